@@ -1,0 +1,1 @@
+"""sae: compute-to-storage offloading experiments from reservation to plot."""

@@ -1,0 +1,7 @@
+"""``sae``: run experiments."""
+import click
+
+
+@click.group()
+def main():
+    """Plan, run, resume and report offloading experiments."""

@@ -1,0 +1,17 @@
+"""metareserve: reservations of nodes and remote execution over them.
+
+Reservation files are the contract between metareserve and every other sae package;
+:class:`Cluster` runs commands, Python functions and file transfers on many nodes in parallel.
+"""
+from .api import check, extend, list_reservations, release, reserve
+from .errors import (ConnectError, GroupError, NothingToDo, OperationalError, RemoteError,
+                     SaeError, UsageError)
+from .layout import ROLES, Layout, resolve_layout
+from .model import Node, Reservation, load_reservation
+from .remote import Cluster, Results, call_local, node_agent
+
+__version__ = "0.1.0"
+__all__ = ["Node", "Reservation", "load_reservation", "Layout", "ROLES", "resolve_layout",
+           "Cluster", "Results", "call_local", "node_agent", "reserve", "release", "extend",
+           "list_reservations", "check", "SaeError", "NothingToDo", "UsageError",
+           "OperationalError", "RemoteError", "ConnectError", "GroupError"]

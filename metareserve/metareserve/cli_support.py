@@ -1,0 +1,46 @@
+"""Shared CLI plumbing: one place mapping error families to exit codes and one-line messages."""
+from __future__ import annotations
+
+import functools
+import sys
+
+import click
+
+from .errors import NothingToDo, SaeError
+from .log import setup
+from .model import ENV_RESERVATION
+
+reservation_option = click.option(
+    "--reservation", "-r", "reservation", envvar=ENV_RESERVATION, metavar="FILE",
+    help=f"Reservation file (default: ${ENV_RESERVATION}).")
+layout_options = [
+    click.option("--layout", "layout_file", metavar="FILE", help="Layout file (roles → nodes)."),
+    click.option("--role", "role_specs", multiple=True, metavar="ROLE=NODE[,NODE]",
+                 help="Assign a role instead of --layout (repeatable)."),
+]
+
+
+def with_layout(fn):
+    """Add --layout/--role options to a click command."""
+    for opt in reversed(layout_options):
+        fn = opt(fn)
+    return fn
+
+
+def handle_errors(fn):
+    """Run a click command body: SaeError → one line on stderr and its family's exit code."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        setup(verbose=bool(kwargs.pop("verbose", False)) if "verbose" in kwargs else False)
+        try:
+            return fn(*args, **kwargs)
+        except NothingToDo as e:
+            click.echo(str(e))
+            sys.exit(0)
+        except SaeError as e:
+            click.echo(f"error: {e}", err=True)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+    return wrapper

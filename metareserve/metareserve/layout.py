@@ -1,0 +1,155 @@
+"""Layouts: which node plays which roles. Deployers take a reservation plus a layout.
+
+A layout file is YAML::
+
+    version: 1
+    roles:
+      spark-master: [node1]
+      spark-worker: [node2, node3]
+      ceph-osd: [node1, node2, node3]
+
+Roles are a fixed vocabulary (:data:`ROLES`); an unknown role or node is a usage error.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import yaml
+
+from .errors import UsageError
+from .model import Node, Reservation
+
+ROLES = ("spark-master", "spark-worker", "driver", "ceph-mon", "ceph-mgr", "ceph-osd",
+         "ceph-mds", "ceph-client", "prometheus")
+
+
+@dataclasses.dataclass
+class Layout:
+    """Role → node names, with reverse lookup. Order of nodes within a role is kept."""
+
+    roles: dict[str, list[str]]
+
+    def __post_init__(self):
+        for role in self.roles:
+            if role not in ROLES:
+                raise UsageError(f"unknown role {role!r} in layout (known roles: {', '.join(ROLES)})")
+
+    def names(self, role: str) -> list[str]:
+        """Node names playing ``role`` (empty list if none)."""
+        if role not in ROLES:
+            raise UsageError(f"unknown role {role!r} (known roles: {', '.join(ROLES)})")
+        return list(self.roles.get(role, []))
+
+    def nodes(self, reservation: Reservation, role: str) -> list[Node]:
+        """The reservation's nodes playing ``role``."""
+        return [reservation.node(n) for n in self.names(role)]
+
+    def one(self, reservation: Reservation, role: str) -> Node:
+        """The single node playing ``role``; UsageError if there is none."""
+        nodes = self.nodes(reservation, role)
+        if not nodes:
+            raise UsageError(f"layout has no {role} node")
+        return nodes[0]
+
+    def roles_of(self, name: str) -> list[str]:
+        """Roles played by the node called ``name``."""
+        return [r for r, ns in self.roles.items() if name in ns]
+
+    def all_names(self, *roles: str) -> list[str]:
+        """Distinct node names playing any of ``roles`` (all roles if none given), in order."""
+        out: list[str] = []
+        for role in roles or tuple(self.roles):
+            for n in self.names(role):
+                if n not in out:
+                    out.append(n)
+        return out
+
+    def validate(self, reservation: Reservation, *, require: tuple[str, ...] = ()) -> "Layout":
+        """Check every node exists in ``reservation`` and every role in ``require`` is filled."""
+        for role, names in self.roles.items():
+            for n in names:
+                if n not in {x.name for x in reservation.nodes}:
+                    raise UsageError(f"layout role {role} names node {n!r}, which reservation "
+                                     f"{reservation.name!r} does not have "
+                                     f"(nodes: {', '.join(x.name for x in reservation.nodes)})")
+        for role in require:
+            if not self.roles.get(role):
+                raise UsageError(f"layout has no {role} node; add one under 'roles: {role}:'")
+        return self
+
+    def to_dict(self) -> dict:
+        return {"version": 1, "roles": {r: list(ns) for r, ns in self.roles.items()}}
+
+    def save(self, path) -> Path:
+        path = Path(path)
+        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        return path
+
+    @classmethod
+    def from_dict(cls, data, source: str = "<layout>") -> "Layout":
+        """Validate a parsed layout; UsageError naming ``source`` otherwise."""
+        if not isinstance(data, dict) or not isinstance(data.get("roles"), dict):
+            raise UsageError(f"{source}: not a layout (expected 'version: 1' and a 'roles:' mapping)")
+        if data.get("version", 1) != 1:
+            raise UsageError(f"{source}: layout version {data.get('version')!r} is not supported")
+        roles = {}
+        for role, names in data["roles"].items():
+            if isinstance(names, str):
+                names = [names]
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise UsageError(f"{source}: role {role} must list node names")
+            if role not in ROLES:
+                raise UsageError(f"{source}: unknown role {role!r} (known roles: {', '.join(ROLES)})")
+            roles[role] = names
+        return cls(roles)
+
+    @classmethod
+    def load(cls, path) -> "Layout":
+        """Read a layout file."""
+        p = Path(path)
+        try:
+            data = yaml.safe_load(p.read_text())
+        except FileNotFoundError:
+            raise UsageError(f"{p}: layout file not found") from None
+        except yaml.YAMLError as e:
+            raise UsageError(f"{p}: malformed YAML: {getattr(e, 'problem', e)}") from None
+        return cls.from_dict(data, str(p))
+
+    @classmethod
+    def parse(cls, specs: list[str]) -> "Layout":
+        """Build a layout from ``role=node1,node2`` strings (CLI ``--role`` options)."""
+        roles: dict[str, list[str]] = {}
+        for spec in specs:
+            role, sep, names = spec.partition("=")
+            if not sep or not names:
+                raise UsageError(f"--role {spec!r}: expected ROLE=NODE[,NODE...]")
+            if role not in ROLES:
+                raise UsageError(f"--role {spec!r}: unknown role {role!r} (known roles: {', '.join(ROLES)})")
+            roles.setdefault(role, []).extend(n for n in names.split(",") if n)
+        return cls(roles)
+
+    @classmethod
+    def default(cls, reservation: Reservation) -> "Layout":
+        """The standard layout: node 1 coordinates (spark-master, ceph-mon/mgr/mds, prometheus,
+        driver); every other node is a spark-worker and a ceph-osd. One node plays every role."""
+        names = [n.name for n in reservation.nodes]
+        head, rest = names[0], names[1:] or names[:1]
+        return cls({
+            "spark-master": [head], "driver": [head], "prometheus": [head],
+            "ceph-mon": [head], "ceph-mgr": [head], "ceph-mds": [head],
+            "spark-worker": list(rest), "ceph-osd": list(rest), "ceph-client": list(names),
+        })
+
+
+def resolve_layout(reservation: Reservation, *, layout_file=None, role_specs=()) -> Layout:
+    """The layout a CLI asked for: a file, ``--role`` options, or the default; validated."""
+    if layout_file and role_specs:
+        raise UsageError("give either --layout FILE or --role options, not both")
+    if layout_file:
+        layout = Layout.load(layout_file)
+    elif role_specs:
+        layout = Layout.parse(list(role_specs))
+    else:
+        layout = Layout.default(reservation)
+    return layout.validate(reservation)

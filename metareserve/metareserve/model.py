@@ -1,0 +1,182 @@
+"""Reservations: the nodes a user holds, as a versioned YAML file every tool reads.
+
+A reservation lists nodes (how to reach them) and the provider state needed to release
+or reattach them. Roles are not part of it: see :mod:`metareserve.layout`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import UsageError
+
+FORMAT_VERSION = 1
+ENV_RESERVATION = "SAE_RESERVATION"
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """One reserved machine, identified by how we connect to it.
+
+    ``name`` is the node's name in logs and layouts; ``host``/``port``/``user``/``identity``
+    say how to reach it over SSH; ``address`` is its cluster (private) address that daemons
+    bind to; ``labels`` are free-form facts (hardware type, site) kept out of the hash.
+    """
+
+    name: str
+    host: str
+    port: int = 22
+    user: str = "root"
+    identity: str | None = None
+    address: str | None = None
+    python: str = "python3"
+    labels: dict = dataclasses.field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def cluster_address(self) -> str:
+        """The private address daemons bind to (falls back to the SSH host)."""
+        return self.address or self.host
+
+    def to_dict(self) -> dict:
+        """The node as it appears in a reservation file."""
+        d = {"name": self.name, "host": self.host, "port": self.port, "user": self.user}
+        if self.identity:
+            d["identity"] = self.identity
+        if self.address:
+            d["address"] = self.address
+        if self.python != "python3":
+            d["python"] = self.python
+        if self.labels:
+            d["labels"] = dict(self.labels)
+        return d
+
+
+@dataclasses.dataclass
+class Reservation:
+    """A named set of nodes from one provider, plus what that provider needs to release them.
+
+    ``ssh_config`` (optional) is an ssh_config file used for every connection instead of
+    ``~/.ssh/config``; ``state_root`` is where per-node state lives on each node.
+    """
+
+    name: str
+    provider: str
+    nodes: list[Node]
+    provider_state: dict = dataclasses.field(default_factory=dict)
+    ssh_config: str | None = None
+    path: Path | None = dataclasses.field(default=None, compare=False)
+
+    def node(self, name: str) -> Node:
+        """The node called ``name``; UsageError naming the known nodes otherwise."""
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise UsageError(f"reservation {self.name!r} has no node {name!r} "
+                         f"(nodes: {', '.join(n.name for n in self.nodes)})")
+
+    @property
+    def state_root(self) -> str:
+        """Directory on every node under which per-node state of this reservation lives."""
+        return self.provider_state.get("state_root", f"/var/lib/sae/{self.name}")
+
+    def node_dir(self, node: Node | str, component: str) -> str:
+        """Per-node state directory for ``component`` (unique even when nodes share a disk)."""
+        name = node if isinstance(node, str) else node.name
+        return f"{self.state_root}/{name}/{component}"
+
+    def to_dict(self) -> dict:
+        d = {"version": FORMAT_VERSION, "name": self.name, "provider": self.provider,
+             "nodes": [n.to_dict() for n in self.nodes]}
+        if self.ssh_config:
+            d["ssh_config"] = self.ssh_config
+        d["provider_state"] = self.provider_state
+        return d
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the reservation file (atomically) and return its path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        tmp.replace(path)
+        self.path = path
+        return path
+
+    def connect(self, **kwargs):
+        """A :class:`metareserve.remote.Cluster` over these nodes (a context manager)."""
+        from .remote import Cluster
+        return Cluster(self, **kwargs)
+
+
+_NODE_KEYS = {"name": str, "host": str, "port": int, "user": str, "identity": str,
+              "address": str, "python": str, "labels": dict}
+
+
+def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservation:
+    """Validate a parsed reservation file; UsageError naming ``source`` and the field otherwise."""
+    def bad(msg: str) -> UsageError:
+        return UsageError(f"{source}: {msg}")
+
+    if not isinstance(data, dict):
+        raise bad("not a reservation file (expected a YAML mapping with version, name, provider, nodes)")
+    version = data.get("version")
+    if version != FORMAT_VERSION:
+        raise bad(f"reservation format version {version!r} is not supported (this metareserve reads "
+                  f"version {FORMAT_VERSION}); re-create it with 'metareserve reserve'")
+    unknown = set(data) - {"version", "name", "provider", "nodes", "provider_state", "ssh_config"}
+    if unknown:
+        raise bad(f"unknown key(s) {', '.join(sorted(unknown))}")
+    for key in ("name", "provider"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise bad(f"'{key}' must be a non-empty string")
+    raw_nodes = data.get("nodes")
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        raise bad("'nodes' must be a non-empty list")
+    nodes, seen = [], set()
+    for i, raw in enumerate(raw_nodes):
+        if not isinstance(raw, dict):
+            raise bad(f"nodes[{i}] must be a mapping")
+        for key, value in raw.items():
+            if key not in _NODE_KEYS:
+                raise bad(f"nodes[{i}]: unknown key {key!r}")
+            if not isinstance(value, _NODE_KEYS[key]) or isinstance(value, bool):
+                raise bad(f"nodes[{i}].{key} must be {_NODE_KEYS[key].__name__}")
+        for key in ("name", "host"):
+            if key not in raw:
+                raise bad(f"nodes[{i}] lacks '{key}'")
+        if raw["name"] in seen:
+            raise bad(f"node name {raw['name']!r} appears twice")
+        seen.add(raw["name"])
+        nodes.append(Node(**raw))
+    state = data.get("provider_state") or {}
+    if not isinstance(state, dict):
+        raise bad("'provider_state' must be a mapping")
+    return Reservation(name=data["name"], provider=data["provider"], nodes=nodes,
+                       provider_state=state, ssh_config=data.get("ssh_config"))
+
+
+def load_reservation(path: str | os.PathLike | None = None) -> Reservation:
+    """Read and validate a reservation file (default: ``$SAE_RESERVATION``)."""
+    path = path or os.environ.get(ENV_RESERVATION)
+    if not path:
+        raise UsageError(f"no reservation given: pass --reservation FILE or set {ENV_RESERVATION}")
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{p}: reservation file not found; create one with 'metareserve reserve'") from None
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read reservation file: {e.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise UsageError(f"{p}: malformed YAML{where}: {getattr(e, 'problem', e)}") from None
+    res = reservation_from_dict(data, str(p))
+    res.path = p
+    return res

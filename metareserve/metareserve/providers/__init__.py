@@ -1,0 +1,53 @@
+"""Providers make inventory (a :class:`Reservation`); they never run commands on nodes' behalf.
+
+Providers register under the entry-point group ``metareserve.providers`` and are looked up by name.
+"""
+from __future__ import annotations
+
+import abc
+from importlib.metadata import entry_points
+
+from ..errors import UsageError
+from ..model import Reservation
+
+GROUP = "metareserve.providers"
+
+
+class Provider(abc.ABC):
+    """Reserve, reattach and release nodes of one kind."""
+
+    name: str = ""
+
+    @abc.abstractmethod
+    def reserve(self, *, name: str, nodes: int | None = None, **options) -> Reservation:
+        """Reserve (or reattach to) ``name`` and return the reservation."""
+
+    @abc.abstractmethod
+    def release(self, reservation: Reservation) -> str:
+        """Give the nodes back; returns a one-line account of what was done (or found)."""
+
+    def extend(self, reservation: Reservation, **options) -> str:
+        """Extend the reservation's lifetime (providers with expirations)."""
+        raise UsageError(f"provider {self.name!r} has no expiration to extend")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def known() -> list[str]:
+    return sorted(ep.name for ep in entry_points(group=GROUP))
+
+
+def get(name: str) -> Provider:
+    """The provider registered as ``name``; UsageError naming the known ones otherwise."""
+    eps = {ep.name: ep for ep in entry_points(group=GROUP)}
+    if name not in eps:
+        raise UsageError(f"unknown provider {name!r} (known: {', '.join(sorted(eps)) or 'none installed'})")
+    try:
+        cls = eps[name].load()
+    except ImportError as e:
+        raise UsageError(f"provider {name!r} cannot be loaded: {e}; install its dependencies") from None
+    return cls()

@@ -1,0 +1,325 @@
+"""The local provider: N hosts on this machine, one network namespace each.
+
+Each host gets its own namespace on a private bridge (10.77.K.0/24, K picked free per cluster),
+its own sshd with its own host key and hostname, key login with a generated key, and a CPU
+cgroup (for per-host CPU accounting). Everything lives under ``/var/lib/sae/local/<name>``
+(override with ``$SAE_LOCAL_STATE``).
+
+Reserving an existing name reattaches: missing pieces (namespace, sshd) are restored, nothing
+else changes; a different node count is refused. ``release`` kills every process of every host
+(by namespace and cgroup), then removes namespaces, bridge, cgroups and the state directory.
+"""
+from __future__ import annotations
+
+import fcntl
+import ipaddress
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import NothingToDo, OperationalError, UsageError
+from ..log import node_log
+from ..model import Node, Reservation, load_reservation
+from ..remote import node_agent
+from . import Provider
+
+PACKAGES = ["openssh-server", "openssh-client", "iproute2", "util-linux", "rsync", "python3", "procps"]
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+SSHD = "/usr/sbin/sshd"
+MAX_NODES = 200
+
+
+def state_base() -> Path:
+    return Path(os.environ.get("SAE_LOCAL_STATE", "/var/lib/sae/local"))
+
+
+def _sh(*argv, check=True, stage="local", node=None) -> subprocess.CompletedProcess:
+    r = subprocess.run(list(argv), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise OperationalError(f"[{node or 'local'} {stage}] '{' '.join(argv)}' failed: "
+                               f"{(r.stderr or r.stdout).strip().splitlines()[-1:] or r.returncode}")
+    return r
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def cgroup_dirs(cgroup: str) -> list[Path]:
+    """This machine's cgroup directories for ``cgroup`` (v1 cpu+cpuacct, or one v2 dir)."""
+    if (CGROUP_ROOT / "cpuacct").is_dir():
+        return [CGROUP_ROOT / "cpu" / cgroup, CGROUP_ROOT / "cpuacct" / cgroup]
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return [CGROUP_ROOT / cgroup]
+    return []
+
+
+def cpu_usage_file(cgroup: str) -> str | None:
+    """The file holding the cgroup's CPU time: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat``."""
+    dirs = cgroup_dirs(cgroup)
+    if not dirs:
+        return None
+    return str(dirs[-1] / ("cpuacct.usage" if dirs[-1].parent.name == "cpuacct" else "cpu.stat"))
+
+
+class LocalProvider(Provider):
+    """Network-namespace hosts on this machine. Needs root."""
+
+    name = "local"
+
+    def reserve(self, *, name: str, nodes: int | None = 3, cpu_limit: float | None = None,
+                **options) -> Reservation:
+        """Create (or reattach to) local cluster ``name`` with ``nodes`` hosts.
+
+        ``cpu_limit`` caps each host's CPU (in cores) through its cgroup.
+        """
+        if options:
+            raise UsageError(f"local provider: unknown option(s) {', '.join(sorted(options))}")
+        _require_root()
+        nodes = 3 if nodes is None else nodes
+        if not (1 <= nodes <= MAX_NODES):
+            raise UsageError(f"local provider: --nodes must be between 1 and {MAX_NODES}, not {nodes}")
+        if not name or len(name) > 20 or not name.replace("-", "").isalnum():
+            raise UsageError(f"local provider: name {name!r} must be 1-20 letters, digits or '-'")
+        _ensure_packages()
+        base = state_base()
+        base.mkdir(parents=True, exist_ok=True)
+        with open(base / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            sdir = base / name
+            if (sdir / "reservation.yaml").exists():
+                res = load_reservation(sdir / "reservation.yaml")
+                if len(res.nodes) != nodes:
+                    raise UsageError(f"local cluster {name!r} already exists with {len(res.nodes)} nodes; "
+                                     f"release it first ('metareserve release --reservation "
+                                     f"{sdir / 'reservation.yaml'}') or ask for {len(res.nodes)}")
+                changed = self._bring_up(res)
+                res.provider_state["reattached"] = True
+                if not changed:
+                    node_log(None, "local reserve", f"local cluster {name!r} already up: reattached, nothing changed")
+                return res
+            res = self._create(name, nodes, sdir, cpu_limit)
+        self._bring_up(res)
+        res.save(sdir / "reservation.yaml")
+        return res
+
+    def _create(self, name: str, count: int, sdir: Path, cpu_limit) -> Reservation:
+        k = _free_subnet_index(state_base())
+        net = ipaddress.ip_network(f"10.77.{k}.0/24")
+        ssh_dir = sdir / "ssh"
+        ssh_dir.mkdir(parents=True, exist_ok=True)
+        key = ssh_dir / "id_ed25519"
+        if not key.exists():
+            _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"sae-{name}", "-f", str(key))
+        shutil.copy(f"{key}.pub", ssh_dir / "authorized_keys")
+        os.chmod(ssh_dir / "authorized_keys", 0o600)
+        nodes, netns = [], {}
+        config = ["Host *", "  User root", f"  IdentityFile {key}", "  IdentitiesOnly yes",
+                  f"  UserKnownHostsFile {ssh_dir / 'known_hosts'}", "  StrictHostKeyChecking accept-new",
+                  "  BatchMode yes", "  ConnectTimeout 10", "  LogLevel ERROR"]
+        for i in range(1, count + 1):
+            node_name = f"node{i}"
+            ip = str(net.network_address + 10 + i)
+            nodes.append(Node(name=node_name, host=ip, port=22, user="root", identity=str(key),
+                              address=ip, labels={"provider": "local", "cluster": name}))
+            netns[node_name] = {"netns": f"sae-{name}-{node_name}", "veth": f"sae{k}v{i}",
+                                "cgroup": f"sae-{name}-{node_name}",
+                                "cpu_usage_file": cpu_usage_file(f"sae-{name}-{node_name}")}
+        (ssh_dir / "ssh_config").write_text("\n".join(config) + "\n")
+        state = {"state_dir": str(sdir), "state_root": str(sdir / "nodes"), "subnet": str(net),
+                 "gateway": str(net.network_address + 1), "bridge": f"saebr{k}", "nodes": netns,
+                 "cpu_limit": cpu_limit}
+        return Reservation(name=name, provider="local", nodes=nodes, provider_state=state,
+                           ssh_config=str(ssh_dir / "ssh_config"))
+
+    def _bring_up(self, res: Reservation) -> bool:
+        """Create whatever is missing (bridge, namespaces, cgroups, sshd); True if anything changed."""
+        st = res.provider_state
+        changed = False
+        bridge, prefixlen = st["bridge"], ipaddress.ip_network(st["subnet"]).prefixlen
+        if _sh("ip", "link", "show", bridge, check=False).returncode != 0:
+            _sh("ip", "link", "add", bridge, "type", "bridge")
+            _sh("ip", "addr", "add", f"{st['gateway']}/{prefixlen}", "dev", bridge)
+            changed = True
+        _sh("ip", "link", "set", bridge, "up")
+        Path("/run/sshd").mkdir(exist_ok=True)
+        for node in res.nodes:
+            info = st["nodes"][node.name]
+            changed |= self._node_up(res, node, info, bridge, prefixlen)
+        return changed
+
+    def _node_up(self, res: Reservation, node: Node, info: dict, bridge: str, prefixlen: int) -> bool:
+        changed = False
+        ns, veth = info["netns"], info["veth"]
+        if ns not in _sh("ip", "netns", "list").stdout.split():
+            _sh("ip", "netns", "add", ns, node=node.name, stage="netns")
+            changed = True
+        if _sh("ip", "link", "show", veth, check=False).returncode != 0:
+            _sh("ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns,
+                node=node.name, stage="netns")
+            _sh("ip", "link", "set", veth, "master", bridge, "up")
+            _sh("ip", "-n", ns, "addr", "add", f"{node.address}/{prefixlen}", "dev", "eth0")
+            _sh("ip", "-n", ns, "link", "set", "eth0", "up")
+            _sh("ip", "-n", ns, "link", "set", "lo", "up")
+            changed = True
+        for d in cgroup_dirs(info["cgroup"]):
+            if not d.exists():
+                d.mkdir(parents=True)
+                changed = True
+        limit = res.provider_state.get("cpu_limit")
+        if limit and (CGROUP_ROOT / "cpu" / info["cgroup"]).exists():
+            (CGROUP_ROOT / "cpu" / info["cgroup"] / "cpu.cfs_quota_us").write_text(str(int(limit * 100000)))
+        ndir = Path(res.node_dir(node, "sshd"))
+        pid = _read_pid(ndir / "sshd.pid")
+        if pid and _alive(pid) and _port_open(node.address, 22):
+            return changed
+        self._start_sshd(res, node, info, ndir)
+        return True
+
+    def _start_sshd(self, res: Reservation, node: Node, info: dict, ndir: Path) -> None:
+        ndir.mkdir(parents=True, exist_ok=True)
+        hostkey = ndir / "ssh_host_ed25519_key"
+        if not hostkey.exists():
+            _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(hostkey))
+        ssh_dir = Path(res.ssh_config).parent
+        cfg = ndir / "sshd_config"
+        cfg.write_text("\n".join([
+            f"ListenAddress {node.address}", "Port 22", f"HostKey {hostkey}", f"PidFile {ndir / 'sshd.pid'}",
+            f"AuthorizedKeysFile {ssh_dir / 'authorized_keys'}", "PermitRootLogin prohibit-password",
+            "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no", "StrictModes no",
+            "Subsystem sftp internal-sftp", "MaxStartups 100:30:200", "MaxSessions 100",
+            "AcceptEnv LANG LC_*", "PrintMotd no", ""]))
+        _sh(SSHD, "-t", "-f", str(cfg), node=node.name, stage="sshd")
+        procs = [str(d / "cgroup.procs") for d in cgroup_dirs(info["cgroup"])]
+
+        def join_cgroup():
+            for p in procs:
+                with open(p, "w") as f:
+                    f.write(str(os.getpid()))
+        script = f"hostname {node.name} && exec {SSHD} -f {cfg} -E {ndir / 'sshd.log'}"
+        subprocess.run(["ip", "netns", "exec", info["netns"], "unshare", "--uts", "sh", "-c", script],
+                       preexec_fn=join_cgroup, check=True, capture_output=True, timeout=30)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if _port_open(node.address, 22):
+                node_log(node.name, "local reserve", f"sshd up on {node.address}")
+                return
+            time.sleep(0.1)
+        raise OperationalError(f"[{node.name} sshd] sshd did not start listening on {node.address}:22; "
+                               f"see {ndir / 'sshd.log'}")
+
+    def release(self, reservation: Reservation) -> str:
+        """Kill every process of every host, remove namespaces, bridge, cgroups and state."""
+        _require_root()
+        st = reservation.provider_state
+        sdir = Path(st.get("state_dir", state_base() / reservation.name))
+        if not sdir.exists() and not any(
+                info["netns"] in _sh("ip", "netns", "list").stdout for info in st.get("nodes", {}).values()):
+            raise NothingToDo(f"local cluster {reservation.name!r} is already released")
+        killed = 0
+        for name, info in st.get("nodes", {}).items():
+            killed += _kill_node_processes(info)
+        for name, info in st.get("nodes", {}).items():
+            _sh("ip", "netns", "del", info["netns"], check=False)
+            _sh("ip", "link", "del", info["veth"], check=False)
+            for d in cgroup_dirs(info["cgroup"]):
+                _rmdir_cgroup(d)
+        _sh("ip", "link", "del", st.get("bridge", ""), check=False)
+        shutil.rmtree(sdir, ignore_errors=True)
+        return (f"released local cluster {reservation.name!r}: {len(st.get('nodes', {}))} hosts, "
+                f"{killed} processes stopped, namespaces, bridge, cgroups and {sdir} removed")
+
+
+def _require_root() -> None:
+    if os.geteuid() != 0:
+        raise OperationalError("[local reserve] the local provider needs root (namespaces, cgroups, "
+                               "sshd): run as root or with sudo")
+
+
+def _ensure_packages() -> None:
+    missing = node_agent.missing_packages(PACKAGES)
+    if missing:
+        node_log(None, "local install", f"installing {' '.join(missing)}")
+        try:
+            node_agent.apt_install(missing)
+        except RuntimeError as e:
+            raise OperationalError(f"[local install] {e}") from None
+
+
+def _free_subnet_index(base: Path) -> int:
+    used = set()
+    for f in base.glob("*/reservation.yaml"):
+        try:
+            used.add(int(ipaddress.ip_network(load_reservation(f).provider_state["subnet"]).network_address.packed[2]))
+        except Exception:
+            continue
+    addrs = _sh("ip", "-4", "-o", "addr").stdout
+    for k in range(1, 255):
+        if k not in used and f"10.77.{k}." not in addrs:
+            return k
+    raise OperationalError("[local reserve] no free 10.77.K.0/24 subnet left; release old local clusters")
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _node_pids(info: dict) -> set[int]:
+    pids = set()
+    r = _sh("ip", "netns", "pids", info["netns"], check=False)
+    pids.update(int(p) for p in r.stdout.split() if p.isdigit())
+    for d in cgroup_dirs(info["cgroup"]):
+        try:
+            pids.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+        except OSError:
+            pass
+    pids.discard(os.getpid())
+    return pids
+
+
+def _kill_node_processes(info: dict, grace: float = 10.0) -> int:
+    pids = {p for p in _node_pids(info) if _alive(p)}
+    found = len(pids)
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.1)
+        pids = {p for p in _node_pids(info) | pids if _alive(p)}
+        if not pids:
+            break
+    return found
+
+
+def _rmdir_cgroup(d: Path) -> None:
+    for _ in range(50):
+        try:
+            d.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)

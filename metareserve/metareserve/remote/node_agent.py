@@ -1,0 +1,171 @@
+"""Runs on nodes (stdlib only): shell commands with timeouts, files, facts.
+
+Shipped by :class:`metareserve.remote.Cluster`; ``sae_emit`` is injected by the dispatcher
+and streams a line back to the controller (print when called locally).
+"""
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+
+def _emit(line):
+    fn = globals().get("sae_emit")
+    if fn:
+        fn(line)
+    else:
+        print(line)
+
+
+def run(argv, env=None, cwd=None, timeout=None, input=None, stream=False, shell=False):
+    """Run a command; returns {rc, stdout, stderr, seconds}. Streams lines if ``stream``."""
+    full_env = dict(os.environ)
+    full_env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    full_env.update(env or {})
+    start = time.time()
+    try:
+        proc = subprocess.Popen(argv, shell=shell, cwd=cwd, env=full_env, text=True,
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except (FileNotFoundError, PermissionError) as e:
+        return {"rc": 127, "stdout": "", "stderr": str(e), "seconds": 0.0}
+    out, err = [], []
+
+    def pump(pipe, sink, tag):
+        for line in pipe:
+            sink.append(line)
+            if stream:
+                _emit(tag + line.rstrip("\n"))
+        pipe.close()
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, out, ""), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err, ""), daemon=True)]
+    for t in threads:
+        t.start()
+    if input is not None:
+        proc.stdin.write(input)
+        proc.stdin.close()
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, 9)
+        except OSError:
+            pass
+        proc.wait()
+        rc = -9
+        err.append("timed out after %ss\n" % timeout)
+    for t in threads:
+        t.join(5)
+    return {"rc": rc, "stdout": "".join(out), "stderr": "".join(err),
+            "seconds": round(time.time() - start, 3)}
+
+
+def facts(path="/"):
+    """Small facts for the health gate: hostname, python, root/sudo, free disk, tools."""
+    import platform
+    import socket
+    uid = os.geteuid()
+    sudo = uid == 0
+    if not sudo and shutil.which("sudo"):
+        sudo = subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0
+    probe = path
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe) or "/"
+    du = shutil.disk_usage(probe)
+    return {"hostname": socket.gethostname(), "python": platform.python_version(),
+            "uid": uid, "root_or_sudo": sudo, "free_bytes": du.free, "disk_path": probe,
+            "rsync": bool(shutil.which("rsync")), "os": _os_release()}
+
+
+def _os_release():
+    try:
+        with open("/etc/os-release") as f:
+            kv = dict(line.rstrip().split("=", 1) for line in f if "=" in line)
+        return kv.get("PRETTY_NAME", "").strip('"')
+    except OSError:
+        return ""
+
+
+def addresses():
+    """IPv4 addresses of this node's interfaces (from ``ip -j addr``)."""
+    r = subprocess.run(["ip", "-j", "-4", "addr"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return []
+    return [a["local"] for i in json.loads(r.stdout) for a in i.get("addr_info", [])]
+
+
+def sha256(path):
+    """sha256 hex digest of a file, or None if missing."""
+    import hashlib
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except FileNotFoundError:
+        return None
+    return h.hexdigest()
+
+
+def write_file(path, text, mode=0o644):
+    """Write ``text`` to ``path`` atomically; returns True if the content changed."""
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return False
+    except OSError:
+        pass
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = path + ".tmp%d" % os.getpid()
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+    return True
+
+
+APT_LOCK = "/var/lock/sae-apt.lock"
+
+
+def missing_packages(packages):
+    """Debian packages from ``packages`` that are not installed."""
+    missing = []
+    for p in packages:
+        r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], capture_output=True, text=True)
+        if r.returncode != 0 or "install ok installed" not in r.stdout:
+            missing.append(p)
+    return missing
+
+
+def apt_install(packages, update=True, timeout=1800):
+    """Install Debian packages under a machine-wide lock (nodes may share one dpkg database).
+
+    Returns {"installed": [...], "already": [...]} or raises with apt's last error line.
+    """
+    import fcntl
+    os.makedirs(os.path.dirname(APT_LOCK), exist_ok=True)
+    with open(APT_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        missing = missing_packages(packages)
+        if not missing:
+            return {"installed": [], "already": list(packages)}
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        if os.geteuid() != 0:
+            prefix = ["sudo", "-n", "env", "DEBIAN_FRONTEND=noninteractive"]
+        else:
+            prefix = []
+        if update:
+            run(prefix + ["apt-get", "update", "-q"], env=env, timeout=timeout)
+        r = run(prefix + ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + missing,
+                env=env, timeout=timeout)
+        if r["rc"] != 0:
+            lines = [l for l in (r["stderr"] + r["stdout"]).splitlines() if l.strip()]
+            raise RuntimeError("apt-get install %s failed: %s" % (" ".join(missing), lines[-1] if lines else r["rc"]))
+        still = missing_packages(missing)
+        if still:
+            raise RuntimeError("packages still missing after apt-get install: %s" % " ".join(still))
+        return {"installed": missing, "already": [p for p in packages if p not in missing]}

@@ -1,0 +1,1 @@
+"""Prometheus, node_exporter, metric windows, dashboards."""

@@ -1,0 +1,1 @@
+"""Ceph bootstrapped by hand, CephFS, and the Arrow scan object class."""

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what the sae controller needs on a fresh Debian/Ubuntu machine, then every sae package
+# into ./.venv (idempotent: a second run only checks). Node software (Ceph, Spark, Prometheus, ...)
+# is installed by the deployers themselves, on the nodes of a reservation.
+set -euo pipefail
+cd "$(dirname "$0")"
+if [ "$(id -u)" != 0 ]; then echo "setup.sh: run as root (apt and the local cluster need it)" >&2; exit 2; fi
+APT_PACKAGES="python3 python3-venv python3-dev build-essential openssh-client openssh-server rsync
+  iproute2 util-linux procps curl openjdk-17-jdk-headless"
+missing=""
+for p in $APT_PACKAGES; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup.sh: installing$missing"
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+fi
+PY=/usr/bin/python3
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+stamp=".venv/.sae-installed"
+want="$(cat requirements.txt */pyproject.toml | sha256sum | cut -c1-16)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+echo "setup.sh: ready (.venv/bin/sae, .venv/bin/metareserve, ...)"

@@ -1,0 +1,1 @@
+"""Spark standalone clusters: install, start, status, submit, stop, uninstall."""

@@ -1,0 +1,39 @@
+"""Shared fixtures: one real local cluster per pytest session (unique name, always released).
+
+Package tests live in tests/<package>/ with their own conftest.py for package fixtures.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import metareserve
+from metareserve import errors
+
+
+def _name(tag: str) -> str:
+    return f"t{os.getpid() % 100000}{tag}"
+
+
+@pytest.fixture(scope="session")
+def local_cluster(tmp_path_factory):
+    """A 3-host local cluster (node1..node3) shared by the whole session."""
+    if os.geteuid() != 0:
+        pytest.skip("local cluster tests need root")
+    out = tmp_path_factory.mktemp("reservation") / "cluster.yaml"
+    res = metareserve.reserve(provider="local", name=_name("c"), nodes=3, out=out)
+    try:
+        yield res
+    finally:
+        try:
+            metareserve.release(res)
+        except errors.NothingToDo:
+            pass
+
+
+@pytest.fixture(scope="session")
+def cluster(local_cluster):
+    """A remote-execution Cluster over the session's local cluster."""
+    with local_cluster.connect() as c:
+        yield c
