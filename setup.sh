@@ -23,6 +23,10 @@ want="$(cat requirements.txt */pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -r requirements.txt
+  # Path-based editable installs: the default finder loses to the distribution folders
+  # (metareserve/, ...) as namespace packages when Python runs from the repository root.
+  .venv/bin/pip install -q --config-settings editable_mode=compat \
+    -e ./metareserve -e ./spark_deploy -e ./rados_deploy -e ./data_deploy -e ./monitor_deploy -e ./experiments
   echo "$want" > "$stamp"
 fi
 echo "setup.sh: ready (.venv/bin/sae, .venv/bin/metareserve, ...)"

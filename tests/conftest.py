@@ -1,6 +1,8 @@
 """Shared fixtures: one real local cluster per pytest session (unique name, always released).
 
-Package tests live in tests/<package>/ with their own conftest.py for package fixtures.
+Package tests live in tests/<package>/. Stack fixtures that several packages' tests share
+(a running Ceph cluster, Spark cluster, monitoring, a deployed dataset) live in
+tests/fixtures/<package>.py and are registered here.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import pytest
 
 import metareserve
 from metareserve import errors
+
+pytest_plugins = []
 
 
 def _name(tag: str) -> str:

@@ -169,3 +169,109 @@ def apt_install(packages, update=True, timeout=1800):
         if still:
             raise RuntimeError("packages still missing after apt-get install: %s" % " ".join(still))
         return {"installed": missing, "already": [p for p in packages if p not in missing]}
+
+
+def pid_alive(pid):
+    """True if ``pid`` runs and is not a zombie (orphans are reaped slowly on some machines)."""
+    try:
+        with open("/proc/%d/stat" % int(pid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError, ValueError, TypeError):
+        return False
+
+
+def read_pid(pidfile):
+    try:
+        with open(pidfile) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def daemon_status(pidfile):
+    """{"pid", "alive"} for a pid file."""
+    pid = read_pid(pidfile)
+    return {"pid": pid, "alive": bool(pid) and pid_alive(pid)}
+
+
+def start_daemon(argv, pidfile, logfile, env=None, cwd=None, write_pid=True):
+    """Start ``argv`` detached (own session, output to ``logfile``) unless the pid file names a
+    live process. Returns {"pid", "started"}. With ``write_pid`` False the program writes its own."""
+    st = daemon_status(pidfile)
+    if st["alive"]:
+        return {"pid": st["pid"], "started": False}
+    for d in (os.path.dirname(pidfile), os.path.dirname(logfile)):
+        if d:
+            os.makedirs(d, exist_ok=True)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    with open(logfile, "ab") as log, open(os.devnull, "rb") as null:
+        proc = subprocess.Popen(argv, stdin=null, stdout=log, stderr=subprocess.STDOUT, cwd=cwd,
+                                env=full_env, start_new_session=True, close_fds=True)
+    if write_pid:
+        with open(pidfile, "w") as f:
+            f.write(str(proc.pid))
+    return {"pid": proc.pid, "started": True}
+
+
+def stop_daemon(pidfile, timeout=10.0, sig=15):
+    """SIGTERM the pid in ``pidfile``, SIGKILL after ``timeout``; returns {"pid", "stopped", "killed"}."""
+    import signal as _signal
+    pid = read_pid(pidfile)
+    if not pid or not pid_alive(pid):
+        try:
+            os.unlink(pidfile)
+        except OSError:
+            pass
+        return {"pid": pid, "stopped": False, "killed": False}
+    killed = False
+    try:
+        os.kill(pid, sig)
+        deadline = time.time() + timeout
+        while time.time() < deadline and pid_alive(pid):
+            time.sleep(0.1)
+        if pid_alive(pid):
+            os.kill(pid, _signal.SIGKILL)
+            killed = True
+            deadline = time.time() + 5
+            while time.time() < deadline and pid_alive(pid):
+                time.sleep(0.1)
+    except ProcessLookupError:
+        pass
+    try:
+        os.unlink(pidfile)
+    except OSError:
+        pass
+    return {"pid": pid, "stopped": True, "killed": killed}
+
+
+def port_open(host, port, timeout=0.5):
+    import socket
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def wait_port(host, port, timeout=60.0):
+    """Wait until ``host:port`` accepts connections; returns seconds waited or raises."""
+    start = time.time()
+    while time.time() - start < timeout:
+        if port_open(host, port):
+            return round(time.time() - start, 3)
+        time.sleep(0.2)
+    raise RuntimeError("nothing listens on %s:%s after %ss" % (host, port, timeout))
+
+
+def http_get(url, timeout=10.0):
+    """GET ``url`` from the node; {"status", "body"} (body as text)."""
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return {"status": r.status, "body": r.read().decode("utf-8", "replace")}
+    except urllib.error.HTTPError as e:
+        return {"status": e.code, "body": e.read().decode("utf-8", "replace")}
+    except (urllib.error.URLError, OSError) as e:
+        return {"status": 0, "body": str(e)}
