@@ -24,18 +24,21 @@ def main():
 @click.option("--out", "-o", metavar="FILE", help="Reservation file to write (default ./NAME.yaml).")
 @click.option("--host", "hosts", multiple=True, help="ssh provider: an ~/.ssh/config alias (repeatable).")
 @click.option("--hosts-file", help="ssh provider: YAML list of hosts.")
+@click.option("--ssh-config", help="ssh provider: ssh_config file to use instead of ~/.ssh/config.")
 @click.option("--cpu-limit", type=float, help="local provider: CPU cap per host, in cores.")
 @click.option("--option", "-O", "extra", multiple=True, metavar="KEY=VALUE",
               help="Provider option (e.g. cloudlab site=utah).")
 @click.option("--check/--no-check", "gate", default=True, show_default=True, help="Run the health gate after.")
 @handle_errors
-def reserve(provider, nodes, name, out, hosts, hosts_file, cpu_limit, extra, gate):
+def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpu_limit, extra, gate):
     """Reserve nodes and write a reservation file."""
     options = dict(kv.split("=", 1) for kv in extra)
     if hosts:
         options["hosts"] = list(hosts)
     if hosts_file:
         options["hosts_file"] = hosts_file
+    if ssh_config:
+        options["ssh_config"] = ssh_config
     if cpu_limit:
         options["cpu_limit"] = cpu_limit
     res = api.reserve(provider=provider, name=name, nodes=nodes, out=out, **options)

@@ -16,9 +16,10 @@ from ..model import Node, Reservation, reservation_from_dict
 from . import Provider
 
 
-def ssh_resolve(alias: str) -> dict:
+def ssh_resolve(alias: str, ssh_config: str | None = None) -> dict:
     """What ``ssh -G alias`` resolves for an alias (hostname, port, user, identityfile)."""
-    r = subprocess.run(["ssh", "-G", alias], capture_output=True, text=True)
+    argv = ["ssh", *(["-F", ssh_config] if ssh_config else []), "-G", alias]
+    r = subprocess.run(argv, capture_output=True, text=True)
     if r.returncode != 0:
         raise UsageError(f"[{alias} ssh reserve] ssh -G failed: {r.stderr.strip()}")
     out = {}
@@ -34,8 +35,11 @@ class SshProvider(Provider):
     name = "ssh"
 
     def reserve(self, *, name: str, nodes: int | None = None, hosts=(), hosts_file=None,
-                **options) -> Reservation:
-        """Record ``hosts`` (ssh aliases) or the hosts in ``hosts_file`` as reservation ``name``."""
+                ssh_config=None, **options) -> Reservation:
+        """Record ``hosts`` (ssh aliases) or the hosts in ``hosts_file`` as reservation ``name``.
+
+        ``ssh_config`` replaces ``~/.ssh/config`` for every connection to these hosts.
+        """
         if options:
             raise UsageError(f"ssh provider: unknown option(s) {', '.join(sorted(options))}")
         if bool(hosts) == bool(hosts_file):
@@ -45,15 +49,18 @@ class SshProvider(Provider):
         else:
             entries = []
             for i, alias in enumerate(hosts, 1):
-                resolved = ssh_resolve(alias)
+                resolved = ssh_resolve(alias, ssh_config)
                 entries.append({"name": alias, "host": alias, "port": int(resolved.get("port", 22)),
                                 "user": resolved.get("user", "root"),
                                 "address": resolved.get("hostname", alias)})
         if nodes is not None and nodes != len(entries):
             raise UsageError(f"ssh provider: --nodes {nodes} but {len(entries)} hosts given")
-        res = reservation_from_dict({"version": 1, "name": name, "provider": "ssh", "nodes": entries},
-                                    str(hosts_file or "--host"))
-        return res
+        data = {"version": 1, "name": name, "provider": "ssh", "nodes": entries}
+        if ssh_config:
+            if not Path(ssh_config).is_file():
+                raise UsageError(f"{ssh_config}: ssh config file not found")
+            data["ssh_config"] = str(Path(ssh_config).resolve())
+        return reservation_from_dict(data, str(hosts_file or "--host"))
 
     def release(self, reservation: Reservation) -> str:
         return (f"ssh reservation {reservation.name!r}: hosts are the user's own; "
