@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from .errors import UsageError
-from .model import Node, Reservation
+from .model import Node, Reservation, read_yaml
 
 ROLES = ("spark-master", "spark-worker", "driver", "ceph-mon", "ceph-mgr", "ceph-osd",
          "ceph-mds", "ceph-client", "prometheus")
@@ -107,14 +107,7 @@ class Layout:
     @classmethod
     def load(cls, path) -> "Layout":
         """Read a layout file."""
-        p = Path(path)
-        try:
-            data = yaml.safe_load(p.read_text())
-        except FileNotFoundError:
-            raise UsageError(f"{p}: layout file not found") from None
-        except yaml.YAMLError as e:
-            raise UsageError(f"{p}: malformed YAML: {getattr(e, 'problem', e)}") from None
-        return cls.from_dict(data, str(p))
+        return cls.from_dict(read_yaml(path, "layout file"), str(path))
 
     @classmethod
     def parse(cls, specs: list[str]) -> "Layout":

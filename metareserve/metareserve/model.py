@@ -159,24 +159,29 @@ def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservati
                        provider_state=state, ssh_config=data.get("ssh_config"))
 
 
+def read_yaml(path: str | os.PathLike, what: str) -> Any:
+    """Parse a YAML file; UsageError naming the file (and line) if missing, unreadable or malformed."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{p}: {what} not found") from None
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read {what}: {e.strerror}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise UsageError(f"{p}: malformed YAML{where}: {getattr(e, 'problem', e)}") from None
+
+
 def load_reservation(path: str | os.PathLike | None = None) -> Reservation:
     """Read and validate a reservation file (default: ``$SAE_RESERVATION``)."""
     path = path or os.environ.get(ENV_RESERVATION)
     if not path:
         raise UsageError(f"no reservation given: pass --reservation FILE or set {ENV_RESERVATION}")
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"{p}: reservation file not found; create one with 'metareserve reserve'") from None
-    except OSError as e:
-        raise UsageError(f"{p}: cannot read reservation file: {e.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise UsageError(f"{p}: malformed YAML{where}: {getattr(e, 'problem', e)}") from None
-    res = reservation_from_dict(data, str(p))
-    res.path = p
+    data = read_yaml(path, "reservation file (create one with 'metareserve reserve')")
+    res = reservation_from_dict(data, str(path))
+    res.path = Path(path)
     return res

@@ -9,10 +9,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import yaml
-
 from ..errors import UsageError
-from ..model import Node, Reservation, reservation_from_dict
+from ..model import Reservation, read_yaml, reservation_from_dict
 from . import Provider
 
 
@@ -69,12 +67,7 @@ class SshProvider(Provider):
 
 def _load_hosts_file(path) -> list[dict]:
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{p}: hosts file not found") from None
-    except yaml.YAMLError as e:
-        raise UsageError(f"{p}: malformed YAML: {getattr(e, 'problem', e)}") from None
+    data = read_yaml(p, "hosts file")
     if isinstance(data, dict):
         data = data.get("hosts")
     if not isinstance(data, list) or not data:

@@ -10,7 +10,7 @@ from ..errors import GroupError, RemoteError
 from ..log import node_log, progress
 from ..model import Node, Reservation
 from . import node_agent
-from .connection import NodeConnection, describe_failure, ssh_argv
+from .connection import NodeConnection, ssh_argv
 
 DEFAULT_TIMEOUT = 900.0
 

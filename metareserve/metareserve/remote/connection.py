@@ -7,7 +7,7 @@ import subprocess
 import threading
 import time
 
-from ..errors import ConnectError, RemoteError, last_line
+from ..errors import ConnectError, RemoteError
 from ..model import Node, Reservation
 from . import dispatch
 
@@ -134,8 +134,3 @@ class NodeConnection:
                 except Exception:
                     pass
                 self._conn = None
-
-
-def describe_failure(result: dict) -> str:
-    """One line for a failed command result."""
-    return last_line(result.get("stderr")) or last_line(result.get("stdout")) or f"exit {result.get('rc')}"
