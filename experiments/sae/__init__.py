@@ -1,1 +1,15 @@
-"""sae: compute-to-storage offloading experiments from reservation to plot."""
+"""sae: compute-to-storage offloading experiments from reservation to plot.
+
+Notebook API: :func:`load_experiment`, :func:`plan`, :func:`run`, :func:`resume`,
+:func:`status`, :func:`load_results`, :func:`make_report`.
+"""
+from .loader import load_experiment
+from .planner import Plan, plan
+from .report import make_report
+from .results import RunDir, load_results
+from .spec import (CephSpec, ClusterSpec, DataSpec, Experiment, MonitorSpec, SparkSpec, Sweep,
+                   Workload)
+
+__all__ = ["Experiment", "ClusterSpec", "SparkSpec", "CephSpec", "MonitorSpec", "DataSpec",
+           "Workload", "Sweep", "load_experiment", "plan", "Plan", "load_results", "make_report",
+           "RunDir"]

@@ -1,0 +1,129 @@
+"""The run ledger: the state of every sweep point × repetition and of every stage step, as a
+versioned JSON file rewritten atomically after every change (never pickle).
+
+Entries are keyed by a hash of the point's resolved parameters, the component versions and the
+repetition index; states are todo, running, done, failed. ``resume`` skips done entries, retries
+failed ones and treats ``running`` ones (a killed runner) as failed; nothing is ever duplicated.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from metareserve.errors import UsageError
+
+from .planner import Plan, digest
+
+FORMAT_VERSION = 1
+STATES = ("todo", "running", "done", "failed")
+
+
+def entry_key(params: dict, versions: dict, repetition: int) -> str:
+    """Ledger key of one repetition of one point."""
+    return digest({"params": params, "versions": versions, "repetition": repetition}, 16)
+
+
+class RunLedger:
+    """Ledger of one run directory (``ledger.json``)."""
+
+    def __init__(self, path, data: dict):
+        self.path = Path(path)
+        self.data = data
+
+    @classmethod
+    def create(cls, path, plan: Plan, versions: dict) -> "RunLedger":
+        """A fresh ledger with every point × repetition in state todo."""
+        entries = {}
+        for p in plan.points:
+            for rep in range(plan.repetitions):
+                entries[entry_key(p.params, versions, rep)] = {
+                    "point": p.id, "repetition": rep, "warmup": rep < plan.warmup, "state": "todo",
+                    "attempts": 0, "start": None, "end": None, "error": None}
+        ledger = cls(path, {"version": FORMAT_VERSION, "experiment": plan.experiment,
+                            "profile": plan.profile, "created": time.time(), "runs": [],
+                            "steps": [], "executed": [], "entries": entries})
+        ledger.save()
+        return ledger
+
+    @classmethod
+    def load(cls, path) -> "RunLedger":
+        """Read a ledger; UsageError naming the file if it is missing, malformed or too new."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text())
+        except FileNotFoundError:
+            raise UsageError(f"{p}: no ledger here; is this an sae run directory?") from None
+        except (OSError, ValueError) as e:
+            raise UsageError(f"{p}: unreadable ledger ({e}); start a new run") from None
+        if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
+            raise UsageError(f"{p}: ledger format {data.get('version') if isinstance(data, dict) else '?'} "
+                             f"is not supported (this sae writes {FORMAT_VERSION})")
+        return cls(p, data)
+
+    def save(self) -> None:
+        """Write atomically: a crash leaves either the old or the new ledger, never half."""
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    @property
+    def entries(self) -> dict:
+        return self.data["entries"]
+
+    def of_point(self, point_id: str) -> dict:
+        """Key → entry for every repetition of ``point_id``, by repetition index."""
+        items = [(k, e) for k, e in self.entries.items() if e["point"] == point_id]
+        return dict(sorted(items, key=lambda kv: kv[1]["repetition"]))
+
+    def pending(self, point_id: str) -> list[int]:
+        """Repetition indexes of ``point_id`` not done yet."""
+        return [e["repetition"] for e in self.of_point(point_id).values() if e["state"] != "done"]
+
+    def begin_session(self, command: str) -> None:
+        """Record a run/resume invocation; entries a killed runner left running become failed."""
+        for e in self.entries.values():
+            if e["state"] == "running":
+                e["state"], e["error"] = "failed", "interrupted (runner killed or crashed)"
+        self.data["runs"].append({"command": command, "pid": os.getpid(), "start": time.time()})
+        self.save()
+
+    def mark(self, point_id: str, repetitions, state: str, *, error: str | None = None,
+             timings: dict | None = None) -> None:
+        """Set ``state`` for the given repetitions of a point (``timings``: rep → {start, end})."""
+        assert state in STATES
+        for e in self.of_point(point_id).values():
+            if e["repetition"] not in repetitions:
+                continue
+            if state == "running":
+                e["attempts"] += 1
+                e["start"], e["end"] = time.time(), None
+            t = (timings or {}).get(e["repetition"])
+            if t:
+                e["start"], e["end"] = t["start"], t["end"]
+            e["state"], e["error"] = state, error
+        self.save()
+
+    def step(self, index: int, stage: str, point: str | None, *, start: float, end: float,
+             outcome: str, changed: dict | None = None, error: str | None = None) -> None:
+        """Record one executed stage step (written in the runner's finally block)."""
+        self.data["steps"].append({"step": index, "stage": stage, "point": point, "start": start,
+                                   "end": end, "seconds": round(end - start, 3), "outcome": outcome,
+                                   "changed": changed or {}, "error": error})
+        if stage == "run" and outcome == "done":
+            self.data["executed"].append(point)
+        self.save()
+
+    def counts(self) -> dict:
+        """State → number of entries."""
+        out = {s: 0 for s in STATES}
+        for e in self.entries.values():
+            out[e["state"]] += 1
+        return out
+
+    def failures(self) -> list[dict]:
+        return [e for e in self.entries.values() if e["state"] == "failed"]

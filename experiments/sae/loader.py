@@ -1,0 +1,39 @@
+"""Load an experiment file (a Python module defining ``experiment``) with one-line errors."""
+from __future__ import annotations
+
+import runpy
+import traceback
+from pathlib import Path
+
+from metareserve.errors import UsageError
+
+from .spec import Experiment
+
+
+def load_experiment(path) -> Experiment:
+    """Import the experiment file at ``path`` and return its ``experiment``.
+
+    Raises UsageError naming the file (and line) for a missing file, a syntax error, an
+    exception while importing (e.g. an unknown option) or a missing/wrong ``experiment``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"{p}: experiment file not found")
+    try:
+        namespace = runpy.run_path(str(p), run_name=f"sae_experiment_{p.stem}")
+    except SyntaxError as e:
+        raise UsageError(f"{p}:{e.lineno}: syntax error: {e.msg}; fix the experiment file") from None
+    except UsageError as e:
+        raise UsageError(f"{p}:{_line(e, p)}: {e}") from None
+    except Exception as e:  # an experiment file may raise anything while importing
+        raise UsageError(f"{p}:{_line(e, p)}: {type(e).__name__}: {e}; fix the experiment file") from None
+    exp = namespace.get("experiment")
+    if not isinstance(exp, Experiment):
+        raise UsageError(f"{p}: defines no 'experiment = Experiment(...)'")
+    return exp
+
+
+def _line(error: BaseException, path: Path) -> str:
+    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__)
+             if Path(f.filename).resolve() == path.resolve()]
+    return str(lines[-1]) if lines else "?"

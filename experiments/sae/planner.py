@@ -1,0 +1,138 @@
+"""The planner: sweep points in an order that rebuilds the stack and redeploys data as rarely as
+possible, the stage steps each point needs, and a rough ETA. Pure: touches nothing."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+
+from .spec import Experiment, validate
+
+GLOBAL_HEAD = ("reserve", "distribute")
+GLOBAL_TAIL = ("aggregate", "stop", "release")
+# Rough seconds per stage on the local cluster (2 cores); run = per point, rep = per repetition.
+_ETA = {"reserve": 5, "distribute": 1, "install": 90, "start": 45, "generate": 5, "deploy": 10,
+        "build": 15, "run": 35, "rep": 6, "aggregate": 10, "stop": 15, "release": 5}
+
+
+def digest(value, n: int = 12) -> str:
+    """Short stable hash of a JSON-serialisable value."""
+    text = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+@dataclasses.dataclass
+class PlannedPoint:
+    """One sweep point: its sweep index, id (hash of its parameters), axes and full parameters,
+    and the keys of what it needs deployed (stack = nodes + Ceph + monitoring; spark; data)."""
+
+    index: int
+    id: str
+    axes: dict
+    params: dict
+    stack_key: str
+    spark_key: str
+    data_key: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Step:
+    """One stage action: ``stage`` for ``point`` (None: the whole run), and why it is needed."""
+
+    stage: str
+    point: str | None
+    reason: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class Plan:
+    """The ordered plan of an experiment run (what ``sae plan`` prints and ``sae run`` follows)."""
+
+    experiment: str
+    profile: str | None
+    repetitions: int
+    warmup: int
+    points: list[PlannedPoint]
+    steps: list[Step]
+    eta_seconds: float
+
+    def point(self, point_id: str) -> PlannedPoint:
+        return next(p for p in self.points if p.id == point_id)
+
+    @property
+    def order(self) -> list[str]:
+        """Point ids in execution order."""
+        return [p.id for p in self.points]
+
+    def to_dict(self) -> dict:
+        return {"version": 1, "experiment": self.experiment, "profile": self.profile,
+                "repetitions": self.repetitions, "warmup": self.warmup,
+                "eta_seconds": round(self.eta_seconds), "order": self.order,
+                "points": [p.to_dict() for p in self.points],
+                "steps": [s.to_dict() for s in self.steps]}
+
+    def text(self) -> str:
+        """Human-readable plan: points in order, then numbered steps, then the ETA."""
+        lines = [f"experiment {self.experiment} (profile {self.profile or '-'}): {len(self.points)} points"
+                 f" x {self.repetitions} repetitions ({self.warmup} warm-up)"]
+        for n, p in enumerate(self.points, 1):
+            axes = " ".join(f"{k}={v}" for k, v in p.axes.items()) or "(no sweep axes)"
+            lines.append(f"  point {n:>2} {p.id}  {axes}")
+        lines.append("steps:")
+        for n, s in enumerate(self.steps, 1):
+            lines.append(f"  {n:>3}. {s.stage:<10} {s.point or '-':<12} {s.reason}")
+        m, sec = divmod(int(self.eta_seconds), 60)
+        lines.append(f"ETA ~{m}m{sec:02d}s (rough, local-cluster figures; nothing was run)")
+        return "\n".join(lines)
+
+
+def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool = False) -> Plan:
+    """Validate ``experiment`` (already with its profile applied) and order its points.
+
+    Points are grouped by stack (nodes, layout, Ceph, monitoring), then data, then Spark
+    options, each group in first-appearance order, so every distinct stack is built once and
+    every dataset deployed once per stack. With ``teardown`` the plan ends with stop/release.
+    """
+    points = []
+    for i, (axes, params) in enumerate(validate(experiment)):
+        stack = digest([params["cluster"], params["ceph"], params["monitor"]])
+        points.append(PlannedPoint(
+            index=i, id=digest(params, 8), axes=axes, params=params, stack_key=stack,
+            spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]])))
+    first = {}
+    for p in points:
+        for key in (p.stack_key, p.data_key, p.spark_key):
+            first.setdefault(key, p.index)
+    points.sort(key=lambda p: (first[p.stack_key], first[p.data_key], first[p.spark_key], p.index))
+    steps = [Step("reserve", None, "nodes for the largest point"),
+             Step("distribute", None, "roles to nodes (layout)")]
+    seen: set[str] = set()
+    for p in points:
+        if p.stack_key not in seen:
+            steps += [Step("install", p.id, "new stack: " + _describe(p.params, "cluster", "ceph", "monitor")),
+                      Step("start", p.id, "start Ceph, Spark, monitoring")]
+        elif p.spark_key not in seen:
+            steps.append(Step("start", p.id, "Spark options change: " + _describe(p.params, "spark")))
+        if p.data_key not in seen:
+            steps += [Step("generate", p.id, "dataset " + _describe(p.params, "data")),
+                      Step("deploy", p.id, "deploy the dataset into CephFS")]
+        if p.stack_key not in seen:
+            steps.append(Step("build", p.id, "connector and object class for this stack"))
+        seen |= {p.stack_key, p.data_key, p.spark_key}
+        steps.append(Step("run", p.id, f"{experiment.repetitions} repetitions in one Spark application"))
+    steps.append(Step("aggregate", None, "results.parquet and report"))
+    if teardown:
+        steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
+    eta = sum(_ETA[s.stage] for s in steps) + len(points) * experiment.repetitions * (
+        _ETA["rep"] + experiment.pause)
+    return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta)
+
+
+def _describe(params: dict, *sections: str) -> str:
+    return ", ".join(f"{k}={v}" for s in sections for k, v in params[s].items() if v not in (None, {}))

@@ -1,0 +1,301 @@
+"""The experiment API: what an experiment file declares, validated before anything runs.
+
+An experiment file is a Python module that defines ``experiment = Experiment(...)``. Sections
+(cluster, spark, ceph, monitor, data, workload) are frozen dataclasses; a :class:`Sweep` varies
+their fields; ``profiles`` override sections for e.g. ``tiny`` (local cluster, CI) and ``paper``
+(CloudLab, the paper's parameters); ``stages`` replace built-in stages with own functions.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from typing import Any, Callable
+
+from metareserve.errors import UsageError
+from metareserve.layout import ROLES
+
+STAGES = ("reserve", "distribute", "install", "start", "generate", "deploy", "build", "run",
+          "aggregate", "stop", "release")
+COMPRESSIONS = ("none", "lz4", "zstd")
+READERS = ("connector", "vanilla")
+STORES = ("memstore", "bluestore")
+PROVIDERS = ("local", "ssh", "cloudlab")
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterSpec:
+    """How many nodes and which roles they play (``layout``: role → node names; None = default)."""
+
+    nodes: int = 3
+    layout: dict | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SparkSpec:
+    """Spark standalone options (per worker) and extra ``conf`` for the application."""
+
+    worker_cores: int = 1
+    worker_memory: str = "2g"
+    executor_memory: str = "1g"
+    driver_memory: str = "1g"
+    conf: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class CephSpec:
+    """Ceph OSD store and size."""
+
+    store: str = "memstore"
+    osd_size: str = "4GiB"
+    osds_per_node: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class MonitorSpec:
+    """Prometheus monitoring (metric windows per repetition) on or off."""
+
+    enabled: bool = True
+    scrape_interval: str = "2s"
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSpec:
+    """The dataset: generated (``generator``, ``rows``, ``seed``) or an ``input`` Parquet path,
+    split into single-row-group objects of ``object_size``, inflated by link/copy multipliers."""
+
+    generator: str = "taxi"
+    rows: int = 200_000
+    seed: int = 0
+    input: str | None = None
+    object_size: str = "8MiB"
+    link_multiplier: int = 1
+    copy_multiplier: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """The query: keep rows whose ``column`` lies above the threshold that lets ``selectivity``
+    percent of rows pass; read through the offloading ``connector`` or ``vanilla`` Spark Parquet."""
+
+    reader: str = "connector"
+    offload: bool = True
+    compression: str = "none"
+    batch_size: int | None = None
+    column: str = "total_amount"
+    selectivity: float = 100.0
+
+
+SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
+            "data": DataSpec, "workload": Workload}
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """Sweep axes: every combination of ``cartesian`` axes × the ``zipped`` axes taken in step,
+    kept where ``where(point)`` is true. Axis names are fields (``selectivity``) or dotted
+    (``workload.selectivity``); ``point`` given to ``where`` maps the same names to values."""
+
+    cartesian: dict = dataclasses.field(default_factory=dict)
+    zipped: dict = dataclasses.field(default_factory=dict)
+    where: Callable[[dict], bool] | None = None
+
+    def points(self) -> list[dict]:
+        """The sweep's points as {axis name: value}, in declaration order."""
+        names = list(self.cartesian)
+        lengths = {len(v) for v in self.zipped.values()}
+        if len(lengths) > 1:
+            raise UsageError(f"sweep: zipped axes {', '.join(self.zipped)} differ in length")
+        zipped = [dict(zip(self.zipped, vals)) for vals in zip(*self.zipped.values())] or [{}]
+        out = []
+        for combo in itertools.product(*(self.cartesian[n] for n in names)):
+            for z in zipped:
+                point = dict(zip(names, combo), **z)
+                if self.where is None or self.where(point):
+                    out.append(point)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """One experiment: stack, data, workload, sweep, repetitions (the first ``warmup`` of each
+    point are kept in raw data but left out of statistics), profiles and stage overrides.
+
+    ``pause`` seconds separate repetitions so their metric windows do not overlap.
+    """
+
+    name: str
+    cluster: ClusterSpec = ClusterSpec()
+    spark: SparkSpec = SparkSpec()
+    ceph: CephSpec = CephSpec()
+    monitor: MonitorSpec = MonitorSpec()
+    data: DataSpec = DataSpec()
+    workload: Workload = Workload()
+    sweep: Sweep = Sweep()
+    repetitions: int = 3
+    warmup: int = 1
+    pause: float = 2.0
+    profiles: dict = dataclasses.field(default_factory=dict)
+    stages: dict = dataclasses.field(default_factory=dict)
+    description: str = ""
+
+    def with_profile(self, profile: str | None) -> "Experiment":
+        """This experiment with profile ``profile``'s overrides applied (validated)."""
+        if profile is None:
+            return self
+        if profile not in self.profiles:
+            known = ", ".join(self.profiles) or "none"
+            raise UsageError(f"experiment {self.name!r} has no profile {profile!r} (profiles: {known})")
+        changes = {}
+        for key, value in self.profiles[profile].items():
+            if key in SECTIONS and isinstance(value, dict):
+                changes[key] = _replace(getattr(self, key), value, f"profile {profile} {key}")
+            elif key in {f.name for f in dataclasses.fields(self)} - {"name", "profiles"}:
+                changes[key] = value
+            else:
+                raise UsageError(f"profile {profile!r}: unknown option {key!r} "
+                                 f"(options: {', '.join(_experiment_options())})")
+        return dataclasses.replace(self, **changes)
+
+
+def _experiment_options() -> list[str]:
+    return [f.name for f in dataclasses.fields(Experiment) if f.name not in ("name", "profiles")]
+
+
+def _replace(section, values: dict, where: str):
+    fields = {f.name for f in dataclasses.fields(section)}
+    unknown = set(values) - fields
+    if unknown:
+        raise UsageError(f"{where}: unknown option {', '.join(sorted(unknown))} "
+                         f"(options: {', '.join(sorted(fields))})")
+    return dataclasses.replace(section, **values)
+
+
+def axis_target(name: str) -> tuple[str, str]:
+    """(section, field) an axis name refers to; UsageError for unknown names."""
+    if "." in name:
+        section, _, field = name.partition(".")
+        if section in SECTIONS and field in {f.name for f in dataclasses.fields(SECTIONS[section])}:
+            return section, field
+    else:
+        hits = [(s, name) for s, cls in SECTIONS.items()
+                if name in {f.name for f in dataclasses.fields(cls)}]
+        if len(hits) == 1:
+            return hits[0]
+    known = sorted(f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in dataclasses.fields(cls))
+    raise UsageError(f"sweep: unknown axis {name!r} (axes: {', '.join(known)})")
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.I)
+
+
+def parse_size(text: Any) -> int:
+    """Bytes in ``8MiB``/``4GiB``/``512KiB``/an int; UsageError otherwise."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    m = _SIZE.match(str(text))
+    if not m:
+        raise UsageError(f"size {text!r} is not a size such as 8MiB or 4GiB")
+    unit = (m.group(2) or "B").upper().rstrip("B").rstrip("I")
+    return int(float(m.group(1)) * 1024 ** " KMGT".index(unit or " "))
+
+
+def resolve_point(experiment: Experiment, axes: dict) -> dict:
+    """The full parameter set of one sweep point: section → field → value (plain data)."""
+    sections = {s: dataclasses.asdict(getattr(experiment, s)) for s in SECTIONS}
+    for name, value in axes.items():
+        section, field = axis_target(name)
+        sections[section][field] = value
+    return sections
+
+
+def validate_point(params: dict, where: str) -> None:
+    """Check one resolved point; UsageError naming ``where`` and the bad value."""
+    def bad(msg):
+        raise UsageError(f"{where}: {msg}")
+    c, sp, ceph, m, d, w = (params[s] for s in SECTIONS)
+    _int(c["nodes"], 1, f"{where}: cluster.nodes")
+    if c["layout"] is not None:
+        if not isinstance(c["layout"], dict):
+            bad("cluster.layout must map roles to node names")
+        for role, names in c["layout"].items():
+            if role not in ROLES:
+                bad(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
+            for n in [names] if isinstance(names, str) else names:
+                if n not in {f"node{i}" for i in range(1, c["nodes"] + 1)}:
+                    bad(f"cluster.layout role {role} names {n!r}, not one of node1..node{c['nodes']}")
+    _int(sp["worker_cores"], 1, f"{where}: spark.worker_cores")
+    if ceph["store"] not in STORES:
+        bad(f"ceph.store {ceph['store']!r} is not one of {', '.join(STORES)}")
+    _size(ceph["osd_size"], where)
+    _int(ceph["osds_per_node"], 1, f"{where}: ceph.osds_per_node")
+    if not isinstance(m["enabled"], bool):
+        bad("monitor.enabled must be true or false")
+    if d["input"] is None:
+        _int(d["rows"], 1, f"{where}: data.rows")
+    _size(d["object_size"], where)
+    _int(d["link_multiplier"], 1, f"{where}: data.link_multiplier")
+    _int(d["copy_multiplier"], 1, f"{where}: data.copy_multiplier")
+    if w["reader"] not in READERS:
+        bad(f"workload.reader {w['reader']!r} is not one of {', '.join(READERS)}")
+    if w["compression"] not in COMPRESSIONS:
+        bad(f"workload.compression {w['compression']!r} is not one of {', '.join(COMPRESSIONS)}")
+    if not isinstance(w["offload"], bool):
+        bad("workload.offload must be true or false")
+    if w["batch_size"] is not None:
+        _int(w["batch_size"], 1, f"{where}: workload.batch_size")
+    sel = w["selectivity"]
+    if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
+        bad(f"selectivity {sel!r} is outside (0, 100] percent")
+
+
+def _int(value, minimum: int, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise UsageError(f"{what} must be an integer >= {minimum}, not {value!r}")
+
+
+def _size(value, where: str) -> None:
+    try:
+        if parse_size(value) <= 0:
+            raise UsageError("")
+    except UsageError:
+        raise UsageError(f"{where}: size {value!r} is not a positive size such as 8MiB") from None
+
+
+def validate(experiment: Experiment) -> list[tuple[dict, dict]]:
+    """Validate an experiment (after its profile); returns (axes, resolved params) per sweep
+    point, in sweep order."""
+    where = f"experiment {experiment.name!r}"
+    if not isinstance(experiment.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", experiment.name):
+        raise UsageError(f"{where}: name must be letters, digits, '_', '.', '-'")
+    for key in SECTIONS:
+        if not isinstance(getattr(experiment, key), SECTIONS[key]):
+            raise UsageError(f"{where}: {key} must be a {SECTIONS[key].__name__}")
+    if not isinstance(experiment.sweep, Sweep):
+        raise UsageError(f"{where}: sweep must be a Sweep")
+    for stage, fn in experiment.stages.items():
+        if stage not in STAGES:
+            raise UsageError(f"{where}: unknown stage {stage!r} (stages: {', '.join(STAGES)})")
+        if not callable(fn):
+            raise UsageError(f"{where}: stage {stage!r} must be a function taking a StageContext")
+    _int(experiment.repetitions, 1, f"{where}: repetitions")
+    if isinstance(experiment.warmup, bool) or not isinstance(experiment.warmup, int) \
+            or not 0 <= experiment.warmup < experiment.repetitions:
+        raise UsageError(f"{where}: warmup must be an integer in [0, repetitions), not {experiment.warmup!r}")
+    for axis, values in {**experiment.sweep.cartesian, **experiment.sweep.zipped}.items():
+        axis_target(axis)
+        if not isinstance(values, (list, tuple)) or not values:
+            raise UsageError(f"{where}: sweep axis {axis!r} has no values; give a non-empty list")
+    axes_list = experiment.sweep.points()
+    if not axes_list:
+        raise UsageError(f"{where}: the sweep is empty (its 'where' filter keeps no point)")
+    points = []
+    for i, axes in enumerate(axes_list):
+        params = resolve_point(experiment, axes)
+        validate_point(params, f"{where} point {i} {_axes_text(axes)}".rstrip())
+        points.append((axes, params))
+    return points
+
+
+def _axes_text(axes: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in axes.items())

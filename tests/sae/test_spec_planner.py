@@ -1,0 +1,98 @@
+"""Pure layer: experiment validation, profiles, sweeps and the planner's order (no nodes)."""
+import dataclasses
+
+import pytest
+
+import sae
+from metareserve.errors import UsageError
+from sae.planner import plan
+from sae.spec import DataSpec, Experiment, Sweep, Workload, parse_size, validate
+
+
+def exp(**kw):
+    base = dict(name="t", sweep=Sweep(cartesian={"selectivity": [10, 100]}), repetitions=3, warmup=1)
+    base.update(kw)
+    return Experiment(**base)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(sweep=Sweep(cartesian={"selectivity": [0, 50]})), "outside (0, 100]"),
+    (dict(sweep=Sweep(cartesian={"selectivity": [101]})), "outside (0, 100]"),
+    (dict(sweep=Sweep(cartesian={"selectivity": []})), "has no values"),
+    (dict(sweep=Sweep(cartesian={"selectivity": [1, 2]}, where=lambda p: False)), "sweep is empty"),
+    (dict(sweep=Sweep(cartesian={"colour": [1]})), "unknown axis 'colour'"),
+    (dict(sweep=Sweep(zipped={"selectivity": [1, 2], "offload": [True]})), "differ in length"),
+    (dict(stages={"warmup": lambda ctx: None}), "unknown stage 'warmup'"),
+    (dict(warmup=3), "warmup must be"),
+    (dict(repetitions=0), "repetitions must be"),
+    (dict(workload=Workload(compression="gzip")), "compression 'gzip'"),
+    (dict(data=DataSpec(object_size="huge")), "not a positive size"),
+    (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": ["node3"]})), "node3"),
+])
+def test_invalid_experiments_fail_in_one_line(kw, message):
+    with pytest.raises(UsageError) as e:
+        plan(exp(**kw))
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_profiles_override_sections_and_reject_unknown_options():
+    e = exp(profiles={"tiny": {"data": {"rows": 10}, "repetitions": 2},
+                      "bad": {"data": {"colour": 1}}, "worse": {"flavour": 1}})
+    assert e.with_profile("tiny").data.rows == 10 and e.with_profile("tiny").repetitions == 2
+    for name, text in (("bad", "unknown option colour"), ("worse", "unknown option 'flavour'"),
+                       ("nope", "no profile 'nope'")):
+        with pytest.raises(UsageError, match=text):
+            e.with_profile(name)
+
+
+def test_sweep_cartesian_zipped_and_filter():
+    s = Sweep(cartesian={"selectivity": [1, 50, 100]}, zipped={"object_size": ["4MiB", "8MiB"],
+                                                              "rows": [10, 20]},
+              where=lambda p: not (p["selectivity"] == 1 and p["object_size"] == "8MiB"))
+    pts = s.points()
+    assert len(pts) == 5
+    assert {"selectivity": 50, "object_size": "8MiB", "rows": 20} in pts
+    points = validate(exp(sweep=s))
+    assert points[0][1]["workload"]["selectivity"] == 1 and points[0][1]["data"]["rows"] == 10
+
+
+def test_planner_groups_stack_and_data_changes():
+    # Sweep order alternates object sizes and stores; the plan builds each store once and deploys
+    # each (store, object size) dataset once.
+    s = Sweep(cartesian={"selectivity": [10, 100], "object_size": ["4MiB", "8MiB"],
+                         "store": ["memstore", "bluestore"]})
+    p = plan(exp(sweep=s))
+    stages = [st.stage for st in p.steps]
+    assert stages.count("install") == 2 and stages.count("deploy") == 4 and stages.count("run") == 8
+    stores = [pt.params["ceph"]["store"] for pt in p.points]
+    assert stores == ["memstore"] * 4 + ["bluestore"] * 4
+    sizes = [pt.params["data"]["object_size"] for pt in p.points]
+    assert sizes[:4] == ["4MiB", "4MiB", "8MiB", "8MiB"]
+    runs = [st.point for st in p.steps if st.stage == "run"]
+    assert runs == p.order
+    # Plans are deterministic: same experiment, same ids and order.
+    assert plan(exp(sweep=s)).to_dict() == p.to_dict()
+
+
+def test_spark_change_restarts_spark_only():
+    s = Sweep(cartesian={"worker_memory": ["1g", "2g"]})
+    p = plan(exp(sweep=s))
+    assert [st.stage for st in p.steps] == ["reserve", "distribute", "install", "start", "generate",
+                                            "deploy", "build", "run", "start", "run", "aggregate"]
+
+
+def test_parse_size():
+    assert parse_size("8MiB") == 8 << 20 and parse_size("4GiB") == 4 << 30 and parse_size(512) == 512
+    with pytest.raises(UsageError):
+        parse_size("8 furlongs")
+
+
+@pytest.mark.parametrize("name", ["selectivity", "objectsize", "objectsize_selectivity",
+                                  "scalability", "alleviation"])
+@pytest.mark.parametrize("profile", ["tiny", "paper"])
+def test_shipped_experiments_plan(name, profile):
+    e = sae.load_experiment(f"experiments/{name}.py").with_profile(profile)
+    p = plan(e, profile=profile)
+    assert p.points and p.eta_seconds > 0
+    if profile == "tiny":
+        assert len(p.points) * e.repetitions <= 16 and e.data.rows <= 300_000
