@@ -1,1 +1,12 @@
-"""Prometheus, node_exporter, metric windows, dashboards."""
+"""monitor_deploy: Prometheus + node_exporter on a reservation, per-node metrics that read the
+same on real machines and local-cluster hosts, metric windows exported to Parquet and plots,
+Grafana dashboards, and a run marker that records which experiment run is active."""
+from .deploy import Monitoring
+from .export import ExportResult, export_window
+from .marker import RunMarker, RunWindow
+from .metrics import METRICS, NODE_LABEL, Metric
+from .options import MonitorOptions
+
+__version__ = "0.1.0"
+__all__ = ["Monitoring", "MonitorOptions", "RunMarker", "RunWindow", "ExportResult", "export_window",
+           "METRICS", "Metric", "NODE_LABEL"]

@@ -1,0 +1,97 @@
+"""Grafana dashboards (grafanalib) and provisioning files for the monitoring Prometheus.
+
+No Grafana server is installed by this package: the JSON and provisioning files are written
+for the user to import (Grafana → Dashboards → Import, or copy the provisioning directory into
+``/etc/grafana/provisioning``). :func:`panel_queries` lists every panel's PromQL so tests and
+users can check them against Prometheus.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from grafanalib._gen import DashboardEncoder
+from grafanalib.core import Dashboard, GridPos, Target, Templating, Time, TimeSeries
+
+from .metrics import METRICS, NODE_LABEL
+
+DATASOURCE = "Prometheus"
+
+SPARK_PANELS = [
+    ("Alive workers", 'metrics_master_aliveWorkers_Value', "{{job}}", "short"),
+    ("Running applications", 'metrics_master_apps_Value', "{{job}}", "short"),
+    ("Worker cores used", 'metrics_worker_coresUsed_Value', "{{%s}}" % NODE_LABEL, "short"),
+    ("Worker memory used", 'metrics_worker_memUsed_MB_Value', "{{%s}}" % NODE_LABEL, "decmbytes"),
+    ("Executor active tasks", 'sum by (executor_id) (metrics_executor_activeTasks)', "executor {{executor_id}}", "short"),
+    ("Executor input bytes/s", 'sum by (executor_id) (rate(metrics_executor_totalInputBytes_total[$__rate_interval]))',
+     "executor {{executor_id}}", "Bps"),
+]
+CEPH_PANELS = [
+    ("OSDs up", 'sum(ceph_osd_up)', "up", "short"),
+    ("OSD read ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r[$__rate_interval]))', "{{ceph_daemon}}", "ops"),
+    ("OSD write ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w[$__rate_interval]))', "{{ceph_daemon}}", "ops"),
+    ("OSD read bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r_out_bytes[$__rate_interval]))', "{{ceph_daemon}}", "Bps"),
+    ("OSD write bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w_in_bytes[$__rate_interval]))', "{{ceph_daemon}}", "Bps"),
+    ("OSD class calls/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_rw[$__rate_interval]))', "{{ceph_daemon}}", "ops"),
+]
+
+
+def _panels(specs, *, width: int = 12, height: int = 8) -> list[TimeSeries]:
+    return [TimeSeries(title=title, dataSource=DATASOURCE, unit=unit,
+                       targets=[Target(expr=expr, legendFormat=legend, refId="A")],
+                       gridPos=GridPos(h=height, w=width, x=(i % 2) * width, y=(i // 2) * height))
+            for i, (title, expr, legend, unit) in enumerate(specs)]
+
+
+def node_panel_specs() -> list[tuple[str, str, str, str]]:
+    """(title, PromQL, legend, unit) of the per-node panels: CPU, memory, network, disk."""
+    return [(m.title, m.record + f'{{{NODE_LABEL}=~"$node"}}', "{{%s}}" % NODE_LABEL, m.grafana_unit)
+            for m in METRICS.values()]
+
+
+def build_dashboards(reservation_name: str) -> dict[str, Dashboard]:
+    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph."""
+    node_var = Templating(list=[{
+        "name": "node", "type": "query", "datasource": DATASOURCE, "multi": True, "includeAll": True,
+        "query": f"label_values({METRICS['cpu'].record}, {NODE_LABEL})", "refresh": 2,
+        "current": {"text": "All", "value": "$__all"}}])
+    common = dict(time=Time("now-15m", "now"), refresh="5s", tags=["sae", reservation_name])
+    return {
+        "sae-nodes": Dashboard(title=f"sae nodes ({reservation_name})", uid=f"sae-nodes-{reservation_name}"[:40],
+                               panels=_panels(node_panel_specs()), templating=node_var, **common).auto_panel_ids(),
+        "sae-spark": Dashboard(title=f"sae Spark ({reservation_name})", uid=f"sae-spark-{reservation_name}"[:40],
+                               panels=_panels(SPARK_PANELS), **common).auto_panel_ids(),
+        "sae-ceph": Dashboard(title=f"sae Ceph ({reservation_name})", uid=f"sae-ceph-{reservation_name}"[:40],
+                              panels=_panels(CEPH_PANELS), **common).auto_panel_ids(),
+    }
+
+
+def panel_queries(dashboard_json: dict) -> list[tuple[str, str]]:
+    """(panel title, PromQL) for every panel target of a dashboard's JSON."""
+    return [(p["title"], t["expr"]) for p in dashboard_json.get("panels", []) for t in p.get("targets", [])]
+
+
+def write_dashboards(monitoring, out_dir) -> list[Path]:
+    """Write dashboard JSON files plus Grafana provisioning (datasource + dashboard provider)
+    under ``out_dir``; returns the paths written. Idempotent (same input, same files)."""
+    out = Path(out_dir)
+    (out / "dashboards").mkdir(parents=True, exist_ok=True)
+    paths = []
+    for stem, dash in build_dashboards(monitoring.reservation.name).items():
+        p = out / "dashboards" / f"{stem}.json"
+        p.write_text(json.dumps(dash.to_json_data(), cls=DashboardEncoder, indent=2, sort_keys=True))
+        paths.append(p)
+    prov = out / "provisioning"
+    (prov / "datasources").mkdir(parents=True, exist_ok=True)
+    (prov / "dashboards").mkdir(parents=True, exist_ok=True)
+    datasource = {"apiVersion": 1, "datasources": [{
+        "name": DATASOURCE, "type": "prometheus", "access": "proxy", "url": monitoring.url, "isDefault": True,
+        "jsonData": {"timeInterval": monitoring.options.scrape_interval}}]}
+    provider = {"apiVersion": 1, "providers": [{
+        "name": "sae", "folder": "sae", "type": "file", "allowUiUpdates": True,
+        "options": {"path": str((out / "dashboards").resolve())}}]}
+    for path, doc in ((prov / "datasources" / "sae.yaml", datasource), (prov / "dashboards" / "sae.yaml", provider)):
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        paths.append(path)
+    return paths

@@ -1,0 +1,317 @@
+"""The monitoring service: Prometheus on the layout's ``prometheus`` node, node_exporter on
+every node, and on the local cluster the cgroup exporter (:mod:`monitor_deploy.vhost`)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from metareserve import Cluster, Layout, Node, Reservation, StageReport, node_agent
+from metareserve.errors import OperationalError
+
+from .metrics import NODE_LABEL
+from .options import MonitorOptions, parse_time, step_seconds
+from .prom import PrometheusClient
+from .targets import render_config, render_rules
+
+PACKAGES = {"prometheus": "prometheus", "node_exporter": "prometheus-node-exporter"}
+COMPONENT = "monitor"
+
+
+class Monitoring:
+    """Prometheus + node_exporter over a reservation, laid out by ``layout``.
+
+    Stages (``install``, ``start``, ``stop``, ``uninstall``) are idempotent and return a
+    :class:`StageReport`; a second run reports "no changes" per node. ``cluster`` is reused if
+    given, else opened on first use and closed by :meth:`close`.
+    """
+
+    def __init__(self, reservation: Reservation, layout: Layout | None = None,
+                 options: MonitorOptions | None = None, *, cluster: Cluster | None = None):
+        self.reservation = reservation
+        self.layout = (layout or Layout.default(reservation)).validate(reservation, require=("prometheus",))
+        self.options = options or MonitorOptions()
+        self.prometheus_node: Node = self.layout.one(reservation, "prometheus")
+        self._cluster, self._own_cluster = cluster, cluster is None
+        self._client: PrometheusClient | None = None
+        self._marker = None
+
+    # -- plumbing -------------------------------------------------------------------------
+    @property
+    def cluster(self) -> Cluster:
+        if self._cluster is None:
+            self._cluster = self.reservation.connect()
+        return self._cluster
+
+    def close(self) -> None:
+        """Close the connections this object opened."""
+        if self._own_cluster and self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def __enter__(self) -> "Monitoring":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def node_dir(self, node: Node | str) -> str:
+        """Per-node monitoring state (configs, pid files, logs, TSDB, textfile directory)."""
+        return self.reservation.node_dir(node, COMPONENT)
+
+    def textfile_dir(self, node: Node | str) -> str:
+        """node_exporter's textfile-collector directory on ``node``."""
+        return f"{self.node_dir(node)}/textfile"
+
+    @property
+    def url(self) -> str:
+        """Prometheus' base URL (on the prometheus node's cluster address)."""
+        return f"http://{self.prometheus_node.cluster_address}:{self.options.prometheus_port}"
+
+    @property
+    def client(self) -> PrometheusClient:
+        if self._client is None:
+            self._client = PrometheusClient(self.url, node=self.prometheus_node, cluster=self.cluster)
+        return self._client
+
+    def _agent(self, node: Node, fn: str, *args, stage: str, **kwargs):
+        return self.cluster.call(node_agent, fn, *args, nodes=[node], stage=stage, **kwargs)[node.name]
+
+    def _daemons(self, node: Node) -> dict[str, list[str]]:
+        """Daemon name → argv for ``node``."""
+        d, o, addr = self.node_dir(node), self.options, node.cluster_address
+        out = {"node_exporter": ["prometheus-node-exporter", f"--web.listen-address={addr}:{o.node_exporter_port}",
+                                 f"--collector.textfile.directory={self.textfile_dir(node)}"]}
+        if node == self.prometheus_node:
+            out["prometheus"] = ["prometheus", f"--config.file={d}/prometheus.yml", f"--storage.tsdb.path={d}/data",
+                                 f"--web.listen-address={addr}:{o.prometheus_port}",
+                                 f"--storage.tsdb.retention.time={o.retention}"]
+        return out
+
+    @property
+    def _vhost_dir(self) -> Path | None:
+        """Controller-side directory of the local cluster's cgroup exporter (None elsewhere)."""
+        if self.reservation.provider != "local":
+            return None
+        return Path(self.reservation.provider_state["state_dir"]) / COMPONENT
+
+    # -- stages ---------------------------------------------------------------------------
+    def install(self) -> StageReport:
+        """Install Prometheus (prometheus node) and node_exporter (every node) from the
+        distribution's packages; runs on every node in parallel."""
+        report = StageReport("monitor install")
+        wanted = {n.name: [PACKAGES[d] for d in self._daemons(n)] for n in self.reservation.nodes}
+        missing = self.cluster.call(node_agent, "missing_packages", stage=report.stage,
+                                    per_node=lambda n: {"packages": wanted[n.name]})
+        todo = [n for n in self.reservation.nodes if missing[n.name]]
+        done = self.cluster.call(node_agent, "apt_install", nodes=todo, stage=report.stage,
+                                 per_node=lambda n: {"packages": wanted[n.name]}) if todo else {}
+        for n in self.reservation.nodes:
+            installed = done.get(n.name, {}).get("installed")
+            if installed:
+                report.add(n.name, True, f"installed {' '.join(installed)}")
+            else:
+                report.add(n.name, False, f"{' '.join(wanted[n.name])} already installed")
+        return report
+
+    def start(self) -> StageReport:
+        """Write configs, start (or reload) Prometheus and node_exporters, wait until they answer.
+
+        Runs on every node in parallel; Prometheus is reloaded (SIGHUP) when only its
+        configuration changed and restarted when its command line changed.
+        """
+        report = StageReport("monitor start")
+        self._require_installed(report.stage)
+        res = self.cluster.each(lambda n: self._start_node(n, report.stage), stage=report.stage)
+        vhost = self._start_vhost()
+        for n in self.reservation.nodes:
+            actions, running = res[n.name]
+            if vhost and n == self.prometheus_node:
+                actions.append(vhost)
+            if actions:
+                report.add(n.name, True, "; ".join(actions))
+            else:
+                report.add(n.name, False, "; ".join(running))
+        self._wait_ready(report.stage)
+        return report
+
+    def _require_installed(self, stage: str) -> None:
+        missing = self.cluster.call(node_agent, "missing_packages", stage=stage,
+                                    per_node=lambda n: {"packages": [PACKAGES[d] for d in self._daemons(n)]})
+        lacking = {n: m for n, m in missing.items() if m}
+        if lacking:
+            node, pkgs = sorted(lacking.items())[0]
+            raise OperationalError(f"[{node} {stage}] {' '.join(pkgs)} not installed "
+                                   f"({len(lacking)} node(s)); run 'monitor-deploy install' first")
+
+    def _start_node(self, node: Node, stage: str) -> tuple[list[str], list[str]]:
+        """(actions taken, running daemons) for one node."""
+        d, actions, running = self.node_dir(node), [], []
+        self._agent(node, "run", ["mkdir", "-p", self.textfile_dir(node), f"{d}/data"], stage=stage)
+        config_changed = False
+        if node == self.prometheus_node:
+            config_changed = self._write_configs(node, stage)
+        for name, argv in self._daemons(node).items():
+            pidfile = f"{d}/{name}.pid"
+            args_changed = self._agent(node, "write_file", f"{d}/{name}.args", json.dumps(argv), stage=stage)
+            status = self._agent(node, "daemon_status", pidfile, stage=stage)
+            if status["alive"] and args_changed:
+                self._agent(node, "stop_daemon", pidfile, stage=stage)
+            if not status["alive"] or args_changed:
+                pid = self._agent(node, "start_daemon", argv, pidfile, f"{d}/{name}.log", stage=stage)["pid"]
+                actions.append(f"{name} {'restarted' if status['alive'] else 'started'} (pid {pid})")
+            elif name == "prometheus" and config_changed:
+                self._agent(node, "run", ["kill", "-HUP", str(status["pid"])], stage=stage)
+                actions.append(f"prometheus configuration reloaded (pid {status['pid']})")
+            else:
+                running.append(f"{name} running (pid {status['pid']})")
+        return actions, running
+
+    def _write_configs(self, node: Node, stage: str) -> bool:
+        d = self.node_dir(node)
+        changed = any([
+            self._agent(node, "write_file", f"{d}/rules.yml", render_rules(self.reservation, self.options),
+                        stage=stage),
+            self._agent(node, "write_file", f"{d}/prometheus.yml",
+                        render_config(self.reservation, self.layout, self.options, rules_file=f"{d}/rules.yml"),
+                        stage=stage)])
+        check = self._agent(node, "run", ["promtool", "check", "config", f"{d}/prometheus.yml"], stage=stage)
+        if check["rc"] != 0:
+            raise OperationalError(f"[{node.name} {stage}] generated {d}/prometheus.yml is invalid: "
+                                   f"{(check['stderr'] or check['stdout']).strip().splitlines()[-1]}; "
+                                   f"check extra_jobs in the monitor options")
+        return changed
+
+    def _start_vhost(self) -> str | None:
+        """Start the local cluster's cgroup exporter on the controller; None when nothing to do."""
+        vdir = self._vhost_dir
+        if vdir is None:
+            return None
+        state = self.reservation.provider_state
+        config = {"state_dir": state["state_dir"], "interval": self.options.vhost_interval,
+                  "capacity": float(state.get("cpu_limit") or os.cpu_count()),
+                  "nodes": [{"name": n.name, "cpu_usage_file": state["nodes"][n.name]["cpu_usage_file"],
+                             "textfile_dir": self.textfile_dir(n)} for n in self.reservation.nodes]}
+        vdir.mkdir(parents=True, exist_ok=True)
+        changed = node_agent.write_file(str(vdir / "vhost.json"), json.dumps(config, indent=1))
+        pidfile = str(vdir / "vhost.pid")
+        if changed:
+            node_agent.stop_daemon(pidfile)
+        r = node_agent.start_daemon([sys.executable, "-m", "monitor_deploy.vhost", str(vdir / "vhost.json")],
+                                    pidfile, str(vdir / "vhost.log"))
+        return f"cgroup exporter started on the controller (pid {r['pid']})" if r["started"] else None
+
+    def _wait_ready(self, stage: str, timeout: float = 120.0) -> None:
+        port = self.options.node_exporter_port
+        self.cluster.call(node_agent, "wait_port", stage=stage, timeout=timeout + 30,
+                          per_node=lambda n: {"host": n.cluster_address, "port": port, "timeout": timeout})
+        p = self.prometheus_node
+        self._agent(p, "wait_port", p.cluster_address, self.options.prometheus_port, timeout, stage=stage)
+        deadline = time.monotonic() + timeout
+        while not self.client.ready():
+            if time.monotonic() > deadline:
+                raise OperationalError(f"[{p.name} {stage}] Prometheus is not ready after {timeout:.0f}s; "
+                                       f"see {self.node_dir(p)}/prometheus.log")
+            time.sleep(0.3)
+
+    def stop(self) -> StageReport:
+        """Stop Prometheus, every node_exporter and the cgroup exporter; every node in parallel."""
+        report = StageReport("monitor stop")
+
+        def one(node: Node) -> list[str]:
+            return [f"{name} stopped (pid {r['pid']})" for name in self._daemons(node)
+                    if (r := self._agent(node, "stop_daemon", f"{self.node_dir(node)}/{name}.pid",
+                                         stage=report.stage))["stopped"]]
+        res = self.cluster.each(one, stage=report.stage)
+        if self._vhost_dir is not None:
+            r = node_agent.stop_daemon(str(self._vhost_dir / "vhost.pid"))
+            if r["stopped"]:
+                res[self.prometheus_node.name].append(f"cgroup exporter stopped (pid {r['pid']})")
+        for n in self.reservation.nodes:
+            stopped = res[n.name]
+            report.add(n.name, bool(stopped), "; ".join(stopped) if stopped else "nothing running")
+        return report
+
+    def uninstall(self) -> StageReport:
+        """Stop everything and remove all monitoring state (configs, TSDB, logs) from every node.
+
+        Distribution packages stay installed (local-cluster hosts share one package database).
+        """
+        self.stop()
+        report = StageReport("monitor uninstall")
+        script = 'if [ -e "$1" ]; then rm -rf "$1"; echo removed; fi'
+        res = self.cluster.each(lambda n: self._agent(n, "run", ["sh", "-c", script, "sh", self.node_dir(n)],
+                                                      stage=report.stage), stage=report.stage)
+        if self._vhost_dir is not None and self._vhost_dir.exists():
+            shutil.rmtree(self._vhost_dir)
+        for n in self.reservation.nodes:
+            removed = "removed" in res[n.name]["stdout"]
+            report.add(n.name, removed, f"removed {self.node_dir(n)}" if removed else "no monitoring state")
+        return report
+
+    def status(self) -> StageReport:
+        """Daemon state per node and scrape-target health (``details['targets']``, ``details['ok']``).
+
+        Changes nothing; ``ok`` is true when every daemon runs and Prometheus is ready.
+        """
+        report = StageReport("monitor status")
+
+        def one(node: Node) -> dict[str, dict]:
+            return {name: self._agent(node, "daemon_status", f"{self.node_dir(node)}/{name}.pid",
+                                      stage=report.stage) for name in self._daemons(node)}
+        res = self.cluster.each(one, stage=report.stage)
+        ok = all(st["alive"] for daemons in res.values() for st in daemons.values())
+        targets = []
+        if res[self.prometheus_node.name]["prometheus"]["alive"] and self.client.ready():
+            targets = [{"job": t["labels"].get("job"), "node": t["labels"].get(NODE_LABEL),
+                        "url": t["scrapeUrl"], "health": t["health"], "error": t.get("lastError", "")}
+                       for t in self.client.targets()]
+        else:
+            ok = False
+        for n in self.reservation.nodes:
+            parts = [f"{name} {'running (pid %s)' % st['pid'] if st['alive'] else 'not running'}"
+                     for name, st in res[n.name].items()]
+            mine = [t for t in targets if t["node"] == n.name]
+            if mine:
+                parts.append(f"targets up {sum(t['health'] == 'up' for t in mine)}/{len(mine)}")
+            report.add(n.name, False, "; ".join(parts), log=False)
+        report.details.update(ok=ok, targets=targets)
+        return report
+
+    # -- queries and outputs ---------------------------------------------------------------
+    def query(self, promql: str, time: float | str | None = None) -> list[dict]:
+        """Instant query: Prometheus' result list (``metric`` labels, ``value`` [t, "v"])."""
+        return self.client.query(promql, None if time is None else parse_time(time))
+
+    def query_range(self, promql: str, start, end, step: float | str | None = None) -> list[dict]:
+        """Range query between ``start`` and ``end`` (epoch seconds or ISO times); ``step`` in
+        seconds or as a duration (default: the scrape interval)."""
+        return self.client.query_range(promql, parse_time(start, what="start"), parse_time(end, what="end"),
+                                       step_seconds(step, self.options.interval_seconds))
+
+    def targets(self) -> list[dict]:
+        """Prometheus' active targets (``labels``, ``health``, ``lastError``, ``scrapeUrl``)."""
+        return self.client.targets()
+
+    def export(self, start, end, out_dir, *, step=None, nodes=None, metrics=None, overwrite=False):
+        """Export per-node metrics between ``start`` and ``end`` into ``out_dir``: see
+        :func:`monitor_deploy.export.export_window`."""
+        from .export import export_window
+        return export_window(self, start, end, out_dir, step=step, nodes=nodes, metrics=metrics,
+                             overwrite=overwrite)
+
+    def dashboards(self, out_dir) -> list[Path]:
+        """Write Grafana dashboards and provisioning files: see :func:`monitor_deploy.dashboards.write_dashboards`."""
+        from .dashboards import write_dashboards
+        return write_dashboards(self, out_dir)
+
+    @property
+    def marker(self):
+        """The :class:`~monitor_deploy.marker.RunMarker` publishing which run is active."""
+        if self._marker is None:
+            from .marker import RunMarker
+            self._marker = RunMarker(self)
+        return self._marker

@@ -1,0 +1,162 @@
+"""Export a metrics window: per-node series → tidy Parquet, area under curve, stacked plots.
+
+Everything is written into a temporary sibling directory first and renamed into place at the
+end, so a failed export leaves nothing behind.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+from scipy.integrate import simpson
+
+from metareserve.errors import OperationalError, UsageError
+
+from .metrics import METRICS, NODE_LABEL
+from .options import parse_time, step_seconds
+
+MAX_POINTS = 10000  # Prometheus refuses query_range with more than 11,000 points per series
+AUC_UNITS = {"%": "%·s", "bytes": "byte·s", "B/s": "bytes"}
+
+
+@dataclasses.dataclass
+class ExportResult:
+    """What :func:`export_window` wrote: the tidy series, the AUC table and the plots."""
+
+    out_dir: Path
+    parquet: Path
+    auc_path: Path
+    plots: dict[str, Path]
+    data: pd.DataFrame
+    auc: pd.DataFrame
+
+    @property
+    def auc_dict(self) -> dict[str, dict[str, float]]:
+        """metric → {node: area under curve, ..., "total": sum over nodes}."""
+        out: dict[str, dict[str, float]] = {}
+        for row in self.auc.itertuples():
+            out.setdefault(row.metric, {})[row.node] = row.auc
+        return out
+
+
+def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, metrics=None,
+                  overwrite: bool = False) -> ExportResult:
+    """Query every per-node metric between ``start`` and ``end`` and write into ``out_dir``:
+    ``metrics.parquet`` (columns time, timestamp, node, metric, value, unit), ``auc.parquet`` and
+    ``auc.csv`` (area under each node's curve by Simpson's rule, plus a ``total`` row per metric),
+    ``<metric>.png`` (one stacked per-node plot per metric) and ``window.json``.
+
+    ``start``/``end`` are epoch seconds or ISO times; ``step`` defaults to the scrape interval;
+    ``nodes`` and ``metrics`` (keys of :data:`~monitor_deploy.metrics.METRICS`) default to all.
+    Raises UsageError for a bad window, node or metric, OperationalError when Prometheus is down
+    or holds no samples for the window; nothing is written then.
+    """
+    t0, t1 = parse_time(start, what="start"), parse_time(end, what="end")
+    if t1 <= t0:
+        raise UsageError(f"export: empty window (end {end!r} is not after start {start!r})")
+    keys = list(metrics or METRICS)
+    unknown = [k for k in keys if k not in METRICS]
+    if unknown:
+        raise UsageError(f"export: unknown metric(s) {', '.join(unknown)} (known: {', '.join(METRICS)})")
+    names = [monitoring.reservation.node(n).name for n in nodes] if nodes else \
+        [n.name for n in monitoring.reservation.nodes]
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise UsageError(f"export: {out_dir} exists and is not empty; pick a new directory or pass overwrite")
+    step_s = max(step_seconds(step, monitoring.options.interval_seconds), math.ceil((t1 - t0) / MAX_POINTS))
+    data = collect(monitoring, t0, t1, step_s, names, keys)
+    auc = area_under_curves(data)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        data.to_parquet(tmp / "metrics.parquet", index=False)
+        auc.to_parquet(tmp / "auc.parquet", index=False)
+        auc.to_csv(tmp / "auc.csv", index=False)
+        plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0) for k in keys}
+        (tmp / "window.json").write_text(json.dumps(
+            {"start": t0, "end": t1, "step": step_s, "nodes": names,
+             "queries": {k: METRICS[k].record for k in keys}, "prometheus": monitoring.url}, indent=1))
+        _move_into_place(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return ExportResult(out_dir, out_dir / "metrics.parquet", out_dir / "auc.parquet",
+                        {k: out_dir / p.name for k, p in plots.items()}, data, auc)
+
+
+def collect(monitoring, t0: float, t1: float, step: float, nodes: list[str], keys: list[str]) -> pd.DataFrame:
+    """Tidy frame of the recorded series for ``nodes`` and metric ``keys`` over [t0, t1]."""
+    selector = f'{{{NODE_LABEL}=~"{"|".join(nodes)}"}}'
+    frames = []
+    for key in keys:
+        m = METRICS[key]
+        result = monitoring.client.query_range(m.record + selector, t0, t1, step)
+        seen = {r["metric"].get(NODE_LABEL) for r in result}
+        missing = [n for n in nodes if n not in seen]
+        if missing:
+            raise OperationalError(
+                f"[{monitoring.prometheus_node.name} monitor export] no samples of {m.record} for "
+                f"{', '.join(missing)} between {_iso(t0)} and {_iso(t1)}: the window lies outside the "
+                f"recorded data or the node was not scraped; check 'monitor-deploy status'")
+        for r in result:
+            ts = [float(t) for t, _ in r["values"]]
+            frames.append(pd.DataFrame({"timestamp": ts, "node": r["metric"][NODE_LABEL], "metric": key,
+                                        "value": [float(v) for _, v in r["values"]], "unit": m.unit}))
+    data = pd.concat(frames, ignore_index=True)
+    data.insert(0, "time", pd.to_datetime(data["timestamp"], unit="s", utc=True))
+    return data.sort_values(["metric", "node", "timestamp"], ignore_index=True)
+
+
+def area_under_curves(data: pd.DataFrame) -> pd.DataFrame:
+    """Area under each (metric, node) curve by Simpson's rule over time in seconds, plus totals."""
+    rows = []
+    for (metric, node), g in data.groupby(["metric", "node"], sort=False):
+        auc = float(simpson(g["value"].to_numpy(), x=g["timestamp"].to_numpy())) if len(g) > 1 else 0.0
+        rows.append({"metric": metric, "node": node, "auc": auc, "unit": AUC_UNITS[g["unit"].iloc[0]],
+                     "samples": len(g)})
+    auc = pd.DataFrame(rows)
+    totals = auc.groupby("metric", sort=False).agg(auc=("auc", "sum"), unit=("unit", "first"),
+                                                    samples=("samples", "sum")).reset_index()
+    totals.insert(1, "node", "total")
+    return pd.concat([auc, totals], ignore_index=True)
+
+
+def plot_metric(data: pd.DataFrame, metric, path: Path, t0: float) -> Path:
+    """One panel per node, stacked with a shared time axis (seconds since the window start)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    nodes = sorted(data["node"].unique())
+    fig, axes = plt.subplots(len(nodes), 1, sharex=True, squeeze=False, figsize=(8, 1.6 * len(nodes) + 0.8))
+    for ax, node in zip(axes[:, 0], nodes):
+        g = data[data.node == node]
+        ax.plot(g["timestamp"] - t0, g["value"], linewidth=1)
+        ax.fill_between(g["timestamp"] - t0, g["value"], alpha=0.25)
+        ax.set_ylabel(f"{node}\n{metric.unit}")
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_title(metric.title)
+    axes[-1, 0].set_xlabel("time since window start (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _move_into_place(tmp: Path, out_dir: Path) -> None:
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+        out_dir.rename(old)
+        tmp.rename(out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        tmp.rename(out_dir)
+
+
+def _iso(t: float) -> str:
+    return pd.Timestamp(t, unit="s", tz="UTC").isoformat()

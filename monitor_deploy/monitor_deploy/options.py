@@ -1,0 +1,101 @@
+"""Monitoring options and the time/duration parsing shared by API and CLI."""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+
+from metareserve.errors import UsageError
+
+_DURATION = re.compile(r"^(\d+)(ms|s|m|h|d|w|y)$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+
+
+def duration_seconds(text: str, *, what: str = "duration") -> float:
+    """Seconds in a Prometheus duration such as ``2s``, ``5m`` or ``2d``; UsageError otherwise."""
+    m = _DURATION.match(str(text).strip())
+    if not m:
+        raise UsageError(f"{what} {text!r} is not a Prometheus duration (e.g. 2s, 30s, 5m, 2d)")
+    return int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+
+
+def parse_time(value, *, what: str = "time") -> float:
+    """Epoch seconds from epoch seconds (int/float/str), an ISO 8601 string or a datetime.
+
+    Naive ISO times and datetimes are taken as local time.
+    """
+    if isinstance(value, dt.datetime):
+        return value.timestamp()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise UsageError(f"{what} {value!r} is neither epoch seconds nor an ISO time "
+                         f"(e.g. 1700000000 or 2026-11-21T22:00:00)") from None
+
+
+@dataclasses.dataclass
+class MonitorOptions:
+    """How monitoring runs: scrape interval, retention, ports, extra scrape jobs.
+
+    ``extra_jobs`` are Prometheus scrape configs given as data (dicts in Prometheus' own
+    ``scrape_configs`` format), e.g. ``{"job_name": "x", "static_configs": [{"targets": [...]}]}``.
+    ``driver_address`` overrides where the Spark driver UI is scraped (default: the layout's
+    driver node). ``vhost_interval`` is how often (seconds) the local-cluster CPU exporter writes.
+    """
+
+    scrape_interval: str = "2s"
+    retention: str = "2d"
+    prometheus_port: int = 9090
+    node_exporter_port: int = 9100
+    spark_master_ui_port: int = 8080
+    spark_worker_ui_port: int = 8081
+    driver_ui_port: int = 4040
+    ceph_mgr_port: int = 9283
+    driver_address: str | None = None
+    extra_jobs: list = dataclasses.field(default_factory=list)
+    vhost_interval: float = 1.0
+
+    def __post_init__(self):
+        interval = duration_seconds(self.scrape_interval, what="scrape interval")
+        if interval <= 0:
+            raise UsageError(f"scrape interval {self.scrape_interval!r} must be positive")
+        duration_seconds(self.retention, what="retention")
+        for field in ("prometheus_port", "node_exporter_port", "spark_master_ui_port",
+                      "spark_worker_ui_port", "driver_ui_port", "ceph_mgr_port"):
+            port = getattr(self, field)
+            if not isinstance(port, int) or not 0 < port < 65536:
+                raise UsageError(f"{field} must be a TCP port (1-65535), not {port!r}")
+        for job in self.extra_jobs:
+            if not isinstance(job, dict) or not isinstance(job.get("job_name"), str):
+                raise UsageError(f"extra job {job!r} must be a Prometheus scrape config with a 'job_name'")
+
+    @property
+    def interval_seconds(self) -> float:
+        """The scrape (and rule evaluation) interval in seconds."""
+        return duration_seconds(self.scrape_interval)
+
+    @property
+    def rate_window(self) -> str:
+        """The range used in ``rate()``: four scrape intervals, so every window holds samples."""
+        return f"{max(1, round(4 * self.interval_seconds))}s"
+
+
+def step_seconds(step, default: float) -> float:
+    """A query step in seconds from a number, a duration string (``5s``) or None (``default``)."""
+    if step is None:
+        return default
+    if isinstance(step, (int, float)) and not isinstance(step, bool):
+        if step <= 0:
+            raise UsageError(f"step {step!r} must be positive")
+        return float(step)
+    try:
+        return step_seconds(float(step), default)
+    except ValueError:
+        return duration_seconds(str(step), what="step")

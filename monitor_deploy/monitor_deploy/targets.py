@@ -1,0 +1,75 @@
+"""Scrape jobs from a layout, and the Prometheus configuration and rules rendered from them."""
+from __future__ import annotations
+
+import dataclasses
+
+import jinja2
+import yaml
+
+from metareserve import Layout, Reservation
+
+from .metrics import METRICS, NODE_LABEL, source_for
+from .options import MonitorOptions
+
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("monitor_deploy", "templates"),
+                          trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+                          keep_trailing_newline=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One scrape target: ``address`` (host:port) on node ``node``."""
+
+    node: str
+    address: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """A scrape job: name, metrics path, targets; ``honor_labels`` keeps exported labels."""
+
+    name: str
+    path: str
+    targets: tuple[Target, ...]
+    honor_labels: bool = False
+
+
+def scrape_jobs(reservation: Reservation, layout: Layout, options: MonitorOptions) -> list[Job]:
+    """The scrape jobs for the roles present in ``layout``: nodes, Spark, Ceph mgr.
+
+    node_exporter runs on every node; Spark and Ceph jobs exist only for roles the layout fills.
+    """
+    def on(role: str, port: int, address: str | None = None) -> tuple[Target, ...]:
+        return tuple(Target(n.name, f"{address or n.cluster_address}:{port}")
+                     for n in layout.nodes(reservation, role))
+
+    o = options
+    jobs = [Job("node", "/metrics", tuple(Target(n.name, f"{n.cluster_address}:{o.node_exporter_port}")
+                                          for n in reservation.nodes))]
+    master, worker = on("spark-master", o.spark_master_ui_port), on("spark-worker", o.spark_worker_ui_port)
+    driver = on("driver", o.driver_ui_port, o.driver_address)
+    jobs += [Job("spark-master", "/metrics/master/prometheus/", master),
+             Job("spark-applications", "/metrics/applications/prometheus/", master),
+             Job("spark-worker", "/metrics/prometheus/", worker),
+             Job("spark-driver", "/metrics/prometheus/", driver),
+             Job("spark-executors", "/metrics/executors/prometheus/", driver),
+             Job("ceph-mgr", "/metrics", on("ceph-mgr", o.ceph_mgr_port), honor_labels=True)]
+    return [j for j in jobs if j.targets]
+
+
+def render_config(reservation: Reservation, layout: Layout, options: MonitorOptions, *,
+                  rules_file: str) -> str:
+    """prometheus.yml for this reservation and layout."""
+    timeout = min(options.interval_seconds, 10.0)
+    extra = yaml.safe_dump(options.extra_jobs, sort_keys=False) if options.extra_jobs else ""
+    return _ENV.get_template("prometheus.yml.j2").render(
+        reservation=reservation.name, options=options, jobs=scrape_jobs(reservation, layout, options),
+        rules_file=rules_file, node_label=NODE_LABEL, extra_jobs=extra,
+        scrape_timeout=f"{int(timeout * 1000)}ms")
+
+
+def render_rules(reservation: Reservation, options: MonitorOptions) -> str:
+    """The recording rules giving one per-node series per :data:`METRICS` entry."""
+    return _ENV.get_template("rules.yml.j2").render(
+        source=source_for(reservation.provider), metrics=list(METRICS.values()),
+        window=options.rate_window, interval=options.scrape_interval)

@@ -1,0 +1,118 @@
+"""Per-host CPU, memory and disk counters for local-cluster hosts, from their cgroups.
+
+Local hosts share ``/proc/stat`` and the disks, so node_exporter reports whole-machine numbers
+in every namespace. This small process runs in the root namespace (namespaces cannot see
+``/sys/fs/cgroup``) and every ``interval`` seconds writes, per host, into that host's
+node_exporter textfile directory (atomically):
+
+* ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``);
+* ``sae_vhost_cpu_capacity_cores``: the cores the host may use (its CPU limit or the machine's);
+* ``sae_vhost_memory_rss_bytes``: resident memory of the cgroup's processes;
+* ``sae_vhost_disk_{read,written}_bytes_total``: storage I/O of those processes (``/proc/<pid>/io``),
+  including processes that have exited since the exporter started.
+
+Run as ``python -m monitor_deploy.vhost CONFIG.json``; it exits when the reservation's state
+directory disappears (the cluster was released).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry, write_to_textfile
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+TEXTFILE_NAME = "sae_vhost.prom"
+
+
+def cgroup_cpu_seconds(usage_file: str) -> float:
+    """CPU seconds used by a cgroup: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat`` (usage_usec)."""
+    text = Path(usage_file).read_text()
+    if usage_file.endswith("cpu.stat"):
+        fields = dict(line.split() for line in text.splitlines() if line.strip())
+        return int(fields["usage_usec"]) / 1e6
+    return int(text.strip()) / 1e9
+
+
+def _proc_sample(pid: int):
+    """(start time, rss bytes, read bytes, written bytes) of a process, or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        rss = int(stat[21]) * PAGE
+        io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+        return stat[19], rss, int(io["read_bytes"]), int(io["write_bytes"])
+    except (OSError, IndexError, KeyError, ValueError):
+        return None
+
+
+class HostCollector:
+    """Collects one host's counters; remembers I/O of exited processes so counters never fall."""
+
+    def __init__(self, name: str, usage_file: str, procs_file: str, capacity: float):
+        self.name, self.usage_file, self.procs_file, self.capacity = name, usage_file, procs_file, capacity
+        self.live: dict[tuple, tuple[int, int]] = {}
+        self.gone = [0, 0]
+
+    def collect(self):
+        try:
+            pids = [int(p) for p in Path(self.procs_file).read_text().split()]
+        except OSError:
+            pids = []
+        rss, seen = 0, {}
+        for pid in pids:
+            sample = _proc_sample(pid)
+            if sample:
+                start, mem, rd, wr = sample
+                rss += mem
+                seen[(pid, start)] = (rd, wr)
+        for key, (rd, wr) in self.live.items():
+            if key not in seen:
+                self.gone[0] += rd
+                self.gone[1] += wr
+        self.live = seen
+        read = self.gone[0] + sum(v[0] for v in seen.values())
+        written = self.gone[1] + sum(v[1] for v in seen.values())
+        yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup",
+                       cgroup_cpu_seconds(self.usage_file))
+        yield _gauge("sae_vhost_cpu_capacity_cores", "cores the host may use", self.capacity)
+        yield _gauge("sae_vhost_memory_rss_bytes", "resident memory of the host's processes", rss)
+        yield _counter("sae_vhost_disk_read_bytes_total", "bytes the host's processes read from storage", read)
+        yield _counter("sae_vhost_disk_written_bytes_total", "bytes the host's processes wrote to storage", written)
+
+
+def _counter(name, doc, value):
+    m = CounterMetricFamily(name, doc)
+    m.add_metric([], value)
+    return m
+
+
+def _gauge(name, doc, value):
+    m = GaugeMetricFamily(name, doc)
+    m.add_metric([], value)
+    return m
+
+
+def run(config: dict) -> None:
+    """Write every host's counters every ``config['interval']`` s until the state dir is gone."""
+    hosts = []
+    for h in config["nodes"]:
+        registry = CollectorRegistry(auto_describe=False)
+        procs = str(Path(h["cpu_usage_file"]).with_name("cgroup.procs"))
+        registry.register(HostCollector(h["name"], h["cpu_usage_file"], procs, config["capacity"]))
+        hosts.append((registry, Path(h["textfile_dir"]) / TEXTFILE_NAME))
+    while Path(config["state_dir"]).is_dir():
+        for registry, path in hosts:
+            if path.parent.is_dir():
+                try:
+                    write_to_textfile(str(path), registry)
+                except OSError as e:  # cgroup gone mid-release: skip this round
+                    print(f"{path}: {e}", file=sys.stderr, flush=True)
+        time.sleep(config["interval"])
+
+
+if __name__ == "__main__":
+    run(json.loads(Path(sys.argv[1]).read_text()))
