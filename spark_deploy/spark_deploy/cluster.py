@@ -1,0 +1,369 @@
+"""A Spark standalone cluster on a layout's nodes: install, start, status, stop, uninstall."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from metareserve import Layout, Reservation, StageReport, node_agent, runtime
+from metareserve.errors import RemoteError, UsageError
+from metareserve.log import node_log
+
+from . import remote, software
+from .config import Daemon, NodePaths, metrics_properties, spark_defaults, spark_env
+from .decide import daemon_action, install_message
+from .options import SparkOptions
+
+START_TIMEOUT = 300.0
+STOP_TIMEOUT = 30.0
+
+
+@dataclasses.dataclass
+class DaemonStatus:
+    """One daemon's state: role, node, pid, whether it runs, and its address."""
+
+    role: str
+    node: str
+    address: str
+    pid: int | None
+    alive: bool
+
+
+@dataclasses.dataclass
+class SparkStatus:
+    """What ``status()`` found: daemons, workers ALIVE at the master (None if the master is down)."""
+
+    master_url: str
+    master: DaemonStatus
+    workers: list[DaemonStatus]
+    alive_workers: int | None
+    active_apps: int | None = None
+
+    @property
+    def running(self) -> bool:
+        """Master and every worker run and every worker is ALIVE at the master."""
+        return (self.master.alive and all(w.alive for w in self.workers)
+                and self.alive_workers == len(self.workers))
+
+
+class SparkCluster:
+    """Spark standalone on ``layout``'s spark-master, spark-worker and driver nodes.
+
+    Stages run over SSH through a metareserve ``Cluster`` (``cluster``, or one opened lazily and
+    closed by :meth:`close`). Every stage reads facts first and reports per node.
+    """
+
+    def __init__(self, reservation: Reservation, layout: Layout | None = None,
+                 options: SparkOptions | None = None, *, cluster=None):
+        self.reservation = reservation
+        self.layout = (layout or Layout.default(reservation)).validate(
+            reservation, require=("spark-master", "spark-worker"))
+        self.options = (options or SparkOptions()).validate()
+        masters = self.layout.names("spark-master")
+        if len(masters) != 1:
+            raise UsageError(f"layout names {len(masters)} spark-master nodes ({', '.join(masters)}); "
+                             f"a standalone cluster has exactly one")
+        self.master_node = masters[0]
+        self.worker_nodes = self.layout.names("spark-worker")
+        self.driver_node = (self.layout.names("driver") or masters)[0]
+        self.nodes = self.layout.all_names("spark-master", "spark-worker", "driver")
+        self._cluster, self._own = cluster, cluster is None
+        self._pyver: dict[str, str] = {}
+
+    # -- plumbing -------------------------------------------------------------------------
+    @property
+    def cluster(self):
+        """The metareserve Cluster used for remote work (opened on first use)."""
+        if self._cluster is None:
+            self._cluster = self.reservation.connect()
+        return self._cluster
+
+    def close(self) -> None:
+        """Close the connections this object opened itself."""
+        if self._own and self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def __enter__(self) -> "SparkCluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def address(self, node: str) -> str:
+        return self.reservation.node(node).cluster_address
+
+    def paths(self, node: str) -> NodePaths:
+        """Per-node state directories (conf, work, logs, pids, events, submits)."""
+        if self.options.prefix:
+            return NodePaths(self.options.prefix.replace("{node}", node).rstrip("/"))
+        return NodePaths(self.reservation.node_dir(node, "spark"))
+
+    def _python_version(self, node: str) -> str:
+        if node not in self._pyver:
+            todo = [n for n in self.nodes if n not in self._pyver] or [node]
+            r = self.cluster.run(["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                 nodes=todo, stage="spark facts")
+            self._pyver.update({n: v["stdout"].strip() for n, v in r.items()})
+        return self._pyver[node]
+
+    def _venv(self, node: str) -> str:
+        eid = runtime.env_id(self.options.requirements, self._python_version(node))
+        return f"{runtime.SOFTWARE_ROOT}/py/{eid}"
+
+    def python(self, node: str) -> str:
+        """The node venv's python (PYSPARK_PYTHON): pyspark, pyarrow, pandas and Debian's rados."""
+        return f"{self._venv(node)}/bin/python"
+
+    def spark_home(self, node: str) -> str:
+        """SPARK_HOME on ``node``: the venv's pyspark package, or the unpacked tarball."""
+        if self.options.spark_source:
+            return software.tarball_home(self.options.spark_source)
+        return f"{self._venv(node)}/lib/python{self._python_version(node)}/site-packages/pyspark"
+
+    @property
+    def master_url(self) -> str:
+        """``spark://<master address>:<master_port>``."""
+        return f"spark://{self.address(self.master_node)}:{self.options.master_port}"
+
+    @property
+    def master_ui_url(self) -> str:
+        """``http://<master address>:<master_ui_port>`` (``/json/`` lists workers and apps)."""
+        return f"http://{self.address(self.master_node)}:{self.options.master_ui_port}"
+
+    def env(self, node: str, ident: str | None = None) -> dict[str, str]:
+        """Environment for spark-daemon.sh / spark-submit on ``node``."""
+        return spark_env(spark_home=self.spark_home(node), python=self.python(node), paths=self.paths(node),
+                         address=self.address(node), ident=ident or f"{self.reservation.name}-{node}",
+                         options=self.options)
+
+    def daemons(self) -> list[Daemon]:
+        """The master first, then one worker per spark-worker node."""
+        ident = lambda n: f"{self.reservation.name}-{n}"  # noqa: E731
+        return [Daemon("spark-master", self.master_node, self.address(self.master_node), ident(self.master_node))] + \
+               [Daemon("spark-worker", n, self.address(n), ident(n)) for n in self.worker_nodes]
+
+    def metrics_targets(self) -> dict:
+        """Prometheus scrape targets: job → {"metrics_path", "targets" ["host:port"], "nodes"}.
+
+        Driver and executor endpoints answer only while an application runs.
+        """
+        m, ui = self.master_node, self.options.master_ui_port
+        driver_port = int(self.options.conf.get("spark.ui.port", 4040))
+        job = lambda path, pairs: {"metrics_path": path, "targets": [f"{self.address(n)}:{p}" for n, p in pairs],  # noqa: E731
+                                   "nodes": [n for n, _ in pairs]}
+        return {
+            "spark-master": job("/metrics/master/prometheus/", [(m, ui)]),
+            "spark-applications": job("/metrics/applications/prometheus/", [(m, ui)]),
+            "spark-worker": job("/metrics/prometheus/", [(n, self.options.worker_ui_port) for n in self.worker_nodes]),
+            "spark-driver": job("/metrics/prometheus/", [(self.driver_node, driver_port)]),
+            "spark-executors": job("/metrics/executors/prometheus/", [(self.driver_node, driver_port)]),
+        }
+
+    # -- install ----------------------------------------------------------------------------
+    def install(self) -> StageReport:
+        """Java 17 and Spark on every node of the layout (in parallel); a second run only checks."""
+        stage = "spark install"
+        report = StageReport(stage)
+        before = self._software(stage)
+        java = self.cluster.call(node_agent, "apt_install", list(software.JAVA_PACKAGES), nodes=self.nodes,
+                                 stage=f"{stage} java")
+        runtime.ensure_python_env(self.cluster, self.options.requirements, nodes=self.nodes,
+                                  stage=f"{stage} python")
+        if self.options.spark_source:
+            software.install_tarball(self, [n for n in self.nodes if not before[n]["spark"]], stage=stage)
+        self._mkdirs(stage)
+        after = self._software(stage)
+        for n in self.nodes:
+            if not after[n]["spark"]:
+                raise RemoteError(n, stage, f"Spark is still missing at {self.spark_home(n)} after install")
+            changed, message = install_message(java_installed=java[n]["installed"],
+                                               spark_before=before[n]["spark"],
+                                               python_before=before[n]["python"],
+                                               spark_home=self.spark_home(n))
+            report.add(n, changed, message)
+        return report
+
+    def _software(self, stage: str) -> dict:
+        facts = self.cluster.call(remote, "software", nodes=self.nodes, stage=f"{stage} facts",
+                                  per_node=lambda n: {"spark_home": self.spark_home(n.name)})
+        for n in self.nodes:
+            facts[n]["python"] = self.cluster.run(["test", "-x", self.python(n)], nodes=[n], stage=stage,
+                                                  check=False)[n]["rc"] == 0
+        return facts
+
+    def _mkdirs(self, stage: str) -> None:
+        self.cluster.each(lambda node: self.cluster.run(["mkdir", "-p", *self.paths(node.name).all()],
+                                                        nodes=[node], stage=stage),
+                          nodes=self.nodes, stage=stage)
+
+    # -- start ------------------------------------------------------------------------------
+    def start(self) -> StageReport:
+        """Master, then workers (in parallel); wait until every worker is ALIVE at the master.
+
+        ``details``: ``alive_workers``, ``seconds``.
+        """
+        stage = "spark start"
+        t0 = time.monotonic()
+        report = StageReport(stage)
+        self._require_software(stage)
+        self._mkdirs(stage)
+        changed = self._write_config(stage)
+        master, workers = self.daemons()[0], self.daemons()[1:]
+        outcomes = {n: [] for n in self.nodes}
+        outcomes[master.node].append(self._ensure(master, changed[master.node]))
+        done = self.cluster.each(lambda node: self._ensure(workers[self.worker_nodes.index(node.name)],
+                                                           changed[node.name]),
+                                 nodes=self.worker_nodes, stage="spark-worker start")
+        for n, outcome in done.items():
+            outcomes[n].append(outcome)
+        for n, parts in outcomes.items():
+            parts = parts or [(changed[n], "driver configuration " + ("written" if changed[n] else "current"))]
+            report.add(n, any(c for c, _ in parts), "; ".join(m for _, m in parts))
+        alive = self._wait_workers(workers)
+        report.details.update(alive_workers=alive, seconds=round(time.monotonic() - t0, 3))
+        node_log(master.node, stage, f"{alive} of {len(workers)} workers ALIVE at {self.master_ui_url}")
+        return report
+
+    def _require_software(self, stage: str) -> None:
+        facts = self.cluster.call(remote, "software", nodes=self.nodes, stage=f"{stage} facts",
+                                  per_node=lambda n: {"spark_home": self.spark_home(n.name)})
+        for n in self.nodes:
+            if not facts[n]["java"]:
+                raise RemoteError(n, stage, "java is missing (no 'java' on PATH)",
+                                  hint="run 'spark-deploy install' (installs openjdk-17-jdk-headless)")
+            if not facts[n]["spark"]:
+                raise RemoteError(n, stage, f"Spark is not installed at {self.spark_home(n)}",
+                                  hint="run 'spark-deploy install' with the same options first")
+
+    def _write_config(self, stage: str) -> dict[str, bool]:
+        def defaults(node):
+            return spark_defaults(node=node.name, address=self.address(node.name),
+                                           python=self.python(node.name), paths=self.paths(node.name),
+                                           master_url=self.master_url, options=self.options)
+        a = self.cluster.call(node_agent, "write_file", nodes=self.nodes, stage=f"{stage} config",
+                              per_node=lambda n: {"path": f"{self.paths(n.name).conf}/spark-defaults.conf",
+                                                  "text": defaults(n)})
+        b = self.cluster.call(node_agent, "write_file", nodes=self.nodes, stage=f"{stage} config",
+                              per_node=lambda n: {"path": f"{self.paths(n.name).conf}/metrics.properties",
+                                                  "text": metrics_properties()})
+        return {n: a[n] or b[n] for n in self.nodes}
+
+    def _ensure(self, d: Daemon, config_changed: bool) -> tuple[bool, str]:
+        """Start (or restart after a config change) one daemon; (changed, message)."""
+        stage = f"{d.role} start"
+        paths = self.paths(d.node)
+        st = self._call(node_agent, "daemon_status", d.node, stage, d.pidfile(paths))
+        busy = [] if st["alive"] else [p for p in d.ports(self.options)
+                                       if self._call(node_agent, "port_open", d.node, stage, d.address, p)]
+        action, reason = daemon_action(alive=st["alive"], pid=st["pid"], config_changed=config_changed,
+                                       busy_ports=busy)
+        if action == "none":
+            return False, f"{d.role} {reason}"
+        if action == "blocked":
+            raise RemoteError(d.node, stage, f"{reason} on {d.address}",
+                              hint="stop whatever listens there or choose other ports in SparkOptions")
+        if action == "restart":
+            self._call(node_agent, "stop_daemon", d.node, stage, d.pidfile(paths), STOP_TIMEOUT)
+        sbin = f"{self.spark_home(d.node)}/sbin/spark-daemon.sh"
+        self.cluster.run([sbin, "start", d.cls, "1", *d.args(self.options, paths, self.master_url)],
+                         nodes=[d.node], stage=stage, env=self.env(d.node, d.ident), timeout=300)
+        port = d.ports(self.options)[0]
+        try:
+            self._call(node_agent, "wait_port", d.node, stage, d.address, port, START_TIMEOUT)
+        except RemoteError:
+            raise RemoteError(d.node, stage, f"{d.role} did not listen on {d.address}:{port}: "
+                              f"{self._log_tail(d)}", hint=f"see the logs in {paths.logs}") from None
+        pid = self._call(node_agent, "daemon_status", d.node, stage, d.pidfile(paths))["pid"]
+        return True, f"{d.role} {'restarted' if action == 'restart' else 'started'} (pid {pid}): {reason}"
+
+    def _call(self, module, fn: str, node: str, stage: str, *args):
+        return self.cluster.call(module, fn, *args, nodes=[node], stage=stage,
+                                 timeout=START_TIMEOUT + 60)[node]
+
+    def _log_tail(self, d: Daemon) -> str:
+        r = self.cluster.run(f"tail -n 40 {self.paths(d.node).logs}/spark-{d.ident}-{d.cls}-1-*.out",
+                             nodes=[d.node], stage=f"{d.role} start", check=False)[d.node]
+        lines = [ln for ln in r["stdout"].splitlines() if "ERROR" in ln or "Exception" in ln]
+        return (lines or r["stdout"].splitlines() or ["no log"])[-1].strip()
+
+    def _wait_workers(self, workers: list[Daemon]) -> int:
+        want = {f"{w.address}:{self.options.worker_port}": w for w in workers}
+        r = self._call(remote, "wait_workers", self.master_node, "spark start",
+                       f"{self.master_ui_url}/json/", sorted(want), START_TIMEOUT)
+        if not r["master_up"]:
+            raise RemoteError(self.master_node, "spark-master start",
+                              f"the master's {self.master_ui_url}/json/ does not answer",
+                              hint=f"see the logs in {self.paths(self.master_node).logs}")
+        if r["missing"]:
+            w = want[r["missing"][0]]
+            raise RemoteError(w.node, "spark-worker start",
+                              f"{len(r['missing'])} of {len(workers)} workers not ALIVE at the master after "
+                              f"{r['seconds']:.0f}s ({', '.join(want[m].node for m in r['missing'])}): {self._log_tail(w)}",
+                              hint=f"see the logs in {self.paths(w.node).logs}")
+        return len(r["alive"])
+
+    # -- status, stop, uninstall ---------------------------------------------------------------
+    def status(self) -> SparkStatus:
+        """Daemon pids per node and the workers ALIVE at the master (read only)."""
+        states = {}
+        for d in self.daemons():
+            st = self._call(node_agent, "daemon_status", d.node, "spark status", d.pidfile(self.paths(d.node)))
+            states[(d.role, d.node)] = DaemonStatus(d.role, d.node, d.address, st["pid"], st["alive"])
+        master = states[("spark-master", self.master_node)]
+        summary = self._call(remote, "master_state", self.master_node, "spark status",
+                             f"{self.master_ui_url}/json/") if master.alive else None
+        return SparkStatus(self.master_url, master,
+                           [states[("spark-worker", n)] for n in self.worker_nodes],
+                           len(summary["alive"]) if summary else None,
+                           summary["active_apps"] if summary else None)
+
+    def stop(self) -> StageReport:
+        """Workers (in parallel), then the master; says per node what it stopped or found."""
+        report = StageReport("spark stop")
+        master, workers = self.daemons()[0], self.daemons()[1:]
+        done = self.cluster.each(lambda node: self._stop(workers[self.worker_nodes.index(node.name)]),
+                                 nodes=self.worker_nodes, stage="spark-worker stop")
+        m = self._stop(master)
+        for n in self.nodes:
+            parts = ([done[n]] if n in done else []) + ([m] if n == master.node else [])
+            if not parts:
+                report.add(n, False, "no Spark daemon on this node (driver only)")
+                continue
+            changed = any(c for c, _ in parts)
+            report.add(n, changed, "; ".join(msg for _, msg in parts))
+        return report
+
+    def _stop(self, d: Daemon) -> tuple[bool, str]:
+        r = self._call(node_agent, "stop_daemon", d.node, f"{d.role} stop", d.pidfile(self.paths(d.node)),
+                       STOP_TIMEOUT)
+        if not r["stopped"]:
+            return False, f"{d.role} not running"
+        return True, f"{d.role} stopped (pid {r['pid']}{', killed' if r['killed'] else ''})"
+
+    def uninstall(self, *, purge: bool = False) -> StageReport:
+        """Stop the daemons and remove every node's Spark state directory.
+
+        With ``purge``, also remove the shared software this deployment used (the node venv or
+        the unpacked tarball under /opt/sae), which other deployments with the same options share.
+        Java (a distribution package) stays.
+        """
+        stage = "spark uninstall"
+        report = StageReport(stage)
+        stopped = self.stop()
+        targets = {n: [self.paths(n).root] for n in self.nodes}
+        if purge:
+            for n in self.nodes:
+                targets[n] += software.software_paths(self, n)
+        found = self.cluster.call(remote, "remove", nodes=self.nodes, stage=stage,
+                                  per_node=lambda n: {"paths": targets[n.name]})
+        for n in self.nodes:
+            did = ([stopped.nodes[n].message] if stopped.nodes[n].changed else []) + \
+                  [f"removed {p}" for p in found[n]]
+            report.add(n, bool(did), "; ".join(did) if did else f"nothing left under {self.paths(n).root}")
+        return report
+
+    def submit(self, app, **kwargs):
+        """Submit an application from the driver node; see :func:`spark_deploy.submit.submit`."""
+        from .submit import submit
+        return submit(self, app, **kwargs)
+

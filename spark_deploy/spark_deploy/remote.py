@@ -1,0 +1,147 @@
+"""Runs on nodes (stdlib only): Spark software facts, master state, tarball unpacking, submit.
+
+Shipped by metareserve's Cluster.call; ``sae_emit`` is injected there and streams a line back.
+Every function returns a JSON-serialisable value.
+"""
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+
+def _emit(line):
+    fn = globals().get("sae_emit")
+    if fn:
+        fn(line)
+    else:
+        print(line)
+
+
+def software(spark_home):
+    """What is installed: Spark at ``spark_home`` and a Java runtime (path and version line)."""
+    java = shutil.which("java")
+    version = ""
+    if java:
+        r = subprocess.run([java, "-version"], capture_output=True, text=True)
+        version = (r.stderr or r.stdout).strip().splitlines()[0] if (r.stderr or r.stdout).strip() else ""
+    return {"spark": os.access(os.path.join(spark_home, "bin", "spark-class"), os.X_OK),
+            "java": java, "java_version": version}
+
+
+def master_state(url, timeout=5.0):
+    """The master's JSON endpoint summarised: status, alive workers ("host:port"), apps; None if down."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            data = json.loads(r.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    workers = data.get("workers", [])
+    return {"status": data.get("status"),
+            "alive": sorted("%s:%s" % (w.get("host"), w.get("port")) for w in workers
+                            if w.get("state") == "ALIVE"),
+            "cores": data.get("cores"), "memory": data.get("memory"),
+            "active_apps": len(data.get("activeapps", [])),
+            "completed_apps": len(data.get("completedapps", [])),
+            "drivers": data.get("activedrivers", []) + data.get("completeddrivers", [])}
+
+
+def wait_workers(url, expected, timeout=300.0, interval=0.5):
+    """Poll the master until every worker in ``expected`` ("host:port") is ALIVE or ``timeout``.
+
+    Returns {"ok", "alive", "missing", "seconds"}.
+    """
+    start = time.time()
+    state = None
+    while True:
+        state = master_state(url)
+        alive = state["alive"] if state else []
+        missing = sorted(set(expected) - set(alive))
+        if state and not missing:
+            break
+        if time.time() - start > timeout:
+            break
+        time.sleep(interval)
+    return {"ok": bool(state) and not missing, "alive": alive, "missing": missing,
+            "master_up": state is not None, "seconds": round(time.time() - start, 3)}
+
+
+def unpack_tarball(archive, dest):
+    """Unpack a Spark tarball into ``dest`` (top directory stripped) under a lock; marked complete last.
+
+    Returns {"changed": bool}. Hosts sharing a disk see the first host's copy complete.
+    """
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(os.path.join(dest, ".complete")):
+            return {"changed": False}
+        tmp = dest + ".partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        os.makedirs(tmp)
+        r = subprocess.run(["tar", "-xf", archive, "-C", tmp, "--strip-components=1"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError("tar could not unpack %s: %s" % (archive, r.stderr.strip()[-300:]))
+        if not os.access(os.path.join(tmp, "bin", "spark-class"), os.X_OK):
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError("%s is not a Spark distribution (no bin/spark-class inside)" % archive)
+        os.rename(tmp, dest)
+        open(os.path.join(dest, ".complete"), "w").close()
+        return {"changed": True}
+
+
+def remove(paths):
+    """Remove files or directory trees; returns the paths that existed."""
+    found = []
+    for p in paths:
+        if os.path.lexists(p):
+            found.append(p)
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+    return found
+
+
+def spark_submit(argv, env, log_path, cwd=None, stream=True):
+    """Run spark-submit, streaming its combined output and writing it to ``log_path``.
+
+    Returns {"rc", "output" (last 200 lines), "seconds"}.
+    """
+    full_env = dict(os.environ)
+    full_env.update(env)
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    start = time.time()
+    tail = []
+    with open(log_path, "w") as log:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=full_env, text=True, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        except OSError as e:
+            return {"rc": 127, "output": [str(e)], "seconds": 0.0}
+        for line in proc.stdout:
+            log.write(line)
+            line = line.rstrip("\n")
+            tail.append(line)
+            del tail[:-200]
+            if stream:
+                _emit(line)
+        rc = proc.wait()
+    return {"rc": rc, "output": tail, "seconds": round(time.time() - start, 3)}
+
+
+def find(root, name):
+    """Paths below ``root`` whose base name is ``name`` (e.g. a cluster-mode driver directory)."""
+    out = []
+    for dirpath, dirnames, _ in os.walk(root):
+        if name in dirnames:
+            out.append(os.path.join(dirpath, name))
+    return out
+

@@ -1,0 +1,85 @@
+"""Where Spark comes from: Java packages, and a Spark tarball fetched once on the controller."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from metareserve import runtime
+from metareserve.errors import OperationalError, UsageError
+from metareserve.log import node_log
+
+from . import remote
+
+JAVA_PACKAGES = ("openjdk-17-jdk-headless",)
+TARBALL_ROOT = f"{runtime.SOFTWARE_ROOT}/spark"
+_SUFFIX = re.compile(r"\.(tgz|tar\.gz|tar)$")
+
+
+def tarball_name(source: str) -> str:
+    """Distribution name of a tarball path/URL: its file name without the archive suffix."""
+    base = source.rstrip("/").rsplit("/", 1)[-1]
+    if not _SUFFIX.search(base):
+        raise UsageError(f"spark_source {source!r}: expected a .tgz, .tar.gz or .tar Spark distribution")
+    return _SUFFIX.sub("", base)
+
+
+def tarball_home(source: str) -> str:
+    """SPARK_HOME of an unpacked tarball on nodes."""
+    return f"{TARBALL_ROOT}/{tarball_name(source)}"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "spark"
+
+
+def fetch(source: str, *, stage: str) -> Path:
+    """A local copy of the tarball: the path itself, or a download cached on the controller."""
+    name = tarball_name(source)
+    if "://" not in source or source.startswith("file://"):
+        path = Path(source.removeprefix("file://")).expanduser()
+        if not path.is_file():
+            raise UsageError(f"spark_source {source}: file not found on the controller")
+        return path
+    dest = cache_dir() / (source.rstrip("/").rsplit("/", 1)[-1])
+    if dest.exists():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    node_log(None, stage, f"downloading {source}")
+    tmp = dest.with_name(dest.name + ".part")
+    try:
+        with urllib.request.urlopen(source, timeout=60) as r, open(tmp, "wb") as f:
+            shutil.copyfileobj(r, f, 1 << 20)
+    except (urllib.error.URLError, OSError) as e:
+        tmp.unlink(missing_ok=True)
+        raise OperationalError(f"[controller {stage}] cannot download {source}: "
+                               f"{getattr(e, 'reason', e)}; check the URL or pass a local path") from None
+    tmp.replace(dest)
+    node_log(None, stage, f"cached {name} in {dest}")
+    return dest
+
+
+def install_tarball(spark, nodes: list[str], *, stage: str) -> None:
+    """Push the tarball to ``nodes`` and unpack it under /opt/sae/spark/<name> (locked, marked complete)."""
+    if not nodes:
+        return
+    local = fetch(spark.options.spark_source, stage=f"{stage} fetch")
+    incoming = f"{TARBALL_ROOT}/.incoming/{local.name}"
+    spark.cluster.put(str(local), incoming, nodes=nodes, stage=f"{stage} push")
+    spark.cluster.call(remote, "unpack_tarball", incoming, tarball_home(spark.options.spark_source),
+                       nodes=nodes, stage=f"{stage} unpack", timeout=1800)
+
+
+def software_paths(spark, node: str) -> list[str]:
+    """Shared software a purge removes on ``node``: the node venv, and the tarball copy if any."""
+    venv = spark.python(node).rsplit("/bin/", 1)[0]
+    eid = venv.rsplit("/", 1)[-1]
+    paths = [venv, f"{runtime.SOFTWARE_ROOT}/wheels/{eid}"]
+    if spark.options.spark_source:
+        home = tarball_home(spark.options.spark_source)
+        name = spark.options.spark_source.rstrip("/").rsplit("/", 1)[-1]
+        paths += [home, f"{home}.lock", f"{TARBALL_ROOT}/.incoming/{name}"]
+    return paths

@@ -1,0 +1,168 @@
+"""Submitting applications from the driver node: ship files, run spark-submit, fetch logs."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from metareserve.errors import OperationalError, UsageError
+
+from . import remote
+from .decide import failure_line, rejected_options
+
+STAGE = "spark-submit"
+_DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
+
+
+@dataclasses.dataclass
+class SubmitResult:
+    """Outcome of one spark-submit: exit code, output and the fetched logs."""
+
+    exit_code: int
+    stdout: str
+    driver_log: Path | None
+    event_log: Path | None
+    node: str
+    deploy_mode: str
+    seconds: float
+    app_id: str | None = None
+
+
+class SubmitError(OperationalError):
+    """An application (or spark-submit itself) failed; ``exit_code`` is the application's."""
+
+    def __init__(self, message: str, result: SubmitResult):
+        self.result = result
+        self.exit_code = result.exit_code if 0 < result.exit_code < 256 else 1
+        super().__init__(message)
+
+
+def default_log_dir() -> Path:
+    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "spark-submits"
+
+
+def is_remote_uri(path: str) -> bool:
+    """True for URIs Spark resolves itself (hdfs://, http://, local:, ...), never shipped."""
+    return bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", path)) and not path.startswith("file:")
+
+
+def local_file(path, what: str) -> Path:
+    p = Path(str(path).removeprefix("file://")).expanduser()
+    if not p.is_file():
+        raise UsageError(f"{p}: {what} not found on the controller")
+    return p
+
+
+def build_argv(*, spark_home: str, master_url: str, deploy_mode: str, app: str, args=(),
+               py_files=(), jars=(), files=(), conf=None, spark_args=()) -> list[str]:
+    """The spark-submit command line (pure)."""
+    argv = [f"{spark_home}/bin/spark-submit", "--master", master_url, "--deploy-mode", deploy_mode]
+    for flag, items in (("--py-files", py_files), ("--jars", jars), ("--files", files)):
+        if items:
+            argv += [flag, ",".join(items)]
+    for key, value in (conf or {}).items():
+        argv += ["--conf", f"{key}={value}"]
+    return argv + list(spark_args) + [app] + [str(a) for a in args]
+
+
+def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
+           env=None, spark_args=(), log_dir=None, stream=True, check=True) -> SubmitResult:
+    """Run ``app`` (a .jar, or a .py with ``py_files``) with spark-submit on the driver node.
+
+    Local files are shipped to the driver node (and, in cluster mode, to the workers); every
+    spark-submit option can be forwarded through ``spark_args``/``conf``. Output is streamed with
+    a ``[node spark-submit]`` prefix; the driver log and event log are fetched to ``log_dir``.
+
+    Raises:
+        UsageError: missing files, unknown deploy mode, a Python app in cluster mode.
+        SubmitError: the application or spark-submit failed (``check``); carries ``result``.
+    """
+    if deploy_mode not in ("client", "cluster"):
+        raise UsageError(f"deploy mode {deploy_mode!r} is not client or cluster")
+    app = str(app)
+    if app.endswith(".py") and deploy_mode == "cluster":
+        raise UsageError(f"{app}: Python applications cannot run in cluster deploy mode on a Spark "
+                         f"standalone cluster; use deploy mode client")
+    node = spark.driver_node
+    sid = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    rdir = f"{spark.paths(node).submits}/{sid}"
+    targets = [node] + (spark.worker_nodes if deploy_mode == "cluster" else [])
+    targets = list(dict.fromkeys(targets))
+    spark.cluster.run(["mkdir", "-p", f"{rdir}/events", f"{rdir}/files"], nodes=targets, stage=STAGE)
+
+    def ship(item, what):
+        if is_remote_uri(str(item)):
+            return str(item)
+        path = local_file(item, what)
+        spark.cluster.put(str(path), f"{rdir}/files/{path.name}", nodes=targets, stage=STAGE)
+        return f"{rdir}/files/{path.name}"
+
+    conf = dict(conf or {})
+    own_events = "spark.eventLog.dir" not in conf and "spark.eventLog.dir" not in spark.options.conf
+    if own_events:
+        conf["spark.eventLog.dir"] = f"file://{rdir}/events"
+    argv = build_argv(spark_home=spark.spark_home(node), master_url=spark.master_url, deploy_mode=deploy_mode,
+                      app=ship(app, "application"), args=args,
+                      py_files=[ship(p, "--py-files entry") for p in py_files],
+                      jars=[ship(j, "--jars entry") for j in jars],
+                      files=[ship(f, "--files entry") for f in files], conf=conf, spark_args=spark_args)
+    run_env = dict(spark.env(node), **{k: str(v) for k, v in (env or {}).items()})
+    r = spark.cluster.call(remote, "spark_submit", argv, run_env, f"{rdir}/driver.log", rdir, stream,
+                           nodes=[node], stage=STAGE, timeout=None)[node]
+    local = Path(log_dir or default_log_dir()) / sid
+    result = SubmitResult(exit_code=r["rc"], stdout="\n".join(r["output"]), driver_log=None, event_log=None,
+                          node=node, deploy_mode=deploy_mode, seconds=r["seconds"])
+    _fetch_logs(spark, result, rdir, local, own_events)
+    if check and result.exit_code != 0:
+        raise SubmitError(_failure_message(spark, app, result), result)
+    return result
+
+
+def _fetch_logs(spark, result: SubmitResult, rdir: str, local: Path, own_events: bool) -> None:
+    """Copy driver log and event log of a finished submit into ``local``."""
+    local.mkdir(parents=True, exist_ok=True)
+    where = result.node
+    if result.deploy_mode == "cluster":
+        match = _DRIVER_ID.search(result.stdout)
+        if match:
+            hits = spark.cluster.call(remote, "find", spark.paths(where).root, match.group(1),
+                                      nodes=spark.worker_nodes, stage=STAGE,
+                                      per_node=lambda n: {"root": spark.paths(n.name).work})
+            for n, paths in hits.items():
+                if paths:
+                    where = n
+                    _get(spark, n, f"{paths[0]}/", local / "driver")
+    _get(spark, result.node, f"{rdir}/driver.log", local)
+    result.driver_log = local / "driver.log"
+    if result.deploy_mode == "cluster" and (local / "driver" / "stderr").exists():
+        result.driver_log = local / "driver" / "stderr"
+    if own_events:
+        _get(spark, where, f"{rdir}/events/", local / "events")
+        logs = sorted((local / "events").glob("*"))
+        if logs:
+            result.event_log = logs[0]
+            result.app_id = logs[0].name.split(".")[0]
+
+
+def _get(spark, node: str, src: str, dest: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=dest.parent if dest.parent.exists() else None) as tmp:
+        spark.cluster.get(src, tmp, nodes=[node], stage=STAGE)
+        got = Path(tmp) / node
+        dest.mkdir(parents=True, exist_ok=True)
+        for item in got.iterdir():
+            shutil.move(str(item), str(dest / item.name))
+
+
+def _failure_message(spark, app: str, result: SubmitResult) -> str:
+    lines = result.stdout.splitlines()
+    where = f"[{result.node} {STAGE}]"
+    bad = rejected_options(lines)
+    if bad:
+        return f"{where} spark-submit rejected its options: {bad}; see 'spark-submit --help'"
+    return (f"{where} {Path(app).name} exited {result.exit_code}: {failure_line(lines)}; "
+            f"driver log: {result.driver_log}")
