@@ -56,18 +56,20 @@ def test_nodes_bad_on_every_attempt_release_everything(replay, credentials):
     transport.assert_done()  # both attempts' slivers were deleted
     msg = str(e.value)
     assert msg.startswith("[paper cloudlab reserve] slice 'paper' at cl-utah")
-    assert "node3: geni_failed: node ms0813 failed to boot" in msg and "2 attempts" in msg
+    assert "node3: geni_failed: node ms0813 failed to boot" in msg and "after attempt 2 of 2" in msg
     assert "\n" not in msg
 
 
 def test_nodes_failing_the_real_health_gate_are_released(replay, credentials):
-    # The recorded hosts do not resolve from here, so the real gate (SSH) fails on every node.
+    # The recorded hosts do not resolve from here, so the real gate (SSH) fails on every node;
+    # a gate failing everywhere points at the user's side: no second attempt despite attempts=3.
     provider, transport = replay("gate")
     with pytest.raises(OperationalError) as e:
-        reserve(provider, credentials, attempts=1)
+        reserve(provider, credentials, attempts=3)
     transport.assert_done()
     msg = str(e.value)
     assert all(f"node{i}: health gate failed" in msg for i in range(1, 5)), msg
+    assert "after attempt 1 of 3" in msg and "check ssh_private_key" in msg
 
 
 def test_refusal_names_slice_call_and_what_to_do(replay, credentials):

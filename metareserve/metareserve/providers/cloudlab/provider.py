@@ -6,7 +6,8 @@ polls Status until every node is ``geni_ready``, stopping early at the first ``g
 or after ``wait`` minutes. Then the health gate runs on every node. If any node failed, never came
 up, or failed the gate, the provider deletes the slivers and requests the whole set again, up to
 ``attempts`` times in all; after the last failed attempt everything is deleted and one error names
-the slice, the bad nodes and why. Reattaching to a slice that already has slivers never deletes
+the slice, the bad nodes and why. When every node fails the gate the cause is on the user's side
+(SSH key), so there is no further attempt. Reattaching to a slice that already has slivers never deletes
 anything: bad nodes are reported with what to do.
 """
 from __future__ import annotations
@@ -83,17 +84,16 @@ class CloudLabProvider(Provider):
         if slivers:
             return self._reattach(client, req, creds, slivers)
         rspec = build_request(req, component_manager_id=client.aggregate.component_manager_id)
-        bad: dict[str, str] = {}
         for attempt in range(1, req.attempts + 1):
             node_log(name, STAGE, f"attempt {attempt}/{req.attempts}: requesting {req.nodes} "
                                   f"{req.hardware} nodes at {client.am_name}")
             end = timestamp(req.hours)
             client.allocate(rspec, end)
             client.provision()
-            bad = self._wait(client, req)
+            bad, gated = self._wait(client, req), False
             if not bad:
                 res = self._reservation(client, req, creds, end)
-                bad = self._gate(res) if req.gate else {}
+                bad, gated = (self._gate(res) if req.gate else {}), True
                 if not bad:
                     node_log(name, STAGE, f"{req.nodes} nodes ready at {client.am_name} until {end}")
                     return res
@@ -101,11 +101,16 @@ class CloudLabProvider(Provider):
                 node_log(node, STAGE, reason)
             client.delete()
             node_log(name, STAGE, f"deleted the slivers of attempt {attempt} ({len(bad)} bad nodes)")
+            if gated and len(bad) == req.nodes:
+                hint = ("every node failed the health gate, so the cause is likely here, not on CloudLab: "
+                        "check ssh_private_key in the credentials file and that the key is loaded")
+                break
+        else:
+            hint = "try another hardware type or site, or more attempts (-O attempts=N)"
         raise OperationalError(
-            f"[{name} {STAGE}] slice {name!r} at {client.am_name}: nodes still bad after "
-            f"{req.attempts} attempts, everything released: "
-            + "; ".join(f"{n}: {r}" for n, r in sorted(bad.items()))
-            + "; try another hardware type or site, or more attempts (-O attempts=N)")
+            f"[{name} {STAGE}] slice {name!r} at {client.am_name}: bad nodes after attempt "
+            f"{attempt} of {req.attempts}, everything released: "
+            + "; ".join(f"{n}: {r}" for n, r in sorted(bad.items())) + f"; {hint}")
 
     def _wait(self, client: SliceClient, req: Request) -> dict[str, str]:
         """Poll Status until :func:`decide` has an answer; returns the bad nodes."""
