@@ -1,0 +1,505 @@
+"""Runs on the deploy node: writes a staged dataset into CephFS (libcephfs, no mount) or a
+node-local directory, makes copies and hard links there, writes the manifest last, verifies and
+cleans. Stdlib only, plus Debian's ``cephfs``/``rados`` bindings for the ``cephfs`` backend.
+
+Every function returns a JSON-serialisable dict; ``sae_emit`` (injected) streams progress lines.
+Completion rules (so nothing half-written looks complete, and a rerun resumes):
+* a data file is complete when its size matches and, in CephFS, its ``user.data_deploy.sha256``
+  xattr (set after the data is fsync'ed) equals the source's sha256; locally, when it exists under
+  its final name (written to a hidden temp name and renamed);
+* the dataset is complete when ``_manifest.json`` parses and says ``"complete": true``; it is
+  written last, under its final name, and is removed first by ``clean``.
+"""
+import errno
+import glob
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import time
+
+FORMAT_VERSION = 1
+MANIFEST = "_manifest.json"
+DONE_XATTR = "user.data_deploy.sha256"
+CHUNK = 16 << 20
+
+
+class DeployError(RuntimeError):
+    """A node-side failure whose message is already one line saying what to do."""
+
+
+def _emit(line):
+    fn = globals().get("sae_emit")
+    (fn or print)(line)
+
+
+def _bindings():
+    """Debian's rados and cephfs modules, loaded from dist-packages if this python lacks them."""
+    try:
+        import cephfs
+        import rados
+        return cephfs, rados
+    except ImportError:
+        pass
+    tag = "cpython-%d%d" % sys.version_info[:2]
+    for name in ("rados", "cephfs"):
+        found = glob.glob("/usr/lib/python3/dist-packages/%s.%s-*.so" % (name, tag))
+        if not found:
+            raise DeployError("Ceph python bindings for %s not found (%s); install python3-rados and "
+                              "python3-cephfs for this python" % (name, tag))
+        spec = importlib.util.spec_from_file_location(name, found[0])
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+    return sys.modules["cephfs"], sys.modules["rados"]
+
+
+def _space_hint(e):
+    if getattr(e, "errno", None) == errno.ENOSPC or type(e).__name__ in ("NoSpace", "DiskQuotaExceeded"):
+        return "; the storage is full: free space, lower the multipliers or use a smaller dataset"
+    return ""
+
+
+class CephFSBackend:
+    """File operations through libcephfs; object-level checks through librados."""
+
+    name = "cephfs"
+
+    def __init__(self, ceph_conf):
+        cephfs, rados = _bindings()
+        self.cephfs, self.rados_mod, self.conf = cephfs, rados, ceph_conf
+        self.errors = (OSError, cephfs.Error, rados.Error)
+        self.missing = cephfs.ObjectNotFound
+        self.fs = cephfs.LibCephFS(conffile=ceph_conf)
+        try:
+            self.fs.conf_set("client_mount_timeout", "30")
+            self.fs.mount()
+        except cephfs.Error as e:
+            raise DeployError("cannot mount CephFS with %s: %s; is the Ceph cluster (mon, mds) running "
+                              "and the conf path right?" % (ceph_conf, e))
+        self._rados = None
+
+    def close(self):
+        try:
+            self.fs.unmount()
+            self.fs.shutdown()
+        finally:
+            if self._rados is not None:
+                self._rados.shutdown()
+
+    @property
+    def rados(self):
+        if self._rados is None:
+            r = self.rados_mod.Rados(conffile=self.conf, conf={"rados_osd_op_timeout": "60",
+                                                               "rados_mon_op_timeout": "30"})
+            r.connect(timeout=30)
+            self._rados = r
+        return self._rados
+
+    def stat(self, path):
+        try:
+            st = self.fs.stat(path)
+        except self.cephfs.ObjectNotFound:
+            return None
+        return {"ino": st.st_ino, "size": st.st_size, "nlink": st.st_nlink}
+
+    def mkdirs(self, path):
+        self.fs.mkdirs(path, 0o755)
+
+    def set_layout(self, path, object_size):
+        want = "stripe_unit=%d stripe_count=1 object_size=%d" % (object_size, object_size)
+        try:
+            have = self.fs.getxattr(path, "ceph.dir.layout").decode()
+        except self.cephfs.Error:
+            have = ""
+        if want not in have:
+            self.fs.setxattr(path, "ceph.dir.layout", want.encode(), 0)
+        return want
+
+    def complete(self, path, entry):
+        st = self.stat(path)
+        if st is None or st["size"] != entry["size"]:
+            return False
+        try:
+            return self.fs.getxattr(path, DONE_XATTR).decode() == entry["sha256"]
+        except self.cephfs.Error:
+            return False
+
+    def write_file(self, path, src, entry):
+        """Create ``path`` (new inode, final name) from local ``src``; mark it complete last."""
+        if self.stat(path) is not None:
+            self.fs.unlink(path)
+        fd = self.fs.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        try:
+            with open(src, "rb") as f:
+                offset = 0
+                for chunk in iter(lambda: f.read(CHUNK), b""):
+                    self.fs.write(fd, chunk, offset)
+                    offset += len(chunk)
+            self.fs.fsync(fd, 0)
+        finally:
+            self.fs.close(fd)
+        self.fs.setxattr(path, DONE_XATTR, entry["sha256"].encode(), 0)
+
+    def link(self, src, dst):
+        self.fs.link(src, dst)
+
+    def unlink(self, path):
+        self.fs.unlink(path)
+
+    def listdir(self, path):
+        names = []
+        d = self.fs.opendir(path)
+        try:
+            while True:
+                ent = self.fs.readdir(d)
+                if ent is None:
+                    break
+                name = ent.d_name.decode()
+                if name not in (".", ".."):
+                    names.append(name)
+        finally:
+            self.fs.closedir(d)
+        return names
+
+    def rmdir(self, path):
+        self.fs.rmdir(path)
+
+    def read_text(self, path):
+        st = self.stat(path)
+        if st is None:
+            return None
+        fd = self.fs.open(path, os.O_RDONLY, 0)
+        try:
+            return self.fs.read(fd, 0, st["size"]).decode("utf-8", "replace")
+        finally:
+            self.fs.close(fd)
+
+    def write_text(self, path, text):
+        data = text.encode()
+        fd = self.fs.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
+        try:
+            self.fs.write(fd, data, 0)
+            self.fs.fsync(fd, 0)
+        finally:
+            self.fs.close(fd)
+
+    def object_info(self, path, st):
+        """Pool, layout object size and the RADOS object(s) behind a file."""
+        pool = self.fs.getxattr(path, "ceph.file.layout.pool").decode()
+        osize = int(self.fs.getxattr(path, "ceph.file.layout.object_size").decode())
+        oid = "%x.00000000" % st["ino"]
+        io = self.rados.open_ioctx(pool)
+        try:
+            try:
+                size = io.stat(oid)[0]
+            except self.rados_mod.ObjectNotFound:
+                size = None
+            try:
+                io.stat("%x.00000001" % st["ino"])
+                second = True
+            except self.rados_mod.ObjectNotFound:
+                second = False
+        finally:
+            io.close()
+        return {"pool": pool, "object_size": osize, "object": oid, "object_bytes": size, "second": second}
+
+    def osd_ops(self):
+        """Sum of the client-op counters (``osd.op``) over all OSDs, from their perf counters."""
+        ret, out, err = self.rados.mon_command(json.dumps({"prefix": "osd ls", "format": "json"}), b"")
+        if ret:
+            raise DeployError("ceph osd ls failed: %s" % err)
+        total = 0
+        for osd in json.loads(out):
+            ret, out2, err = self.rados.osd_command(osd, json.dumps({"prefix": "perf dump"}), b"", timeout=30)
+            if ret:
+                raise DeployError("perf dump of osd.%s failed: %s" % (osd, err))
+            total += json.loads(out2)["osd"]["op"]
+        return total
+
+
+class LocalBackend:
+    """The same operations on a node-local directory (disk or tmpfs)."""
+
+    name = "local"
+    errors = (OSError,)
+    missing = FileNotFoundError
+
+    def __init__(self, ceph_conf=None):
+        self._lock = None
+
+    def close(self):
+        if self._lock is not None:
+            self._lock.close()
+
+    def lock(self, dest):
+        """Serialize deploys to one directory (local-cluster nodes share a disk)."""
+        import fcntl
+        self.mkdirs(dest)
+        self._lock = open(os.path.join(dest, ".data_deploy.lock"), "w")
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+
+    def stat(self, path):
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return {"ino": st.st_ino, "size": st.st_size, "nlink": st.st_nlink}
+
+    def mkdirs(self, path):
+        os.makedirs(path, exist_ok=True)
+
+    def set_layout(self, path, object_size):
+        return None
+
+    def complete(self, path, entry):
+        st = self.stat(path)
+        return st is not None and st["size"] == entry["size"]
+
+    def write_file(self, path, src, entry):
+        tmp = os.path.join(os.path.dirname(path), ".%s.part" % os.path.basename(path))
+        with open(src, "rb") as fin, open(tmp, "wb") as fout:
+            for chunk in iter(lambda: fin.read(CHUNK), b""):
+                fout.write(chunk)
+            fout.flush()
+            os.fsync(fout.fileno())
+        os.replace(tmp, path)
+
+    def link(self, src, dst):
+        os.link(src, dst)
+
+    def unlink(self, path):
+        os.unlink(path)
+
+    def listdir(self, path):
+        return os.listdir(path)
+
+    def rmdir(self, path):
+        os.rmdir(path)
+
+    def read_text(self, path):
+        try:
+            with open(path) as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def write_text(self, path, text):
+        with open(path, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+BACKENDS = {"cephfs": CephFSBackend, "local": LocalBackend}
+
+
+def _open(backend, ceph_conf):
+    if backend not in BACKENDS:
+        raise DeployError("unknown backend %r (known: %s)" % (backend, ", ".join(sorted(BACKENDS))))
+    return BACKENDS[backend](ceph_conf)
+
+
+def final_name(name, copy, link):
+    """File name of copy ``copy``, link ``link`` of source file ``name``."""
+    stem = name[:-len(".parquet")] if name.endswith(".parquet") else name
+    return "%s-c%d-l%d.parquet" % (stem, copy, link)
+
+
+def _manifest(fs, dest):
+    """The complete manifest of ``dest`` or None (absent, partial or unfinished)."""
+    text = fs.read_text(os.path.join(dest, MANIFEST))
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and data.get("complete") is True else None
+
+
+def status(backend, dest, ceph_conf=None):
+    """{"manifest": the complete manifest or None, "exists": whether ``dest`` exists}."""
+    fs = _open(backend, ceph_conf)
+    try:
+        return {"manifest": _manifest(fs, dest), "exists": fs.stat(dest) is not None}
+    finally:
+        fs.close()
+
+
+def _same(manifest, meta):
+    keys = ("dataset", "object_size", "link_multiplier", "copy_multiplier", "plugin")
+    return all(manifest.get(k) == meta.get(k) for k in keys)
+
+
+def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=True, pidfile=None):
+    """Write ``files`` (entries with name, size, rows, sha256) from ``staging`` into ``dest`` with
+    ``meta["copy_multiplier"]`` copies and ``meta["link_multiplier"]`` names per copy; manifest last.
+
+    Resumes a deploy that stopped midway (complete files are kept). Returns counts, seconds, the
+    RADOS ops measured from OSD perf counters (cephfs) and the manifest.
+    """
+    if pidfile:
+        with open(pidfile, "w") as f:
+            f.write(str(os.getpid()))
+    fs = _open(backend, ceph_conf)
+    try:
+        if backend == "local":
+            fs.lock(dest)
+        current = _manifest(fs, dest)
+        if current is not None:
+            if _same(current, meta):
+                return {"changed": False, "manifest": current}
+            raise DeployError("%s already holds dataset %s (object size %s, links %s, copies %s); "
+                              "run 'data-deploy clean' first or choose another destination"
+                              % (dest, current.get("dataset", "?")[:12], current.get("object_size"),
+                                 current.get("link_multiplier"), current.get("copy_multiplier")))
+        ops0 = fs.osd_ops() if backend == "cephfs" else None
+        start = time.time()
+        fs.mkdirs(dest)
+        layout = fs.set_layout(dest, meta["object_size"])
+        counts = {"written": 0, "linked": 0, "kept": 0, "bytes_written": 0}
+        entries = []
+        try:
+            for i, entry in enumerate(files):
+                entries.append(_deploy_file(fs, dest, staging, entry, meta, counts))
+                if (i + 1) % 10 == 0 or i + 1 == len(files):
+                    _emit("%d/%d source files done (%d written, %d linked, %d kept)"
+                          % (i + 1, len(files), counts["written"], counts["linked"], counts["kept"]))
+        except fs.errors as e:
+            raise DeployError("writing %s failed: %s%s" % (dest, e, _space_hint(e)))
+        seconds = time.time() - start
+        manifest = dict(meta, version=FORMAT_VERSION, dest=dest, layout=layout, files=entries,
+                        file_count=len(entries) * meta["copy_multiplier"] * meta["link_multiplier"],
+                        rows=sum(e["rows"] for e in entries) * meta["copy_multiplier"] * meta["link_multiplier"],
+                        logical_bytes=sum(e["size"] for e in entries) * meta["copy_multiplier"] * meta["link_multiplier"],
+                        physical_bytes=sum(e["size"] for e in entries) * meta["copy_multiplier"],
+                        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), complete=True)
+        fs.write_text(os.path.join(dest, MANIFEST), json.dumps(manifest, indent=1))
+        ops = fs.osd_ops() - ops0 if backend == "cephfs" else None
+        if drop_staging:
+            for entry in files:
+                try:
+                    os.unlink(os.path.join(staging, entry["name"]))
+                except FileNotFoundError:
+                    pass
+        return dict(counts, changed=True, manifest=manifest, seconds=round(seconds, 3), rados_ops=ops)
+    finally:
+        fs.close()
+
+
+def _deploy_file(fs, dest, staging, entry, meta, counts):
+    copies = []
+    for c in range(meta["copy_multiplier"]):
+        base = os.path.join(dest, final_name(entry["name"], c, 0))
+        if fs.complete(base, entry):
+            counts["kept"] += 1
+        else:
+            fs.write_file(base, os.path.join(staging, entry["name"]), entry)
+            counts["written"] += 1
+            counts["bytes_written"] += entry["size"]
+        st = fs.stat(base)
+        paths = [final_name(entry["name"], c, 0)]
+        for link in range(1, meta["link_multiplier"]):
+            name = final_name(entry["name"], c, link)
+            other = fs.stat(os.path.join(dest, name))
+            if other is not None and other["ino"] == st["ino"]:
+                counts["kept"] += 1
+            else:
+                if other is not None:
+                    fs.unlink(os.path.join(dest, name))
+                fs.link(base, os.path.join(dest, name))
+                counts["linked"] += 1
+            paths.append(name)
+        copy = {"copy": c, "inode": st["ino"], "paths": paths}
+        if fs.name == "cephfs":
+            copy["object"] = "%x.00000000" % st["ino"]
+        copies.append(copy)
+    return dict(entry, copies=copies)
+
+
+def verify(backend, dest, ceph_conf=None):
+    """Check ``dest`` against its manifest: every name present with the right size and inode
+    sharing, link counts, completeness marks, no stray files; in CephFS every file is exactly one
+    RADOS object ``<ino hex>.00000000`` of the file's size. Returns {"ok", "problems", ...}."""
+    fs = _open(backend, ceph_conf)
+    try:
+        manifest = _manifest(fs, dest)
+        if manifest is None:
+            what = "has no complete manifest (deploy incomplete or never run)" if fs.stat(dest) else "does not exist"
+            return {"ok": False, "problems": ["%s %s" % (dest, what)], "files": 0, "objects": 0}
+        problems, names, objects = [], set(), 0
+        links = manifest["link_multiplier"]
+        for entry in manifest["files"]:
+            inodes = set()
+            for copy in entry["copies"]:
+                first = fs.stat(os.path.join(dest, copy["paths"][0]))
+                for name in copy["paths"]:
+                    names.add(name)
+                    st = fs.stat(os.path.join(dest, name))
+                    if st is None:
+                        problems.append("%s missing" % name)
+                    elif st["ino"] != first["ino"] or st["size"] != entry["size"]:
+                        problems.append("%s: inode %x size %d, expected inode %x size %d"
+                                        % (name, st["ino"], st["size"], first["ino"], entry["size"]))
+                if first is None:
+                    continue
+                inodes.add(first["ino"])
+                path = os.path.join(dest, copy["paths"][0])
+                if first["nlink"] != links:
+                    problems.append("%s: %d links, manifest says %d" % (copy["paths"][0], first["nlink"], links))
+                if not fs.complete(path, entry):
+                    problems.append("%s: not marked complete (size or checksum mark differs)" % copy["paths"][0])
+                if backend == "cephfs":
+                    objects += 1
+                    problems.extend(_check_object(fs, path, first, manifest["object_size"]))
+            if len(inodes) != len(entry["copies"]):
+                problems.append("%s: copies share inodes (expected %d distinct)" % (entry["name"], len(entry["copies"])))
+        stray = [n for n in fs.listdir(dest) if n not in names and n != MANIFEST and not n.startswith(".")]
+        problems.extend("unexpected file %s" % n for n in sorted(stray))
+        return {"ok": not problems, "problems": problems[:50], "problem_count": len(problems),
+                "files": len(names), "objects": objects, "rows": manifest["rows"],
+                "dataset": manifest["dataset"]}
+    finally:
+        fs.close()
+
+
+def _check_object(fs, path, st, object_size):
+    info = fs.object_info(path, st)
+    name = os.path.basename(path)
+    out = []
+    if info["object_size"] != object_size:
+        out.append("%s: layout object size %d, manifest says %d" % (name, info["object_size"], object_size))
+    if info["object_bytes"] != st["size"]:
+        out.append("%s: object %s in pool %s has %s bytes, file has %d"
+                   % (name, info["object"], info["pool"], info["object_bytes"], st["size"]))
+    if info["second"]:
+        out.append("%s: a second object %x.00000001 exists (file spans objects)" % (name, st["ino"]))
+    return out
+
+
+def clean(backend, dest, ceph_conf=None, staging=None):
+    """Remove the dataset at ``dest`` (the manifest first, then every file, then the directory)
+    and the node's ``staging`` directory. Returns {"removed": files, "existed": bool}."""
+    if staging:
+        shutil.rmtree(staging, ignore_errors=True)
+    fs = _open(backend, ceph_conf)
+    try:
+        if fs.stat(dest) is None:
+            return {"removed": 0, "existed": False}
+        removed = 0
+        try:
+            names = fs.listdir(dest)
+            if MANIFEST in names:
+                fs.unlink(os.path.join(dest, MANIFEST))
+            for name in names:
+                if name != MANIFEST:
+                    fs.unlink(os.path.join(dest, name))
+                    removed += 1
+            fs.rmdir(dest)
+        except fs.missing:  # another node sharing this disk removed it concurrently
+            pass
+        return {"removed": removed, "existed": True}
+    finally:
+        fs.close()

@@ -1,0 +1,173 @@
+"""Split any Parquet input into files that each hold exactly one row group and are at most one
+object size (and as close to it as the row granularity allows), schema and footer complete."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from metareserve.errors import UsageError
+
+from .sizes import check_object_size, human
+from .files import expand
+
+MARKER = "_split.json"
+CODECS = ("none", "snappy", "zstd", "lz4", "gzip", "brotli")
+_TARGET_FILL = 0.998
+_MAX_PROBES = 10
+
+
+@dataclasses.dataclass
+class SplitReport:
+    """What ``split`` produced. ``fill_ratio`` = bytes / (files × object_size); ``min_fill`` is the
+    smallest fill among all files but the last (1.0 with a single file)."""
+
+    out: Path
+    files: list[Path]
+    rows: int
+    bytes: int
+    object_size: int
+    compression: str
+    fill_ratio: float
+    min_fill: float
+    changed: bool
+
+    def summary(self) -> str:
+        head = "split" if self.changed else "split: no changes:"
+        return (f"{head} {len(self.files)} files, {self.rows} rows, {human(self.bytes)} in "
+                f"{self.out} (object size {human(self.object_size)}, fill {self.fill_ratio:.1%}, "
+                f"min {self.min_fill:.1%}, compression {self.compression})")
+
+
+def file_entry(path: Path) -> dict:
+    """Name, size, rows, row groups and sha256 of one Parquet file (what manifests record)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 22), b""):
+            h.update(chunk)
+    md = pq.ParquetFile(path).metadata
+    return {"name": path.name, "size": path.stat().st_size, "rows": md.num_rows,
+            "row_groups": md.num_row_groups, "sha256": h.hexdigest()}
+
+
+def _fingerprint(files: list[Path], object_size: int, compression: str) -> dict:
+    return {"object_size": object_size, "compression": compression,
+            "inputs": [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]}
+
+
+def _report(out: Path, marker: dict, changed: bool) -> SplitReport:
+    sizes = [e["size"] for e in marker["files"]]
+    size = marker["object_size"]
+    return SplitReport(out=out, files=[out / e["name"] for e in marker["files"]],
+                       rows=sum(e["rows"] for e in marker["files"]), bytes=sum(sizes), object_size=size,
+                       compression=marker["compression"],
+                       fill_ratio=sum(sizes) / (len(sizes) * size) if sizes else 0.0,
+                       min_fill=min(sizes[:-1], default=size) / size, changed=changed)
+
+
+def _encode(table: pa.Table, compression: str) -> pa.Buffer:
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, table.schema, compression=compression) as w:
+        w.write_table(table, row_group_size=max(1, table.num_rows))
+    return sink.getvalue()
+
+
+class _Pending:
+    """Rows read from the input but not yet written, refilled from a batch iterator."""
+
+    def __init__(self, batches):
+        self.batches, self.chunks, self.rows, self.done = batches, [], 0, False
+
+    def fill(self, rows: int) -> None:
+        while self.rows < rows and not self.done:
+            b = next(self.batches, None)
+            if b is None:
+                self.done = True
+            elif b.num_rows:
+                self.chunks.append(b)
+                self.rows += b.num_rows
+
+    def head(self, n: int) -> pa.Table:
+        return pa.Table.from_batches(self.chunks).slice(0, n)
+
+    def drop(self, n: int) -> None:
+        rest = pa.Table.from_batches(self.chunks).slice(n)
+        self.chunks, self.rows = rest.to_batches(), rest.num_rows
+
+
+def _best_file(pending: _Pending, size: int, compression: str, guess: int) -> tuple[pa.Buffer, int]:
+    """Largest row count ≤ available whose single-row-group encoding fits ``size`` (few probes)."""
+    lo, hi, best = 0, None, None
+    n = max(1, guess)
+    for _ in range(_MAX_PROBES):
+        pending.fill(int(n * 1.05) + 1)
+        n = min(n, pending.rows)
+        buf = _encode(pending.head(n), compression)
+        if buf.size <= size:
+            lo, best = n, (buf, n)
+            if n == pending.rows and pending.done or buf.size >= size * _TARGET_FILL:
+                break
+        else:
+            hi = n
+        if hi is not None and hi - lo <= 1:
+            break
+        step = int(n * size * 0.999 / buf.size)
+        n = min(max(step, lo + 1), hi - 1) if hi is not None else max(step, lo + 1)
+    if best is None:
+        raise UsageError(f"split: {n} row(s) already encode to {human(buf.size)} > object size "
+                         f"{human(size)}; a row group cannot fit: choose a larger --object-size")
+    return best
+
+
+def split(inputs, *, out, object_size, compression: str = "none") -> SplitReport:
+    """Re-encode Parquet ``inputs`` (files or directories) into ``out/part-NNNNN.parquet`` files of
+    one row group each, every file ≤ ``object_size`` and filled as close to it as rows allow.
+
+    Idempotent: a finished split of the same inputs and parameters (``out/_split.json``, written
+    last) is reported with ``changed=False``. Raises UsageError for bad sizes, codecs or inputs.
+    """
+    size = check_object_size(object_size)
+    if compression not in CODECS:
+        raise UsageError(f"split: unknown compression {compression!r} (known: {', '.join(CODECS)})")
+    files = expand(inputs)
+    out = Path(out)
+    marker_path = out / MARKER
+    fp = _fingerprint(files, size, compression)
+    if marker_path.exists():
+        marker = json.loads(marker_path.read_text())
+        if marker.get("fingerprint") == fp and all((out / e["name"]).exists() for e in marker["files"]):
+            return _report(out, marker, changed=False)
+    out.mkdir(parents=True, exist_ok=True)
+    marker_path.unlink(missing_ok=True)
+    for old in out.glob("part-*.parquet"):
+        old.unlink()
+    try:
+        dataset = pads.dataset([str(f) for f in files], format="parquet")
+        pending = _Pending(iter(dataset.to_batches(batch_size=1 << 15)))
+    except (pa.ArrowInvalid, OSError) as e:
+        raise UsageError(f"split: cannot read inputs as one Parquet dataset: {str(e).splitlines()[0]}") from None
+    entries, guess = [], None
+    pending.fill(1)
+    while pending.rows:
+        if guess is None:
+            sample = min(pending.rows, 4096)
+            guess = max(1, int(sample * size * 0.98 / _encode(pending.head(sample), compression).size))
+        buf, n = _best_file(pending, size, compression, guess)
+        path = out / f"part-{len(entries):05d}.parquet"
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            f.write(buf)
+        tmp.replace(path)
+        entries.append({"name": path.name, "size": buf.size, "rows": n})
+        pending.drop(n)
+        guess = n
+        pending.fill(1)
+    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression,
+              "schema": dataset.schema.to_string(show_schema_metadata=False), "files": entries}
+    marker_path.write_text(json.dumps(marker, indent=1))
+    return _report(out, marker, changed=True)
