@@ -1,0 +1,254 @@
+"""The scan request and reply of the sae object class, protocol version 1 (docs/protocol.md).
+
+A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
+
+    {"and": [node, ...]}  {"or": [node, ...]}  {"not": node}
+    {"cmp": "<", "column": "total_amount", "value": 12.5}     # ==, !=, <, <=, >, >=
+    {"is_null": "col"}  {"is_not_null": "col"}  {"in": "col", "values": [1, 2]}
+    {"starts_with": "col", "pattern": "ab"}  (also "ends_with", "contains")
+
+Literal values are bool, int (int64), float (float64) or str. This module needs only the
+standard library and pyarrow; it runs on Spark executors.
+"""
+from __future__ import annotations
+
+import dataclasses
+import struct
+
+MAGIC = b"SAEQ"
+ERROR_MAGIC = b"SAEE"
+VERSION = 1
+FLAG_ERRORS_IN_BAND = 1
+CODECS = {"none": 0, "lz4": 1, "zstd": 2}
+CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
+_AND, _OR, _NOT, _CMP, _IS_NULL, _IS_NOT_NULL, _IN = 0x01, 0x02, 0x03, 0x10, 0x11, 0x12, 0x13
+_STRING_OPS = {"starts_with": 0x14, "ends_with": 0x15, "contains": 0x16}
+_HEADER = struct.Struct("<4sHHB3xIQ")
+
+
+class ProtocolError(ValueError):
+    """Bytes that are not a valid request (raised by :func:`decode_request`)."""
+
+
+class ScanError(Exception):
+    """The class refused or failed a scan: ``errno`` plus the class's one-line message."""
+
+    def __init__(self, errno: int, message: str):
+        self.errno, self.message = errno, message
+        super().__init__(f"errno {errno}: {message}")
+
+
+@dataclasses.dataclass
+class Request:
+    """A scan request: projection (empty = all columns), filter tree, codec and limits."""
+
+    columns: list = dataclasses.field(default_factory=list)
+    filter: dict | None = None
+    codec: str = "none"
+    batch_rows: int = 0
+    max_reply: int = 0
+    flags: int = FLAG_ERRORS_IN_BAND
+
+    def encode(self) -> bytes:
+        """The request bytes the class's ``scan`` method takes."""
+        if self.codec not in CODECS:
+            raise ValueError(f"codec {self.codec!r} is not one of {', '.join(CODECS)}")
+        out = [_HEADER.pack(MAGIC, VERSION, self.flags, CODECS[self.codec], self.batch_rows,
+                            self.max_reply), struct.pack("<H", len(self.columns))]
+        out += [_name(c) for c in self.columns]
+        f = encode_filter(self.filter) if self.filter is not None else b""
+        out += [struct.pack("<I", len(f)), f]
+        return b"".join(out)
+
+
+def _name(column: str) -> bytes:
+    b = column.encode()
+    if not b or len(b) > 0xFFFF:
+        raise ValueError(f"column name {column!r} must be 1..65535 bytes")
+    return struct.pack("<H", len(b)) + b
+
+
+def _literal(v) -> bytes:
+    if isinstance(v, bool):
+        return struct.pack("<BB", 1, v)
+    if isinstance(v, int):
+        return struct.pack("<Bq", 2, v)
+    if isinstance(v, float):
+        return struct.pack("<Bd", 3, v)
+    if isinstance(v, str):
+        b = v.encode()
+        return struct.pack("<BI", 4, len(b)) + b
+    raise ValueError(f"literal {v!r} of type {type(v).__name__} cannot be encoded")
+
+
+def encode_filter(node: dict) -> bytes:
+    """Encode a filter tree (see the module docstring)."""
+    (key, arg), = ((k, v) for k, v in node.items() if k not in ("column", "value", "values", "pattern"))
+    if key in ("and", "or"):
+        if not arg:
+            raise ValueError(f"'{key}' needs at least one child")
+        return struct.pack("<BH", _AND if key == "and" else _OR, len(arg)) + b"".join(map(encode_filter, arg))
+    if key == "not":
+        return bytes([_NOT]) + encode_filter(arg)
+    if key == "cmp":
+        return struct.pack("<BB", _CMP, CMP_OPS.index(arg)) + _name(node["column"]) + _literal(node["value"])
+    if key in ("is_null", "is_not_null"):
+        return bytes([_IS_NULL if key == "is_null" else _IS_NOT_NULL]) + _name(arg)
+    if key == "in":
+        values = node["values"]
+        if not values:
+            raise ValueError("'in' needs at least one value")
+        return bytes([_IN]) + _name(arg) + struct.pack("<H", len(values)) + b"".join(map(_literal, values))
+    if key in _STRING_OPS:
+        p = node["pattern"].encode()
+        return bytes([_STRING_OPS[key]]) + _name(arg) + struct.pack("<I", len(p)) + p
+    raise ValueError(f"unknown filter node {key!r}")
+
+
+class _Reader:
+    def __init__(self, data: bytes):
+        self.data, self.off = data, 0
+
+    def take(self, n: int, what: str) -> bytes:
+        if self.off + n > len(self.data):
+            raise ProtocolError(f"request truncated reading {what} at byte {self.off}")
+        b = self.data[self.off:self.off + n]
+        self.off += n
+        return b
+
+    def unpack(self, fmt: str, what: str):
+        s = struct.Struct("<" + fmt)
+        return s.unpack(self.take(s.size, what))
+
+    def name(self) -> str:
+        (n,) = self.unpack("H", "column name length")
+        if n == 0:
+            raise ProtocolError(f"empty column name at byte {self.off}")
+        return self.take(n, "column name").decode()
+
+    def literal(self):
+        (t,) = self.unpack("B", "literal type")
+        if t == 1:
+            return self.unpack("B", "bool literal")[0] != 0
+        if t == 2:
+            return self.unpack("q", "int64 literal")[0]
+        if t == 3:
+            return self.unpack("d", "float64 literal")[0]
+        if t == 4:
+            (n,) = self.unpack("I", "string literal length")
+            return self.take(n, "string literal").decode()
+        raise ProtocolError(f"unknown literal type {t}")
+
+    def node(self, depth: int = 0) -> dict:
+        if depth > 64:
+            raise ProtocolError("filter nested deeper than 64")
+        (tag,) = self.unpack("B", "filter node")
+        if tag in (_AND, _OR):
+            (n,) = self.unpack("H", "child count")
+            if n == 0:
+                raise ProtocolError("AND/OR without children")
+            return {"and" if tag == _AND else "or": [self.node(depth + 1) for _ in range(n)]}
+        if tag == _NOT:
+            return {"not": self.node(depth + 1)}
+        if tag == _CMP:
+            (op,) = self.unpack("B", "comparison operator")
+            if op >= len(CMP_OPS):
+                raise ProtocolError(f"unknown comparison operator {op}")
+            return {"cmp": CMP_OPS[op], "column": self.name(), "value": self.literal()}
+        if tag in (_IS_NULL, _IS_NOT_NULL):
+            return {"is_null" if tag == _IS_NULL else "is_not_null": self.name()}
+        if tag == _IN:
+            col = self.name()
+            (n,) = self.unpack("H", "IN value count")
+            if n == 0:
+                raise ProtocolError("IN without values")
+            return {"in": col, "values": [self.literal() for _ in range(n)]}
+        for key, t in _STRING_OPS.items():
+            if t == tag:
+                col = self.name()
+                (n,) = self.unpack("I", "pattern length")
+                return {key: col, "pattern": self.take(n, "pattern").decode()}
+        raise ProtocolError(f"unknown filter node 0x{tag:02x}")
+
+
+def decode_request(data: bytes) -> Request:
+    """Parse request bytes exactly as the class does; :class:`ProtocolError` if malformed."""
+    r = _Reader(data)
+    magic, version, flags, codec, rows, max_reply = _HEADER.unpack(r.take(_HEADER.size, "header"))
+    if magic != MAGIC:
+        raise ProtocolError("not a sae scan request (bad magic)")
+    if version != VERSION:
+        raise ProtocolError(f"request protocol version {version} is not supported")
+    if flags & ~FLAG_ERRORS_IN_BAND:
+        raise ProtocolError("unknown flags")
+    names = {v: k for k, v in CODECS.items()}
+    if codec not in names:
+        raise ProtocolError(f"unknown codec {codec}")
+    (ncols,) = r.unpack("H", "column count")
+    columns = [r.name() for _ in range(ncols)]
+    (flen,) = r.unpack("I", "filter length")
+    start, filt = r.off, None
+    if flen > len(data) - start:
+        raise ProtocolError("filter length beyond the request")
+    if flen:
+        filt = r.node()
+        if r.off - start != flen:
+            raise ProtocolError("filter length does not match its encoding")
+    if r.off != len(data):
+        raise ProtocolError(f"{len(data) - r.off} trailing bytes")
+    return Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows,
+                   max_reply=max_reply, flags=flags)
+
+
+def decode_error(reply: bytes) -> ScanError | None:
+    """The :class:`ScanError` in an error reply, or None if ``reply`` is a result stream."""
+    if reply[:4] != ERROR_MAGIC:
+        return None
+    errno, n = struct.unpack_from("<II", reply, 4)
+    return ScanError(errno, bytes(reply[12:12 + n]).decode(errors="replace"))
+
+
+def to_expression(node: dict):
+    """The pyarrow.compute expression of a filter tree (SQL three-valued logic, as the class)."""
+    import pyarrow.compute as pc
+
+    (key, arg), = ((k, v) for k, v in node.items() if k not in ("column", "value", "values", "pattern"))
+    if key in ("and", "or"):
+        exprs = [to_expression(c) for c in arg]
+        out = exprs[0]
+        for e in exprs[1:]:
+            out = (out & e) if key == "and" else (out | e)
+        return out
+    if key == "not":
+        return ~to_expression(arg)
+    if key == "cmp":
+        f, v = pc.field(node["column"]), pc.scalar(node["value"])
+        return {"==": f == v, "!=": f != v, "<": f < v, "<=": f <= v, ">": f > v, ">=": f >= v}[arg]
+    if key == "is_null":
+        return pc.field(arg).is_null()
+    if key == "is_not_null":
+        return pc.field(arg).is_valid()
+    if key == "in":
+        return to_expression({"or": [{"cmp": "==", "column": arg, "value": v} for v in node["values"]]})
+    fn = {"starts_with": pc.starts_with, "ends_with": pc.ends_with, "contains": pc.match_substring}[key]
+    return fn(pc.field(arg), node["pattern"])
+
+
+def columns_of(node: dict | None) -> list[str]:
+    """Columns a filter tree refers to, in first-use order."""
+    out: list[str] = []
+
+    def walk(n):
+        (key, arg), = ((k, v) for k, v in n.items() if k not in ("column", "value", "values", "pattern"))
+        if key in ("and", "or"):
+            for c in arg:
+                walk(c)
+        elif key == "not":
+            walk(arg)
+        else:
+            col = n["column"] if key == "cmp" else arg
+            if col not in out:
+                out.append(col)
+    if node is not None:
+        walk(node)
+    return out
