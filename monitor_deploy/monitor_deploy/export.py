@@ -133,7 +133,7 @@ def plot_metric(data: pd.DataFrame, metric, path: Path, t0: float) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     nodes = sorted(data["node"].unique())
-    fig, axes = plt.subplots(len(nodes), 1, sharex=True, squeeze=False, figsize=(8, 1.6 * len(nodes) + 0.8))
+    fig, axes = plt.subplots(len(nodes), 1, sharex=True, sharey=True, squeeze=False, figsize=(8, 1.6 * len(nodes) + 0.8))
     for ax, node in zip(axes[:, 0], nodes):
         g = data[data.node == node]
         ax.plot(g["timestamp"] - t0, g["value"], linewidth=1)

@@ -1,0 +1,204 @@
+"""Monitoring on the real local cluster: targets, per-host CPU and network, export, marker, panels."""
+from __future__ import annotations
+
+import json
+import textwrap
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+from metareserve.errors import OperationalError, UsageError
+from monitor_deploy import METRICS, NODE_LABEL
+from monitor_deploy.dashboards import panel_queries
+
+SETTLE = 6.0  # seconds for scrapes and 4-s rate windows to cover the end of an action
+MIB = 1 << 20
+
+
+def series(mon, key, t0, t1):
+    """node → list of values of a recorded per-node metric over [t0, t1]."""
+    out = {}
+    for r in mon.query_range(METRICS[key].record, t0, t1, 1):
+        out[r["metric"][NODE_LABEL]] = [float(v) for _, v in r["values"]]
+    return out
+
+
+def wait_for(predicate, what, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(1)
+
+
+@pytest.fixture(scope="module")
+def mon(monitoring):
+    wait_for(lambda: all(monitoring.query(f'{METRICS[k].record}{{{NODE_LABEL}="node3"}}') for k in METRICS),
+             "every recorded metric for every node")
+    return monitoring
+
+
+@pytest.fixture(scope="module")
+def burn(mon):
+    """A 10-s busy loop on node2: (start, end) of the window around it."""
+    t0 = time.time()
+    mon.cluster.run("timeout 10 sh -c 'while :; do :; done'; true", nodes=["node2"], stage="test burn")
+    time.sleep(SETTLE)
+    return t0, time.time()
+
+
+RECEIVER = textwrap.dedent("""
+    import socket, sys
+    s = socket.create_server((sys.argv[1], 5999)); s.settimeout(120)
+    c, _ = s.accept(); n = 0
+    while True:
+        b = c.recv(1 << 20)
+        if not b: break
+        n += len(b)
+    print(n)
+""")
+SENDER = textwrap.dedent("""
+    import socket, sys, time
+    for _ in range(300):
+        try:
+            c = socket.create_connection((sys.argv[1], 5999)); break
+        except OSError: time.sleep(0.2)
+    block = b"x" * (1 << 20)
+    for _ in range(int(sys.argv[2])): c.sendall(block)
+    c.close()
+""")
+
+
+@pytest.fixture(scope="module")
+def transfer(mon):
+    """node1 sends 200 MiB to node2 over TCP: (start, end, bytes received)."""
+    node2 = mon.reservation.node("node2").cluster_address
+    got = {}
+    t0 = time.time()
+    rx = threading.Thread(target=lambda: got.update(mon.cluster.run(
+        ["python3", "-c", RECEIVER, node2], nodes=["node2"], stage="test receive")))
+    rx.start()
+    mon.cluster.run(["python3", "-c", SENDER, node2, "200"], nodes=["node1"], stage="test send")
+    rx.join()
+    time.sleep(SETTLE)
+    return t0, time.time(), int(got["node2"]["stdout"])
+
+
+def test_start_twice_changes_nothing(mon):
+    assert not mon.install().changed
+    report = mon.start()
+    assert set(report.nodes) == {"node1", "node2", "node3"}
+    assert not report.changed, report.nodes
+
+
+def test_every_target_up(mon):
+    def node_targets():
+        return {t["labels"][NODE_LABEL]: t["health"] for t in mon.targets() if t["labels"]["job"] == "node"}
+    wait_for(lambda: node_targets() == {"node1": "up", "node2": "up", "node3": "up"}, "node targets up")
+    status = mon.status()
+    assert status.details["ok"]
+    assert all("targets up" in o.message for o in status.nodes.values())
+
+
+def test_cpu_burn_shows_on_host2_only(mon, burn):
+    cpu = series(mon, "cpu", *burn)
+    peak = {n: max(v) for n, v in cpu.items()}
+    assert peak["node2"] > 10, peak
+    assert peak["node2"] > 4 * max(peak["node1"], peak["node3"]), peak
+
+
+def test_transfer_shows_direction(mon, transfer):
+    t0, t1, received = transfer
+    assert received == 200 * MIB
+    rx, tx = series(mon, "net_rx", t0, t1), series(mon, "net_tx", t0, t1)
+    peak_rx = {n: max(v) for n, v in rx.items()}
+    peak_tx = {n: max(v) for n, v in tx.items()}
+    assert peak_tx["node1"] > 5 * MIB and peak_rx["node2"] > 5 * MIB, (peak_tx, peak_rx)
+    assert peak_rx["node1"] < peak_tx["node1"] / 10, peak_rx
+    assert peak_tx["node2"] < peak_rx["node2"] / 10, peak_tx
+    assert max(peak_rx["node3"], peak_tx["node3"]) < peak_rx["node2"] / 10
+
+
+def test_export_window(mon, transfer, tmp_path):
+    t0, t1, received = transfer
+    result = mon.export(t0, t1, tmp_path / "window")
+    data = pd.read_parquet(result.parquet)
+    assert set(data.columns) >= {"time", "timestamp", "node", "metric", "value", "unit"}
+    assert set(data.metric) == set(METRICS)
+    assert set(data.node) == {"node1", "node2", "node3"}
+    assert data.groupby(["metric", "node"]).size().min() >= (t1 - t0) - 2
+    auc = result.auc_dict
+    for key in ("cpu", "memory", "net_rx", "net_tx"):
+        assert all(auc[key][n] > 0 for n in ("node1", "node2", "node3")), (key, auc[key])
+        assert auc[key]["total"] == pytest.approx(sum(auc[key][n] for n in ("node1", "node2", "node3")))
+    # bytes moved = area under the rate curve (rate windows smooth, they do not add or lose bytes)
+    assert 0.7 * received < auc["net_tx"]["node1"] < 1.3 * received
+    assert 0.7 * received < auc["net_rx"]["node2"] < 1.3 * received
+    assert pd.read_parquet(result.auc_path).shape[0] == len(METRICS) * 4
+    assert sorted(p.name for p in result.plots.values()) == sorted(f"{k}.png" for k in METRICS)
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in result.plots.values())
+    assert json.loads((result.out_dir / "window.json").read_text())["start"] == t0
+
+
+def test_export_subset_iso_times(mon, burn, tmp_path):
+    t0, t1 = burn
+    iso = [pd.Timestamp(t, unit="s", tz="UTC").isoformat() for t in (t0, t1)]
+    result = mon.export(*iso, tmp_path / "cpu", nodes=["node2"], metrics=["cpu"], step="2s")
+    assert set(result.data.node) == {"node2"} and set(result.data.metric) == {"cpu"}
+    assert result.auc_dict["cpu"]["node2"] > 10 * 5  # ≥ 10 % for ≥ 5 s
+
+
+@pytest.mark.parametrize("args, error", [
+    (dict(start=100, end=100), UsageError),                       # empty window
+    (dict(start="yesterday", end=2e9), UsageError),                # bad time
+    (dict(start=1e9, end=1e9 + 60), OperationalError),             # long before any sample
+    (dict(start=-1, end=0, metrics=["cpu", "nope"]), UsageError),  # unknown metric
+    (dict(start=-1, end=0, nodes=["node9"]), UsageError),          # unknown node
+])
+def test_export_bad_input_writes_nothing(mon, tmp_path, args, error):
+    out = tmp_path / "out"
+    with pytest.raises(error) as e:
+        mon.export(args.pop("start"), args.pop("end"), out, **args)
+    assert "\n" not in str(e.value)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_query_errors_are_one_line(mon):
+    with pytest.raises(UsageError, match="rejected") as e:
+        mon.query("rate(node_cpu_seconds_total[")
+    assert "\n" not in str(e.value)
+    assert mon.query("no_such_metric_anywhere") == []
+
+
+def test_run_marker_windows_from_prometheus(mon):
+    t0 = time.time()
+    with mon.marker.run("sel-1", point="selectivity=1", repetition=1):
+        time.sleep(3)
+    with mon.marker.run("sel-1", point="selectivity=1", repetition=2):
+        time.sleep(3)
+    a, b = mon.marker.finished[-2:]
+    time.sleep(SETTLE)
+    windows = mon.marker.windows(t0, time.time())
+    assert [(w.run_id, w.point, w.repetition) for w in windows] == \
+        [("sel-1", "selectivity=1", "1"), ("sel-1", "selectivity=1", "2")]
+    for got, want in zip(windows, (a, b)):
+        assert got.start == pytest.approx(want.start) and got.end == pytest.approx(want.end)
+    active = mon.query("sae_run_active")
+    assert active and all(float(r["value"][1]) == 0 for r in active)
+
+
+def test_node_dashboard_panels_return_data(mon, tmp_path):
+    paths = mon.dashboards(tmp_path)
+    assert {p.name for p in paths} >= {"sae-nodes.json", "sae-spark.json", "sae-ceph.json", "sae.yaml"}
+    dash = json.loads((tmp_path / "dashboards" / "sae-nodes.json").read_text())
+    queries = panel_queries(dash)
+    assert len(queries) == len(METRICS)
+    for title, expr in queries:
+        result = mon.query(grafana_to_promql(expr))
+        assert {r["metric"][NODE_LABEL] for r in result} == {"node1", "node2", "node3"}, title
+
+
+def grafana_to_promql(expr: str) -> str:
+    """Substitute the Grafana variables our dashboards use, as Grafana would."""
+    return expr.replace("$__rate_interval", "4s").replace('"$node"', '".*"')
