@@ -12,9 +12,8 @@ import re
 import stat
 from pathlib import Path
 
-import yaml
-
 from ...errors import UsageError
+from ...model import read_yaml
 
 ENV_CREDENTIALS = "SAE_CLOUDLAB_CREDENTIALS"
 DEFAULT_CREDENTIALS = "~/.sae/cloudlab.yaml"
@@ -35,6 +34,7 @@ class Credentials:
     user: str
     ssh_public_key: Path
     ssh_private_key: Path | None = None
+    ca_bundle: Path | None = None
 
     @property
     def user_urn(self) -> str:
@@ -69,16 +69,13 @@ def load_credentials(path: str | os.PathLike | None = None) -> Credentials:
         raise UsageError(f"{p}: CloudLab credentials file not found; create it as docs/cloudlab.md "
                          f"says (cert, key, project, user, ssh_public_key) and 'chmod 600 {p}'")
     _private(p, "credentials file", p)
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise UsageError(f"{p}: malformed YAML: {getattr(e, 'problem', e)}") from None
+    data = read_yaml(p, "CloudLab credentials file")
     if not isinstance(data, dict):
         raise UsageError(f"{p}: expected a mapping with cert, key, project, user, ssh_public_key")
     missing = [k for k in ("cert", "project", "user", "ssh_public_key") if not data.get(k)]
     if missing:
         raise UsageError(f"{p}: missing {', '.join(missing)} (see docs/cloudlab.md)")
-    unknown = set(data) - {"cert", "key", "project", "user", "ssh_public_key", "ssh_private_key"}
+    unknown = set(data) - {"cert", "key", "project", "user", "ssh_public_key", "ssh_private_key", "ca_bundle"}
     if unknown:
         raise UsageError(f"{p}: unknown key(s) {', '.join(sorted(unknown))}")
 
@@ -99,7 +96,10 @@ def load_credentials(path: str | os.PathLike | None = None) -> Credentials:
     priv = path_of("ssh_private_key") if data.get("ssh_private_key") else None
     if priv:
         _private(priv, "SSH private key", p)
-    return Credentials(p, cert, key, str(data["project"]), str(data["user"]), pub, priv)
+    ca = path_of("ca_bundle") if data.get("ca_bundle") else None
+    if ca and not ca.exists():
+        raise UsageError(f"{p}: ca_bundle {ca} does not exist; fix the path or drop the key")
+    return Credentials(p, cert, key, str(data["project"]), str(data["user"]), pub, priv, ca)
 
 
 @dataclasses.dataclass(frozen=True)

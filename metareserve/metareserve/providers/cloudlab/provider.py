@@ -63,7 +63,7 @@ class CloudLabProvider(Provider):
         if transport is None and os.environ.get(ENV_REPLAY):
             transport = ReplayTransport(os.environ[ENV_REPLAY])
         if transport is None:
-            transport = HttpsTransport(creds.cert, creds.key)
+            transport = HttpsTransport(creds.cert, creds.key, creds.ca_bundle)
             if os.environ.get(ENV_RECORD):
                 transport = RecordingTransport(transport, os.environ[ENV_RECORD])
         return SliceClient(transport, creds, site=site, slice_name=slice_name, backoff=backoff)

@@ -36,17 +36,21 @@ class Transport(abc.ABC):
 
 
 class HttpsTransport(Transport):
-    """XML-RPC over HTTPS with the user's certificate and key (geni-lib's minigcf poster)."""
+    """XML-RPC over HTTPS with the user's certificate and key (geni-lib's minigcf poster).
 
-    def __init__(self, cert: str, key: str):
+    ``ca_bundle`` verifies the server's certificate; without it, like geni-lib, it is not checked.
+    """
+
+    def __init__(self, cert: str, key: str, ca_bundle: str | None = None):
         self.cert, self.key = str(cert), str(key)
+        self.verify = str(ca_bundle) if ca_bundle else False
 
     def call(self, url, method, params):
         import requests
         from geni.minigcf.util import _rpcpost
         data = xmlrpc.client.dumps(tuple(params), methodname=method, allow_none=True)
         try:
-            return _rpcpost(url, data, (self.cert, self.key), False)
+            return _rpcpost(url, data, (self.cert, self.key), self.verify)
         except (requests.RequestException, xmlrpc.client.Error, OSError) as e:
             raise TransportError(f"{type(e).__name__}: {e}") from None
 
