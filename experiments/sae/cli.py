@@ -1,7 +1,95 @@
-"""``sae``: run experiments."""
+"""``sae``: plan, run, resume and report offloading experiments (a thin layer over the API)."""
+from __future__ import annotations
+
+import json
+
 import click
+
+from metareserve.cli_support import handle_errors
+
+from . import runner
+
+profile_option = click.option("--profile", default="tiny", show_default=True, metavar="NAME",
+                              help="Profile of the experiment file (tiny: local cluster; paper: CloudLab).")
 
 
 @click.group()
 def main():
     """Plan, run, resume and report offloading experiments."""
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--provider", type=click.Choice(["local", "ssh", "cloudlab"]), default="local",
+              show_default=True, help="Where sae reserves nodes when no --reservation is given.")
+@click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
+              help="Use these reserved nodes instead of reserving (default: $SAE_RESERVATION).")
+@profile_option
+@click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
+@click.option("--teardown", is_flag=True, help="Stop the stack (and release nodes sae reserved) at the end.")
+@click.option("--verbose", "-v", is_flag=True)
+@handle_errors
+def run(file, provider, reservation, profile, out, teardown):
+    """Run experiment FILE end to end into a new run directory."""
+    rd = runner.run(file, profile=profile, out=out,
+                    options=runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown))
+    click.echo(str(rd.root))
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@profile_option
+@click.option("--teardown", is_flag=True, help="Plan the stop/release steps too.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@handle_errors
+def plan(file, profile, teardown, as_json):
+    """Show sweep points, stage steps in execution order and an ETA; runs nothing."""
+    from .loader import load_experiment
+    from .planner import plan as make_plan
+    p = make_plan(load_experiment(file).with_profile(profile), profile=profile, teardown=teardown)
+    click.echo(json.dumps(p.to_dict(), indent=1, default=str) if as_json else p.text())
+
+
+@main.command()
+@click.argument("directory", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@handle_errors
+def status(directory, as_json):
+    """Progress of a run directory (D done, F failed, R running, T todo per repetition)."""
+    info = runner.status(directory)
+    click.echo(json.dumps(info, indent=1) if as_json else runner.status_text(info))
+
+
+@main.command()
+@click.argument("directory", type=click.Path())
+@click.option("--verbose", "-v", is_flag=True)
+@handle_errors
+def resume(directory):
+    """Continue a run: skip what is done, retry what failed or was interrupted."""
+    click.echo(str(runner.resume(directory).root))
+
+
+@main.command()
+@click.argument("directory", type=click.Path())
+@handle_errors
+def report(directory):
+    """(Re)write results.parquet and the report plots of a run directory."""
+    from .report import make_report
+    from .results import RunDir, write_results
+    rd = RunDir.find(directory)
+    write_results(rd)
+    for path in make_report(rd.root):
+        click.echo(str(path))
+
+
+@main.command()
+@click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
+              help="Stop the stack on these nodes (default: every cluster sae reserved).")
+@click.option("--keep-nodes", is_flag=True, help="Stop the stack but do not release the nodes.")
+@click.option("--cache", is_flag=True, help="Also delete the controller's dataset cache.")
+@handle_errors
+def clean(reservation, keep_nodes, cache):
+    """Stop Ceph, Spark and monitoring and release the nodes sae reserved."""
+    from .clean import clean as do_clean
+    for line in do_clean(reservation=reservation, release=not keep_nodes, cache=cache):
+        click.echo(line)

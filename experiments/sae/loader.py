@@ -1,13 +1,19 @@
 """Load an experiment file (a Python module defining ``experiment``) with one-line errors."""
 from __future__ import annotations
 
+import dataclasses
+import re
 import runpy
 import traceback
 from pathlib import Path
 
 from metareserve.errors import UsageError
 
+from . import spec
 from .spec import Experiment
+
+_UNKNOWN = re.compile(r"(\w+)\.__init__\(\) got an unexpected keyword argument '(\w+)'")
+_CLASSES = {c.__name__: c for c in (*spec.SECTIONS.values(), spec.Experiment, spec.Sweep)}
 
 
 def load_experiment(path) -> Experiment:
@@ -25,6 +31,13 @@ def load_experiment(path) -> Experiment:
         raise UsageError(f"{p}:{e.lineno}: syntax error: {e.msg}; fix the experiment file") from None
     except UsageError as e:
         raise UsageError(f"{p}:{_line(e, p)}: {e}") from None
+    except TypeError as e:
+        m = _UNKNOWN.search(str(e))
+        if not m:
+            raise UsageError(f"{p}:{_line(e, p)}: TypeError: {e}; fix the experiment file") from None
+        cls = _CLASSES.get(m.group(1))
+        known = f" (options: {', '.join(f.name for f in dataclasses.fields(cls))})" if cls else ""
+        raise UsageError(f"{p}:{_line(e, p)}: unknown option {m.group(2)!r} for {m.group(1)}{known}") from None
     except Exception as e:  # an experiment file may raise anything while importing
         raise UsageError(f"{p}:{_line(e, p)}: {type(e).__name__}: {e}; fix the experiment file") from None
     exp = namespace.get("experiment")

@@ -93,20 +93,35 @@ def plot_points(df: pd.DataFrame, out: Path) -> Path:
     return _save(fig, out / "points.png")
 
 
-def load_windows(run: RunDir, df: pd.DataFrame) -> pd.DataFrame:
-    """Metric windows of every done repetition: point, repetition, metric, node, t, value."""
-    frames = []
-    for f in sorted(run.metrics.glob("*/rep*/series.parquet")):
-        w = pd.read_parquet(f)
-        frames.append(w.assign(point=f.parent.parent.name, repetition=int(f.parent.name[3:])))
-    if not frames:
-        return pd.DataFrame(columns=["point", "repetition", "metric", "node", "t", "value"])
-    return pd.concat(frames, ignore_index=True)
+def _net(metric: pd.Series) -> pd.Series:
+    return metric.replace({"net_rx": "net", "net_tx": "net"})
 
 
-def plot_resources(df: pd.DataFrame, windows: pd.DataFrame, out: Path) -> list[Path]:
+def load_windows(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Metric windows of every exported repetition (monitor_deploy's ``metrics.parquet`` and
+    ``auc.parquet``): series as point, repetition, metric (``cpu``, ``net`` = received +
+    transmitted), node, t (seconds into the window), value; and areas as point, repetition,
+    metric, node, auc."""
+    series, areas = [], []
+    for f in sorted(run.metrics.glob("*/rep*/metrics.parquet")):
+        ids = {"point": f.parent.parent.name, "repetition": int(f.parent.name[3:])}
+        w = pd.read_parquet(f, columns=["timestamp", "node", "metric", "value"]).assign(
+            metric=lambda d: _net(d["metric"]))
+        w = w[w["metric"].isin(list(METRICS))]
+        w = w.groupby(["metric", "node", "timestamp"], as_index=False)["value"].sum()
+        series.append(w.assign(t=w["timestamp"] - w["timestamp"].min(), **ids))
+        a = pd.read_parquet(f.with_name("auc.parquet"), columns=["metric", "node", "auc"])
+        a = a.assign(metric=_net(a["metric"])).groupby(["metric", "node"], as_index=False)["auc"].sum()
+        areas.append(a.assign(**ids))
+    if not series:
+        return (pd.DataFrame(columns=["point", "repetition", "metric", "node", "t", "value"]),
+                pd.DataFrame(columns=["point", "repetition", "metric", "node", "auc"]))
+    return pd.concat(series, ignore_index=True), pd.concat(areas, ignore_index=True)
+
+
+def plot_resources(df: pd.DataFrame, windows: pd.DataFrame, areas: pd.DataFrame, out: Path) -> list[Path]:
     """Per-node CPU and network over one representative (median) repetition per configuration,
-    stacked by node, titled with each node's area under the curve."""
+    stacked by node, titled with the total area under the curves."""
     keys = _varying(df, list(CONFIG) + ["selectivity"])
     d = df[~df["warmup"]]
     reps = []
@@ -125,23 +140,14 @@ def plot_resources(df: pd.DataFrame, windows: pd.DataFrame, out: Path) -> list[P
             wide = w.pivot_table(index="t", columns="node", values="value", aggfunc="sum").fillna(0)
             if not wide.empty:
                 ax.stackplot(wide.index, *[wide[c] for c in wide.columns], labels=list(wide.columns))
-            auc = area(w)
-            ax.set_title(f"{label}\nAUC {sum(auc.values()):.3g}", fontsize="small")
+            a = areas[(areas["point"] == point) & (areas["repetition"] == rep)
+                      & (areas["metric"] == metric) & (areas["node"] == "total")]["auc"]
+            ax.set_title(f"{label}\nAUC {a.sum():.3g}", fontsize="small")
             ax.set_xlabel("seconds into repetition")
         axes[0][0].set_ylabel(ylabel)
         axes[0][0].legend(fontsize="small", loc="upper left")
         paths.append(_save(fig, out / f"resources-{metric}.png"))
     return paths
-
-
-def area(window: pd.DataFrame) -> dict:
-    """Area under each node's curve (trapezoids over t), node → value·seconds."""
-    out = {}
-    for node, g in window.groupby("node"):
-        g = g.sort_values("t")
-        t, v = g["t"].to_numpy(), g["value"].to_numpy()
-        out[node] = float(((v[1:] + v[:-1]) / 2 * (t[1:] - t[:-1])).sum()) if len(g) > 1 else 0.0
-    return out
 
 
 def _save(fig, path: Path) -> Path:
@@ -166,7 +172,7 @@ def make_report(path) -> list[Path]:
         paths.append(plot_objectsize(df, run.report))
     if not varies:
         paths.append(plot_points(df, run.report))
-    windows = load_windows(run, df)
+    windows, areas = load_windows(run)
     if not windows.empty:
-        paths += plot_resources(df, windows, run.report)
+        paths += plot_resources(df, windows, areas, run.report)
     return paths

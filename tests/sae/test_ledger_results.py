@@ -57,11 +57,16 @@ def _fill(p, run, ledger, rng):
             e.update(state="done", start=100.0, end=100 + init + comp,
                      result={"init_s": init, "compute_s": comp, "total_s": init + comp,
                              "rows": sel * 10, "checksum": 7}, auc={"cpu": 1.0})
-            rows = [{"metric": m, "node": n, "t": float(t), "value": float(rng.uniform(0, 50))}
-                    for m in ("cpu", "net") for n in ("node1", "node2") for t in range(5)]
+            # monitor_deploy's export format
+            rows = [{"timestamp": 1e9 + t, "node": n, "metric": m, "value": float(rng.uniform(0, 50)),
+                     "unit": "%"} for m in ("cpu", "net_rx", "net_tx", "memory")
+                    for n in ("node1", "node2") for t in range(5)]
             d = run.metrics / pt.id / f"rep{e['repetition']}"
             d.mkdir(parents=True)
-            pd.DataFrame(rows).to_parquet(d / "series.parquet")
+            pd.DataFrame(rows).to_parquet(d / "metrics.parquet")
+            pd.DataFrame([{"metric": m, "node": n, "auc": 10.0, "unit": "%·s", "samples": 5}
+                          for m in ("cpu", "net_rx", "net_tx") for n in ("node1", "node2", "total")]
+                         ).to_parquet(d / "auc.parquet")
     ledger.save()
 
 

@@ -1,0 +1,48 @@
+"""``sae clean``: stop the stack on reserved nodes, release them, drop the dataset cache."""
+from __future__ import annotations
+
+import shutil
+
+import metareserve
+from metareserve import Layout, load_reservation
+from metareserve.errors import NothingToDo, SaeError
+
+from .stages import data_cache
+
+
+def stop_stack(res) -> list[str]:
+    """Stop Spark, monitoring and Ceph (default layout) on ``res``; one line per component."""
+    from monitor_deploy import Monitoring
+    from rados_deploy import CephCluster
+    from spark_deploy import SparkCluster
+    out = []
+    layout = Layout.default(res)
+    with res.connect() as cluster:
+        for name, cls in (("spark", SparkCluster), ("monitoring", Monitoring), ("ceph", CephCluster)):
+            try:
+                out.append(f"{res.name} {name}: {cls(res, layout, cluster=cluster).stop().summary()}")
+            except SaeError as e:
+                out.append(f"{res.name} {name}: not stopped: {e}")
+    return out
+
+
+def clean(*, reservation=None, release: bool = True, cache: bool = False) -> list[str]:
+    """Stop the stack on ``reservation`` (default: every reservation named ``sae-*`` that sae
+    made) and release it unless ``release`` is false; with ``cache`` delete the dataset cache.
+    Returns what was done, one line each; NothingToDo when there was nothing."""
+    targets = [load_reservation(reservation)] if reservation else \
+        [r for r in metareserve.list_reservations() if r.name.startswith("sae-")]
+    lines = []
+    for res in targets:
+        lines += stop_stack(res)
+        if release:
+            try:
+                lines.append(f"{res.name}: {metareserve.release(res)}")
+            except NothingToDo as e:
+                lines.append(f"{res.name}: {e}")
+    if cache and data_cache().exists():
+        shutil.rmtree(data_cache())
+        lines.append(f"removed dataset cache {data_cache()}")
+    if not lines:
+        raise NothingToDo("nothing to clean: no sae reservations and no dataset cache to remove")
+    return lines

@@ -1,0 +1,51 @@
+"""How a workload reads its data: through the offloading connector (:mod:`sae.connector`,
+offload on/off, compression, batch size) or vanilla Spark Parquet over a ceph-fuse mount.
+
+``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
+what spark-submit needs for the connector and mounts CephFS where a vanilla point needs it.
+"""
+from __future__ import annotations
+
+from metareserve import StageReport
+
+from .stages import StageContext, dataset_path, merge_report
+
+
+def python_packages() -> list[str]:
+    """Extra Python requirements of the nodes' Spark venv (the connector's)."""
+    try:
+        from .connector import REQUIREMENTS
+    except ImportError:
+        return []
+    return list(REQUIREMENTS)
+
+
+def build(ctx: StageContext, stack: dict) -> StageReport:
+    """Install the object class, build the connector, mount CephFS for vanilla points."""
+    from . import connector
+    report = StageReport("build")
+    merge_report(report, stack["ceph"].install_class(), "object class")
+    spark, ceph = stack["spark"], stack["ceph"]
+    stack["build"] = connector.build(spark=spark, ceph=ceph)
+    report.add(stack["spark"].driver_node, False, "connector built", log=False)
+    points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
+    if any(p.params["workload"]["reader"] == "vanilla" for p in points):
+        nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
+        mounted = connector.mount_cephfs(ceph, nodes=nodes, cluster=ctx.connect())
+        merge_report(report, mounted, "ceph-fuse mount")
+        stack["mount"] = mounted.details.get("mountpoint")
+    return report
+
+
+def app_config(ctx: StageContext, stack: dict) -> dict:
+    """Reader part of the Spark application's configuration for the current point."""
+    w, point = ctx.point.params["workload"], ctx.point
+    if w["reader"] == "vanilla":
+        return {"format": "parquet", "options": {}, "register": [],
+                "path": f"file://{stack['mount']}{dataset_path(point)}"}
+    b = stack["build"]
+    options = {"offload": str(w["offload"]).lower(), "compression": w["compression"]}
+    if w["batch_size"]:
+        options["batch_size"] = w["batch_size"]
+    return {"format": b.format, "options": {**b.options, **options}, "register": list(b.register),
+            "path": dataset_path(point)}

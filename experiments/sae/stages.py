@@ -1,0 +1,290 @@
+"""Built-in stages: each composes the deployers through their Python APIs, is idempotent and
+returns a StageReport (the second time: "no changes" per node).
+
+An experiment may replace any stage with its own ``fn(ctx: StageContext) -> StageReport | None``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import metareserve
+from metareserve import Layout, Reservation, StageReport, load_reservation
+from metareserve.errors import NothingToDo, UsageError
+
+from .planner import Plan, PlannedPoint, digest
+
+CONTROLLER = "controller"
+
+
+@dataclasses.dataclass
+class StageContext:
+    """What a stage gets: the experiment, plan, run directory, ledger and options; the current
+    ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
+    the live deployer objects of the current stack (``ceph``, ``spark``, ``monitoring``, ``build``)."""
+
+    experiment: object
+    plan: Plan
+    run: object
+    ledger: object
+    options: object
+    point: PlannedPoint | None = None
+    reservation: Reservation | None = None
+    cluster: object = None
+    stack: dict = dataclasses.field(default_factory=dict)
+    stack_key: str | None = None
+
+    def connect(self):
+        if self.reservation is None:
+            self.reservation = load_reservation(self.run.reservation)
+        if self.cluster is None:
+            self.cluster = self.reservation.connect()
+        return self.cluster
+
+    def reservation_for(self, point: PlannedPoint) -> Reservation:
+        """The reservation cut to the point's node count."""
+        self.connect()
+        return sub_reservation(self.reservation, point.params["cluster"]["nodes"])
+
+    def layout_for(self, point: PlannedPoint) -> Layout:
+        """The point's layout (explicit roles or the default one), validated."""
+        res = self.reservation_for(point)
+        roles = point.params["cluster"]["layout"]
+        layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
+        return layout.validate(res)
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+
+def sub_reservation(res: Reservation, nodes: int) -> Reservation:
+    """``res`` limited to its first ``nodes`` nodes (same name, so per-node state is shared)."""
+    return dataclasses.replace(res, nodes=list(res.nodes[:nodes]))
+
+
+def check_reservation(res: Reservation, p: Plan, source: str) -> None:
+    """UsageError if ``res`` is too small for any point or a point's layout names unknown nodes."""
+    for point in p.points:
+        need = point.params["cluster"]["nodes"]
+        if len(res.nodes) < need:
+            raise UsageError(f"{source}: reservation {res.name!r} has {len(res.nodes)} nodes but point "
+                             f"{point.id} needs {need} (cluster.nodes); reserve more nodes or lower cluster.nodes")
+        roles = point.params["cluster"]["layout"]
+        if roles:
+            Layout.from_dict({"roles": roles}).validate(sub_reservation(res, need))
+
+
+def reservation_name(experiment_name: str) -> str:
+    """The local-cluster name sae reserves (and reattaches to) for an experiment."""
+    return ("sae-" + experiment_name.replace("_", "-"))[:20].rstrip("-")
+
+
+# -- run-wide stages --------------------------------------------------------------------------
+def stage_reserve(ctx: StageContext) -> StageReport:
+    """Use the given reservation, or reserve (reattach to) ``sae-<experiment>`` nodes."""
+    report = StageReport("reserve")
+    need = max(p.params["cluster"]["nodes"] for p in ctx.plan.points)
+    if ctx.options.reservation:
+        res = load_reservation(ctx.options.reservation)
+        check_reservation(res, ctx.plan, str(ctx.options.reservation))
+        report.add(CONTROLLER, False, f"using reservation {res.name!r} ({len(res.nodes)} nodes)")
+    else:
+        res = metareserve.reserve(provider=ctx.options.provider, name=reservation_name(ctx.experiment.name),
+                                  nodes=need, out=ctx.run.reservation)
+        again = res.provider_state.get("reattached")
+        report.add(CONTROLLER, not again, f"{'reattached to' if again else 'reserved'} {res.name!r} "
+                                          f"({len(res.nodes)} nodes)")
+    res.save(ctx.run.reservation)
+    ctx.reservation = res
+    ctx.connect()
+    return report
+
+
+def stage_distribute(ctx: StageContext) -> StageReport:
+    """Resolve and check every stack's layout; write the first one to ``layout.yaml``."""
+    report = StageReport("distribute")
+    layouts = {p.stack_key: ctx.layout_for(p) for p in ctx.plan.points}
+    first = layouts[ctx.plan.points[0].stack_key]
+    before = ctx.run.read_yaml(ctx.run.layout)
+    ctx.run.write_yaml(ctx.run.layout, first.to_dict())
+    for name in first.all_names():
+        report.add(name, before != first.to_dict(), ", ".join(first.roles_of(name)))
+    return report
+
+
+def stage_aggregate(ctx: StageContext) -> StageReport:
+    """Write results.parquet and the report plots."""
+    from .report import make_report
+    from .results import write_results
+    report = StageReport("aggregate")
+    write_results(ctx.run)
+    plots = make_report(ctx.run.root)
+    report.add(CONTROLLER, True, f"results.parquet and {len(plots)} plots")
+    return report
+
+
+def stage_stop(ctx: StageContext) -> StageReport:
+    """Stop Spark, monitoring and Ceph of the live stack (kept running by default for reuse)."""
+    report = StageReport("stop")
+    for name in ("spark", "monitoring", "ceph"):
+        obj = ctx.stack.get(name)
+        if obj is not None:
+            for node, outcome in obj.stop().nodes.items():
+                report.add(node, outcome.changed, f"{name}: {outcome.message}", log=False)
+    return report
+
+
+def stage_release(ctx: StageContext) -> StageReport:
+    """Release the nodes if sae reserved them (a given --reservation is left alone)."""
+    report = StageReport("release")
+    if ctx.options.reservation:
+        report.add(CONTROLLER, False, "reservation given by the user: kept")
+        return report
+    ctx.close()
+    try:
+        report.add(CONTROLLER, True, metareserve.release(ctx.reservation))
+    except NothingToDo as e:
+        report.add(CONTROLLER, False, str(e))
+    return report
+
+
+# -- stack stages -----------------------------------------------------------------------------
+def _stack(ctx: StageContext, point: PlannedPoint) -> dict:
+    """Deployer objects for the point's stack (built once per stack key, kept in ``ctx``)."""
+    from monitor_deploy import Monitoring, MonitorOptions
+    from rados_deploy import CephCluster, CephOptions
+    from spark_deploy import SparkCluster, SparkOptions
+
+    if ctx.stack_key != point.stack_key:
+        res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
+        c, m = point.params["ceph"], point.params["monitor"]
+        ctx.stack = {"ceph": CephCluster(res, layout, CephOptions(store=c["store"], osd_size=c["osd_size"],
+                                                                  osds_per_node=c["osds_per_node"]),
+                                         cluster=cluster),
+                     "monitoring": None, "marker": None}
+        if m["enabled"]:
+            options = MonitorOptions(scrape_interval=m["scrape_interval"])
+            ctx.stack["monitoring"] = Monitoring(res, layout, options, cluster=cluster)
+            # The marker publishes while spark-submit streams: it gets its own connections.
+            ctx.stack["marker"] = Monitoring(res, layout, options).marker
+        ctx.stack_key, ctx.stack["spark_key"] = point.stack_key, None
+    if ctx.stack["spark_key"] != point.spark_key:
+        s = point.params["spark"]
+        ctx.stack["spark"] = SparkCluster(
+            ctx.reservation_for(point), ctx.layout_for(point),
+            SparkOptions(worker_cores=s["worker_cores"], worker_memory=s["worker_memory"],
+                         executor_memory=s["executor_memory"], python_packages=_python_packages()),
+            cluster=ctx.connect())
+        ctx.stack["spark_key"] = point.spark_key
+    return ctx.stack
+
+
+def _python_packages() -> list[str]:
+    from .reader import python_packages
+    return python_packages()
+
+
+def merge_report(report: StageReport, part: StageReport | None, what: str) -> None:
+    """Fold a deployer's StageReport into ``report``, node by node, prefixed with ``what``."""
+    for node, outcome in (part.nodes.items() if part else []):
+        old = report.nodes.get(node)
+        report.add(node, outcome.changed or bool(old and old.changed),
+                   (f"{old.message}; " if old else "") + f"{what}: {outcome.message}", log=False)
+
+
+def stage_install(ctx: StageContext) -> StageReport:
+    """Install Ceph, Spark and monitoring for the point's stack (a previous, different stack is
+    stopped and its Ceph state removed first)."""
+    report = StageReport("install")
+    old = ctx.stack if ctx.stack_key not in (None, ctx.point.stack_key) else None
+    if old:
+        for name in ("spark", "monitoring"):
+            if old.get(name):
+                merge_report(report, old[name].stop(), f"previous {name} stop")
+        merge_report(report, old["ceph"].uninstall(), "previous ceph uninstall")
+    stack = _stack(ctx, ctx.point)
+    for name in ("ceph", "spark", "monitoring"):
+        if stack.get(name):
+            merge_report(report, stack[name].install(), name)
+    return report
+
+
+def stage_start(ctx: StageContext) -> StageReport:
+    """Start (or reconfigure) Ceph, Spark and monitoring for the point."""
+    report = StageReport("start")
+    stack = _stack(ctx, ctx.point)
+    for name in ("ceph", "spark", "monitoring"):
+        if stack.get(name):
+            merge_report(report, stack[name].start(), name)
+    return report
+
+
+# -- data stages ------------------------------------------------------------------------------
+def data_cache() -> Path:
+    """Controller-side dataset cache (``$SAE_HOME/data``), shared by runs."""
+    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "data"
+
+
+def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
+    """(generated or ingested source dir, split dir) of the point's dataset in the cache."""
+    d = point.params["data"]
+    source = data_cache() / digest([d["generator"], d["rows"], d["seed"], d["input"]])
+    return source / "source", source / f"split-{d['object_size']}"
+
+
+def dataset_path(point: PlannedPoint) -> str:
+    """Where the point's dataset lives in CephFS."""
+    d = point.params["data"]
+    return "/sae/" + digest([d["generator"], d["rows"], d["seed"], d["input"], d["object_size"],
+                             d["link_multiplier"], d["copy_multiplier"]])
+
+
+def stage_generate(ctx: StageContext) -> StageReport:
+    """Generate (or ingest) the dataset and split it into single-row-group objects, on the
+    controller, cached across runs."""
+    import data_deploy
+    report = StageReport("generate")
+    d = ctx.point.params["data"]
+    source, split_dir = dataset_dirs(ctx.point)
+    done = source / ".complete"
+    if done.exists():
+        report.add(CONTROLLER, False, f"dataset in cache {source}")
+    else:
+        if d["input"]:
+            data_deploy.ingest(d["input"], source)
+        else:
+            data_deploy.generate(d["rows"], seed=d["seed"], out=source)
+        done.write_text("ok")
+        report.add(CONTROLLER, True, f"{d['rows']} rows generated into {source}")
+    split = data_deploy.split(sorted(source.glob("*.parquet")), out=split_dir, object_size=d["object_size"])
+    report.add(CONTROLLER, report.nodes[CONTROLLER].changed or split.changed,
+               f"{report.nodes[CONTROLLER].message}; split: {split.summary()}", log=False)
+    return report
+
+
+def stage_deploy(ctx: StageContext) -> StageReport:
+    """Deploy the split dataset into CephFS (link/copy multipliers applied)."""
+    import data_deploy
+    d = ctx.point.params["data"]
+    stack = _stack(ctx, ctx.point)
+    _, split_dir = dataset_dirs(ctx.point)
+    client = ctx.layout_for(ctx.point).names("driver")[0]
+    return data_deploy.deploy(ctx.reservation_for(ctx.point), split_dir, plugin="cephfs",
+                              dest=dataset_path(ctx.point), object_size=d["object_size"],
+                              link_multiplier=d["link_multiplier"], copy_multiplier=d["copy_multiplier"],
+                              ceph_conf=stack["ceph"].client_conf(client), cluster=ctx.connect())
+
+
+def stage_build(ctx: StageContext) -> StageReport:
+    """Build the offloading connector and install the object class for the stack."""
+    from .reader import build
+    return build(ctx, _stack(ctx, ctx.point))
+
+
+def stage_run(ctx: StageContext) -> StageReport:
+    """Run the point's pending repetitions in one Spark application (see :mod:`sae.execute`)."""
+    from .execute import run_point
+    return run_point(ctx, _stack(ctx, ctx.point))
