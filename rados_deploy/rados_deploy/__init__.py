@@ -1,1 +1,11 @@
-"""Ceph bootstrapped by hand, CephFS, and the Arrow scan object class."""
+"""Ceph bootstrapped by hand (mon/mgr/osd/mds, memstore/bluestore, CephFS) and the ``sae`` object class.
+
+>>> from rados_deploy import CephCluster, CephOptions
+>>> ceph = CephCluster(reservation, layout, CephOptions(store="memstore", osd_size="2GiB"))
+>>> ceph.install(); ceph.start(); ceph.install_class()
+"""
+from .cluster import CephCluster
+from .options import CephOptions, parse_size
+from .status import CephStatus, DaemonStatus
+
+__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus", "parse_size"]

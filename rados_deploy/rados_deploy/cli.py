@@ -1,7 +1,113 @@
-"""``rados-deploy``: Ceph bootstrapped by hand, CephFS, and the Arrow scan object class."""
+"""``rados-deploy``: a thin click layer over :class:`rados_deploy.CephCluster`."""
+from __future__ import annotations
+
+import functools
+import sys
+
 import click
+
+from metareserve import load_reservation, resolve_layout
+from metareserve.cli_support import handle_errors, reservation_option, with_layout
+
+from .cluster import CephCluster
+from .options import CephOptions
+
+
+def _options(fn):
+    opts = [
+        click.option("--store", type=click.Choice(["bluestore", "memstore"]), default="bluestore", show_default=True,
+                     help="OSD object store."),
+        click.option("--osd-size", default="4GiB", show_default=True,
+                     help="memstore bytes, or bluestore file size, per OSD."),
+        click.option("--bluestore-device", metavar="PATH", help="Block device (or file) for bluestore."),
+        click.option("--osds-per-node", type=int, default=1, show_default=True),
+        click.option("--cephx/--no-cephx", default=True, show_default=True),
+        click.option("--op-timeout", type=int, default=30, show_default=True,
+                     help="Client rados_osd_op_timeout (s)."),
+        click.option("--fs-name", default="cephfs", show_default=True),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+_OPTION_NAMES = ("store", "osd_size", "bluestore_device", "osds_per_node", "cephx", "op_timeout", "fs_name")
+
+
+def _command(fn):
+    """Reservation + layout + cluster options → a CephCluster handed to the command body."""
+    @reservation_option
+    @with_layout
+    @_options
+    @handle_errors
+    @functools.wraps(fn)
+    def wrapper(reservation, layout_file, role_specs, **kwargs):
+        res = load_reservation(reservation)
+        layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+        options = CephOptions(**{k: kwargs.pop(k) for k in _OPTION_NAMES})
+        with CephCluster(res, layout, options) as ceph:
+            return fn(ceph, **kwargs)
+    return wrapper
+
+
+def _summary(report) -> None:
+    click.echo(report.summary())
 
 
 @click.group()
 def main():
     """Ceph bootstrapped by hand, CephFS, and the Arrow scan object class."""
+
+
+@main.command()
+@_command
+def install(ceph):
+    """Install Ceph packages (and class build headers) on the layout's nodes."""
+    _summary(ceph.install())
+
+
+@main.command()
+@_command
+def start(ceph):
+    """Bootstrap (or restart) the cluster and wait for HEALTH_OK."""
+    report = ceph.start()
+    _summary(report)
+    click.echo(f"bring-up {report.details['bringup_seconds']} s; health {report.details.get('health')}")
+    for node in ceph.topology.clients:
+        click.echo(f"{node}: CEPH_CONF={ceph.client_conf(node)}")
+
+
+@main.command("install-class")
+@click.option("--source-dir", metavar="DIR", help="Build these cls sources instead of the packaged ones.")
+@_command
+def install_class(ceph, source_dir=None):
+    """Build and install the sae object class; verify it through every OSD."""
+    report = ceph.install_class(source_dir=source_dir)
+    _summary(report)
+    for where, reply in report.details["versions"].items():
+        click.echo(f"{where}: {reply}")
+
+
+@main.command()
+@_command
+def status(ceph):
+    """Per daemon per host: running or not; the cluster's health. Exit 1 unless all is well."""
+    st = ceph.status()
+    for line in st.lines():
+        click.echo(line)
+    if not st.ok:
+        sys.exit(1)
+
+
+@main.command()
+@_command
+def stop(ceph):
+    """Stop every daemon by pid (memstore keeps data only through a clean stop)."""
+    _summary(ceph.stop())
+
+
+@main.command()
+@_command
+def uninstall(ceph):
+    """Stop every daemon and remove the cluster's state (packages stay)."""
+    _summary(ceph.uninstall())

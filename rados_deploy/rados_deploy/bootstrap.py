@@ -1,0 +1,200 @@
+"""``start``: bootstrap a new cluster by hand (no ceph-deploy, no cephadm), or restart a stopped one.
+
+Fresh bootstrap, in order: keys and fsid made here → state dirs, ceph.conf and keyrings on every
+node → monmap + ``ceph-mon --mkfs`` → mons, quorum → pools and CephFS (PG autoscaler off) →
+in parallel per node: mgr, MDS, ``ceph osd new`` + ``ceph-osd --mkfs`` + OSDs → ready. A failure
+stops every daemon it started and leaves the state unmarked (the next start wipes it).
+"""
+from __future__ import annotations
+
+import time
+import uuid
+
+from metareserve import OperationalError, RemoteError, SaeError, StageReport, UsageError
+
+from . import remote
+from .config import ADMIN_CAPS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key, pg_counts, render_conf
+
+STAGE = "ceph start"
+
+
+def start(cc) -> StageReport:
+    """See :meth:`CephCluster.start`."""
+    t0 = time.monotonic()
+    topo = cc.topology
+    report = StageReport(STAGE)
+    facts = cc.daemon_facts(stage=STAGE)
+    for node in topo.nodes:
+        if facts[node]["missing"]:
+            raise RemoteError(node, STAGE, f"{', '.join(facts[node]['missing'])} not installed",
+                              hint="run 'rados-deploy install' first")
+    fsid = facts[topo.mons[0]]["fsid"]
+    if fsid:
+        state = _restart(cc, facts, fsid, report)
+    else:
+        state = _bootstrap(cc, report)
+    report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
+                          pgs=state.get("pgs_expected"), health=state.get("health"))
+    return report
+
+
+def _bootstrap(cc, report: StageReport) -> dict:
+    topo, opts, res = cc.topology, cc.options, cc.reservation
+    fsid = str(uuid.uuid4())
+    cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage=STAGE,
+                    per_node=lambda n: {"state": cc.state_dir(n.name)})
+    facts = cc.daemon_facts(topo.mons, stage=STAGE, ports=True)
+    for node in topo.mons:
+        for addr, port in facts[node]["busy_ports"]:
+            raise RemoteError(node, "ceph-mon start", f"port {port} on {addr} is in use by another process",
+                              hint="stop that process, or choose CephOptions.mon_port / mon_v1_port")
+    mons = mon_addrs(res, topo, opts)
+    keys = {"admin": new_key(), "mon": new_key(), **{f"mgr.{n}": new_key() for n in topo.mgrs},
+            **{f"mds.{n}": new_key() for n in topo.mdss}}
+    files = _files(cc, fsid, mons, keys)
+    cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
+                    per_node=lambda n: {"state": cc.state_dir(n.name), "files": files[n.name],
+                                        "daemon_dirs": [d for d in topo.daemons(n.name) if not d.startswith("osd.")]})
+    try:
+        cc.cluster.call(remote, "mon_mkfs", nodes=topo.mons, stage="ceph-mon mkfs",
+                        per_node=lambda n: {"state": cc.state_dir(n.name), "conf": cc.conf_path(n.name),
+                                            "mon_id": n.name, "fsid": fsid, "mons": [list(m) for m in mons]})
+        _start_mons(cc, topo.mons)
+        cc.probe("configure", stage="ceph configure", commands=_commands(cc))
+        expected = {n: topo.daemons(n) for n in topo.server_nodes}
+        osd_secrets = {i: new_key() if opts.cephx else None for i in range(topo.num_osds)}
+        cc.cluster.each(lambda n: _bring_up_node(cc, n.name, osd_secrets), nodes=topo.server_nodes, stage=STAGE)
+        state = cc.wait_ready(stage="ceph ready", expected=expected)
+    except (SaeError, KeyboardInterrupt):
+        cc.cluster.call(remote, "stop_all", nodes=topo.nodes, stage="ceph start cleanup", check=False,
+                        per_node=lambda n: {"state": cc.state_dir(n.name)})
+        raise
+    cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
+                    per_node=lambda n: {"state": cc.state_dir(n.name), "files": {"bootstrapped": [fsid, 0o644]}})
+    for node in topo.nodes:
+        names = topo.daemons(node)
+        report.add(node, True, f"bootstrapped {', '.join(names)}" if names else "client config written")
+    return dict(state, fsid=fsid)
+
+
+def _files(cc, fsid: str, mons, keys: dict) -> dict[str, dict]:
+    """Per node {relpath: [text, mode]}: ceph.conf, admin keyring, mon/mgr/mds keyrings."""
+    topo, opts, res = cc.topology, cc.options, cc.reservation
+    mon_host = ",".join(addrs for _, addrs in mons)
+    admin = keyring({"client.admin": (keys["admin"], ADMIN_CAPS)})
+    out = {}
+    for name in topo.nodes:
+        node = res.node(name)
+        files = {"ceph.conf": [render_conf(node=name, state=cc.state_dir(name), address=node.cluster_address,
+                                           fsid=fsid, mon_host=mon_host, topo=topo, options=opts), 0o644]}
+        if opts.cephx:
+            files["keyring"] = [admin, 0o600]
+            if name in topo.mons:
+                entries = {"mon.": (keys["mon"], {"mon": "allow *"}),
+                           "client.admin": (keys["admin"], ADMIN_CAPS)}
+                entries.update({f"mgr.{m}": (keys[f"mgr.{m}"], MGR_CAPS) for m in topo.mgrs})
+                entries.update({f"mds.{m}": (keys[f"mds.{m}"], MDS_CAPS) for m in topo.mdss})
+                files["mon.keyring"] = [keyring(entries), 0o600]
+            for kind in ("mgr", "mds"):
+                if name in getattr(topo, kind + "s"):
+                    files[f"data/{kind}.{name}/keyring"] = [keyring({f"{kind}.{name}": (keys[f"{kind}.{name}"], {})}),
+                                                            0o600]
+        out[name] = files
+    return out
+
+
+def _commands(cc) -> list[dict]:
+    """Mon commands after quorum: CephFS pools (computed pg_num, autoscaler off), the file system,
+    and the prometheus module's address per mgr."""
+    topo, opts = cc.topology, cc.options
+    data, meta = pg_counts(topo.num_osds, replicas=opts.replicas, pgs_per_osd=opts.pgs_per_osd)
+    cmds = []
+    for pool, pgs in ((cc.metadata_pool, meta), (cc.data_pool, data)):
+        cmds.append({"prefix": "osd pool create", "pool": pool, "pg_num": pgs, "pgp_num": pgs})
+        cmds.append({"prefix": "osd pool set", "pool": pool, "var": "pg_autoscale_mode", "val": "off"})
+    cmds.append({"prefix": "fs new", "fs_name": cc.fs_name, "metadata": cc.metadata_pool, "data": cc.data_pool})
+    if opts.mgr_prometheus:
+        for m in topo.mgrs:
+            addr = cc.reservation.node(m).cluster_address
+            cmds.append({"prefix": "config set", "who": f"mgr.{m}", "name": "mgr/prometheus/server_addr",
+                         "value": addr, "force": True})
+            cmds.append({"prefix": "config set", "who": f"mgr.{m}", "name": "mgr/prometheus/server_port",
+                         "value": "9283", "force": True})
+    return cmds
+
+
+def _start_mons(cc, mons: list[str]) -> None:
+    """Start the mons in ``mons`` (others already run) and wait until all mons form a quorum."""
+    cc.cluster.each(lambda n: cc.start_daemon(n.name, f"mon.{n.name}", stage="ceph-mon start"), nodes=mons,
+                    stage="ceph-mon start")
+    mons = cc.topology.mons
+    state = cc.probe("quorum", stage="ceph-mon quorum", mons=mons, wait=60)
+    if not state["ready"]:
+        cc.check_alive({n: [f"mon.{n}"] for n in mons}, stage="ceph-mon quorum")
+        raise OperationalError(f"[{mons[0]} ceph-mon quorum] mons {mons} not in quorum after 60s "
+                               f"(quorum: {state['quorum']}); see {cc.state_dir(mons[0])}/log")
+
+
+def _bring_up_node(cc, node: str, osd_secrets: dict) -> None:
+    """mgr, MDS, then each OSD of ``node``: register, mkfs, start."""
+    topo, opts = cc.topology, cc.options
+    for kind, members in (("mgr", topo.mgrs), ("mds", topo.mdss)):
+        if node in members:
+            cc.start_daemon(node, f"{kind}.{node}", stage=f"ceph-{kind} start")
+    for osd in topo.osd_ids(node):
+        cc.cluster.call(remote, "osd_mkfs", cc.state_dir(node), cc.conf_path(node), osd, str(uuid.uuid4()),
+                        osd_secrets[osd], opts.bluestore_device, nodes=[node], stage="ceph-osd mkfs")
+        cc.start_daemon(node, f"osd.{osd}", stage="ceph-osd start")
+
+
+def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
+    """Start the daemons of a bootstrapped cluster that are not running; no-op when all are."""
+    topo = cc.topology
+    for node in topo.server_nodes:
+        if facts[node]["fsid"] != fsid:
+            raise UsageError(f"[{node} {STAGE}] node has no state of cluster {fsid} (layout changed?); "
+                             "run 'rados-deploy uninstall' and start again")
+    for node in topo.clients:
+        if facts[node]["fsid"] != fsid:
+            _copy_client_files(cc, node, fsid)
+            report.add(node, True, "client config written")
+    dead = {n: [d for d in topo.daemons(n) if not facts[n]["daemons"][d]["alive"]] for n in topo.server_nodes}
+    if not any(dead.values()):
+        for node in topo.nodes:
+            if node not in report.nodes:
+                names = topo.daemons(node)
+                report.add(node, False, f"{', '.join(names)} running" if names else "client config in place")
+        return cc.probe("ready", stage="ceph ready", fs_name=cc.fs_name, osds=topo.num_osds, wait=0)
+    expected = {n: topo.daemons(n) for n in topo.server_nodes}
+    dead_mons = [n for n in topo.mons if f"mon.{n}" in dead[n]]
+    if dead_mons:
+        _start_mons(cc, dead_mons)
+    cc.cluster.each(lambda n: [cc.start_daemon(n.name, d, stage=f"ceph-{d.split('.')[0]} start")
+                               for d in dead[n.name] if not d.startswith("mon.")],
+                    nodes=[n for n in topo.server_nodes if dead[n]], stage=STAGE)
+    state = cc.wait_ready(stage="ceph ready", expected=expected)
+    for node in topo.nodes:
+        if node in report.nodes:
+            continue
+        if dead.get(node):
+            report.add(node, True, f"started {', '.join(dead[node])}")
+        else:
+            names = topo.daemons(node)
+            report.add(node, False, f"{', '.join(names)} running" if names else "client config in place")
+    return state
+
+
+def _copy_client_files(cc, node: str, fsid: str) -> None:
+    """Give a client added after bootstrap the cluster's ceph.conf and admin keyring."""
+    mon = cc.topology.mons[0]
+    files = {}
+    conf = cc.cluster.run(["cat", cc.conf_path(mon)], nodes=[mon], stage=STAGE)[mon]["stdout"]
+    mon_host = next(l.split("=", 1)[1].strip() for l in conf.splitlines() if l.startswith("mon host"))
+    files["ceph.conf"] = [render_conf(node=node, state=cc.state_dir(node),
+                                      address=cc.reservation.node(node).cluster_address, fsid=fsid,
+                                      mon_host=mon_host, topo=cc.topology, options=cc.options), 0o644]
+    if cc.options.cephx:
+        files["keyring"] = [cc.cluster.run(["cat", f"{cc.state_dir(mon)}/keyring"], nodes=[mon],
+                                           stage=STAGE)[mon]["stdout"], 0o600]
+    files["bootstrapped"] = [fsid, 0o644]
+    cc.cluster.call(remote, "prepare", cc.state_dir(node), files, nodes=[node], stage=STAGE)

@@ -1,0 +1,222 @@
+"""The public API: :class:`CephCluster`, one Ceph cluster over a reservation and a layout."""
+from __future__ import annotations
+
+import time
+from importlib import resources
+
+from metareserve import Layout, OperationalError, RemoteError, Reservation, StageReport, UsageError, node_agent
+
+from . import remote
+from .config import Topology
+from .options import CephOptions
+from .status import CephStatus, DaemonStatus
+
+STOP_ORDER = ("mds", "osd", "mgr", "mon")
+
+
+class CephCluster:
+    """A Ceph cluster (mon, mgr, OSDs, MDS, CephFS and the ``sae`` object class) on a reservation.
+
+    Each method runs its stage on every node concerned in parallel and is idempotent. All state
+    lives under ``reservation.node_dir(node, "ceph")`` on each node. ``cluster`` (an open
+    :class:`metareserve.Cluster`) is reused when given; otherwise one is opened lazily and closed by
+    :meth:`close` (or the ``with`` block).
+    """
+
+    class_name = "sae"
+
+    def __init__(self, reservation: Reservation, layout: Layout | None = None,
+                 options: CephOptions | None = None, *, cluster=None):
+        self.reservation = reservation
+        self.layout = layout or Layout.default(reservation)
+        self.options = options or CephOptions()
+        self.topology = Topology.from_layout(reservation, self.layout, self.options)
+        self._cluster = cluster
+        self._own_cluster = cluster is None
+
+    # -- plumbing -------------------------------------------------------------------------
+    @property
+    def cluster(self):
+        """The remote-execution Cluster used for every stage."""
+        if self._cluster is None:
+            self._cluster = self.reservation.connect()
+        return self._cluster
+
+    def close(self) -> None:
+        """Close the connections this object opened."""
+        if self._own_cluster and self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+
+    def __enter__(self) -> "CephCluster":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def fs_name(self) -> str:
+        return self.options.fs_name
+
+    @property
+    def data_pool(self) -> str:
+        return f"{self.options.fs_name}_data"
+
+    @property
+    def metadata_pool(self) -> str:
+        return f"{self.options.fs_name}_metadata"
+
+    def state_dir(self, node: str) -> str:
+        """Where this cluster's state lives on ``node``."""
+        return self.reservation.node_dir(node, "ceph")
+
+    def conf_path(self, node: str) -> str:
+        return f"{self.state_dir(node)}/ceph.conf"
+
+    def client_conf(self, node: str) -> str:
+        """Path on ``node`` of a ceph.conf usable by librados, libcephfs, ``ceph``, ``rados`` and
+        ceph-fuse there (admin keyring referenced, ``rados_osd_op_timeout`` set).
+
+        Raises UsageError if ``node`` has no Ceph role or client role in the layout.
+        """
+        if node not in self.topology.nodes:
+            raise UsageError(f"node {node!r} is neither a Ceph daemon node nor a ceph-client in the layout; "
+                             "add it under 'ceph-client'")
+        return self.conf_path(node)
+
+    def log_path(self, node: str, daemon: str) -> str:
+        return f"{self.state_dir(node)}/log/ceph-{daemon}.log"
+
+    def probe(self, fn: str, *, node: str | None = None, stage: str, timeout: float = 600, **kwargs):
+        """Run a :mod:`rados_deploy.probe` query on ``node`` (default: the first mon)."""
+        node = node or self.topology.mons[0]
+        script = resources.files(__package__).joinpath("probe.py").read_text()
+        kwargs.setdefault("conf", self.conf_path(node))
+        return self.cluster.call(remote, "probe", script, fn, kwargs, timeout, nodes=[node], stage=stage,
+                                 timeout=timeout + 60)[node]
+
+    def daemon_facts(self, nodes=None, *, stage: str, ports: bool = False) -> dict:
+        """Per node: remote.facts (pids of the layout's daemons, bootstrap marker, OSD ids, ...)."""
+        topo = self.topology
+        nodes = nodes or topo.nodes
+
+        def kwargs(n):
+            binaries = sorted({f"ceph-{d.split('.')[0]}" for d in topo.daemons(n.name)} | {"ceph"})
+            mon_ports = []
+            if ports and n.name in topo.mons:
+                mon_ports = [[n.cluster_address, p] for p in (self.options.mon_port, self.options.mon_v1_port) if p]
+            return {"daemons": topo.daemons(n.name), "binaries": binaries, "ports": mon_ports}
+        return self.cluster.call(remote, "facts", nodes=nodes, stage=stage,
+                                 per_node=lambda n: dict(kwargs(n), state=self.state_dir(n.name)))
+
+    def start_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
+        """Start one daemon (``osd.3``) on ``node`` unless running; foreground (``-f``), by pid."""
+        kind, ident = daemon.split(".", 1)
+        state = self.state_dir(node)
+        env = {"CEPH_CONF": self.conf_path(node)}
+        if kind == "osd":
+            env["ARROW_DEFAULT_MEMORY_POOL"] = "system"
+        argv = [f"ceph-{kind}", "-f", "-c", self.conf_path(node), "-i", ident]
+        return self.cluster.call(node_agent, "start_daemon", argv, f"{state}/run/ceph-{daemon}.pid",
+                                 f"{state}/log/{daemon}.out", env=env, nodes=[node], stage=stage)[node]
+
+    def stop_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
+        """SIGTERM one daemon by pid (SIGKILL after 30 s)."""
+        pidfile = f"{self.state_dir(node)}/run/ceph-{daemon}.pid"
+        return self.cluster.call(node_agent, "stop_daemon", pidfile, 30.0, nodes=[node], stage=stage)[node]
+
+    def check_alive(self, expected: dict[str, list[str]], *, stage: str) -> None:
+        """Raise a RemoteError naming host, daemon and its last log line for any of ``expected``
+        ({node: [daemon]}) whose process is gone."""
+        facts = self.daemon_facts(list(expected), stage=stage)
+        for node, names in expected.items():
+            for name in names:
+                if not facts[node]["daemons"][name]["alive"]:
+                    raise self.daemon_error(node, name)
+
+    def daemon_error(self, node: str, daemon: str) -> RemoteError:
+        """The error for a daemon that exited: its last log line and where the log is."""
+        state = self.state_dir(node)
+        tail = []
+        for path in (f"{state}/log/{daemon}.out", self.log_path(node, daemon)):
+            tail = self.cluster.call(remote, "log_tail", path, 2, nodes=[node], stage="log")[node]
+            if tail:
+                break
+        return RemoteError(node, f"ceph-{daemon.split('.')[0]} start", f"{daemon} exited",
+                           stderr_tail="\n".join(tail),
+                           hint=f"see {self.log_path(node, daemon)}")
+
+    # -- stages -------------------------------------------------------------------------------
+    def install(self) -> StageReport:
+        """Install the Debian packages each node needs: server packages on daemon nodes, build
+        headers and a compiler on OSD nodes (for the object class), client packages on clients.
+        Runs on every Ceph node in parallel under a machine-wide dpkg lock."""
+        from .stages import install
+        return install(self)
+
+    def start(self) -> StageReport:
+        """Bootstrap the cluster (first time) or start whatever daemon is not running, then wait for
+        HEALTH_OK with every PG active+clean. ``details["bringup_seconds"]`` is the time taken."""
+        from .bootstrap import start
+        return start(self)
+
+    def install_class(self, *, source_dir=None) -> StageReport:
+        """Build the ``sae`` object class (all ``cls/*.cc``, or ``source_dir``) against pyarrow's Arrow
+        on the OSD nodes, install it into every OSD's class dir, restart OSDs that loaded an older
+        copy, and verify ``version`` answers through every OSD."""
+        from .objclass import install_class
+        return install_class(self, source_dir=source_dir)
+
+    def class_version(self) -> dict:
+        """``{"<node>/osd.<id>": reply of sae.version}`` for every OSD."""
+        from .objclass import class_version
+        return class_version(self)
+
+    def status(self) -> CephStatus:
+        """Every daemon of the layout per host (pid, up) plus the cluster's health."""
+        facts = self.daemon_facts(stage="ceph status")
+        daemons = []
+        for node in self.topology.nodes:
+            for name, st in facts[node]["daemons"].items():
+                role, ident = name.split(".", 1)
+                daemons.append(DaemonStatus(role, ident, node, st["pid"], st["alive"]))
+        try:
+            detail = self.probe("health", stage="ceph status", timeout=30, fs_name=self.fs_name)
+            health = detail.get("health", "?")
+        except OperationalError as e:
+            detail, health = {"error": str(e)}, "unreachable"
+        return CephStatus(daemons=daemons, health=health, detail=detail)
+
+    def stop(self) -> StageReport:
+        """Stop every daemon by pid, in the order mds, osd, mgr, mon. Bluestore keeps its data;
+        memstore keeps it only through this clean stop (a crash or kill loses it)."""
+        from .stages import stop
+        return stop(self)
+
+    def uninstall(self) -> StageReport:
+        """Stop every daemon and remove the cluster's state on every node (packages stay)."""
+        from .stages import uninstall
+        return uninstall(self)
+
+    def wait_ready(self, *, stage: str, expected: dict[str, list[str]] | None = None) -> dict:
+        """Poll until HEALTH_OK, all OSDs up, every PG active+clean and an active MDS; between
+        polls check that the ``expected`` daemons still run. Returns the last probe state."""
+        deadline = time.monotonic() + self.options.ready_timeout
+        while True:
+            state = self.probe("ready", stage=stage, fs_name=self.fs_name, osds=self.topology.num_osds, wait=15)
+            if state.get("ready"):
+                return state
+            if expected:
+                self.check_alive(expected, stage=stage)
+            if time.monotonic() > deadline:
+                raise OperationalError(f"[{self.topology.mons[0]} {stage}] cluster not ready after "
+                                       f"{self.options.ready_timeout:.0f}s: {describe(state)}; "
+                                       f"see the logs under {self.state_dir(self.topology.mons[0])}/log")
+
+
+def describe(state: dict) -> str:
+    """One line for a probe state: health, OSDs up, PGs clean, MDS states."""
+    if "error" in state:
+        return state["error"]
+    return (f"{state.get('health')} {state.get('checks')}, {len(state.get('osds_up', []))} OSDs up, "
+            f"{state.get('pgs_clean')}/{state.get('pgs_expected')} PGs active+clean, MDS {state.get('mds')}")

@@ -1,0 +1,91 @@
+"""The ``sae`` object class: build once per source hash against pyarrow's Arrow, install into every
+OSD's class dir beside the three Arrow libraries, restart OSDs that loaded an older copy, verify."""
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+
+from metareserve import OperationalError, StageReport, UsageError, node_agent
+from metareserve.runtime import SOFTWARE_ROOT, ensure_python_env
+
+from . import remote
+
+PYARROW = "pyarrow==26.0.1"
+ARROW_LIBS = ["libarrow.so.2600", "libarrow_compute.so.2600", "libparquet.so.2600"]
+FLAGS = {"output": "libcls_sae.so", "cxxflags": ["-std=c++20", "-O2", "-fPIC"],
+         "ldflags": ["-Wl,-rpath,$ORIGIN"]}
+PROBE_NAMESPACE = "sae-probe"
+
+
+def sources(source_dir=None) -> dict[str, str]:
+    """``{file name: text}`` of every ``*.cc`` and ``*.h`` in the class source dir."""
+    base = Path(source_dir) if source_dir else Path(str(resources.files(__package__).joinpath("cls")))
+    files = {p.name: p.read_text() for p in sorted(base.iterdir()) if p.suffix in (".cc", ".h")}
+    if not any(n.endswith(".cc") for n in files):
+        raise UsageError(f"{base}: no *.cc sources of the object class")
+    return files
+
+
+def build_key(files: dict[str, str]) -> str:
+    """Hash of sources, pyarrow pin and flags: the build directory's name."""
+    h = hashlib.sha256(repr((sorted(files.items()), PYARROW, ARROW_LIBS, FLAGS)).encode())
+    return h.hexdigest()[:16]
+
+
+def install_class(cc, *, source_dir=None) -> StageReport:
+    """See :meth:`CephCluster.install_class`."""
+    topo = cc.topology
+    osd_nodes = topo.osd_nodes
+    report = StageReport("sae class install")
+    files = sources(source_dir)
+    key = build_key(files)
+    root = f"{SOFTWARE_ROOT}/cls/{key}"
+    cc.cluster.call(node_agent, "apt_install", cc.options.class_build_packages, nodes=osd_nodes,
+                    stage="sae class apt")
+    pythons = ensure_python_env(cc.cluster, [PYARROW], nodes=osd_nodes, stage="sae class runtime")
+    built = cc.cluster.call(remote, "build_class", root, files, libs=ARROW_LIBS, flags=FLAGS, nodes=osd_nodes,
+                            stage="sae class build", per_node=lambda n: {"python": pythons[n.name]})
+    facts = cc.daemon_facts(osd_nodes, stage="sae class install")
+    placed = cc.cluster.call(
+        remote, "install_class", root, files=[FLAGS["output"], *ARROW_LIBS], nodes=osd_nodes,
+        stage="sae class install",
+        per_node=lambda n: {"classdir": f"{cc.state_dir(n.name)}/classes",
+                            "osd_pids": {d: st["pid"] for d, st in facts[n.name]["daemons"].items()
+                                         if d.startswith("osd.") and st["alive"]}})
+    stale = {n: placed[n]["stale"] for n in osd_nodes if placed[n]["stale"]}
+    if stale:
+        cc.cluster.each(lambda n: [(cc.stop_daemon(n.name, d, stage="ceph-osd restart"),
+                                    cc.start_daemon(n.name, d, stage="ceph-osd restart")) for d in stale[n.name]],
+                        nodes=list(stale), stage="ceph-osd restart")
+        cc.wait_ready(stage="ceph ready", expected={n: topo.daemons(n) for n in topo.server_nodes})
+    versions = class_version(cc)
+    for node in osd_nodes:
+        answered = sorted(k.split("/", 1)[1] for k in versions if k.startswith(node + "/"))
+        what = []
+        if built[node]:
+            what.append(f"built class {key}")
+        if placed[node]["changed"]:
+            what.append(f"installed {', '.join(placed[node]['changed'])}")
+        if stale.get(node):
+            what.append(f"restarted {', '.join(stale[node])}")
+        verified = f"version answers through {', '.join(answered)}"
+        if what:
+            report.add(node, True, "; ".join(what) + "; " + verified)
+        else:
+            report.add(node, False, f"class {key} installed; {verified}")
+    report.details.update(key=key, build_dir=root, versions=versions)
+    return report
+
+
+def class_version(cc) -> dict:
+    """See :meth:`CephCluster.class_version`."""
+    topo = cc.topology
+    where = {i: n for n in topo.osd_nodes for i in topo.osd_ids(n)}
+    replies = cc.probe("class_version", stage="sae class verify", pool=cc.data_pool, nspace=PROBE_NAMESPACE,
+                       cls=cc.class_name, osds=sorted(where))
+    out = {f"{where[int(osd)]}/osd.{osd}": reply for osd, reply in sorted(replies.items(), key=lambda kv: int(kv[0]))}
+    wrong = [k for k, v in out.items() if v.get("class") != cc.class_name]
+    if wrong:
+        raise OperationalError(f"[{topo.mons[0]} sae class verify] unexpected version reply from {wrong}")
+    return out

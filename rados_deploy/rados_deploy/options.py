@@ -1,0 +1,73 @@
+"""What kind of Ceph cluster to build: :class:`CephOptions`, validated once."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from metareserve import UsageError
+
+SERVER_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-base",
+                   "python3-rados", "python3-cephfs", "uuid-runtime"]
+CLIENT_PACKAGES = ["ceph-common", "ceph-fuse", "python3-rados", "python3-cephfs"]
+CLASS_BUILD_PACKAGES = ["rados-objclass-dev", "libradospp-dev", "librados-dev", "build-essential"]
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000 ** 2,
+          "mib": 1 << 20, "g": 1 << 30, "gb": 1000 ** 3, "gib": 1 << 30, "t": 1 << 40, "tb": 1000 ** 4,
+          "tib": 1 << 40}
+
+
+def parse_size(value: int | str, *, what: str) -> int:
+    """Bytes from ``4GiB``, ``512MiB``, ``1g`` or a plain integer; UsageError naming ``what`` otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
+    if not m or m.group(2).lower() not in _UNITS or float(m.group(1)) <= 0:
+        raise UsageError(f"{what}: {value!r} is not a size (examples: 4GiB, 512MiB, 1073741824)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+@dataclasses.dataclass
+class CephOptions:
+    """Options of a Ceph cluster.
+
+    ``store``: "bluestore" (persistent; a sparse file of ``osd_size`` in the OSD dir, or
+    ``bluestore_device``) or "memstore" (RAM of ``osd_size`` bytes per OSD). ``max_object_size``
+    and ``max_write_size_mb`` lift the OSD limits for 128 MiB+ objects; ``op_timeout`` is the
+    clients' ``rados_osd_op_timeout`` in seconds. ``packages``/``client_packages`` are Debian
+    package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools.
+    """
+
+    store: str = "bluestore"
+    osd_size: int | str = "4GiB"
+    bluestore_device: str | None = None
+    osds_per_node: int = 1
+    cephx: bool = True
+    max_object_size: int | str = "1GiB"
+    max_write_size_mb: int = 512
+    op_timeout: int = 30
+    packages: list[str] = dataclasses.field(default_factory=lambda: list(SERVER_PACKAGES))
+    client_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLIENT_PACKAGES))
+    class_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLASS_BUILD_PACKAGES))
+    mgr_prometheus: bool = True
+    fs_name: str = "cephfs"
+    replicas: int = 1
+    pgs_per_osd: int = 16
+    mon_port: int = 3300
+    mon_v1_port: int | None = 6789
+    ready_timeout: float = 600.0
+
+    def __post_init__(self):
+        if self.store not in ("bluestore", "memstore"):
+            raise UsageError(f"CephOptions.store must be 'bluestore' or 'memstore', not {self.store!r}")
+        self.osd_size = parse_size(self.osd_size, what="CephOptions.osd_size")
+        self.max_object_size = parse_size(self.max_object_size, what="CephOptions.max_object_size")
+        for name in ("osds_per_node", "max_write_size_mb", "op_timeout", "replicas", "pgs_per_osd", "mon_port"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UsageError(f"CephOptions.{name} must be a positive integer, not {value!r}")
+        if self.bluestore_device and self.store != "bluestore":
+            raise UsageError("CephOptions.bluestore_device needs store='bluestore'")
+        if self.bluestore_device and self.osds_per_node != 1:
+            raise UsageError("CephOptions.bluestore_device serves one OSD: set osds_per_node=1")
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", self.fs_name):
+            raise UsageError(f"CephOptions.fs_name {self.fs_name!r} must be letters, digits, '-' or '_'")

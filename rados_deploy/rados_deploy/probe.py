@@ -1,0 +1,153 @@
+"""Cluster queries run ON a Ceph node by the distribution's Python (which has ``rados``).
+
+The controller ships this file's text and runs ``/usr/bin/python3 -c <text> FN JSON-KWARGS``;
+the one JSON line printed on stdout is the answer. Stdlib + Debian's python3-rados only.
+"""
+import json
+import sys
+import time
+
+
+def _connect(conf, timeout=15):
+    import rados
+    r = rados.Rados(conffile=conf, conf={"rados_osd_op_timeout": "30", "rados_mon_op_timeout": "15"})
+    r.connect(timeout=timeout)
+    return r
+
+
+def _mon(r, prefix, target="mon", **args):
+    cmd = json.dumps(dict(args, prefix=prefix, format="json"))
+    ret, out, errs = (r.mgr_command if target == "mgr" else r.mon_command)(cmd, b"", timeout=15)
+    if ret != 0:
+        raise RuntimeError("ceph %s failed (%d): %s" % (prefix, ret, errs))
+    return json.loads(out) if out else {}
+
+
+def quorum(conf, mons, wait=120):
+    """Wait until every mon in ``mons`` is in quorum; returns seconds waited."""
+    start = time.time()
+    r = _connect(conf, timeout=int(wait))
+    try:
+        while True:
+            names = _mon(r, "quorum_status").get("quorum_names", [])
+            if set(mons) <= set(names):
+                return {"ready": True, "seconds": round(time.time() - start, 2), "quorum": names}
+            if time.time() - start > wait:
+                return {"ready": False, "seconds": round(time.time() - start, 2), "quorum": names}
+            time.sleep(0.3)
+    finally:
+        r.shutdown()
+
+
+def configure(conf, commands):
+    """Run mon commands ``[{prefix, ...}]`` in order; an already-existing result counts as done."""
+    r = _connect(conf)
+    done = []
+    try:
+        for c in commands:
+            args = dict(c)
+            ret, out, errs = r.mon_command(json.dumps(args), b"", timeout=30)
+            if ret not in (0, -17):
+                raise RuntimeError("ceph %s failed (%d): %s" % (args["prefix"], ret, errs))
+            done.append(args["prefix"])
+        return {"done": done}
+    finally:
+        r.shutdown()
+
+
+def _pg_state(r):
+    pg = _mon(r, "pg stat", target="mgr")
+    summary = pg.get("pg_summary", pg)
+    by_state = {e["name"]: e["num"] for e in summary.get("num_pg_by_state", [])}
+    return by_state
+
+
+def state(r, fs_name):
+    """One snapshot: OSDs up, PG states vs Σ pg_num, MDS states of ``fs_name``, health."""
+    dump = _mon(r, "osd dump")
+    expected = sum(p["pg_num"] for p in dump.get("pools", []))
+    by_state = _pg_state(r)
+    mds = []
+    for fs in _mon(r, "fs dump").get("filesystems", []):
+        if fs["mdsmap"]["fs_name"] == fs_name:
+            mds = [i["state"] for i in fs["mdsmap"].get("info", {}).values()]
+    health = _mon(r, "health")
+    return {"osds_up": sorted(o["osd"] for o in dump.get("osds", []) if o.get("up")),
+            "osds": sorted(o["osd"] for o in dump.get("osds", [])),
+            "pools": {p["pool_name"]: {"pg_num": p["pg_num"], "autoscale": p.get("pg_autoscale_mode")}
+                      for p in dump.get("pools", [])},
+            "pgs_expected": expected, "pgs_clean": by_state.get("active+clean", 0), "pgs_by_state": by_state,
+            "mds": mds, "health": health.get("status", "?"), "checks": sorted(health.get("checks", {}))}
+
+
+def _is_ready(s, osds):
+    return (len(s["osds_up"]) == osds and s["pgs_expected"] > 0 and s["pgs_clean"] == s["pgs_expected"]
+            and sum(s["pgs_by_state"].values()) == s["pgs_expected"]
+            and "up:active" in s["mds"] and s["health"] == "HEALTH_OK")
+
+
+def ready(conf, fs_name, osds, wait=10):
+    """Poll until HEALTH_OK, ``osds`` OSDs up, every PG active+clean and an active MDS (or timeout)."""
+    start = time.time()
+    r = _connect(conf)
+    try:
+        while True:
+            try:
+                s = state(r, fs_name)
+            except RuntimeError as e:  # mgr not yet available, fs not yet created
+                s = {"error": str(e)}
+            if "error" not in s and _is_ready(s, osds):
+                return dict(s, ready=True, seconds=round(time.time() - start, 2))
+            if time.time() - start > wait:
+                return dict(s, ready=False, seconds=round(time.time() - start, 2))
+            time.sleep(0.4)
+    finally:
+        r.shutdown()
+
+
+def health(conf, fs_name):
+    """The cluster's view: health, checks, OSDs up and where each OSD lives (host)."""
+    r = _connect(conf, timeout=10)
+    try:
+        s = state(r, fs_name)
+        tree = _mon(r, "osd tree")
+        hosts = {}
+        for n in tree.get("nodes", []):
+            if n.get("type") == "host":
+                for child in n.get("children", []):
+                    hosts[str(child)] = n["name"]
+        s["osd_hosts"] = hosts
+        return s
+    finally:
+        r.shutdown()
+
+
+def class_version(conf, pool, nspace, cls, osds):
+    """Call ``cls.version`` once through each OSD in ``osds`` (a probe object whose primary it is)."""
+    r = _connect(conf)
+    try:
+        io = r.open_ioctx(pool)
+        io.set_namespace(nspace)
+        todo, out = set(osds), {}
+        for i in range(10000):
+            if not todo:
+                break
+            oid = "probe-%d" % i
+            primary = _mon(r, "osd map", pool=pool, object=oid, nspace=nspace)["acting_primary"]
+            if primary not in todo:
+                continue
+            io.write_full(oid, b"sae")
+            ret, reply = io.execute(oid, cls, "version", b"", length=65536)
+            out[str(primary)] = json.loads(reply.decode())
+            todo.discard(primary)
+        if todo:
+            raise RuntimeError("no probe object maps to OSD(s) %s" % sorted(todo))
+        io.close()
+        return out
+    finally:
+        r.shutdown()
+
+
+if __name__ == "__main__":
+    fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
+    print(json.dumps(globals()[fn](**kwargs)))

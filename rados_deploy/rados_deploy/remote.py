@@ -1,0 +1,283 @@
+"""Runs on Ceph nodes (stdlib only): state directories, mkfs of mons and OSDs, probes, the class.
+
+Shipped by ``Cluster.call``; every function returns JSON-serialisable values and raises with a
+one-line message naming what failed. Daemons themselves are started and stopped with
+metareserve's ``node_agent``.
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+
+STOCK_CLASS_DIR = "/usr/lib/x86_64-linux-gnu/rados-classes"
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _run(argv, what, input=None, env=None, timeout=300):
+    full = dict(os.environ)
+    full.update(env or {})
+    r = subprocess.run(argv, input=input, capture_output=True, text=True, env=full, timeout=timeout)
+    if r.returncode != 0:
+        lines = [l for l in (r.stderr + r.stdout).splitlines() if l.strip()]
+        raise RuntimeError("%s failed (exit %d): %s" % (what, r.returncode, lines[-1] if lines else ""))
+    return r.stdout
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % int(pid)) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError, ValueError, TypeError):
+        return False
+
+
+def _pid(pidfile):
+    try:
+        with open(pidfile) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _port_busy(addr, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((addr, int(port)))
+        return False
+    except OSError:
+        return True
+    finally:
+        s.close()
+
+
+def facts(state, daemons, binaries=(), ports=()):
+    """What this node has: bootstrap marker (fsid), daemon pids, OSD ids on disk, missing binaries,
+    busy ports (``[[addr, port]]`` that cannot be bound), whether the state dir exists."""
+    marker = None
+    try:
+        with open(os.path.join(state, "bootstrapped")) as f:
+            marker = f.read().strip() or None
+    except OSError:
+        pass
+    out = {}
+    for name in daemons:
+        pid = _pid(os.path.join(state, "run", "ceph-%s.pid" % name))
+        out[name] = {"pid": pid, "alive": bool(pid) and _alive(pid)}
+    osd_ids = []
+    for d in glob.glob(os.path.join(state, "data", "osd.*")):
+        try:
+            with open(os.path.join(d, "whoami")) as f:
+                osd_ids.append(int(f.read().strip()))
+        except (OSError, ValueError):
+            pass
+    return {"fsid": marker, "exists": os.path.isdir(state), "daemons": out, "osd_ids": sorted(osd_ids),
+            "missing": [b for b in binaries if not shutil.which(b)],
+            "busy_ports": [[a, p] for a, p in ports if _port_busy(a, p)]}
+
+
+def stop_all(state, timeout=10.0, kill=False):
+    """SIGTERM (SIGKILL with ``kill``) every daemon with a pid file in the state's run dir, SIGKILL
+    whatever is alive after ``timeout``. Returns how many were running."""
+    import signal
+    import time
+    pids = [p for p in (_pid(f) for f in glob.glob(os.path.join(state, "run", "*.pid"))) if p and _alive(p)]
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL if kill else signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.time() + timeout
+    while time.time() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    for p in pids:
+        if _alive(p):
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+    return len(pids)
+
+
+def wipe(state):
+    """Stop whatever runs from ``state`` and remove it; returns whether anything was there."""
+    if not os.path.exists(state):
+        return False
+    stop_all(state, kill=True)
+    shutil.rmtree(state, ignore_errors=True)
+    return True
+
+
+def prepare(state, files, daemon_dirs=()):
+    """Create the state layout, link the stock classes, write ``files`` ({relpath: [text, mode]}).
+
+    Returns the relative paths that changed.
+    """
+    for sub in ("run", "log", "data", "crash", "classes"):
+        os.makedirs(os.path.join(state, sub), exist_ok=True)
+    for d in daemon_dirs:
+        os.makedirs(os.path.join(state, "data", d), exist_ok=True)
+    classes = os.path.join(state, "classes")
+    for src in glob.glob(os.path.join(STOCK_CLASS_DIR, "libcls_*.so*")):
+        dst = os.path.join(classes, os.path.basename(src))
+        if not os.path.lexists(dst):
+            os.symlink(src, dst)
+    changed = []
+    for rel, (text, mode) in sorted(files.items()):
+        path = os.path.join(state, rel)
+        try:
+            with open(path) as f:
+                if f.read() == text:
+                    continue
+        except OSError:
+            pass
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+        changed.append(rel)
+    return changed
+
+
+def mon_mkfs(state, conf, mon_id, fsid, mons):
+    """``monmaptool --create`` + ``ceph-mon --mkfs`` unless done; ``mons`` is ``[[id, addrvec]]``."""
+    data = os.path.join(state, "data", "mon." + mon_id)
+    if os.path.exists(os.path.join(data, "kv_backend")):
+        return False
+    monmap = os.path.join(state, "monmap")
+    argv = ["monmaptool", "--create", "--clobber", "--fsid", fsid]
+    for ident, addrs in mons:
+        argv += ["--addv", ident, addrs]
+    _run(argv + [monmap], "monmaptool")
+    keyring = os.path.join(state, "mon.keyring")
+    argv = ["ceph-mon", "-c", conf, "--mkfs", "-i", mon_id, "--monmap", monmap]
+    if os.path.exists(keyring):
+        argv += ["--keyring", keyring]
+    _run(argv, "ceph-mon --mkfs -i " + mon_id)
+    return True
+
+
+def osd_mkfs(state, conf, osd_id, uuid, secret=None, device=None):
+    """Register OSD ``osd_id`` with the mons (``ceph osd new``) and mkfs its store, unless done."""
+    data = os.path.join(state, "data", "osd.%d" % osd_id)
+    if os.path.exists(os.path.join(data, "whoami")) and os.path.exists(os.path.join(data, "ready")):
+        return False
+    if device and not os.path.exists(device):
+        raise RuntimeError("bluestore device %s does not exist on this node" % device)
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    argv = ["ceph", "-c", conf, "osd", "new", uuid, str(osd_id)]
+    if secret:
+        _run(argv + ["-i", "-"], "ceph osd new %d" % osd_id, input=json.dumps({"cephx_secret": secret}))
+        with open(os.path.join(data, "keyring"), "w") as f:
+            f.write("[osd.%d]\n\tkey = %s\n" % (osd_id, secret))
+        os.chmod(os.path.join(data, "keyring"), 0o600)
+    else:
+        _run(argv, "ceph osd new %d" % osd_id)
+    argv = ["ceph-osd", "-c", conf, "-i", str(osd_id), "--mkfs", "--osd-uuid", uuid]
+    if secret:
+        argv += ["--key", secret]
+    _run(argv, "ceph-osd --mkfs -i %d" % osd_id, timeout=600)
+    return True
+
+
+def probe(script, fn, kwargs, timeout=600):
+    """Run ``fn(**kwargs)`` of the probe script with the distribution's python (it has ``rados``)."""
+    out = _run([SYSTEM_PYTHON, "-c", script, fn, json.dumps(kwargs)], "probe " + fn, timeout=timeout)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def log_tail(path, lines=3):
+    """The last ``lines`` non-empty lines of a log file (empty list if missing)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 16384))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [l for l in text.splitlines() if l.strip()][-lines:]
+
+
+def _sha(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def build_class(root, sources, python, libs, flags):
+    """Compile ``sources`` ({name: text}) into ``root/libcls_<name>.so`` once (flock; shared disks
+    build once) against the pyarrow of ``python``; copies ``libs`` beside it. Returns whether built."""
+    import fcntl
+    os.makedirs(os.path.dirname(root), exist_ok=True)
+    with open(os.path.join(os.path.dirname(root), ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(os.path.join(root, ".complete")):
+            return False
+        shutil.rmtree(root, ignore_errors=True)
+        src = os.path.join(root, "src")
+        os.makedirs(src)
+        for name, text in sources.items():
+            with open(os.path.join(src, name), "w") as f:
+                f.write(text)
+        inc, libdir = json.loads(_run([python, "-c", "import json, pyarrow; "
+                                       "print(json.dumps([pyarrow.get_include(), pyarrow.get_library_dirs()[0]]))"],
+                                      "pyarrow lookup").strip())
+        out = os.path.join(root, flags["output"])
+        argv = (["g++"] + flags["cxxflags"] + ["-shared", "-o", out]
+                + sorted(os.path.join(src, n) for n in sources if n.endswith(".cc"))
+                + ["-I" + src, "-I" + inc, "-L" + libdir] + ["-l:" + l for l in libs] + flags["ldflags"])
+        r = subprocess.run(argv, capture_output=True, text=True)
+        if r.returncode != 0:
+            errors = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines()[-1:]
+            raise RuntimeError("g++ failed: %s" % (errors[0].replace(src + "/", "") if errors else r.returncode))
+        for lib in libs:
+            shutil.copy2(os.path.join(libdir, lib), os.path.join(root, lib))
+        open(os.path.join(root, ".complete"), "w").close()
+        return True
+
+
+def install_class(root, classdir, files, osd_pids):
+    """Place ``files`` from the build dir ``root`` into ``classdir`` (new inodes; never written in
+    place), and name the running OSDs (``{id: pid}``) that mapped an older copy of any of them."""
+    changed = []
+    for name in files:
+        src, dst = os.path.join(root, name), os.path.join(classdir, name)
+        try:
+            if os.path.samefile(src, dst) or _sha(src) == _sha(dst):
+                continue
+        except OSError:
+            pass
+        tmp = dst + ".new"
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        try:
+            os.link(src, tmp)
+        except OSError:
+            shutil.copy2(src, tmp)
+        os.replace(tmp, dst)
+        changed.append(name)
+    current = {}
+    for name in files:
+        st = os.stat(os.path.join(classdir, name))
+        current[os.path.join(classdir, name)] = str(st.st_ino)
+    stale = []
+    for osd, pid in osd_pids.items():
+        try:
+            with open("/proc/%d/maps" % int(pid)) as f:
+                for line in f:
+                    parts = line.split(None, 5)
+                    path = parts[5].strip() if len(parts) == 6 else ""
+                    path = path[:-len(" (deleted)")] if path.endswith(" (deleted)") else path
+                    if path in current and parts[4] != current[path]:
+                        stale.append(osd)
+                        break
+        except OSError:
+            pass
+    return {"changed": changed, "stale": stale}

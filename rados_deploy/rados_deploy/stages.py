@@ -1,0 +1,72 @@
+"""The simple stages of :class:`CephCluster`: install, stop, uninstall."""
+from __future__ import annotations
+
+from metareserve import StageReport, node_agent
+
+from . import remote
+from .cluster import STOP_ORDER
+
+
+def packages_for(cc, node: str) -> list[str]:
+    """Debian packages ``node`` needs for its roles (server, OSD class build, client)."""
+    topo, opts = cc.topology, cc.options
+    pkgs = list(opts.packages) if node in topo.server_nodes else []
+    if node in topo.osd_nodes:
+        pkgs += opts.class_build_packages
+    if node in topo.clients:
+        pkgs += opts.client_packages
+    return list(dict.fromkeys(pkgs))
+
+
+def install(cc) -> StageReport:
+    """See :meth:`CephCluster.install`."""
+    report = StageReport("ceph install")
+    res = cc.cluster.call(node_agent, "apt_install", stage="ceph install", nodes=cc.topology.nodes,
+                          per_node=lambda n: {"packages": packages_for(cc, n.name)})
+    for node in cc.topology.nodes:
+        r = res[node]
+        if r["installed"]:
+            report.add(node, True, f"installed {len(r['installed'])} packages: {' '.join(r['installed'])}")
+        else:
+            report.add(node, False, f"{len(r['already'])} packages present")
+    return report
+
+
+def stop(cc) -> StageReport:
+    """See :meth:`CephCluster.stop`."""
+    topo = cc.topology
+    report = StageReport("ceph stop")
+    facts = cc.daemon_facts(stage="ceph stop")
+    stopped: dict[str, list[str]] = {n: [] for n in topo.nodes}
+    for kind in STOP_ORDER:
+        todo = {n: [d for d, st in facts[n]["daemons"].items() if d.startswith(kind + ".") and st["alive"]]
+                for n in topo.nodes}
+        todo = {n: ds for n, ds in todo.items() if ds}
+        if not todo:
+            continue
+        cc.cluster.each(lambda n: [cc.stop_daemon(n.name, d, stage=f"ceph-{kind} stop") for d in todo[n.name]],
+                        nodes=list(todo), stage=f"ceph-{kind} stop")
+        for n, ds in todo.items():
+            stopped[n] += ds
+    note = ("; memstore data was dumped to the OSD dirs by this clean stop (a crash or kill would lose it)"
+            if cc.options.store == "memstore" else "")
+    for node in topo.nodes:
+        if stopped[node]:
+            osd = note if any(d.startswith("osd.") for d in stopped[node]) else ""
+            report.add(node, True, f"stopped {', '.join(stopped[node])}{osd}")
+        else:
+            report.add(node, False, "nothing running")
+    return report
+
+
+def uninstall(cc) -> StageReport:
+    """See :meth:`CephCluster.uninstall`."""
+    report = StageReport("ceph uninstall")
+    res = cc.cluster.call(remote, "wipe", nodes=cc.topology.nodes, stage="ceph uninstall",
+                          per_node=lambda n: {"state": cc.state_dir(n.name)})
+    for node in cc.topology.nodes:
+        if res[node]:
+            report.add(node, True, f"stopped daemons and removed {cc.state_dir(node)} (packages kept)")
+        else:
+            report.add(node, False, "no state")
+    return report
