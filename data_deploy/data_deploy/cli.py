@@ -1,7 +1,117 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
+from metareserve import load_reservation, resolve_layout
+from metareserve.cli_support import handle_errors, reservation_option, with_layout
+from metareserve.errors import OperationalError
+
+import data_deploy as dd
+
+target_options = [
+    reservation_option,
+    click.option("--plugin", default="cephfs", show_default=True, help="Deploy plugin (cephfs, local)."),
+    click.option("--node", "nodes", multiple=True, metavar="NODE",
+                 help="Writing node (repeatable for local); default from the plugin and layout."),
+    click.option("--ceph-conf", metavar="PATH",
+                 help="Client ceph.conf on the node (cephfs; 'rados-deploy status' prints it; "
+                      "default <state root>/<node>/ceph/ceph.conf)."),
+]
+
+
+def with_target(fn):
+    for opt in reversed(target_options):
+        fn = opt(fn)
+    return with_layout(fn)
+
 
 @click.group()
 def main():
     """NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
+
+
+@main.command()
+@click.option("--rows", type=click.IntRange(min=1), required=True, help="Number of trips.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--rows-per-file", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@handle_errors
+def generate(rows, seed, out, rows_per_file):
+    """Generate synthetic NYC yellow-taxi trips (TLC schema) as Parquet."""
+    files = dd.generate(rows, seed=seed, out=out, rows_per_file=rows_per_file)
+    click.echo(f"generated {rows} rows in {len(files)} files under {out}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@handle_errors
+def ingest(paths, out):
+    """Convert real TLC yellow-taxi Parquet/CSV files into the generator's schema."""
+    files = dd.ingest(list(paths), out)
+    click.echo(f"ingested {len(paths)} input(s) into {len(files)} files under {out}")
+
+
+@main.command()
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("--object-size", required=True, help="Target object size, e.g. 16MiB.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--compression", default="none", show_default=True, help="Parquet codec.")
+@handle_errors
+def split(inputs, object_size, out, compression):
+    """Split Parquet INPUTS into single-row-group files of at most one object each."""
+    click.echo(dd.split(list(inputs), out=out, object_size=object_size, compression=compression).summary())
+
+
+@main.command()
+@click.argument("source", nargs=-1, required=True)
+@click.option("--fraction", type=click.FloatRange(0, 1), required=True, help="Wanted selectivity (0.01 = 1%).")
+@click.option("--column", default="total_amount", show_default=True)
+@handle_errors
+def threshold(source, fraction, column):
+    """Print t such that 'COLUMN < t' selects FRACTION of the rows of SOURCE (Parquet)."""
+    click.echo(repr(dd.selectivity_threshold(list(source), fraction, column=column)))
+
+
+@main.command()
+@with_target
+@click.argument("src")
+@click.option("--dest", default="/data/taxi", show_default=True, help="Dataset directory on the target.")
+@click.option("--object-size", required=True, help="Object size, e.g. 16MiB (multiple of 64KiB).")
+@click.option("--link-multiplier", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--copy-multiplier", type=click.IntRange(min=1), default=1, show_default=True)
+@handle_errors
+def deploy(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, src, dest, object_size,
+           link_multiplier, copy_multiplier):
+    """Deploy the split dataset SRC (a directory of single-row-group Parquet files)."""
+    res = load_reservation(reservation)
+    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    report = dd.deploy(res, src, plugin=plugin, dest=dest, object_size=object_size,
+                        link_multiplier=link_multiplier, copy_multiplier=copy_multiplier,
+                        node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
+    click.echo(report.summary())
+
+
+@main.command()
+@with_target
+@click.argument("dest", default="/data/taxi")
+@handle_errors
+def verify(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest):
+    """Check the dataset at DEST against its manifest (exit 1 on any mismatch)."""
+    res = load_reservation(reservation)
+    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
+    if not report.ok:
+        raise OperationalError(report.summary() + "; run 'data-deploy deploy' again to repair, or clean")
+    click.echo(report.summary())
+
+
+@main.command()
+@with_target
+@click.argument("dest", default="/data/taxi")
+@handle_errors
+def clean(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest):
+    """Remove the dataset at DEST and the nodes' staging copies."""
+    res = load_reservation(reservation)
+    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
+    click.echo(report.summary())

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from metareserve import Layout, Reservation, StageReport, load_reservation, node_agent
-from metareserve.errors import OperationalError, UsageError
+from metareserve.errors import OperationalError, RemoteError, UsageError, last_line
 
 from . import remote
 from .files import expand
@@ -90,6 +90,18 @@ def _connected(res: Reservation, cluster):
     else:
         with res.connect() as c:
             yield c
+
+
+def _call(c, fn: str, *args, node: str, stage: str, **kwargs):
+    """``remote.fn`` on one node; a node-side DeployError becomes a one-line OperationalError."""
+    try:
+        return c.call(remote, fn, *args, nodes=[node], stage=stage, **kwargs)[node]
+    except RemoteError as e:
+        marker = f"{remote.DeployError.__name__}: "
+        last = last_line(e.stderr_tail)
+        if marker in last:
+            raise OperationalError(f"[{node} {stage}] {last.split(marker, 1)[1]}") from None
+        raise
 
 
 def describe(src, object_size: int) -> list[dict]:
@@ -189,7 +201,7 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
 
 
 def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> dict:
-    st = c.call(remote, "status", p.backend, dest, ceph_conf=conf, nodes=[name], stage=stage.stage)[name]
+    st = _call(c, "status", p.backend, dest, ceph_conf=conf, node=name, stage=stage.stage)
     current = st["manifest"]
     if current is not None and all(current.get(k) == v for k, v in meta.items()):
         _check(c, name, p, dest, conf, stage.stage)
@@ -199,9 +211,9 @@ def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> di
     staging = f"{res.node_dir(name, 'data_deploy')}/staging/{meta['dataset'][:16]}"
     for d in sorted({e["dir"] for e in entries}):
         c.put(f"{d}/", f"{staging}/", nodes=[name], stage=f"{stage.stage} push")
-    r = c.call(remote, "deploy", p.backend, dest, staging, files, meta, ceph_conf=conf,
-               pidfile=f"{res.node_dir(name, 'data_deploy')}/deploy.pid", nodes=[name],
-               stage=stage.stage, timeout=None)[name]
+    r = _call(c, "deploy", p.backend, dest, staging, files, meta, ceph_conf=conf,
+              pidfile=f"{res.node_dir(name, 'data_deploy')}/deploy.pid", node=name,
+              stage=stage.stage, timeout=None)
     if r["changed"]:
         ops = f", {r['rados_ops']} RADOS ops" if r.get("rados_ops") is not None else ""
         stage.add(name, True, f"{r['written']} files written, {r['linked']} linked, {r['kept']} kept "
@@ -212,7 +224,7 @@ def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> di
 
 
 def _check(c, name, p, dest, conf, stage):
-    v = c.call(remote, "verify", p.backend, dest, ceph_conf=conf, nodes=[name], stage=f"{stage} verify")[name]
+    v = _call(c, "verify", p.backend, dest, ceph_conf=conf, node=name, stage=f"{stage} verify")
     if not v["ok"]:
         raise OperationalError(f"[{name} {stage} verify] {dest} is deployed but fails verification: "
                                f"{v['problems'][0]}; run 'data-deploy clean' and deploy again")
@@ -228,7 +240,8 @@ def verify(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", nod
     nodes = p.nodes(res, (layout or Layout.default(res)).validate(res), node)
     with _connected(res, cluster) as c:
         conf = _prepare(c, p, res, nodes, ceph_conf)
-        out = c.call(remote, "verify", p.backend, dest, ceph_conf=conf, nodes=nodes, stage=f"{STAGE} verify")
+        out = c.each(lambda n: _call(c, "verify", p.backend, dest, ceph_conf=conf, node=n.name,
+                                     stage=f"{STAGE} verify"), nodes=nodes, stage=f"{STAGE} verify")
     first = out[nodes[0]]
     problems = [f"[{n}] {msg}" for n in nodes for msg in out[n]["problems"]]
     return VerifyReport(plugin=p.name, dest=dest, ok=not problems, files=first["files"],
@@ -246,8 +259,9 @@ def clean(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", node
     stage = StageReport(f"{STAGE} clean")
     with _connected(res, cluster) as c:
         conf = _prepare(c, p, res, nodes, ceph_conf)
-        out = c.call(remote, "clean", p.backend, dest, ceph_conf=conf, nodes=nodes, stage=stage.stage,
-                     per_node=lambda n: {"staging": f"{res.node_dir(n, 'data_deploy')}/staging"})
+        out = c.each(lambda n: _call(c, "clean", p.backend, dest, ceph_conf=conf, node=n.name, stage=stage.stage,
+                                     staging=f"{res.node_dir(n, 'data_deploy')}/staging"),
+                     nodes=nodes, stage=stage.stage)
     for n in nodes:
         if out[n]["existed"]:
             stage.add(n, True, f"removed {dest} ({out[n]['removed']} files)")

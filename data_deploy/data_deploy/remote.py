@@ -351,9 +351,9 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
         if current is not None:
             if _same(current, meta):
                 return {"changed": False, "manifest": current}
-            raise DeployError("%s already holds dataset %s (object size %s, links %s, copies %s); "
+            raise DeployError("%s already holds dataset %s (object size %sKiB, links %s, copies %s); "
                               "run 'data-deploy clean' first or choose another destination"
-                              % (dest, current.get("dataset", "?")[:12], current.get("object_size"),
+                              % (dest, current.get("dataset", "?")[:12], current.get("object_size", 0) >> 10,
                                  current.get("link_multiplier"), current.get("copy_multiplier")))
         ops0 = fs.osd_ops() if backend == "cephfs" else None
         start = time.time()

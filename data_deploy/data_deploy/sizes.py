@@ -26,8 +26,8 @@ def check_object_size(size: str | int) -> int:
     """An object size in bytes: a multiple of 64 KiB within 4–256 MiB; UsageError otherwise."""
     n = parse_size(size, what="object size")
     if n % ALIGN:
-        raise UsageError(f"object size {human(n)} is not a multiple of 64 KiB "
-                         f"(CephFS layouts need 64 KiB alignment); use e.g. {human(max(ALIGN, n // ALIGN * ALIGN))}")
+        raise UsageError(f"object size {n} bytes is not a multiple of 64KiB (CephFS layouts need it); "
+                         f"use e.g. {max(ALIGN, n // ALIGN * ALIGN) >> 10}KiB")
     if not MIN_OBJECT_SIZE <= n <= MAX_OBJECT_SIZE:
         raise UsageError(f"object size {human(n)} is outside 4MiB..256MiB; pick a size in that range")
     return n
