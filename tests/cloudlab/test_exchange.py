@@ -148,3 +148,12 @@ def test_release_of_a_foreign_reservation_is_a_usage_error(reservation):
 ])
 def test_policy_decision(states, timed_out, expected):
     assert decide(states, ["node1", "node2"], timed_out=timed_out) == expected
+
+
+def test_failed_provision_deletes_the_allocation_and_names_the_call(replay, credentials):
+    provider, transport = replay("provision-fails")
+    with pytest.raises(OperationalError) as e:
+        reserve(provider, credentials)
+    transport.assert_done()
+    assert str(e.value) == ("[paper cloudlab Provision] slice 'paper' at cl-utah: ERROR (2): "
+                            "Could not map to resources: *** ms0813 is down")

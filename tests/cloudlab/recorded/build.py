@@ -161,6 +161,10 @@ SCENARIOS = {
     # the site has too few free m510 nodes
     "refused": [*CREDS, SLICE_CRED, NOT_HERE,
                 ("am", "Allocate", {0: SLICE_URN}, am(None, 7, "Not enough nodes with type m510 available (need 4, have 2)"))],
+    # Provision fails: the allocated slivers are deleted before the error is raised
+    "provision-fails": [*CREDS, SLICE_CRED, NOT_HERE, ALLOCATE,
+                        ("am", "Provision", {0: [SLICE_URN]}, am(None, 2, "Could not map to resources: *** ms0813 is down")),
+                        DELETE],
     # the slice already holds ready slivers: reattach, allocate nothing
     "reattach": [*CREDS, SLICE_CRED, status({}), status({}), DESCRIBE],
     "renew": [*CREDS, SLICE_CRED,

@@ -89,7 +89,11 @@ class CloudLabProvider(Provider):
                                   f"{req.hardware} nodes at {client.am_name}")
             end = timestamp(req.hours)
             client.allocate(rspec, end)
-            client.provision()
+            try:
+                client.provision()
+            except OperationalError:
+                client.delete()
+                raise
             bad, gated = self._wait(client, req), False
             if not bad:
                 res = self._reservation(client, req, creds, end)
