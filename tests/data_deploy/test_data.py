@@ -1,0 +1,125 @@
+"""Pure pyarrow steps: generate, ingest, split, selectivity (no cluster needed)."""
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import data_deploy as dd
+from metareserve.errors import OperationalError, UsageError
+
+ROWS = 150_000
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gen")
+    return dd.generate(ROWS, seed=7, out=out, rows_per_file=40_000)
+
+
+def _table(files):
+    return pa.concat_tables(pq.read_table(f) for f in files)
+
+
+def test_generate_schema_counts_and_consistency(generated):
+    assert len(generated) == 4
+    t = _table(generated)
+    assert t.schema.equals(dd.SCHEMA) and t.num_rows == ROWS
+    parts = sum(t.column(c).to_numpy() for c in dd.AMOUNT_PARTS)
+    assert np.abs(t.column("total_amount").to_numpy() - parts).max() < 0.005
+    assert pc.all(pc.greater_equal(t["tpep_dropoff_datetime"], t["tpep_pickup_datetime"])).as_py()
+    assert set(pc.unique(t["payment_type"]).to_pylist()) <= {1, 2, 3, 4}
+    assert pc.min(t["PULocationID"]).as_py() >= 1 and pc.max(t["DOLocationID"]).as_py() <= 265
+    mean_distance = pc.mean(t["trip_distance"]).as_py()
+    assert 1.5 < mean_distance < 6.0, mean_distance
+    cash_tips = pc.filter(t["tip_amount"], pc.equal(t["payment_type"], 2))
+    assert pc.max(cash_tips).as_py() == 0.0
+
+
+def test_generate_is_deterministic_and_prefix_stable(generated, tmp_path):
+    again = dd.generate(50_000, seed=7, out=tmp_path / "a", rows_per_file=50_000)
+    assert _table(again).equals(_table(generated).slice(0, 50_000))
+    other = dd.generate(1000, seed=8, out=tmp_path / "b")
+    assert not _table(other).equals(_table(generated).slice(0, 1000))
+
+
+def test_split_single_row_group_files_close_to_object_size(generated, tmp_path):
+    size = 4 << 20
+    report = dd.split(generated, out=tmp_path / "s", object_size="4MiB")
+    assert report.changed and report.rows == ROWS and len(report.files) >= 2
+    for f in report.files:
+        md = pq.ParquetFile(f).metadata
+        assert md.num_row_groups == 1 and f.stat().st_size <= size
+        assert md.row_group(0).column(0).compression == "UNCOMPRESSED"
+    assert report.min_fill > 0.99
+    assert _table(report.files).equals(_table(generated))
+    again = dd.split(generated, out=tmp_path / "s", object_size="4MiB")
+    assert not again.changed and again.files == report.files
+
+
+def test_split_compression_option(generated, tmp_path):
+    report = dd.split(generated[:1], out=tmp_path / "z", object_size="4MiB", compression="zstd")
+    assert pq.ParquetFile(report.files[0]).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+@pytest.mark.parametrize("size, text", [("100KiB", "multiple of 64KiB"), ("2MiB", "outside 4MiB..256MiB"),
+                                        ("512MiB", "outside"), ("sixteen", "not a size")])
+def test_bad_object_sizes(generated, tmp_path, size, text):
+    with pytest.raises(UsageError, match=text):
+        dd.split(generated, out=tmp_path / "x", object_size=size)
+
+
+def test_row_group_that_cannot_fit(tmp_path):
+    wide = pa.table({"blob": pa.array([b"x" * (5 << 20)], pa.binary())})
+    pq.write_table(wide, tmp_path / "wide.parquet")
+    with pytest.raises(UsageError, match="cannot fit"):
+        dd.split(tmp_path / "wide.parquet", out=tmp_path / "o", object_size="4MiB")
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.01, 0.1, 0.25, 0.5, 0.9, 1.0])
+def test_selectivity_hits_fraction(generated, fraction):
+    threshold = dd.selectivity_threshold(generated[0].parent, fraction)
+    t = _table(generated)
+    got = pc.sum(pc.less(t["total_amount"], threshold)).as_py() / t.num_rows
+    assert abs(got - fraction) <= 0.001
+
+
+def test_selectivity_on_table_and_other_column(generated):
+    t = _table(generated)
+    threshold = dd.selectivity_threshold(t, 0.3, column="trip_distance")
+    assert abs(pc.sum(pc.less(t["trip_distance"], threshold)).as_py() / t.num_rows - 0.3) <= 0.001
+
+
+def test_selectivity_bad_input(generated):
+    with pytest.raises(UsageError, match="unknown column 'fare'.*total_amount"):
+        dd.selectivity_threshold(generated, 0.1, column="fare")
+    with pytest.raises(UsageError, match="not numeric"):
+        dd.selectivity_threshold(generated, 0.1, column="store_and_fwd_flag")
+    with pytest.raises(UsageError, match="outside"):
+        dd.selectivity_threshold(generated, 1.5)
+    few = pa.table({"x": [1.0] * 50 + [2.0] * 50})
+    with pytest.raises(OperationalError, match="equal values"):
+        dd.selectivity_threshold(few, 0.3, column="x")
+
+
+def test_ingest_tlc_parquet_and_csv(generated, tmp_path):
+    real = _table(generated).slice(0, 2000)
+    # an older TLC year: lower-case airport_fee, float passenger_count, no congestion column
+    old = real.drop_columns(["congestion_surcharge"]).rename_columns(
+        [c if c != "Airport_fee" else "airport_fee" for c in real.drop_columns(["congestion_surcharge"]).column_names])
+    old = old.set_column(old.schema.get_field_index("passenger_count"), "passenger_count",
+                         pc.cast(old["passenger_count"], pa.float64()))
+    pq.write_table(old, tmp_path / "yellow_tripdata_2019-01.parquet")
+    pacsv.write_csv(real, tmp_path / "yellow_tripdata_2024-01.csv")
+    files = dd.ingest([tmp_path / "yellow_tripdata_2019-01.parquet", tmp_path / "yellow_tripdata_2024-01.csv"],
+                      tmp_path / "out")
+    t = _table(files)
+    assert t.schema.equals(dd.SCHEMA) and t.num_rows == 4000
+    assert t.slice(0, 2000)["congestion_surcharge"].null_count == 2000
+    assert t.slice(0, 2000).drop_columns(["congestion_surcharge"]).equals(real.drop_columns(["congestion_surcharge"]))
+    assert t.slice(2000).equals(real)
+    bad = pa.table({"a": [1]})
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    with pytest.raises(UsageError, match="bad.parquet: no column 'VendorID'"):
+        dd.ingest(tmp_path / "bad.parquet", tmp_path / "o2")
