@@ -52,8 +52,8 @@ def aggregate(tmp_path_factory):
     _write(d / "server.pem", server_key, _cert("127.0.0.1", server_key, "test CA", ca_key,
                                                 san=[x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]))
     client_key = ec.generate_private_key(ec.SECP256R1())
-    _write(d / "client.pem", client_key, _cert("alice", client_key, "test CA", ca_key,
-                                                san=[x509.UniformResourceIdentifier("urn:publicid:IDN+emulab.net+user+alice")]))
+    alice = x509.UniformResourceIdentifier("urn:publicid:IDN+emulab.net+user+alice")
+    _write(d / "client.pem", client_key, _cert("alice", client_key, "test CA", ca_key, san=[alice]))
     rogue_key = ec.generate_private_key(ec.SECP256R1())
     rogue = _cert("mallory", rogue_key, "mallory", rogue_key, ca=True)
     _write(d / "rogue.pem", rogue_key, rogue)

@@ -65,7 +65,8 @@ class SliceClient:
     def fail(self, call: str, what: str, *, node: str | None = None, hint: str = "",
              code: int | None = None) -> GeniCallError:
         """The error for ``call`` going wrong, naming slice (and node), aggregate and call."""
-        text = f"{prefix(node or self.slice_name, f'cloudlab {call}')}slice {self.slice_name!r} at {self.am_name}: {what}"
+        where = prefix(node or self.slice_name, f"cloudlab {call}")
+        text = f"{where}slice {self.slice_name!r} at {self.am_name}: {what}"
         return GeniCallError(text + (f"; {hint}" if hint else ""), code)
 
     def call(self, url: str, method: str, *params, accept: tuple = ()):

@@ -85,26 +85,9 @@ class CloudLabProvider(Provider):
             return self._reattach(client, req, creds, slivers)
         rspec = build_request(req, component_manager_id=client.aggregate.component_manager_id)
         for attempt in range(1, req.attempts + 1):
-            node_log(name, STAGE, f"attempt {attempt}/{req.attempts}: requesting {req.nodes} "
-                                  f"{req.hardware} nodes at {client.am_name}")
-            end = timestamp(req.hours)
-            client.allocate(rspec, end)
-            try:
-                client.provision()
-            except OperationalError:
-                client.delete()
-                raise
-            bad, gated = self._wait(client, req), False
-            if not bad:
-                res = self._reservation(client, req, creds, end)
-                bad, gated = (self._gate(res) if req.gate else {}), True
-                if not bad:
-                    node_log(name, STAGE, f"{req.nodes} nodes ready at {client.am_name} until {end}")
-                    return res
-            for node, reason in sorted(bad.items()):
-                node_log(node, STAGE, reason)
-            client.delete()
-            node_log(name, STAGE, f"deleted the slivers of attempt {attempt} ({len(bad)} bad nodes)")
+            res, bad, gated = self._attempt(client, req, creds, rspec, attempt)
+            if res is not None:
+                return res
             if gated and len(bad) == req.nodes:
                 hint = ("every node failed the health gate, so the cause is likely here, not on CloudLab: "
                         "check ssh_private_key in the credentials file and that the key is loaded")
@@ -115,6 +98,32 @@ class CloudLabProvider(Provider):
             f"[{name} {STAGE}] slice {name!r} at {client.am_name}: bad nodes after attempt "
             f"{attempt} of {req.attempts}, everything released: "
             + "; ".join(f"{n}: {r}" for n, r in sorted(bad.items())) + f"; {hint}")
+
+    def _attempt(self, client: SliceClient, req: Request, creds: Credentials, rspec: str,
+                 attempt: int) -> tuple[Reservation | None, dict[str, str], bool]:
+        """Allocate, provision, wait and gate once: (reservation, {}, gated) when all nodes are
+        good, else (None, bad nodes, whether the gate ran) after deleting the slivers."""
+        node_log(req.slice_name, STAGE, f"attempt {attempt}/{req.attempts}: requesting {req.nodes} "
+                                        f"{req.hardware} nodes at {client.am_name}")
+        end = timestamp(req.hours)
+        client.allocate(rspec, end)
+        try:
+            client.provision()
+        except OperationalError:
+            client.delete()
+            raise
+        bad, gated = self._wait(client, req), False
+        if not bad:
+            res = self._reservation(client, req, creds, end)
+            bad, gated = (self._gate(res) if req.gate else {}), True
+            if not bad:
+                node_log(req.slice_name, STAGE, f"{req.nodes} nodes ready at {client.am_name} until {end}")
+                return res, {}, gated
+        for node, reason in sorted(bad.items()):
+            node_log(node, STAGE, reason)
+        client.delete()
+        node_log(req.slice_name, STAGE, f"deleted the slivers of attempt {attempt} ({len(bad)} bad nodes)")
+        return None, bad, gated
 
     def _wait(self, client: SliceClient, req: Request) -> dict[str, str]:
         """Poll Status until :func:`decide` has an answer; returns the bad nodes."""
