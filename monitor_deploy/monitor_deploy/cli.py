@@ -1,7 +1,136 @@
-"""``monitor-deploy``: Prometheus, node_exporter, metric windows, dashboards."""
+"""``monitor-deploy``: a thin click layer over :class:`monitor_deploy.Monitoring`."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+
 import click
+import yaml
+
+from metareserve import load_reservation, resolve_layout
+from metareserve.cli_support import handle_errors, reservation_option, with_layout
+from metareserve.errors import OperationalError, UsageError
+
+from .deploy import Monitoring
+from .options import MonitorOptions
+
+
+def load_options(path: str | None, **overrides) -> MonitorOptions:
+    """MonitorOptions from a YAML file (keys = MonitorOptions fields) plus CLI overrides."""
+    data = {}
+    if path:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except OSError as e:
+            raise UsageError(f"{path}: cannot read monitor options: {e.strerror}") from None
+        except yaml.YAMLError as e:
+            raise UsageError(f"{path}: malformed YAML: {getattr(e, 'problem', e)}") from None
+        known = {f.name for f in dataclasses.fields(MonitorOptions)}
+        if not isinstance(data, dict) or set(data) - known:
+            bad = sorted(set(data) - known) if isinstance(data, dict) else ["(not a mapping)"]
+            raise UsageError(f"{path}: unknown monitor option(s) {', '.join(bad)} (known: {', '.join(sorted(known))})")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return MonitorOptions(**data)
+
+
+def monitoring_command(fn):
+    """Common options (reservation, layout, monitor options) → a ``mon`` argument; errors → exit codes."""
+    @reservation_option
+    @with_layout
+    @click.option("--config", "config_file", metavar="FILE", help="YAML file of monitor options.")
+    @click.option("--scrape-interval", help="Scrape and rule interval, e.g. 2s (default 2s).")
+    @click.option("--retention", help="TSDB retention, e.g. 2d (default 2d).")
+    @click.option("--prometheus-port", type=int, help="Prometheus port (default 9090).")
+    @click.option("--verbose", "-v", is_flag=True, help="Debug logging.")
+    @functools.wraps(fn)
+    @handle_errors
+    def wrapper(reservation, layout_file, role_specs, config_file, scrape_interval, retention,
+                prometheus_port, **kwargs):
+        res = load_reservation(reservation)
+        layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+        options = load_options(config_file, scrape_interval=scrape_interval, retention=retention,
+                               prometheus_port=prometheus_port)
+        with Monitoring(res, layout, options) as mon:
+            return fn(mon, **kwargs)
+    return wrapper
 
 
 @click.group()
 def main():
-    """Prometheus, node_exporter, metric windows, dashboards."""
+    """Prometheus + node_exporter on a reservation; metric windows, plots and dashboards."""
+
+
+def _stage(name: str, help_text: str):
+    @main.command(name, help=help_text)
+    @monitoring_command
+    def command(mon):
+        click.echo(getattr(mon, name)().summary())
+    return command
+
+
+for _name, _help in [("install", "Install Prometheus and node_exporter from distribution packages."),
+                     ("start", "Write configs and start (or reload) Prometheus and node_exporters."),
+                     ("stop", "Stop Prometheus, node_exporters and the local cgroup exporter."),
+                     ("uninstall", "Stop everything and remove all monitoring state from the nodes.")]:
+    _stage(_name, _help)
+
+
+@main.command()
+@monitoring_command
+def status(mon):
+    """Daemons per node and scrape-target health; exit 1 if a daemon is down."""
+    report = mon.status()
+    for node, outcome in report.nodes.items():
+        click.echo(f"{node}: {outcome.message}")
+    for t in report.details["targets"]:
+        click.echo(f"  {t['job']:<19} {t['node'] or '-':<8} {t['health']:<7} {t['url']}"
+                   + (f"  ({t['error']})" if t["error"] else ""))
+    click.echo(f"prometheus: {mon.url}")
+    if not report.details["ok"]:
+        raise OperationalError("[monitor status] monitoring is not fully running; run 'monitor-deploy start'")
+
+
+@main.command()
+@monitoring_command
+@click.option("--out", "out_dir", required=True, metavar="DIR", help="Where to write dashboards.")
+def dashboard(mon, out_dir):
+    """Write Grafana dashboards (grafanalib) and provisioning files."""
+    paths = mon.dashboards(out_dir)
+    for p in paths:
+        click.echo(str(p))
+    click.echo(f"No Grafana server is installed by monitor-deploy. Import {Path(out_dir) / 'dashboards'}/*.json "
+               f"in Grafana (Dashboards > New > Import, data source 'Prometheus' at {mon.url}), or copy "
+               f"{Path(out_dir) / 'provisioning'} to /etc/grafana/provisioning and restart Grafana.")
+
+
+@main.command()
+@monitoring_command
+@click.option("--from", "start", required=True, metavar="T1", help="Window start: epoch seconds or ISO time.")
+@click.option("--to", "end", required=True, metavar="T2", help="Window end: epoch seconds or ISO time.")
+@click.option("--out", "out_dir", required=True, metavar="DIR", help="Output directory (must be new or empty).")
+@click.option("--step", help="Sample step, e.g. 2s (default: the scrape interval).")
+@click.option("--node", "nodes", multiple=True, help="Only this node (repeatable).")
+@click.option("--metric", "metrics", multiple=True, help="Only this metric key (repeatable): cpu, memory, "
+              "net_rx, net_tx, disk_read, disk_write.")
+@click.option("--overwrite", is_flag=True, help="Replace a non-empty output directory.")
+def export(mon, start, end, out_dir, step, nodes, metrics, overwrite):
+    """Per-node metrics of a window → Parquet, area under curve (Simpson) and stacked plots."""
+    result = mon.export(start, end, out_dir, step=step, nodes=list(nodes) or None,
+                        metrics=list(metrics) or None, overwrite=overwrite)
+    click.echo(result.auc.to_string(index=False))
+    click.echo(f"wrote {result.out_dir}: metrics.parquet, auc.parquet, auc.csv, "
+               f"{', '.join(p.name for p in result.plots.values())}, window.json")
+
+
+@main.command()
+@monitoring_command
+@click.option("--from", "start", required=True, metavar="T1", help="Search start: epoch seconds or ISO time.")
+@click.option("--to", "end", required=True, metavar="T2", help="Search end: epoch seconds or ISO time.")
+def windows(mon, start, end):
+    """Run windows published by the run marker, recovered from Prometheus."""
+    found = mon.marker.windows(start, end)
+    for w in found:
+        click.echo(f"{w.run_id}\t{w.point}\t{w.repetition}\t{w.start:.3f}\t{'' if w.end is None else f'{w.end:.3f}'}")
+    if not found:
+        click.echo("no runs in that window")

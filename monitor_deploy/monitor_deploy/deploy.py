@@ -216,6 +216,19 @@ class Monitoring:
                 raise OperationalError(f"[{p.name} {stage}] Prometheus is not ready after {timeout:.0f}s; "
                                        f"see {self.node_dir(p)}/prometheus.log")
             time.sleep(0.3)
+        names = {n.name for n in self.reservation.nodes}
+        while True:  # every node_exporter scraped and stored once: data flows when start returns
+            if {r["metric"].get(NODE_LABEL) for r in self.client.query('up{job="node"} == 1')} >= names:
+                return
+            if time.monotonic() > deadline:
+                down = {t["labels"].get(NODE_LABEL): t for t in self.client.targets()
+                        if t["labels"].get("job") == "node" and t["health"] != "up"} or \
+                    {p.name: {"scrapeUrl": "node targets", "health": "no samples stored"}}
+                node, t = sorted(down.items())[0]
+                raise OperationalError(f"[{node} {stage}] Prometheus cannot scrape node_exporter at "
+                                       f"{t['scrapeUrl']}: {t.get('lastError') or t['health']}; "
+                                       f"see {self.node_dir(node)}/node_exporter.log")
+            time.sleep(0.3)
 
     def stop(self) -> StageReport:
         """Stop Prometheus, every node_exporter and the cgroup exporter; every node in parallel."""
