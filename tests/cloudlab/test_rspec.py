@@ -65,6 +65,8 @@ def test_cli_strings_are_coerced():
     ({"image": "UBUNTU22"}, ["image=", "URN"]),
     ({"subnet": "10.0.0.0/30"}, ["too small"]),
     ({"attempts": "0"}, ["attempts=0", "positive"]),
+    ({"poll": "-1"}, ["poll=-1.0", "positive"]),
+    ({"slice_name": "other"}, ["unknown option", "slice_name"]),
 ])
 def test_bad_options_are_one_line_usage_errors(options, words):
     with pytest.raises(UsageError) as e:

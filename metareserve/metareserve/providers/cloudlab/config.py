@@ -152,11 +152,11 @@ def _coerce(name: str, value, kind):
 
 def make_request(*, name: str, nodes: int | None, **options) -> Request:
     """Validate ``options`` (Python values or ``-O`` strings) into a :class:`Request`."""
-    fields = {f.name: f for f in dataclasses.fields(Request)}
-    unknown = set(options) - set(fields) - {"slice_name", "nodes"}
+    known = [f.name for f in dataclasses.fields(Request) if f.name not in ("slice_name", "nodes")]
+    unknown = set(options) - set(known)
     if unknown:
         raise UsageError(f"cloudlab provider: unknown option(s) {', '.join(sorted(unknown))} "
-                         f"(known: {', '.join(k for k in fields if k not in ('slice_name', 'nodes'))})")
+                         f"(known: {', '.join(known)})")
     if not name or not _SLICE_NAME.fullmatch(name):
         raise UsageError(f"cloudlab provider: name {name!r} must start with a letter and have at most "
                          f"19 letters, digits or '-' (it becomes the slice name)")
@@ -171,8 +171,8 @@ def make_request(*, name: str, nodes: int | None, **options) -> Request:
     if not req.image.startswith("urn:publicid:IDN+"):
         raise UsageError(f"cloudlab option image={req.image!r}: expected an image URN "
                          f"(urn:publicid:IDN+emulab.net+image+PROJECT//NAME)")
-    for key in ("hours", "wait", "attempts"):
-        if getattr(req, key) <= 0:
+    for key in ("hours", "wait", "attempts", "poll", "backoff"):
+        if getattr(req, key) < 0 or (getattr(req, key) == 0 and key in ("hours", "wait", "attempts")):
             raise UsageError(f"cloudlab option {key}={getattr(req, key)}: must be positive")
     try:
         net = ipaddress.ip_network(req.subnet)
