@@ -73,7 +73,8 @@ class CephFSBackend:
         self.missing = cephfs.ObjectNotFound
         self.fs = cephfs.LibCephFS(conffile=ceph_conf)
         try:
-            self.fs.conf_set("client_mount_timeout", "30")
+            if self.fs.conf_get("client_mount_timeout") in ("300", "300.000000"):  # default: bound it
+                self.fs.conf_set("client_mount_timeout", "30")
             self.fs.mount()
         except cephfs.Error as e:
             raise DeployError("cannot mount CephFS with %s: %s; is the Ceph cluster (mon, mds) running "

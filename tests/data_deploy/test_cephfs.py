@@ -1,0 +1,176 @@
+"""The ``cephfs`` plugin against a real Ceph cluster (rados_deploy's ``ceph_cluster``):
+objects per file, link and copy multipliers, ``ceph df``, resume after a kill, read-back."""
+import json
+import os
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import data_deploy as dd
+from data_deploy import remote
+from fixtures.data import taxi_dataset  # noqa: F401  (exercised here too)
+from metareserve.errors import OperationalError, SaeError
+
+NODE = "node1"
+
+
+@pytest.fixture(scope="module")
+def big_split(tmp_path_factory):
+    """1.2M trips split into 16 MiB objects (3 files, two of them full)."""
+    root = tmp_path_factory.mktemp("dd16")
+    generated = dd.generate(1_200_000, seed=3, out=root / "gen")
+    return dd.split(generated, out=root / "split", object_size="16MiB")
+
+
+@pytest.fixture(scope="module")
+def conf(ceph_cluster):
+    return ceph_cluster.client_conf(NODE)
+
+
+@pytest.fixture()
+def dest(local_cluster, cluster, conf, request):
+    path = f"/data/{request.node.name.replace('[', '_').replace(']', '')}"
+    yield path
+    dd.clean(local_cluster, path, plugin="cephfs", node=NODE, ceph_conf=conf, cluster=cluster)
+
+
+def _read_back(conf, dest, names) -> pa.Table:
+    """Read files straight from CephFS through libcephfs on the controller."""
+    cephfs, _ = remote._bindings()
+    fs = cephfs.LibCephFS(conffile=conf)
+    fs.mount()
+    try:
+        tables = []
+        for name in names:
+            path = f"{dest}/{name}"
+            fd = fs.open(path, os.O_RDONLY, 0)
+            data = fs.read(fd, 0, fs.stat(path).st_size)
+            fs.close(fd)
+            tables.append(pq.read_table(pa.BufferReader(data)))
+        return pa.concat_tables(tables)
+    finally:
+        fs.shutdown()
+
+
+def _stored(cluster, ceph_cluster, conf) -> int:
+    out = cluster.run(["ceph", "-c", conf, "df", "-f", "json"], nodes=[NODE], stage="test ceph df")[NODE]
+    pools = {p["name"]: p["stats"] for p in json.loads(out["stdout"])["pools"]}
+    return pools[ceph_cluster.data_pool]["stored"]
+
+
+def _wait_stored(cluster, ceph_cluster, conf, at_least: int) -> int:
+    """``ceph df`` lags the OSDs' reports: poll until the pool holds ``at_least`` bytes."""
+    deadline = time.time() + 180
+    while True:
+        stored = _stored(cluster, ceph_cluster, conf)
+        if stored >= at_least or time.time() > deadline:
+            return stored
+        time.sleep(2)
+
+
+def test_deploy_16mib_links_verify_ceph_df_read_back(local_cluster, cluster, ceph_cluster, conf, big_split, dest):
+    before = _stored(cluster, ceph_cluster, conf)
+    r = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", link_multiplier=4,
+                  node=NODE, ceph_conf=conf, cluster=cluster)
+    n = len(big_split.files)
+    assert r.changed and r.files == 4 * n and r.written == n and r.linked == 3 * n
+    assert r.bytes == 4 * r.physical_bytes and r.rados_ops >= n
+    v = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
+    assert v.ok, v.problems
+    assert v.files == 4 * n and v.objects == n and v.rows == 4 * big_split.rows
+    # four names per file, one object each: the pool grows by the physical bytes only
+    grown = _wait_stored(cluster, ceph_cluster, conf, before + r.physical_bytes) - before
+    assert r.physical_bytes <= grown < 1.5 * r.physical_bytes, (grown, r.physical_bytes)
+    manifest = cluster.call(remote, "status", "cephfs", dest, ceph_conf=conf, nodes=[NODE], stage="t")[NODE]["manifest"]
+    names = [p for e in manifest["files"] for c in e["copies"] for p in c["paths"]]
+    assert len(names) == 4 * n
+    back = _read_back(conf, dest, names)
+    assert back.num_rows == 4 * big_split.rows
+    original = pa.concat_tables(pq.read_table(f) for f in big_split.files)
+    first = [f"{e['copies'][0]['paths'][0]}" for e in manifest["files"]]
+    assert _read_back(conf, dest, first).equals(original)
+    again = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", link_multiplier=4,
+                      node=NODE, ceph_conf=conf, cluster=cluster)
+    assert not again.changed and again.rados_ops is None
+    assert again.stage.nodes[NODE].message.endswith("verified")
+
+
+def test_copy_multiplier_makes_real_copies(local_cluster, cluster, ceph_cluster, conf, taxi_dataset, dest):
+    src = taxi_dataset.split_dir
+    n = len(taxi_dataset.files)
+    r = dd.deploy(local_cluster, src, dest=dest, object_size="4MiB", copy_multiplier=3, link_multiplier=2,
+                  node=NODE, ceph_conf=conf, cluster=cluster)
+    assert r.files == 6 * n and r.written == 3 * n and r.physical_bytes == 3 * sum(
+        e["size"] for e in taxi_dataset.manifest["files"])
+    v = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
+    assert v.ok, v.problems
+    assert v.objects == 3 * n and v.rows == 6 * taxi_dataset.rows
+
+
+def test_taxi_dataset_fixture(local_cluster, cluster, taxi_dataset):
+    assert taxi_dataset.manifest["object_size"] == 4 << 20 and len(taxi_dataset.files) >= 4
+    assert taxi_dataset.rows == 500_000
+    v = dd.verify(local_cluster, taxi_dataset.dest, node=taxi_dataset.node, ceph_conf=taxi_dataset.ceph_conf,
+                  cluster=cluster)
+    assert v.ok and v.objects == len(taxi_dataset.files)
+    assert 0.0 < taxi_dataset.threshold(0.1) < taxi_dataset.threshold(0.5)
+
+
+def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
+    pidfile = f"{local_cluster.node_dir(NODE, 'data_deploy')}/deploy.pid"
+    if os.path.exists(pidfile):
+        os.unlink(pidfile)
+    outcome = {}
+
+    def run():
+        try:
+            outcome["report"] = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB",
+                                          copy_multiplier=3, link_multiplier=40, node=NODE, ceph_conf=conf)
+        except SaeError as e:
+            outcome["error"] = e
+
+    t = threading.Thread(target=run)
+    t.start()
+    cephfs, _ = remote._bindings()
+    fs = cephfs.LibCephFS(conffile=conf)
+    fs.mount()
+    try:
+        first = f"{dest}/{remote.final_name(big_split.files[0].name, 0, 1)}"
+        deadline = time.time() + 600
+        while time.time() < deadline and t.is_alive():
+            try:
+                fs.stat(first)
+                break
+            except cephfs.ObjectNotFound:
+                time.sleep(0.05)
+        pid = int(open(pidfile).read())
+        os.kill(pid, 9)  # the node-side writer this test started (shared process table)
+    finally:
+        fs.shutdown()
+    t.join()
+    assert "error" in outcome, "deploy finished before it could be killed"
+    half = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
+    assert not half.ok and "no complete manifest" in half.problems[0]
+    r = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", copy_multiplier=3,
+                  link_multiplier=40, node=NODE, ceph_conf=conf, cluster=cluster)
+    assert r.changed and r.kept >= 1 and r.files == 3 * 40 * len(big_split.files)
+    v = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
+    assert v.ok, v.problems
+
+
+def test_unreachable_cephfs_is_one_line(local_cluster, cluster, conf, big_split, tmp_path):
+    text = open(conf).read()
+    bad = tmp_path / "unreachable.conf"
+    lines = [ln for ln in text.splitlines() if not ln.strip().startswith(("mon host", "mon_host"))]
+    addr = local_cluster.node(NODE).cluster_address
+    lines.insert(1, f"mon host = v2:{addr}:3999")
+    lines.insert(2, "client mount timeout = 3")
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(OperationalError) as e:
+        dd.deploy(local_cluster, big_split.out, dest="/data/never", object_size="16MiB", node=NODE,
+                  ceph_conf=str(bad), cluster=cluster)
+    msg = str(e.value)
+    assert "\n" not in msg and "[node1 data-deploy" in msg and "cannot mount CephFS" in msg
