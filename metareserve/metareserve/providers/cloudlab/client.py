@@ -26,7 +26,7 @@ SEARCHFAILED = 12
 HINTS = {3: "check the project in the credentials file and that your account belongs to it",
          7: "the site may lack free nodes of that type: try fewer nodes, another hardware type or site",
          11: "the site lacks free resources: try later, fewer nodes or another site",
-         15: "your CloudLab certificate expired: download new credentials from the portal"}
+         15: "your certificate or the slice expired: download new credentials, or reserve under a new name"}
 RSPEC_VERSION = {"type": "GENI", "version": "3"}
 
 
