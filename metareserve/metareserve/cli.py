@@ -43,7 +43,7 @@ def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpu_limit
         options["cpu_limit"] = cpu_limit
     res = api.reserve(provider=provider, name=name, nodes=nodes, out=out, **options)
     click.echo(f"reserved {res.name!r} ({res.provider}): {len(res.nodes)} nodes -> {res.path}")
-    if gate:
+    if gate and not providers.get(provider).gates_nodes:
         _report(api.check(res))
 
 

@@ -17,6 +17,7 @@ class Provider(abc.ABC):
     """Reserve, reattach and release nodes of one kind."""
 
     name: str = ""
+    gates_nodes = False  # True if reserve() already ran the health gate on every node
 
     @abc.abstractmethod
     def reserve(self, *, name: str, nodes: int | None = None, **options) -> Reservation:

@@ -53,6 +53,8 @@ class CloudLabProvider(Provider):
     the health gate (default :func:`metareserve.health.check`).
     """
 
+    gates_nodes = True
+
     name = "cloudlab"
 
     def __init__(self, transport: Transport | None = None, gate=None):
