@@ -1,0 +1,142 @@
+"""The shared Ceph cluster (fixtures.ceph): health, librados, libcephfs, the class, idempotent
+stages, a killed OSD, and a bluestore restart. Destructive tests restore the cluster before ending."""
+import os
+import signal
+
+import pytest
+
+from fixtures.ceph import client_python
+from metareserve import node_agent
+
+pytestmark = pytest.mark.cluster
+
+RADOS_RW = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+io = r.open_ioctx("{pool}")
+data = os.urandom(3 << 20)
+io.write_full("{oid}", data)
+size, _ = io.stat("{oid}")
+back = io.read("{oid}", length=size)
+print(json.dumps({{"size": size, "equal": back == data}}))
+"""
+
+CEPHFS_RW = """
+import json, os, cephfs
+fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount(filesystem_name=b"{fs}")
+try:
+    fs.mkdir("/t", 0o755)
+except cephfs.ObjectExists:
+    pass
+data = os.urandom(5 << 20)
+fd = fs.open("/t/{name}", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644); fs.write(fd, data, 0); fs.fsync(fd, 0); fs.close(fd)
+st = fs.stat("/t/{name}")
+fd = fs.open("/t/{name}", os.O_RDONLY, 0); back = fs.read(fd, 0, st.st_size); fs.close(fd)
+fs.unmount(); fs.shutdown()
+print(json.dumps({{"size": st.st_size, "equal": back == data}}))
+"""
+
+CLS_ECHO = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+io = r.open_ioctx("{pool}"); io.write_full("echo-probe", b"x")
+ret, out = io.execute("echo-probe", "sae", "echo", b"hello sae", length=4096)
+print(json.dumps({{"ret": ret, "out": out.decode()}}))
+"""
+
+
+def test_health_ok_and_every_daemon_up(ceph_cluster):
+    st = ceph_cluster.status()
+    assert st.ok, st.lines()
+    assert sorted(d.name for d in st.daemons) == ["mds.node1", "mgr.node1", "mon.node1", "osd.0", "osd.1", "osd.2"]
+    assert {d.host for d in st.daemons if d.role == "osd"} == {"node1", "node2", "node3"}
+    assert st.detail["pgs_clean"] == st.detail["pgs_expected"] == sum(p["pg_num"] for p in st.detail["pools"].values())
+
+
+def test_pools_have_computed_pg_counts_and_no_autoscaler(ceph_cluster):
+    pools = ceph_cluster.status().detail["pools"]
+    assert pools[ceph_cluster.data_pool]["pg_num"] == 32      # 3 OSDs x 16 / 1 replica -> 32
+    assert pools[ceph_cluster.metadata_pool]["pg_num"] == 8
+    assert {p["autoscale"] for p in pools.values()} == {"off"}
+
+
+@pytest.mark.parametrize("node", ["node1", "node3"])
+def test_librados_write_and_read(ceph_cluster, node):
+    out = client_python(ceph_cluster, node, RADOS_RW.format(pool=ceph_cluster.data_pool, oid=f"t-{node}"))
+    assert out == {"size": 3 << 20, "equal": True}
+
+
+def test_cephfs_file_write_and_read(ceph_cluster):
+    out = client_python(ceph_cluster, "node2", CEPHFS_RW.format(fs=ceph_cluster.fs_name, name="f1"))
+    assert out == {"size": 5 << 20, "equal": True}
+
+
+def test_client_conf_sets_op_timeout(ceph_cluster):
+    conf = ceph_cluster.client_conf("node3")
+    text = ceph_cluster.cluster.run(["cat", conf], nodes=["node3"], stage="test")["node3"]["stdout"]
+    assert f"rados osd op timeout = {ceph_cluster.options.op_timeout}" in text
+
+
+def test_class_version_answers_through_every_osd(ceph_cluster):
+    versions = ceph_cluster.class_version()
+    assert sorted(versions) == ["node1/osd.0", "node2/osd.1", "node3/osd.2"]
+    for reply in versions.values():
+        assert reply["class"] == "sae" and reply["protocol"] == 1 and reply["arrow"] == "26.0.1"
+
+
+def test_class_echo(ceph_cluster):
+    out = client_python(ceph_cluster, "node2", CLS_ECHO.format(pool=ceph_cluster.data_pool))
+    assert out == {"ret": 9, "out": "hello sae"}
+
+
+def test_osds_load_arrow_from_their_class_dir(ceph_cluster):
+    st = ceph_cluster.status()
+    osd = next(d for d in st.daemons if d.role == "osd")
+    maps = open(f"/proc/{osd.pid}/maps").read() if os.path.exists(f"/proc/{osd.pid}/maps") else ""
+    classdir = f"{ceph_cluster.state_dir(osd.host)}/classes"
+    for lib in ("libcls_sae.so", "libarrow.so.2600", "libparquet.so.2600"):
+        assert f"{classdir}/{lib}" in maps
+
+
+def test_mgr_prometheus_module_serves_metrics(ceph_cluster, cluster):
+    addr = ceph_cluster.reservation.node("node1").cluster_address
+    r = cluster.call(node_agent, "http_get", f"http://{addr}:9283/metrics", nodes=["node1"], stage="test")["node1"]
+    assert r["status"] == 200 and "ceph_health_status" in r["body"]
+
+
+def test_stages_twice_change_nothing(ceph_cluster):
+    for stage in (ceph_cluster.install, ceph_cluster.start, ceph_cluster.install_class):
+        report = stage()
+        assert not report.changed, report.nodes
+        assert all(o.message for o in report.nodes.values())
+
+
+def test_killed_osd_is_reported_down_with_its_host_then_restarted(ceph_cluster):
+    before = {d.name: d for d in ceph_cluster.status().daemons}
+    victim = before["osd.1"]
+    os.kill(victim.pid, signal.SIGKILL)
+    st = ceph_cluster.status()
+    assert [(d.name, d.host) for d in st.down] == [("osd.1", "node2")]
+    assert not st.ok
+    report = ceph_cluster.start()
+    assert report.nodes["node2"].changed and "osd.1" in report.nodes["node2"].message
+    assert not report.nodes["node1"].changed
+    assert ceph_cluster.status().ok
+    assert sorted(ceph_cluster.class_version()) == ["node1/osd.0", "node2/osd.1", "node3/osd.2"]
+
+
+def test_bluestore_stop_start_keeps_objects(ceph_cluster):
+    client_python(ceph_cluster, "node1", RADOS_RW.format(pool=ceph_cluster.data_pool, oid="keep-me"))
+    stopped = ceph_cluster.stop()
+    assert stopped.changed
+    assert ceph_cluster.status().health == "unreachable"
+    assert not any(d.up for d in ceph_cluster.status().daemons)
+    assert not ceph_cluster.stop().changed
+    report = ceph_cluster.start()
+    assert report.changed and report.details["bringup_seconds"] > 0
+    out = client_python(ceph_cluster, "node2", f"""
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+print(json.dumps(r.open_ioctx("{ceph_cluster.data_pool}").stat("keep-me")[0]))""")
+    assert out == 3 << 20
+    assert ceph_cluster.status().ok
