@@ -237,9 +237,8 @@ class SparkCluster:
 
     def _write_config(self, stage: str) -> dict[str, bool]:
         def defaults(node):
-            return spark_defaults(node=node.name, address=self.address(node.name),
-                                           python=self.python(node.name), paths=self.paths(node.name),
-                                           master_url=self.master_url, options=self.options)
+            return spark_defaults(node=node.name, python=self.python(node.name), paths=self.paths(node.name),
+                                  master_url=self.master_url, options=self.options)
         a = self.cluster.call(node_agent, "write_file", nodes=self.nodes, stage=f"{stage} config",
                               per_node=lambda n: {"path": f"{self.paths(n.name).conf}/spark-defaults.conf",
                                                   "text": defaults(n)})
@@ -274,7 +273,8 @@ class SparkCluster:
             raise RemoteError(d.node, stage, f"{d.role} did not listen on {d.address}:{port}: "
                               f"{self._log_tail(d)}", hint=f"see the logs in {paths.logs}") from None
         pid = self._call(node_agent, "daemon_status", d.node, stage, d.pidfile(paths))["pid"]
-        return True, f"{d.role} {'restarted' if action == 'restart' else 'started'} (pid {pid}): {reason}"
+        verb = f"restarted: {reason}" if action == "restart" else "started"
+        return True, f"{d.role} {verb} (pid {pid}, {d.address}:{port})"
 
     def _call(self, module, fn: str, node: str, stage: str, *args):
         return self.cluster.call(module, fn, *args, nodes=[node], stage=stage,

@@ -107,14 +107,12 @@ def spark_env(*, spark_home: str, python: str, paths: NodePaths, address: str, i
     return env
 
 
-def spark_defaults(*, node: str, address: str, python: str, paths: NodePaths, master_url: str,
+def spark_defaults(*, node: str, python: str, paths: NodePaths, master_url: str,
                    options: SparkOptions) -> str:
-    """The node's spark-defaults.conf: master, metrics, event log, driver address, user conf."""
+    """The node's spark-defaults.conf: master, metrics, event log, python, user conf."""
     conf = {
         "spark.master": master_url,
         "spark.executor.memory": options.executor_memory,
-        "spark.driver.host": address,
-        "spark.driver.bindAddress": address,
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,
         "spark.ui.prometheus.enabled": "true",

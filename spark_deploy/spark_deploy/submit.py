@@ -17,6 +17,7 @@ from .decide import failure_line, rejected_options
 
 STAGE = "spark-submit"
 _DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
+_DRIVER_FAILED = re.compile(r"State of driver \S+ is (FAILED|ERROR|KILLED)")
 
 
 @dataclasses.dataclass
@@ -70,6 +71,49 @@ def build_argv(*, spark_home: str, master_url: str, deploy_mode: str, app: str, 
     return argv + list(spark_args) + [app] + [str(a) for a in args]
 
 
+_FLAGS = {"--verbose", "-v", "--supervise", "--help", "-h", "--version"}
+_LISTS = {"--py-files": "py_files", "--jars": "jars", "--files": "files"}
+
+
+def split_submit_args(argv: list[str]) -> dict:
+    """Split a spark-submit style command line into :func:`submit` keyword arguments (pure).
+
+    Options up to the first non-option are spark-submit's (those taking a value consume the next
+    word unless written ``--opt=value``); the next word is the application, the rest its arguments.
+    """
+    out: dict = {"spark_args": [], "conf": {}, "py_files": [], "jars": [], "files": []}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        word = argv[i]
+        name, eq, value = word.partition("=")
+        if word in _FLAGS:
+            out["spark_args"].append(word)
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(argv):
+                raise UsageError(f"spark-submit option {word} needs a value")
+            value, i = argv[i + 1], i + 1
+        i += 1
+        if name == "--master":
+            raise UsageError("--master is set by spark-deploy (the deployment's master); drop it")
+        if name == "--deploy-mode":
+            out["deploy_mode"] = value
+        elif name in _LISTS:
+            out[_LISTS[name]] += [v for v in value.split(",") if v]
+        elif name in ("--conf", "-c"):
+            key, sep, val = value.partition("=")
+            if not sep:
+                raise UsageError(f"--conf {value!r}: expected KEY=VALUE")
+            out["conf"][key] = val
+        else:
+            out["spark_args"] += [name, value]
+    if i >= len(argv):
+        raise UsageError("no application given: pass a .jar or .py after the spark-submit options")
+    out["app"], out["args"] = argv[i], argv[i + 1:]
+    return out
+
+
 def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
            env=None, spark_args=(), log_dir=None, stream=True, check=True) -> SubmitResult:
     """Run ``app`` (a .jar, or a .py with ``py_files``) with spark-submit on the driver node.
@@ -115,6 +159,8 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     r = spark.cluster.call(remote, "spark_submit", argv, run_env, f"{rdir}/driver.log", rdir, stream,
                            nodes=[node], stage=STAGE, timeout=None)[node]
     local = Path(log_dir or default_log_dir()) / sid
+    if r["rc"] == 0 and deploy_mode == "cluster" and any(_DRIVER_FAILED.search(ln) for ln in r["output"]):
+        r["rc"] = 1   # spark-submit exits 0 even when the cluster-mode driver failed
     result = SubmitResult(exit_code=r["rc"], stdout="\n".join(r["output"]), driver_log=None, event_log=None,
                           node=node, deploy_mode=deploy_mode, seconds=r["seconds"])
     _fetch_logs(spark, result, rdir, local, own_events)
@@ -130,13 +176,14 @@ def _fetch_logs(spark, result: SubmitResult, rdir: str, local: Path, own_events:
     if result.deploy_mode == "cluster":
         match = _DRIVER_ID.search(result.stdout)
         if match:
-            hits = spark.cluster.call(remote, "find", spark.paths(where).root, match.group(1),
-                                      nodes=spark.worker_nodes, stage=STAGE,
-                                      per_node=lambda n: {"root": spark.paths(n.name).work})
+            hits = spark.cluster.call(remote, "find", nodes=spark.worker_nodes, stage=STAGE,
+                                      per_node=lambda n: {"root": spark.paths(n.name).work,
+                                                          "name": match.group(1)})
             for n, paths in hits.items():
                 if paths:
                     where = n
-                    _get(spark, n, f"{paths[0]}/", local / "driver")
+                    for name in ("stdout", "stderr"):
+                        _get(spark, n, f"{paths[0]}/{name}", local / "driver")
     _get(spark, result.node, f"{rdir}/driver.log", local)
     result.driver_log = local / "driver.log"
     if result.deploy_mode == "cluster" and (local / "driver" / "stderr").exists():
@@ -146,7 +193,7 @@ def _fetch_logs(spark, result: SubmitResult, rdir: str, local: Path, own_events:
         logs = sorted((local / "events").glob("*"))
         if logs:
             result.event_log = logs[0]
-            result.app_id = logs[0].name.split(".")[0]
+            result.app_id = logs[0].name.removeprefix("eventlog_v2_").split(".")[0]
 
 
 def _get(spark, node: str, src: str, dest: Path) -> None:

@@ -1,0 +1,22 @@
+"""Estimate pi on the cluster; also report the executors' pyarrow (proves PYSPARK_PYTHON)."""
+import random
+import sys
+from operator import add
+
+from pyspark.sql import SparkSession
+
+
+def inside(_):
+    x, y = random.random(), random.random()
+    return 1 if x * x + y * y <= 1 else 0
+
+
+if __name__ == "__main__":
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
+    spark = SparkSession.builder.appName("sae-pi").getOrCreate()
+    sc = spark.sparkContext
+    count = sc.parallelize(range(n), 4).map(inside).reduce(add)
+    versions = sc.parallelize(range(2), 2).map(lambda _: __import__("pyarrow").__version__).collect()
+    print("PI_ESTIMATE %.6f" % (4.0 * count / n))
+    print("EXECUTOR_PYARROW %s" % ",".join(sorted(set(versions))))
+    spark.stop()
