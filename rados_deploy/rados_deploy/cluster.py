@@ -180,11 +180,14 @@ class CephCluster:
             for name, st in facts[node]["daemons"].items():
                 role, ident = name.split(".", 1)
                 daemons.append(DaemonStatus(role, ident, node, st["pid"], st["alive"]))
-        try:
-            detail = self.probe("health", stage="ceph status", timeout=30, fs_name=self.fs_name)
-            health = detail.get("health", "?")
-        except OperationalError as e:
-            detail, health = {"error": str(e)}, "unreachable"
+        mons_up = [d.host for d in daemons if d.role == "mon" and d.up]
+        detail, health = {"error": "no mon running"}, "unreachable"
+        if mons_up:
+            try:
+                detail = self.probe("health", node=mons_up[0], stage="ceph status", timeout=30, fs_name=self.fs_name)
+                health = detail.get("health", "?")
+            except OperationalError as e:
+                detail = {"error": str(e)}
         return CephStatus(daemons=daemons, health=health, detail=detail)
 
     def stop(self) -> StageReport:

@@ -10,7 +10,8 @@ import time
 
 def _connect(conf, timeout=15):
     import rados
-    r = rados.Rados(conffile=conf, conf={"rados_osd_op_timeout": "30", "rados_mon_op_timeout": "15"})
+    r = rados.Rados(conffile=conf, conf={"rados_osd_op_timeout": "30", "rados_mon_op_timeout": "15",
+                                         "client_mount_timeout": str(timeout)})
     r.connect(timeout=timeout)
     return r
 

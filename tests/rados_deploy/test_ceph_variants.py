@@ -1,0 +1,58 @@
+"""Other shapes than the shared cluster, each with its own state and mon port on the same hosts:
+memstore with every role on one node and two OSDs."""
+import pytest
+
+from fixtures.ceph import client_python, running_daemons, sibling
+from metareserve import Layout
+from rados_deploy import CephCluster, CephOptions
+
+pytestmark = pytest.mark.cluster
+
+WRITE = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+io = r.open_ioctx("{pool}"); io.write_full("mem-obj", b"m" * 4096)
+print(json.dumps(io.stat("mem-obj")[0]))
+"""
+STAT = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+print(json.dumps(r.open_ioctx("{pool}").stat("mem-obj")[0]))
+"""
+
+
+@pytest.fixture(scope="module")
+def memstore(local_cluster, cluster):
+    res = sibling(local_cluster, "m")
+    layout = Layout({r: ["node2"] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-client")})
+    ceph = CephCluster(res, layout, CephOptions(store="memstore", osd_size="1GiB", osds_per_node=2, mon_port=3400,
+                                                mon_v1_port=None, max_object_size="256MiB"), cluster=cluster)
+    try:
+        yield ceph
+    finally:
+        ceph.uninstall()
+
+
+def test_memstore_one_node_every_role(memstore):
+    report = memstore.start()
+    assert report.nodes["node2"].changed and report.details["health"] == "HEALTH_OK"
+    st = memstore.status()
+    assert st.ok and sorted(d.name for d in st.daemons) == ["mds.node2", "mgr.node2", "mon.node2", "osd.0", "osd.1"]
+    assert st.detail["pools"][memstore.data_pool]["pg_num"] == 32
+    assert client_python(memstore, "node2", WRITE.format(pool=memstore.data_pool)) == 4096
+    assert not memstore.start().changed
+
+
+def test_memstore_keeps_data_through_a_clean_stop(memstore):
+    report = memstore.stop()
+    assert "memstore" in report.nodes["node2"].message
+    assert running_daemons(memstore) == []
+    memstore.start()
+    assert client_python(memstore, "node2", STAT.format(pool=memstore.data_pool)) == 4096
+
+
+def test_uninstall_removes_state(memstore, cluster):
+    state = memstore.state_dir("node2")
+    assert memstore.uninstall().changed
+    assert cluster.run(["test", "-e", state], nodes=["node2"], stage="test", check=False)["node2"]["rc"] == 1
+    assert not memstore.uninstall().changed
