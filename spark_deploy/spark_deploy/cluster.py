@@ -10,7 +10,7 @@ from metareserve.log import node_log
 
 from . import remote, software
 from .config import Daemon, NodePaths, metrics_properties, spark_defaults, spark_env
-from .decide import daemon_action, install_message
+from .decide import daemon_action, install_message, software_problem
 from .options import SparkOptions
 
 START_TIMEOUT = 300.0
@@ -228,12 +228,9 @@ class SparkCluster:
         facts = self.cluster.call(remote, "software", nodes=self.nodes, stage=f"{stage} facts",
                                   per_node=lambda n: {"spark_home": self.spark_home(n.name)})
         for n in self.nodes:
-            if not facts[n]["java"]:
-                raise RemoteError(n, stage, "java is missing (no 'java' on PATH)",
-                                  hint="run 'spark-deploy install' (installs openjdk-17-jdk-headless)")
-            if not facts[n]["spark"]:
-                raise RemoteError(n, stage, f"Spark is not installed at {self.spark_home(n)}",
-                                  hint="run 'spark-deploy install' with the same options first")
+            problem = software_problem(facts[n], self.spark_home(n))
+            if problem:
+                raise RemoteError(n, stage, problem)
 
     def _write_config(self, stage: str) -> dict[str, bool]:
         def defaults(node):

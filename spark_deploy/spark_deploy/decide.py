@@ -16,6 +16,15 @@ def daemon_action(*, alive: bool, pid: int | None, config_changed: bool,
     return "start", "not running"
 
 
+def software_problem(facts: dict, spark_home: str) -> str | None:
+    """Why a node cannot run Spark (no java, no Spark at ``spark_home``), or None."""
+    if not facts.get("java"):
+        return "java is missing (no 'java' on PATH); run 'spark-deploy install' (openjdk-17-jdk-headless)"
+    if not facts.get("spark"):
+        return f"Spark is not installed at {spark_home}; run 'spark-deploy install' with the same options"
+    return None
+
+
 def install_message(*, java_installed: list[str], spark_before: bool, python_before: bool,
                     spark_home: str) -> tuple[bool, str]:
     """Per-node outcome of install: (changed, message)."""

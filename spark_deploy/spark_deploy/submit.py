@@ -132,29 +132,30 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     if app.endswith(".py") and deploy_mode == "cluster":
         raise UsageError(f"{app}: Python applications cannot run in cluster deploy mode on a Spark "
                          f"standalone cluster; use deploy mode client")
+    shipped = {}
+    for item, what in [(app, "application"), *((p, "--py-files entry") for p in py_files),
+                       *((j, "--jars entry") for j in jars), *((f, "--files entry") for f in files)]:
+        if not is_remote_uri(str(item)):
+            shipped[str(item)] = local_file(item, what)
     node = spark.driver_node
     sid = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
     rdir = f"{spark.paths(node).submits}/{sid}"
-    targets = [node] + (spark.worker_nodes if deploy_mode == "cluster" else [])
-    targets = list(dict.fromkeys(targets))
+    targets = list(dict.fromkeys([node] + (spark.worker_nodes if deploy_mode == "cluster" else [])))
     spark.cluster.run(["mkdir", "-p", f"{rdir}/events", f"{rdir}/files"], nodes=targets, stage=STAGE)
-
-    def ship(item, what):
-        if is_remote_uri(str(item)):
-            return str(item)
-        path = local_file(item, what)
+    for path in shipped.values():
         spark.cluster.put(str(path), f"{rdir}/files/{path.name}", nodes=targets, stage=STAGE)
-        return f"{rdir}/files/{path.name}"
+
+    def where(item):
+        return f"{rdir}/files/{shipped[str(item)].name}" if str(item) in shipped else str(item)
 
     conf = dict(conf or {})
     own_events = "spark.eventLog.dir" not in conf and "spark.eventLog.dir" not in spark.options.conf
     if own_events:
         conf["spark.eventLog.dir"] = f"file://{rdir}/events"
     argv = build_argv(spark_home=spark.spark_home(node), master_url=spark.master_url, deploy_mode=deploy_mode,
-                      app=ship(app, "application"), args=args,
-                      py_files=[ship(p, "--py-files entry") for p in py_files],
-                      jars=[ship(j, "--jars entry") for j in jars],
-                      files=[ship(f, "--files entry") for f in files], conf=conf, spark_args=spark_args)
+                      app=where(app), args=args, py_files=[where(p) for p in py_files],
+                      jars=[where(j) for j in jars], files=[where(f) for f in files], conf=conf,
+                      spark_args=spark_args)
     run_env = dict(spark.env(node), **{k: str(v) for k, v in (env or {}).items()})
     r = spark.cluster.call(remote, "spark_submit", argv, run_env, f"{rdir}/driver.log", rdir, stream,
                            nodes=[node], stage=STAGE, timeout=None)[node]
