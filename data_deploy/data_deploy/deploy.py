@@ -201,7 +201,8 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
 
 
 def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> dict:
-    st = _call(c, "status", p.backend, dest, ceph_conf=conf, node=name, stage=stage.stage)
+    pidfile = f"{res.node_dir(name, 'data_deploy')}/writer.json"
+    st = _call(c, "status", p.backend, dest, ceph_conf=conf, pidfile=pidfile, node=name, stage=stage.stage)
     current = st["manifest"]
     if current is not None and all(current.get(k) == v for k, v in meta.items()):
         _check(c, name, p, dest, conf, stage.stage)
@@ -212,7 +213,7 @@ def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> di
     for d in sorted({e["dir"] for e in entries}):
         c.put(f"{d}/", f"{staging}/", nodes=[name], stage=f"{stage.stage} push")
     r = _call(c, "deploy", p.backend, dest, staging, files, meta, ceph_conf=conf,
-              pidfile=f"{res.node_dir(name, 'data_deploy')}/deploy.pid", node=name,
+              pidfile=pidfile, node=name,
               stage=stage.stage, timeout=None)
     if r["changed"]:
         ops = f", {r['rados_ops']} RADOS ops" if r.get("rados_ops") is not None else ""

@@ -71,8 +71,8 @@ class CephFSBackend:
         self.cephfs, self.rados_mod, self.conf = cephfs, rados, ceph_conf
         self.errors = (OSError, cephfs.Error, rados.Error)
         self.missing = cephfs.ObjectNotFound
-        self.fs = cephfs.LibCephFS(conffile=ceph_conf)
         try:
+            self.fs = cephfs.LibCephFS(conffile=ceph_conf)
             if self.fs.conf_get("client_mount_timeout") in ("300", "300.000000"):  # default: bound it
                 self.fs.conf_set("client_mount_timeout", "30")
             self.fs.mount()
@@ -80,6 +80,17 @@ class CephFSBackend:
             raise DeployError("cannot mount CephFS with %s: %s; is the Ceph cluster (mon, mds) running "
                               "and the conf path right?" % (ceph_conf, e))
         self._rados = None
+
+    def client_id(self):
+        return self.fs.get_instance_id()
+
+    def evict(self, client):
+        """Evict a dead writer's MDS session so its capabilities stop blocking us (otherwise the
+        MDS waits for the session to time out, about a minute)."""
+        cmd = json.dumps({"prefix": "client evict", "filters": ["id=%d" % int(client)]})
+        ret, _, err = self.fs.mds_command("0", cmd, b"")
+        if ret == 0:
+            _emit("evicted the MDS session of the interrupted writer (client.%s)" % client)
 
     def close(self):
         try:
@@ -234,6 +245,12 @@ class LocalBackend:
         if self._lock is not None:
             self._lock.close()
 
+    def client_id(self):
+        return None
+
+    def evict(self, client):
+        return None
+
     def lock(self, dest):
         """Serialize deploys to one directory (local-cluster nodes share a disk)."""
         import fcntl
@@ -308,6 +325,36 @@ def final_name(name, copy, link):
     return "%s-c%d-l%d.parquet" % (stem, copy, link)
 
 
+def _claim(fs, pidfile, hold):
+    """Lock the node's writer record: fail if a live deploy holds it; evict the session of a dead
+    one it names. With ``hold``, keep the lock and record this process; else release it."""
+    import fcntl
+    os.makedirs(os.path.dirname(pidfile), exist_ok=True)
+    f = open(pidfile, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        held = f.read().strip()
+        f.close()
+        raise DeployError("another data-deploy is writing from this node (%s); wait for it to finish" % held)
+    f.seek(0)
+    try:
+        stale = json.loads(f.read() or "{}")
+    except ValueError:
+        stale = {}
+    if stale.get("client"):
+        fs.evict(stale["client"])
+    f.seek(0)
+    f.truncate()
+    if hold:
+        f.write(json.dumps({"pid": os.getpid(), "client": fs.client_id()}))
+        f.flush()
+        return f
+    f.close()
+    return None
+
+
 def _manifest(fs, dest):
     """The complete manifest of ``dest`` or None (absent, partial or unfinished)."""
     text = fs.read_text(os.path.join(dest, MANIFEST))
@@ -320,10 +367,13 @@ def _manifest(fs, dest):
     return data if isinstance(data, dict) and data.get("complete") is True else None
 
 
-def status(backend, dest, ceph_conf=None):
-    """{"manifest": the complete manifest or None, "exists": whether ``dest`` exists}."""
+def status(backend, dest, ceph_conf=None, pidfile=None):
+    """{"manifest": the complete manifest or None, "exists": whether ``dest`` exists}. With
+    ``pidfile``, first evicts the session of an interrupted writer recorded there."""
     fs = _open(backend, ceph_conf)
     try:
+        if pidfile:
+            _claim(fs, pidfile, hold=False)
         return {"manifest": _manifest(fs, dest), "exists": fs.stat(dest) is not None}
     finally:
         fs.close()
@@ -341,11 +391,11 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
     Resumes a deploy that stopped midway (complete files are kept). Returns counts, seconds, the
     RADOS ops measured from OSD perf counters (cephfs) and the manifest.
     """
-    if pidfile:
-        with open(pidfile, "w") as f:
-            f.write(str(os.getpid()))
     fs = _open(backend, ceph_conf)
+    record = None
     try:
+        if pidfile:
+            record = _claim(fs, pidfile, hold=True)
         if backend == "local":
             fs.lock(dest)
         current = _manifest(fs, dest)
@@ -388,6 +438,9 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
         return dict(counts, changed=True, manifest=manifest, seconds=round(seconds, 3), rados_ops=ops)
     finally:
         fs.close()
+        if record is not None:
+            record.truncate(0)
+            record.close()
 
 
 def _deploy_file(fs, dest, staging, entry, meta, counts):

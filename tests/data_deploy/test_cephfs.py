@@ -120,9 +120,7 @@ def test_taxi_dataset_fixture(local_cluster, cluster, taxi_dataset):
 
 
 def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
-    pidfile = f"{local_cluster.node_dir(NODE, 'data_deploy')}/deploy.pid"
-    if os.path.exists(pidfile):
-        os.unlink(pidfile)
+    record = f"{local_cluster.node_dir(NODE, 'data_deploy')}/writer.json"
     outcome = {}
 
     def run():
@@ -146,7 +144,7 @@ def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
                 break
             except cephfs.ObjectNotFound:
                 time.sleep(0.05)
-        pid = int(open(pidfile).read())
+        pid = json.loads(open(record).read())["pid"]
         os.kill(pid, 9)  # the node-side writer this test started (shared process table)
     finally:
         fs.shutdown()
@@ -162,12 +160,11 @@ def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
 
 
 def test_unreachable_cephfs_is_one_line(local_cluster, cluster, conf, big_split, tmp_path):
-    text = open(conf).read()
-    bad = tmp_path / "unreachable.conf"
-    lines = [ln for ln in text.splitlines() if not ln.strip().startswith(("mon host", "mon_host"))]
     addr = local_cluster.node(NODE).cluster_address
-    lines.insert(1, f"mon host = v2:{addr}:3999")
-    lines.insert(2, "client mount timeout = 3")
+    lines = [f"mon host = v2:{addr}:3999" if ln.replace("_", " ").startswith("mon host") else
+             "client mount timeout = 3" if ln.replace("_", " ").startswith("client mount timeout") else ln
+             for ln in open(conf).read().splitlines()]
+    bad = tmp_path / "unreachable.conf"
     bad.write_text("\n".join(lines) + "\n")
     with pytest.raises(OperationalError) as e:
         dd.deploy(local_cluster, big_split.out, dest="/data/never", object_size="16MiB", node=NODE,
