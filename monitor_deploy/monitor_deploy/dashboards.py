@@ -24,7 +24,7 @@ SPARK_PANELS = [
     ("Worker cores used", 'metrics_worker_coresUsed_Value', "{{%s}}" % NODE_LABEL, "short"),
     ("Worker memory used", 'metrics_worker_memUsed_MB_Value', "{{%s}}" % NODE_LABEL, "decmbytes"),
     ("Executor active tasks", 'sum by (executor_id) (metrics_executor_activeTasks)', "executor {{executor_id}}", "short"),
-    ("Executor input bytes/s", 'sum by (executor_id) (rate(metrics_executor_totalInputBytes_total[$__rate_interval]))',
+    ("Executor input bytes/s", 'sum by (executor_id) (rate(metrics_executor_totalInputBytes_bytes_total[$__rate_interval]))',
      "executor {{executor_id}}", "Bps"),
 ]
 CEPH_PANELS = [

@@ -11,6 +11,10 @@ from metareserve import Layout, Reservation
 from .metrics import METRICS, NODE_LABEL, source_for
 from .options import MonitorOptions
 
+SLOW_INTERVAL = 5.0
+"""Seconds between scrapes of slow endpoints: Spark's driver/executor servlets answer in
+seconds on a busy 2-core machine, and the Ceph mgr module refreshes its cache every few seconds."""
+
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("monitor_deploy", "templates"),
                           trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
                           keep_trailing_newline=True)
@@ -26,12 +30,14 @@ class Target:
 
 @dataclasses.dataclass(frozen=True)
 class Job:
-    """A scrape job: name, metrics path, targets; ``honor_labels`` keeps exported labels."""
+    """A scrape job: name, metrics path, targets; ``honor_labels`` keeps exported labels;
+    ``slow`` endpoints (JVM servlets, the Ceph mgr) get at least :data:`SLOW_INTERVAL`."""
 
     name: str
     path: str
     targets: tuple[Target, ...]
     honor_labels: bool = False
+    slow: bool = False
 
 
 def scrape_jobs(reservation: Reservation, layout: Layout, options: MonitorOptions) -> list[Job]:
@@ -51,9 +57,9 @@ def scrape_jobs(reservation: Reservation, layout: Layout, options: MonitorOption
     jobs += [Job("spark-master", "/metrics/master/prometheus/", master),
              Job("spark-applications", "/metrics/applications/prometheus/", master),
              Job("spark-worker", "/metrics/prometheus/", worker),
-             Job("spark-driver", "/metrics/prometheus/", driver),
-             Job("spark-executors", "/metrics/executors/prometheus/", driver),
-             Job("ceph-mgr", "/metrics", on("ceph-mgr", o.ceph_mgr_port), honor_labels=True)]
+             Job("spark-driver", "/metrics/prometheus/", driver, slow=True),
+             Job("spark-executors", "/metrics/executors/prometheus/", driver, slow=True),
+             Job("ceph-mgr", "/metrics", on("ceph-mgr", o.ceph_mgr_port), honor_labels=True, slow=True)]
     return [j for j in jobs if j.targets]
 
 
@@ -61,11 +67,12 @@ def render_config(reservation: Reservation, layout: Layout, options: MonitorOpti
                   rules_file: str) -> str:
     """prometheus.yml for this reservation and layout."""
     timeout = min(options.interval_seconds, 10.0)
+    slow = max(options.interval_seconds, SLOW_INTERVAL)
     extra = yaml.safe_dump(options.extra_jobs, sort_keys=False) if options.extra_jobs else ""
     return _ENV.get_template("prometheus.yml.j2").render(
         reservation=reservation.name, options=options, jobs=scrape_jobs(reservation, layout, options),
         rules_file=rules_file, node_label=NODE_LABEL, extra_jobs=extra,
-        scrape_timeout=f"{int(timeout * 1000)}ms")
+        scrape_timeout=f"{int(timeout * 1000)}ms", slow_interval=f"{int(slow * 1000)}ms")
 
 
 def render_rules(reservation: Reservation, options: MonitorOptions) -> str:

@@ -6,6 +6,7 @@ those fixtures do not exist (yet).
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -43,6 +44,26 @@ def test_ceph_panels_return_data(monitoring, request, tmp_path):
     assert_panels_return_data(monitoring, "sae-ceph", {"ceph-mgr"}, tmp_path)
 
 
+SPARK_APP = """
+import os, sys, time
+from pyspark.sql import SparkSession
+sc = SparkSession.builder.appName("sae-monitor-panels").getOrCreate().sparkContext
+deadline = time.time() + 600
+while not os.path.exists(sys.argv[1]) and time.time() < deadline:
+    sc.parallelize(range(4), 4).map(lambda x: (time.sleep(2), x)[1]).collect()
+"""
+
+
 def test_spark_panels_return_data(monitoring, request, tmp_path):
-    stack(request, "spark_cluster")
-    assert_panels_return_data(monitoring, "sae-spark", {"spark-master", "spark-worker"}, tmp_path)
+    """Executor panels need a running application: one runs until the test is done with it."""
+    spark = stack(request, "spark_cluster")
+    app, stop = tmp_path / "panels_app.py", tmp_path / "stop"
+    app.write_text(SPARK_APP)
+    runner = threading.Thread(target=spark.submit, args=(str(app),), kwargs={"args": [str(stop)], "stream": False})
+    runner.start()
+    try:
+        assert_panels_return_data(monitoring, "sae-spark", {"spark-master", "spark-worker", "spark-executors"},
+                                  tmp_path / "dash", timeout=300)
+    finally:
+        stop.touch()
+        runner.join()
