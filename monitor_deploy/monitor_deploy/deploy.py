@@ -12,6 +12,7 @@ from pathlib import Path
 from metareserve import Cluster, Layout, Node, Reservation, StageReport, node_agent
 from metareserve.errors import OperationalError
 
+from . import vhost
 from .metrics import NODE_LABEL
 from .options import MonitorOptions, parse_time, step_seconds
 from .prom import PrometheusClient
@@ -200,7 +201,8 @@ class Monitoring:
         pidfile = str(vdir / "vhost.pid")
         if changed:
             node_agent.stop_daemon(pidfile)
-        r = node_agent.start_daemon([sys.executable, "-m", "monitor_deploy.vhost", str(vdir / "vhost.json")],
+        # run the file itself, not "-m monitor_deploy.vhost": the package would import pandas & co.
+        r = node_agent.start_daemon([sys.executable, vhost.__file__, str(vdir / "vhost.json")],
                                     pidfile, str(vdir / "vhost.log"))
         return f"cgroup exporter started on the controller (pid {r['pid']})" if r["started"] else None
 

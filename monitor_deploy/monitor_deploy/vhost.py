@@ -11,7 +11,7 @@ node_exporter textfile directory (atomically):
 * ``sae_vhost_disk_{read,written}_bytes_total``: storage I/O of those processes (``/proc/<pid>/io``),
   including processes that have exited since the exporter started.
 
-Run as ``python -m monitor_deploy.vhost CONFIG.json``; it exits when the reservation's state
+Run as ``python .../monitor_deploy/vhost.py CONFIG.json`` (imports only prometheus-client); it exits when the reservation's state
 directory disappears (the cluster was released).
 """
 from __future__ import annotations
