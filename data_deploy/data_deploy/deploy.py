@@ -29,8 +29,9 @@ OPS_METHOD = "sum of the OSDs' client-op perf counters (osd.op) before and after
 class DeployReport:
     """Outcome of :func:`deploy`. ``files``/``rows``/``bytes`` count every final name (copies ×
     links); ``physical_bytes`` counts real data (copies only); ``written``/``linked``/``kept``
-    count this run's work on the first target node; ``rados_ops`` follows :data:`OPS_METHOD`
-    (None for ``local`` or when nothing was written)."""
+    count this run's work on the first target node, ``node_seconds`` its node-side writing time
+    (of which ``link_seconds`` making hard links); ``rados_ops`` follows :data:`OPS_METHOD`
+    (None for ``local`` or when nothing was written); ``seconds`` is end to end."""
 
     plugin: str
     dest: str
@@ -44,6 +45,8 @@ class DeployReport:
     linked: int
     kept: int
     rados_ops: int | None
+    node_seconds: float
+    link_seconds: float
     manifest: str
     changed: bool
     seconds: float
@@ -196,6 +199,7 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
                         rows=m["rows"], bytes=m["logical_bytes"], physical_bytes=m["physical_bytes"],
                         written=first.get("written", 0), linked=first.get("linked", 0),
                         kept=first.get("kept", 0), rados_ops=first.get("rados_ops"),
+                        node_seconds=first.get("seconds", 0.0), link_seconds=first.get("link_seconds", 0.0),
                         manifest=f"{dest}/{remote.MANIFEST}", changed=stage.changed,
                         seconds=round(time.time() - start, 3), stage=stage)
 

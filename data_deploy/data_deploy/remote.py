@@ -410,7 +410,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
         start = time.time()
         fs.mkdirs(dest)
         layout = fs.set_layout(dest, meta["object_size"])
-        counts = {"written": 0, "linked": 0, "kept": 0, "bytes_written": 0}
+        counts = {"written": 0, "linked": 0, "kept": 0, "bytes_written": 0, "link_seconds": 0.0}
         entries = []
         try:
             for i, entry in enumerate(files):
@@ -435,6 +435,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
                     os.unlink(os.path.join(staging, entry["name"]))
                 except FileNotFoundError:
                     pass
+        counts["link_seconds"] = round(counts["link_seconds"], 3)
         return dict(counts, changed=True, manifest=manifest, seconds=round(seconds, 3), rados_ops=ops)
     finally:
         fs.close()
@@ -463,7 +464,9 @@ def _deploy_file(fs, dest, staging, entry, meta, counts):
             else:
                 if other is not None:
                     fs.unlink(os.path.join(dest, name))
+                t0 = time.time()
                 fs.link(base, os.path.join(dest, name))
+                counts["link_seconds"] += time.time() - t0
                 counts["linked"] += 1
             paths.append(name)
         copy = {"copy": c, "inode": st["ino"], "paths": paths}
