@@ -212,11 +212,12 @@ def _sha(path):
 
 
 def build_class(root, sources, python, libs, flags):
-    """Compile ``sources`` ({name: text}) into ``root/libcls_<name>.so`` once (flock; shared disks
-    build once) against the pyarrow of ``python``; copies ``libs`` beside it. Returns whether built."""
+    """Compile ``sources`` ({name: text}) into ``root/<flags["output"]>`` once (flock per build dir;
+    shared disks build once) against the pyarrow of ``python``; copies ``libs`` beside it.
+    Returns whether it built."""
     import fcntl
     os.makedirs(os.path.dirname(root), exist_ok=True)
-    with open(os.path.join(os.path.dirname(root), ".lock"), "w") as lock:
+    with open(root + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(os.path.join(root, ".complete")):
             return False

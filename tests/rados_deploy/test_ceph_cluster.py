@@ -1,7 +1,9 @@
 """The shared Ceph cluster (fixtures.ceph): health, librados, libcephfs, the class, idempotent
 stages, a killed OSD, and a bluestore restart. Destructive tests restore the cluster before ending."""
+import errno
 import os
 import signal
+from importlib import resources
 
 import pytest
 
@@ -140,3 +142,47 @@ r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
 print(json.dumps(r.open_ioctx("{ceph_cluster.data_pool}").stat("keep-me")[0]))""")
     assert out == 3 << 20
     assert ceph_cluster.status().ok
+
+
+EXTRA_METHODS = r"""
+#include <stdexcept>
+#include "sae_cls.h"
+static cls_method_handle_t h_ping, h_boom;
+static int ping(cls_method_context_t, ceph::bufferlist*, ceph::bufferlist* out) { out->append("pong"); return 0; }
+static int boom(cls_method_context_t, ceph::bufferlist*, ceph::bufferlist*) { throw std::runtime_error("boom"); }
+extern "C" void sae_register_extra_methods(cls_handle_t h) {
+  cls_register_cxx_method(h, "ping", CLS_METHOD_RD, sae::guarded<ping>, &h_ping);
+  cls_register_cxx_method(h, "boom", CLS_METHOD_RD, sae::guarded<boom>, &h_boom);
+}
+"""
+
+CALL_EXTRA = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+io = r.open_ioctx("{pool}"); io.write_full("extra-probe", b"x")
+ret, out = io.execute("extra-probe", "sae", "ping", b"", length=4096)
+try:
+    io.execute("extra-probe", "sae", "boom", b"", length=4096); boom = None
+except rados.OSError as e:
+    boom = e.errno
+print(json.dumps({{"ping": out.decode(), "boom": boom}}))
+"""
+
+
+def test_changed_class_restarts_osds_and_picks_up_extra_methods(ceph_cluster, tmp_path):
+    """A cls/*.cc defining sae_register_extra_methods is built in; OSDs that loaded the old class
+    restart; a throwing method fails the call with EIO instead of killing the OSD."""
+    src = resources.files("rados_deploy").joinpath("cls")
+    for name in ("sae.cc", "protocol.h", "sae_cls.h"):
+        (tmp_path / name).write_text(src.joinpath(name).read_text())
+    (tmp_path / "extra.cc").write_text(EXTRA_METHODS)
+    try:
+        report = ceph_cluster.install_class(source_dir=tmp_path)
+        assert all("restarted osd." in o.message for o in report.nodes.values()), report.nodes
+        out = client_python(ceph_cluster, "node3", CALL_EXTRA.format(pool=ceph_cluster.data_pool))
+        assert out == {"ping": "pong", "boom": errno.EIO}
+        assert ceph_cluster.status().ok
+    finally:
+        restored = ceph_cluster.install_class()
+    assert all("restarted osd." in o.message for o in restored.nodes.values())
+    assert len(ceph_cluster.class_version()) == 3

@@ -1,0 +1,81 @@
+"""Bad input: one-line errors naming host and stage, and nothing half-started left running."""
+import re
+import shutil
+from importlib import resources
+
+import pytest
+
+from fixtures.ceph import client_python, running_daemons, sibling
+from metareserve import GroupError, Layout, RemoteError, UsageError
+from rados_deploy import CephCluster, CephOptions
+
+pytestmark = pytest.mark.cluster
+
+
+def one_node(node):
+    return Layout({r: [node] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd")})
+
+
+def test_layout_without_mon_or_osds_is_refused(local_cluster):
+    with pytest.raises(UsageError, match="layout has no ceph-mon node"):
+        CephCluster(local_cluster, Layout({"ceph-osd": ["node1"]}))
+    with pytest.raises(UsageError, match="layout has no ceph-osd node"):
+        CephCluster(local_cluster, Layout({"ceph-mon": ["node1"]}))
+
+
+def test_missing_bluestore_device_names_host_and_stage_and_leaves_nothing_running(local_cluster, cluster):
+    ceph = CephCluster(sibling(local_cluster, "d"), one_node("node3"),
+                       CephOptions(bluestore_device="/nonexistent/sae-dev", mon_port=3500, mon_v1_port=None,
+                                   mgr_prometheus=False), cluster=cluster)
+    try:
+        with pytest.raises(RemoteError) as e:
+            ceph.start()
+        msg = str(e.value)
+        assert msg.startswith("[node3 ceph-osd mkfs]") and "/nonexistent/sae-dev does not exist" in msg
+        assert "\n" not in msg
+        assert running_daemons(ceph) == []
+    finally:
+        ceph.uninstall()
+
+
+def test_mon_port_in_use_is_refused_before_starting_anything(ceph_cluster, local_cluster, cluster):
+    ceph = CephCluster(sibling(local_cluster, "p"), one_node("node1"), CephOptions(mgr_prometheus=False),
+                       cluster=cluster)
+    try:
+        with pytest.raises(RemoteError, match=r"^\[node1 ceph-mon start\] port 3300 on [\d.]+ is in use"):
+            ceph.start()
+        assert running_daemons(ceph) == []
+        assert ceph_cluster.status().ok
+    finally:
+        ceph.uninstall()
+
+
+def test_missing_package_names_host_and_stage(local_cluster, cluster):
+    ceph = CephCluster(sibling(local_cluster, "k"), one_node("node2"),
+                       CephOptions(packages=["sae-no-such-package"], class_build_packages=[]), cluster=cluster)
+    with pytest.raises(RemoteError, match=r"^\[node2 ceph install\] .*sae-no-such-package"):
+        ceph.install()
+
+
+def test_start_without_packages_says_install_first(local_cluster, cluster):
+    ceph = CephCluster(sibling(local_cluster, "n"), one_node("node2"), CephOptions(), cluster=cluster)
+    real = ceph.daemon_facts
+
+    def facts_with_missing_binary(*a, **kw):
+        out = real(*a, **kw)
+        out["node2"]["missing"] = ["ceph-osd"]    # as on a node where install never ran
+        return out
+    ceph.daemon_facts = facts_with_missing_binary
+    with pytest.raises(RemoteError, match=r"^\[node2 ceph start\] ceph-osd not installed; run 'rados-deploy install'"):
+        ceph.start()
+
+
+def test_class_build_failure_names_host_and_stage(ceph_cluster, tmp_path):
+    shutil.copytree(str(resources.files("rados_deploy").joinpath("cls")), tmp_path / "cls")
+    (tmp_path / "cls" / "zz_broken.cc").write_text("int broken( { return 0; }\n")
+    with pytest.raises((RemoteError, GroupError)) as e:
+        ceph_cluster.install_class(source_dir=tmp_path / "cls")
+    msg = str(e.value)
+    assert re.search(r"\[node\d sae class build\] .*g\+\+ failed: zz_broken\.cc:1", msg) and "\n" not in msg
+    assert ceph_cluster.status().ok
+    assert len(ceph_cluster.class_version()) == 3
