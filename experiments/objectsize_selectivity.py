@@ -11,8 +11,8 @@ experiment = Experiment(
     repetitions=21,
     warmup=1,
     profiles={
-        "tiny": {"data": {"rows": 150_000},
-                 "sweep": Sweep(cartesian={"object_size": ["2MiB", "8MiB"], "selectivity": [10, 100]}),
+        "tiny": {"data": {"rows": 300_000},
+                 "sweep": Sweep(cartesian={"object_size": ["4MiB", "8MiB"], "selectivity": [10, 100]}),
                  "repetitions": 2, "warmup": 1, "pause": 1.0},
         "paper": {"cluster": {"nodes": 9}, "ceph": {"store": "bluestore", "osd_size": "200GiB"},
                   "spark": {"worker_cores": 8, "worker_memory": "60g", "executor_memory": "48g"},

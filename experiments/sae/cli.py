@@ -9,8 +9,9 @@ from metareserve.cli_support import handle_errors
 
 from . import runner
 
-profile_option = click.option("--profile", default="tiny", show_default=True, metavar="NAME",
-                              help="Profile of the experiment file (tiny: local cluster; paper: CloudLab).")
+profile_option = click.option("--profile", metavar="NAME",
+                              help="Profile of the experiment file: tiny (local cluster; the default "
+                                   "when defined) or paper (the paper's parameters, CloudLab).")
 
 
 @click.group()
@@ -44,9 +45,7 @@ def run(file, provider, reservation, profile, out, teardown):
 @handle_errors
 def plan(file, profile, teardown, as_json):
     """Show sweep points, stage steps in execution order and an ETA; runs nothing."""
-    from .loader import load_experiment
-    from .planner import plan as make_plan
-    p = make_plan(load_experiment(file).with_profile(profile), profile=profile, teardown=teardown)
+    _, p = runner.prepare(file, profile=profile, options=runner.RunOptions(teardown=teardown))
     click.echo(json.dumps(p.to_dict(), indent=1, default=str) if as_json else p.text())
 
 

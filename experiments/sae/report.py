@@ -28,7 +28,7 @@ METRICS = {"cpu": "CPU busy (%)", "net": "network bytes/s (rx + tx)"}
 
 def stats(df: pd.DataFrame, by: list[str], value: str = "total_s") -> pd.DataFrame:
     """Median, p1 and p99 of ``value`` over non-warm-up repetitions, grouped by ``by``."""
-    d = df[~df["warmup"]]
+    d = df[~df["warmup"]].astype({value: float})
     g = d.groupby(by, dropna=False)[value]
     return pd.DataFrame({"median": g.median(), "p1": g.quantile(0.01), "p99": g.quantile(0.99),
                          "n": g.size()}).reset_index()
@@ -162,7 +162,7 @@ def make_report(path) -> list[Path]:
     run = RunDir.find(path)
     df = load_results(run.root)
     run.report.mkdir(exist_ok=True)
-    if df.empty or df[~df["warmup"]].empty:
+    if df.empty or df.loc[~df["warmup"], "total_s"].isna().all():
         return []
     paths = []
     varies = _varying(df, ["selectivity", "object_size"])

@@ -38,16 +38,22 @@ def _file_hash(path: Path) -> str:
 def prepare(file, *, profile: str | None, options: RunOptions) -> tuple[Experiment, Plan]:
     """Load, validate and plan an experiment file, and check a given reservation is big enough
     for every point's layout: every usage error surfaces here, before anything is touched."""
-    experiment = load_experiment(file).with_profile(profile)
-    p = make_plan(experiment, profile=profile, teardown=options.teardown)
+    experiment = load_experiment(file)
+    try:
+        profile = experiment.default_profile(profile)
+        experiment = experiment.with_profile(profile)
+        p = make_plan(experiment, profile=profile, teardown=options.teardown)
+    except UsageError as e:
+        raise UsageError(f"{file}: {e}") from None
     if options.reservation:
         builtin.check_reservation(load_reservation(options.reservation), p, str(options.reservation))
     return experiment, p
 
 
-def run(file, *, profile: str | None = "tiny", out="results", options: RunOptions | None = None) -> RunDir:
+def run(file, *, profile: str | None = None, out="results", options: RunOptions | None = None) -> RunDir:
     """Run the experiment in ``file`` into a new run directory under ``out``; returns it.
 
+    ``profile`` defaults to ``tiny`` when the experiment defines it.
     The spec and plan are written first, then every step of the plan is executed in order.
     Raises UsageError before touching nodes for a bad file, profile or reservation, and
     OperationalError naming point, stage and host when a step or repetition failed.
@@ -55,6 +61,7 @@ def run(file, *, profile: str | None = "tiny", out="results", options: RunOption
     options = options or RunOptions()
     file = Path(file).resolve()
     experiment, p = prepare(file, profile=profile, options=options)
+    profile = p.profile
     rd = RunDir.new(out, experiment.name, profile)
     rd.write_yaml(rd.spec, {"version": 1, "file": str(file), "file_sha256": _file_hash(file),
                             "profile": profile, "options": dataclasses.asdict(options),

@@ -12,6 +12,7 @@ import itertools
 import re
 from typing import Any, Callable
 
+from data_deploy import check_object_size
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
 
@@ -139,9 +140,15 @@ class Experiment:
     stages: dict = dataclasses.field(default_factory=dict)
     description: str = ""
 
+    def default_profile(self, profile: str | None) -> str | None:
+        """``profile`` if given, else ``tiny`` when the experiment has one, else None."""
+        if profile:
+            return profile
+        return "tiny" if "tiny" in self.profiles else None
+
     def with_profile(self, profile: str | None) -> "Experiment":
         """This experiment with profile ``profile``'s overrides applied (validated)."""
-        if profile is None:
+        if not profile:
             return self
         if profile not in self.profiles:
             known = ", ".join(self.profiles) or "none"
@@ -233,7 +240,10 @@ def validate_point(params: dict, where: str) -> None:
         bad("monitor.enabled must be true or false")
     if d["input"] is None:
         _int(d["rows"], 1, f"{where}: data.rows")
-    _size(d["object_size"], where)
+    try:
+        check_object_size(d["object_size"])
+    except UsageError as e:
+        bad(f"data.{e}")
     _int(d["link_multiplier"], 1, f"{where}: data.link_multiplier")
     _int(d["copy_multiplier"], 1, f"{where}: data.copy_multiplier")
     if w["reader"] not in READERS:

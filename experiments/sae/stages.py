@@ -104,14 +104,18 @@ def stage_reserve(ctx: StageContext) -> StageReport:
 
 
 def stage_distribute(ctx: StageContext) -> StageReport:
-    """Resolve and check every stack's layout; write the first one to ``layout.yaml``."""
+    """Resolve and check every stack's layout; write the first one to ``layout.yaml`` and
+    report a change where a node's roles differ from the last run on this reservation."""
     report = StageReport("distribute")
     layouts = {p.stack_key: ctx.layout_for(p) for p in ctx.plan.points}
     first = layouts[ctx.plan.points[0].stack_key]
-    before = ctx.run.read_yaml(ctx.run.layout)
     ctx.run.write_yaml(ctx.run.layout, first.to_dict())
+    record = sae_home() / "layouts" / f"{ctx.reservation.name}.yaml"
+    before = Layout.load(record) if record.exists() else Layout({})
+    record.parent.mkdir(parents=True, exist_ok=True)
+    first.save(record)
     for name in first.all_names():
-        report.add(name, before != first.to_dict(), ", ".join(first.roles_of(name)))
+        report.add(name, before.roles_of(name) != first.roles_of(name), ", ".join(first.roles_of(name)))
     return report
 
 
@@ -223,9 +227,14 @@ def stage_start(ctx: StageContext) -> StageReport:
 
 
 # -- data stages ------------------------------------------------------------------------------
+def sae_home() -> Path:
+    """The controller's sae state directory (``$SAE_HOME``, default ``~/.sae``)."""
+    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae"))
+
+
 def data_cache() -> Path:
     """Controller-side dataset cache (``$SAE_HOME/data``), shared by runs."""
-    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "data"
+    return sae_home() / "data"
 
 
 def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
@@ -271,11 +280,13 @@ def stage_deploy(ctx: StageContext) -> StageReport:
     d = ctx.point.params["data"]
     stack = _stack(ctx, ctx.point)
     _, split_dir = dataset_dirs(ctx.point)
-    client = ctx.layout_for(ctx.point).names("driver")[0]
+    layout = ctx.layout_for(ctx.point)
+    client = layout.names("driver")[0]
     return data_deploy.deploy(ctx.reservation_for(ctx.point), split_dir, plugin="cephfs",
                               dest=dataset_path(ctx.point), object_size=d["object_size"],
                               link_multiplier=d["link_multiplier"], copy_multiplier=d["copy_multiplier"],
-                              ceph_conf=stack["ceph"].client_conf(client), cluster=ctx.connect())
+                              node=client, layout=layout, ceph_conf=stack["ceph"].client_conf(client),
+                              cluster=ctx.connect()).stage
 
 
 def stage_build(ctx: StageContext) -> StageReport:

@@ -26,7 +26,8 @@ def exp(**kw):
     (dict(warmup=3), "warmup must be"),
     (dict(repetitions=0), "repetitions must be"),
     (dict(workload=Workload(compression="gzip")), "compression 'gzip'"),
-    (dict(data=DataSpec(object_size="huge")), "not a positive size"),
+    (dict(data=DataSpec(object_size="huge")), "object size"),
+    (dict(data=DataSpec(object_size="1MiB")), "outside 4MiB..256MiB"),
     (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": ["node3"]})), "node3"),
 ])
 def test_invalid_experiments_fail_in_one_line(kw, message):

@@ -3,7 +3,7 @@
 Submitted by the sae runner with one argument, a JSON object::
 
     {"run_id", "point", "reps": [0, 1, 2], "prewarm": 0, "pause": 1.0, "out": "<jsonl path>",
-     "format": "sae-ceph" | "parquet", "path": "...", "options": {...}, "register": ["mod:Class"],
+     "format": "sae-ceph" | "parquet", "path": "...", "options": {...}, "register": ["mod:fn"],
      "column": "total_amount", "threshold": 12.5 | null}
 
 Each repetition loads the dataset afresh (pushed filters must not leak between queries), keeps
@@ -47,9 +47,9 @@ def query(spark, cfg):
 
 def main(cfg):
     spark = SparkSession.builder.appName(f"sae {cfg['run_id']} {cfg['point']}").getOrCreate()
-    for spec in cfg.get("register", []):
+    for spec in cfg.get("register", []):  # "module:function", called with the session
         module, _, name = spec.partition(":")
-        spark.dataSource.register(getattr(importlib.import_module(module), name))
+        getattr(importlib.import_module(module), name)(spark)
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
     with open(cfg["out"], "a") as out:
         emit(out, {"event": "app", "pid": os.getpid(), "jvm_pid": os.getppid(), "time": time.time()})
