@@ -96,12 +96,17 @@ def status(mon):
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="Where to write dashboards.")
 def dashboard(mon, out_dir):
     """Write Grafana dashboards (grafanalib) and provisioning files."""
+    from .dashboards import grafana_source_reachable, import_instructions
     paths = mon.dashboards(out_dir)
     for p in paths:
         click.echo(str(p))
-    click.echo(f"No Grafana server is installed by monitor-deploy. Import {Path(out_dir) / 'dashboards'}/*.json "
-               f"in Grafana (Dashboards > New > Import, data source 'Prometheus' at {mon.url}), or copy "
-               f"{Path(out_dir) / 'provisioning'} to /etc/grafana/provisioning and restart Grafana.")
+    if grafana_source_reachable(mon):
+        click.echo(f"Grafana's package source is reachable from {mon.prometheus_node.name}, but monitor-deploy "
+                   f"does not install Grafana yet.")
+    else:
+        click.echo(f"No Grafana server installed: Grafana's package source (apt.grafana.com) is not reachable "
+                   f"from {mon.prometheus_node.name} and Debian has no grafana package.")
+    click.echo(import_instructions(mon, out_dir))
 
 
 @main.command()

@@ -17,6 +17,7 @@ from grafanalib.core import Dashboard, GridPos, Target, Templating, Time, TimeSe
 from .metrics import METRICS, NODE_LABEL
 
 DATASOURCE = "Prometheus"
+GRAFANA_SOURCE = "https://apt.grafana.com/gpg.key"
 
 SPARK_PANELS = [
     ("Alive workers", 'metrics_master_aliveWorkers_Value', "{{job}}", "short"),
@@ -95,3 +96,20 @@ def write_dashboards(monitoring, out_dir) -> list[Path]:
         path.write_text(yaml.safe_dump(doc, sort_keys=False))
         paths.append(path)
     return paths
+
+
+def grafana_source_reachable(monitoring, timeout: float = 5.0) -> bool:
+    """True if the prometheus node reaches Grafana's package source (apt.grafana.com)."""
+    from metareserve import node_agent
+    node = monitoring.prometheus_node
+    r = monitoring.cluster.call(node_agent, "http_get", GRAFANA_SOURCE, timeout, nodes=[node],
+                                stage="grafana probe")[node.name]
+    return r["status"] == 200
+
+
+def import_instructions(monitoring, out_dir) -> str:
+    """One paragraph telling the user how to load the written dashboards into a Grafana."""
+    out = Path(out_dir)
+    return (f"Import {out / 'dashboards'}/*.json in Grafana (Dashboards > New > Import; data source "
+            f"'Prometheus' at {monitoring.url}), or copy {out / 'provisioning'} to /etc/grafana/provisioning "
+            f"and restart Grafana. Without Grafana, Prometheus' own UI is at {monitoring.url}/graph.")

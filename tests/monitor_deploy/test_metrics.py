@@ -211,3 +211,20 @@ def test_node_dashboard_panels_return_data(mon, tmp_path):
 def grafana_to_promql(expr: str) -> str:
     """Substitute the Grafana variables our dashboards use, as Grafana would."""
     return expr.replace("$__rate_interval", "4s").replace('"$node"', '".*"')
+
+
+def test_cli_dashboard_and_export(mon, burn, tmp_path):
+    from click.testing import CliRunner
+    from monitor_deploy.cli import main
+    cli = ["--reservation", str(mon.reservation.path), "--scrape-interval", "1s"]
+    r = CliRunner().invoke(main, ["dashboard", *cli, "--out", str(tmp_path / "g")])
+    assert r.exit_code == 0, r.output
+    assert "not reachable" in r.output and "Import" in r.output  # no Grafana source from this machine
+    assert (tmp_path / "g" / "provisioning" / "datasources" / "sae.yaml").exists()
+    t0, t1, _ = burn
+    r = CliRunner().invoke(main, ["export", *cli, "--from", str(t0), "--to", str(t1), "--out", str(tmp_path / "e"),
+                                  "--metric", "cpu", "--node", "node2"])
+    assert r.exit_code == 0, r.output
+    assert "node2" in r.output and (tmp_path / "e" / "cpu.png").exists()
+    r = CliRunner().invoke(main, ["export", *cli, "--from", str(t0), "--to", str(t1), "--out", str(tmp_path / "e")])
+    assert r.exit_code == 2 and "not empty" in r.output
