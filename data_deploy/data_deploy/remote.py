@@ -129,12 +129,13 @@ class CephFSBackend:
             self.fs.setxattr(path, "ceph.dir.layout", want.encode(), 0)
         return want
 
-    def complete(self, path, entry):
+    def complete(self, path, entry, object_size):
         st = self.stat(path)
         if st is None or st["size"] != entry["size"]:
             return False
         try:
-            return self.fs.getxattr(path, DONE_XATTR).decode() == entry["sha256"]
+            return (self.fs.getxattr(path, DONE_XATTR).decode() == entry["sha256"] and
+                    int(self.fs.getxattr(path, "ceph.file.layout.object_size")) == object_size)
         except self.cephfs.Error:
             return False
 
@@ -271,7 +272,7 @@ class LocalBackend:
     def set_layout(self, path, object_size):
         return None
 
-    def complete(self, path, entry):
+    def complete(self, path, entry, object_size):
         st = self.stat(path)
         return st is not None and st["size"] == entry["size"]
 
@@ -420,6 +421,10 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
                           % (i + 1, len(files), counts["written"], counts["linked"], counts["kept"]))
         except fs.errors as e:
             raise DeployError("writing %s failed: %s%s" % (dest, e, _space_hint(e)))
+        planned = {p for e in entries for c in e["copies"] for p in c["paths"]}
+        for name in fs.listdir(dest):
+            if name not in planned and name != MANIFEST and (not name.startswith(".") or name.endswith(".part")):
+                fs.unlink(os.path.join(dest, name))  # left by an interrupted deploy (other parameters)
         seconds = time.time() - start
         manifest = dict(meta, version=FORMAT_VERSION, dest=dest, layout=layout, files=entries,
                         file_count=len(entries) * meta["copy_multiplier"] * meta["link_multiplier"],
@@ -430,11 +435,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
         fs.write_text(os.path.join(dest, MANIFEST), json.dumps(manifest, indent=1))
         ops = fs.osd_ops() - ops0 if backend == "cephfs" else None
         if drop_staging:
-            for entry in files:
-                try:
-                    os.unlink(os.path.join(staging, entry["name"]))
-                except FileNotFoundError:
-                    pass
+            shutil.rmtree(staging, ignore_errors=True)
         counts["link_seconds"] = round(counts["link_seconds"], 3)
         return dict(counts, changed=True, manifest=manifest, seconds=round(seconds, 3), rados_ops=ops)
     finally:
@@ -448,7 +449,7 @@ def _deploy_file(fs, dest, staging, entry, meta, counts):
     copies = []
     for c in range(meta["copy_multiplier"]):
         base = os.path.join(dest, final_name(entry["name"], c, 0))
-        if fs.complete(base, entry):
+        if fs.complete(base, entry, meta["object_size"]):
             counts["kept"] += 1
         else:
             fs.write_file(base, os.path.join(staging, entry["name"]), entry)
@@ -506,7 +507,7 @@ def verify(backend, dest, ceph_conf=None):
                 path = os.path.join(dest, copy["paths"][0])
                 if first["nlink"] != links:
                     problems.append("%s: %d links, manifest says %d" % (copy["paths"][0], first["nlink"], links))
-                if not fs.complete(path, entry):
+                if not fs.complete(path, entry, manifest["object_size"]):
                     problems.append("%s: not marked complete (size or checksum mark differs)" % copy["paths"][0])
                 if backend == "cephfs":
                     objects += 1

@@ -5,7 +5,7 @@ import pyarrow.dataset as pads
 import pytest
 
 import data_deploy as dd
-from metareserve.errors import UsageError
+from metareserve.errors import OperationalError, UsageError
 
 
 @pytest.fixture()
@@ -72,3 +72,19 @@ def test_deploy_rejects_bad_input(local_cluster, split_dataset, tmp_path):
     gen = dd.generate(70_000, out=tmp_path / "g", rows_per_file=70_000)
     with pytest.raises(UsageError, match="2 row groups"):
         dd.deploy(local_cluster, gen, plugin="local", object_size="4MiB")
+
+
+def test_disk_full_is_one_line_and_nothing_looks_complete(local_cluster, cluster, split_dataset, tmp_path):
+    small = str(tmp_path / "small")
+    cluster.run(["mkdir", "-p", small], nodes=["node2"], stage="test")
+    cluster.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", small], nodes=["node2"], stage="test")
+    try:
+        with pytest.raises(OperationalError) as e:
+            dd.deploy(local_cluster, split_dataset.out, plugin="local", dest=f"{small}/taxi",
+                      object_size="4MiB", node="node2", cluster=cluster)
+        msg = str(e.value)
+        assert "\n" not in msg and msg.startswith("[node2 data-deploy local]") and "storage is full" in msg
+        v = dd.verify(local_cluster, f"{small}/taxi", plugin="local", node="node2", cluster=cluster)
+        assert not v.ok and "no complete manifest" in v.problems[0]
+    finally:
+        cluster.run(["umount", small], nodes=["node2"], stage="test")
