@@ -11,6 +11,7 @@
 #include <arrow/compute/api.h>
 #include <arrow/io/memory.h>
 #include <arrow/ipc/writer.h>
+#include <arrow/util/utf8.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/arrow/schema.h>
 #include <parquet/exception.h>
@@ -48,6 +49,11 @@ class Cursor {
     off_ += len;
     return s;
   }
+  std::string text(size_t len, const char* name) {
+    std::string s = bytes(len, name);
+    if (ok_ && !arrow::util::ValidateUTF8(s)) fail(std::string(name) + " is not UTF-8");
+    return s;
+  }
   void fail(const std::string& why) {
     if (ok_) what_ = why + " at byte " + std::to_string(off_);
     ok_ = false;
@@ -72,7 +78,7 @@ class Cursor {
 std::string Column(Cursor& c) {
   uint16_t len = c.get<uint16_t>("column name length");
   if (c.ok() && len == 0) c.fail("empty column name");
-  return c.bytes(len, "column name");
+  return c.text(len, "column name");
 }
 
 bool Literal(Cursor& c, cp::Expression* out) {
@@ -92,7 +98,7 @@ bool Literal(Cursor& c, cp::Expression* out) {
       break;
     case 4: {
       uint32_t len = c.get<uint32_t>("string literal length");
-      *out = cp::literal(std::make_shared<arrow::StringScalar>(c.bytes(len, "string literal")));
+      *out = cp::literal(std::make_shared<arrow::StringScalar>(c.text(len, "string literal")));
       break;
     }
     default:
@@ -148,7 +154,8 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
     case 0x12: {  // IS NULL / IS NOT NULL
       std::string col = Column(c);
       if (!c.ok()) return false;
-      *out = cp::call(tag == 0x11 ? "is_null" : "is_valid", {cp::field_ref(col)});
+      *out = tag == 0x11 ? cp::call("is_null", {cp::field_ref(col)}, cp::NullOptions(false))
+                         : cp::call("is_valid", {cp::field_ref(col)});
       return true;
     }
     case 0x13: {  // IN: OR of equalities, so NULLs behave as in SQL
@@ -169,7 +176,7 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
     case 0x16: {  // STARTS_WITH / ENDS_WITH / CONTAINS
       std::string col = Column(c);
       uint32_t len = c.get<uint32_t>("pattern length");
-      std::string pattern = c.bytes(len, "pattern");
+      std::string pattern = c.text(len, "pattern");
       if (!c.ok()) return false;
       const char* fn = tag == 0x14 ? "starts_with" : tag == 0x15 ? "ends_with" : "match_substring";
       *out = cp::call(fn, {cp::field_ref(col)}, cp::MatchSubstringOptions(pattern));
@@ -358,6 +365,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
 }  // namespace
 
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
+  arrow::util::InitializeUTF8();  // idempotent; ValidateUTF8 needs its tables
   Cursor c(data, size);
   std::string magic = c.bytes(4, "magic");
   if (c.ok() && std::memcmp(magic.data(), kRequestMagic, 4) != 0) {

@@ -124,7 +124,7 @@ class _Reader:
         (n,) = self.unpack("H", "column name length")
         if n == 0:
             raise ProtocolError(f"empty column name at byte {self.off}")
-        return self.take(n, "column name").decode()
+        return _text(self.take(n, "column name"), "column name")
 
     def literal(self):
         (t,) = self.unpack("B", "literal type")
@@ -136,7 +136,7 @@ class _Reader:
             return self.unpack("d", "float64 literal")[0]
         if t == 4:
             (n,) = self.unpack("I", "string literal length")
-            return self.take(n, "string literal").decode()
+            return _text(self.take(n, "string literal"), "string literal")
         raise ProtocolError(f"unknown literal type {t}")
 
     def node(self, depth: int = 0) -> dict:
@@ -167,8 +167,15 @@ class _Reader:
             if t == tag:
                 col = self.name()
                 (n,) = self.unpack("I", "pattern length")
-                return {key: col, "pattern": self.take(n, "pattern").decode()}
+                return {key: col, "pattern": _text(self.take(n, "pattern"), "pattern")}
         raise ProtocolError(f"unknown filter node 0x{tag:02x}")
+
+
+def _text(b: bytes, what: str) -> str:
+    try:
+        return b.decode()
+    except UnicodeDecodeError:
+        raise ProtocolError(f"{what} is not UTF-8") from None
 
 
 def decode_request(data: bytes) -> Request:

@@ -1,0 +1,52 @@
+"""Connector tests: the shared stack fixtures (registered once under their plugin names, as
+tests/conftest.py would), the C++ harness and the test vectors."""
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLS = ROOT / "rados_deploy" / "rados_deploy" / "cls"
+VECTORS = ROOT / "tests" / "vectors" / "scan"
+
+
+def pytest_configure(config):
+    for plugin in ("fixtures.ceph", "fixtures.data", "fixtures.spark", "fixtures.monitor"):
+        if not config.pluginmanager.has_plugin(plugin) and importlib.util.find_spec(plugin):
+            config.pluginmanager.import_plugin(plugin)
+
+
+@pytest.fixture(scope="session")
+def vectors():
+    """(requests, results) from tests/vectors/scan."""
+    return (json.loads((VECTORS / "requests.json").read_text()),
+            json.loads((VECTORS / "results.json").read_text()))
+
+
+@pytest.fixture(scope="session")
+def harness():
+    """The scan core compiled with the C++ harness (cached by source hash under $SAE_HOME)."""
+    sources = [ROOT / "tests" / "connector" / "harness.cc", CLS / "scan_core.cc", CLS / "scan_core.h",
+               CLS / "protocol.h"]
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lib = pa.get_library_dirs()[0]
+        tmp = out.with_suffix(".tmp")
+        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{CLS}", f"-I{pa.get_include()}", "-o", str(tmp),
+                        str(sources[0]), str(sources[1]), f"-L{lib}", "-l:libparquet.so.2600",
+                        "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600", f"-Wl,-rpath,{lib}"],
+                       check=True)
+        tmp.replace(out)
+
+    def run(*commands: str) -> list[str]:
+        r = subprocess.run([str(out)], input="\n".join(commands) + "\n", capture_output=True, text=True, errors="replace",
+                           check=True)
+        return r.stdout.splitlines()
+    return run

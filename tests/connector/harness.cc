@@ -1,0 +1,95 @@
+// Runs the scan core (rados_deploy/rados_deploy/cls/scan_core.cc) outside Ceph on the shared test
+// vectors. Reads commands from stdin, one per line, answers one line each:
+//   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> <cols,comma> <expr>
+//                                  | err <errno> <message>
+//   scan <parquet> <hex> <out>  -> ok <bytes> (reply written to <out>) | err <errno> <message>
+//   fuzz <parquet> <hex> <n> <seed> -> ok <parsed> <scanned> <errors> (mutated requests, no crash)
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include <arrow/compute/initialize.h>
+#include <arrow/io/file.h>
+
+#include "scan_core.h"
+
+namespace {
+
+std::string Unhex(const std::string& h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+bool Parse(const std::string& raw, sae::scan::Request* req, sae::scan::Error* err) {
+  return sae::scan::ParseRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), req, err);
+}
+
+std::shared_ptr<arrow::io::RandomAccessFile> Open(const std::string& path) {
+  return *arrow::io::ReadableFile::Open(path);
+}
+
+}  // namespace
+
+int main() {
+  if (!arrow::compute::Initialize().ok()) return 2;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string cmd, a, b, c, d;
+    in >> cmd >> a >> b >> c >> d;
+    sae::scan::Request req;
+    sae::scan::Error err{0, ""};
+    if (cmd == "parse") {
+      std::string raw = Unhex(a);
+      if (!Parse(raw, &req, &err)) {
+        std::cout << "err " << err.code << " " << err.message << std::endl;
+        continue;
+      }
+      std::string cols;
+      for (const auto& col : req.columns) cols += (cols.empty() ? "" : ",") + col;
+      const char* codec = req.codec == arrow::Compression::LZ4_FRAME ? "lz4"
+                          : req.codec == arrow::Compression::ZSTD    ? "zstd"
+                                                                     : "none";
+      std::cout << "ok " << req.flags << " " << codec << " " << req.batch_rows << " "
+                << req.max_reply << " [" << cols << "] " << (req.has_filter ? req.filter.ToString() : "-")
+                << std::endl;
+    } else if (cmd == "scan") {
+      std::string raw = Unhex(b);
+      std::shared_ptr<arrow::Buffer> reply;
+      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &reply, &err)) {
+        std::cout << "err " << err.code << " " << err.message << std::endl;
+        continue;
+      }
+      auto out = *arrow::io::FileOutputStream::Open(c);
+      if (!out->Write(reply).ok() || !out->Close().ok()) return 3;
+      std::cout << "ok " << reply->size() << std::endl;
+    } else if (cmd == "fuzz") {
+      std::string base = Unhex(b);
+      std::mt19937 rng(std::stoul(d));
+      int parsed = 0, scanned = 0, errors = 0, n = std::stoi(c);
+      for (int i = 0; i < n; ++i) {
+        std::string m = base;
+        int edits = 1 + rng() % 4;
+        for (int e = 0; e < edits && !m.empty(); ++e) {
+          switch (rng() % 3) {
+            case 0: m[rng() % m.size()] = static_cast<char>(rng()); break;
+            case 1: m.resize(rng() % (m.size() + 1)); break;
+            default: m.insert(rng() % (m.size() + 1), 1, static_cast<char>(rng()));
+          }
+        }
+        sae::scan::Request r;
+        std::shared_ptr<arrow::Buffer> reply;
+        if (!Parse(m, &r, &err)) { ++errors; continue; }
+        ++parsed;
+        r.max_reply = 1 << 20;
+        if (sae::scan::Scan(Open(a), r, &reply, &err)) ++scanned; else ++errors;
+      }
+      std::cout << "ok " << parsed << " " << scanned << " " << errors << std::endl;
+    } else {
+      std::cout << "err 22 unknown command" << std::endl;
+    }
+  }
+  return 0;
+}

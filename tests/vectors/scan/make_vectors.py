@@ -1,0 +1,110 @@
+"""Regenerate the scan protocol test vectors (run from the repository root):
+
+    .venv/bin/python tests/vectors/scan/make_vectors.py
+
+Writes ``sample.parquet`` (a small table with every literal type and NULLs), ``requests.json``
+(request bytes → expected parse, or the error the parser must report) and ``results.json``
+(request on sample.parquet → expected rows, or the expected errno). Both the C++ harness
+(tests/connector/harness.cc) and the Python side read them.
+"""
+import json
+import struct
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sae.connector.spark.protocol import Request, to_expression
+
+HERE = Path(__file__).parent
+
+
+def sample() -> pa.Table:
+    n = 40
+    return pa.table({
+        "id": pa.array(range(n), pa.int64()),
+        "small": pa.array([i % 7 for i in range(n)], pa.int32()),
+        "amount": pa.array([None if i % 9 == 4 else round(i * 1.25, 2) for i in range(n)], pa.float64()),
+        "flag": pa.array([i % 2 == 0 for i in range(n)], pa.bool_()),
+        "name": pa.array([None if i % 11 == 5 else f"{'ab' if i % 3 else 'xy'}-{i}" for i in range(n)], pa.string()),
+    })
+
+
+CASES = {
+    "all": Request(codec="none"),
+    "project": Request(columns=["name", "id"]),
+    "lt_float": Request(columns=["id", "amount"], filter={"cmp": "<", "column": "amount", "value": 10.0}),
+    "int_vs_float_literal": Request(filter={"cmp": ">=", "column": "small", "value": 4.5}),
+    "and_or_not": Request(columns=["id"], codec="lz4", filter={"and": [
+        {"or": [{"cmp": "==", "column": "small", "value": 1}, {"cmp": "!=", "column": "flag", "value": True}]},
+        {"not": {"cmp": "<=", "column": "id", "value": 10}}]}),
+    "nulls": Request(columns=["id", "name"], codec="zstd", filter={"or": [{"is_null": "name"}, {"is_null": "amount"}]}),
+    "not_null": Request(columns=["id"], filter={"is_not_null": "amount"}),
+    "in": Request(columns=["id", "small"], filter={"in": "small", "values": [0, 3]}),
+    "not_in_keeps_sql_nulls": Request(columns=["id"], filter={"not": {"in": "amount", "values": [0.0, 1.25]}}),
+    "strings": Request(columns=["name"], filter={"or": [{"starts_with": "name", "pattern": "xy"},
+                                                        {"ends_with": "name", "pattern": "-7"},
+                                                        {"contains": "name", "pattern": "b-1"}]}),
+    "string_eq": Request(columns=["id"], filter={"cmp": "==", "column": "name", "value": "ab-1"}),
+    "empty_result": Request(columns=["id"], filter={"cmp": ">", "column": "id", "value": 1000}),
+    "batches": Request(columns=["id"], batch_rows=7, filter={"cmp": "<", "column": "id", "value": 30}),
+    "filter_only_column": Request(columns=["name"], filter={"cmp": "==", "column": "flag", "value": False}),
+}
+ERROR_RESULTS = {
+    "unknown_column": (Request(columns=["nope"]), 22),
+    "unknown_filter_column": (Request(filter={"is_null": "nope"}), 22),
+    "non_boolean_filter": (None, 22),  # filled below: a comparison of a string with an int
+    "reply_too_large": (Request(max_reply=64), 7),
+}
+
+
+def bad_requests(good: bytes) -> dict:
+    """Malformed requests and the error each must produce."""
+    hdr = bytearray(good)
+    wrong_version = bytearray(good); wrong_version[4:6] = struct.pack("<H", 99)
+    bad_codec = bytearray(good); bad_codec[8] = 7
+    bad_flags = bytearray(good); bad_flags[6:8] = struct.pack("<H", 0x80)
+    return {
+        "empty": (b"", "EINVAL"),
+        "bad_magic": (b"XXXX" + bytes(hdr[4:]), "EPROTONOSUPPORT"),
+        "wrong_version": (bytes(wrong_version), "EPROTONOSUPPORT"),
+        "bad_codec": (bytes(bad_codec), "EINVAL"),
+        "bad_flags": (bytes(bad_flags), "EINVAL"),
+        "truncated": (good[:-1], "EINVAL"),
+        "trailing": (good + b"\0", "EINVAL"),
+        "unknown_node": (good[:-4] + struct.pack("<I", 1) + b"\x7f", "EINVAL"),
+        "empty_and": (good[:-4] + struct.pack("<I", 3) + b"\x01\x00\x00", "EINVAL"),
+        "deep": (good[:-4] + struct.pack("<I", 200 + 3) + b"\x03" * 200 + b"\x11\x01\x00", "EINVAL"),
+        "huge_column_count": (good[:24] + b"\xff\xff" + good[26:], "EINVAL"),
+        "column_not_utf8": (good[:-6] + b"\xff\xff" + good[-4:], "EINVAL"),
+    }
+
+
+def main():
+    table = sample()
+    pq.write_table(table, HERE / "sample.parquet", row_group_size=len(table), compression="snappy")
+    requests = []
+    for name, req in CASES.items():
+        requests.append({"name": name, "hex": req.encode().hex(), "parse": {
+            "columns": req.columns, "filter": req.filter, "codec": req.codec, "batch_rows": req.batch_rows,
+            "max_reply": req.max_reply, "flags": req.flags,
+            "expression": str(to_expression(req.filter)) if req.filter else None}})
+    base = Request(columns=["id"]).encode()
+    for name, (data, err) in bad_requests(base).items():
+        requests.append({"name": name, "hex": data.hex(), "error": err})
+    results = []
+    for name, req in CASES.items():
+        t = table.filter(to_expression(req.filter)) if req.filter else table
+        t = t.select(req.columns or table.column_names)
+        results.append({"name": name, "hex": req.encode().hex(), "columns": t.column_names,
+                        "rows": json.loads(json.dumps(t.to_pylist()))})
+    bad_type = Request(filter={"cmp": "<", "column": "name", "value": 3})
+    ERROR_RESULTS["non_boolean_filter"] = (bad_type, 22)
+    for name, (req, errno) in ERROR_RESULTS.items():
+        results.append({"name": name, "hex": req.encode().hex(), "errno": errno})
+    (HERE / "requests.json").write_text(json.dumps(requests, indent=1) + "\n")
+    (HERE / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
