@@ -1,6 +1,12 @@
-"""Estimate pi on the cluster; also report the executors' pyarrow (proves PYSPARK_PYTHON)."""
+"""Estimate pi on the cluster and report the executors' pyarrow (proves PYSPARK_PYTHON).
+
+Usage: pi.py SAMPLES [MARKER]: with MARKER, keep the driver (and its metrics endpoints) up
+until that file exists (at most 15 minutes).
+"""
+import os
 import random
 import sys
+import time
 from operator import add
 
 from pyspark.sql import SparkSession
@@ -18,5 +24,8 @@ if __name__ == "__main__":
     count = sc.parallelize(range(n), 4).map(inside).reduce(add)
     versions = sc.parallelize(range(2), 2).map(lambda _: __import__("pyarrow").__version__).collect()
     print("PI_ESTIMATE %.6f" % (4.0 * count / n))
-    print("EXECUTOR_PYARROW %s" % ",".join(sorted(set(versions))))
+    print("EXECUTOR_PYARROW %s" % ",".join(sorted(set(versions))), flush=True)
+    start = time.time()
+    while len(sys.argv) > 2 and not os.path.exists(sys.argv[2]) and time.time() - start < 900:
+        time.sleep(0.5)
     spark.stop()

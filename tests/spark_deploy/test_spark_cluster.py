@@ -1,0 +1,138 @@
+"""The shared Spark cluster (1 master + 2 workers on the session's local cluster): idempotent
+stages, Python and Java applications with checked answers, exit statuses, metrics endpoints."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from metareserve.errors import UsageError
+from spark_deploy import SubmitError
+
+APPS = Path(__file__).parent / "apps"
+ROWS, BOUND = 1000, 300
+
+
+def _value(result, key: str) -> str:
+    lines = [ln.split(" ", 1)[1] for ln in result.stdout.splitlines() if ln.startswith(key + " ")]
+    assert lines, f"{key} missing from the driver output:\n{result.stdout[-2000:]}"
+    return lines[-1]
+
+
+@pytest.fixture(scope="module")
+def parquet_dir(spark_cluster, cluster):
+    """A Parquet directory (4 files, x = 0..999) at the same path on every Spark node."""
+    path = f"{spark_cluster.reservation.state_root}/spark-testdata/xs"
+    code = ("import os, sys, pyarrow as pa, pyarrow.parquet as pq\n"
+            "d = sys.argv[1]\n"
+            "if not os.path.exists(d):\n"
+            "    tmp = d + '.tmp%d' % os.getpid(); os.makedirs(tmp)\n"
+            "    for i in range(4):\n"
+            f"        pq.write_table(pa.table({{'x': list(range(i * {ROWS // 4}, (i + 1) * {ROWS // 4}))}}),"
+            " tmp + '/part-%d.parquet' % i)\n"
+            "    os.rename(tmp, d)\n")
+    for node in spark_cluster.nodes:   # one after the other: local hosts share the disk
+        cluster.run([spark_cluster.python(node), "-c", code, path], nodes=[node], stage="test data")
+    return path
+
+
+@pytest.fixture(scope="module")
+def count_jar(spark_cluster, cluster, tmp_path_factory):
+    """Count.java compiled with javac against $SPARK_HOME/jars on the driver node, fetched here."""
+    node = spark_cluster.driver_node
+    build = f"{spark_cluster.paths(node).root}/test-build"
+    cluster.put(str(APPS / "Count.java"), f"{build}/Count.java", nodes=[node], stage="test javac")
+    cluster.run(f'cd {build} && javac -cp "{spark_cluster.spark_home(node)}/jars/*" -d out Count.java '
+                f'&& jar cf count.jar -C out .', nodes=[node], stage="test javac")
+    local = tmp_path_factory.mktemp("jar")
+    cluster.get(f"{build}/count.jar", str(local), nodes=[node], stage="test javac")
+    return local / node / "count.jar"
+
+
+def test_workers_alive_and_second_runs_change_nothing(spark_cluster):
+    st = spark_cluster.status()
+    assert st.running and st.alive_workers == 2
+    assert [w.node for w in st.workers] == ["node2", "node3"] and st.master.node == "node1"
+    for report in (spark_cluster.install(), spark_cluster.start()):
+        assert set(report.nodes) == {"node1", "node2", "node3"}
+        assert not report.changed, report.nodes
+    assert spark_cluster.start().details["alive_workers"] == 2
+
+
+def test_java_parquet_count_client_and_cluster_mode(spark_cluster, parquet_dir, count_jar, tmp_path):
+    client = spark_cluster.submit(count_jar, args=[parquet_dir, BOUND], spark_args=["--class", "Count"],
+                                  log_dir=tmp_path, stream=False)
+    assert _value(client, "COUNT") == str(BOUND)
+    assert client.event_log is not None
+    cluster = spark_cluster.submit(count_jar, args=[parquet_dir, BOUND // 2], spark_args=["--class", "Count"],
+                                   deploy_mode="cluster", log_dir=tmp_path, stream=False)
+    assert cluster.exit_code == 0
+    stdout = cluster.driver_log.parent / "stdout"          # the driver ran on a worker
+    assert f"COUNT {BOUND // 2}" in stdout.read_text()
+
+
+def test_failing_application_exit_status_reaches_caller(spark_cluster, tmp_path):
+    with pytest.raises(SubmitError) as err:
+        spark_cluster.submit(APPS / "fail.py", args=["exit", 3], log_dir=tmp_path, stream=False)
+    assert err.value.exit_code == 3 and err.value.result.exit_code == 3
+    assert str(err.value).startswith("[node1 spark-submit] fail.py exited 3")
+    r = spark_cluster.submit(APPS / "fail.py", args=["exit", 4], log_dir=tmp_path, stream=False, check=False)
+    assert r.exit_code == 4 and r.driver_log.is_file()
+
+
+def test_bad_submit_option_and_python_cluster_mode(spark_cluster, tmp_path):
+    with pytest.raises(SubmitError, match=r"^\[node1 spark-submit\] spark-submit rejected its options: "
+                                          r"Unrecognized option: --bogus"):
+        spark_cluster.submit(APPS / "pi.py", spark_args=["--bogus", "1"], log_dir=tmp_path, stream=False)
+    with pytest.raises(UsageError, match="cannot run in cluster deploy mode"):
+        spark_cluster.submit(APPS / "pi.py", deploy_mode="cluster")
+
+
+def test_python_pi_while_every_metrics_endpoint_serves_prometheus_text(spark_cluster, local_cluster, tmp_path):
+    marker = f"{spark_cluster.paths(spark_cluster.driver_node).root}/metrics-test-{time.time_ns()}"
+    done = {}
+    app = threading.Thread(target=lambda: done.update(r=spark_cluster.submit(
+        APPS / "pi.py", args=[200000, marker], log_dir=tmp_path, stream=False)))
+    app.start()
+    targets = spark_cluster.metrics_targets()
+    urls = {f"http://{t}{spec['metrics_path']}": job for job, spec in targets.items() for t in spec["targets"]}
+    assert {u.split(":", 2)[2] for u in urls} >= {"8080/metrics/master/prometheus/", "8081/metrics/prometheus/",
+                                                  "4040/metrics/executors/prometheus/"}
+    try:
+        families = _scrape_until_complete(urls, app)
+    finally:
+        with local_cluster.connect() as other:       # the shared connection is busy with the submit
+            other.run(["touch", marker], nodes=[spark_cluster.driver_node], stage="test")
+        app.join()
+    r = done["r"]
+    assert r.exit_code == 0
+    assert math.isclose(float(_value(r, "PI_ESTIMATE")), math.pi, abs_tol=0.05)
+    assert _value(r, "EXECUTOR_PYARROW") == "26.0.1"          # executors run the node venv
+    assert r.driver_log.is_file() and "PI_ESTIMATE" in r.driver_log.read_text()
+    assert r.event_log is not None and r.event_log.exists() and r.app_id.startswith("app-")
+    assert set(families) == set(urls), f"no Prometheus text from {set(urls) - set(families)}"
+    driver = next(u for u, job in urls.items() if job == "spark-driver")
+    assert any(n.startswith("metrics_sae_driver_") for n in families[driver])   # fixed namespace
+    assert any("executor" in n for n in families[next(u for u, j in urls.items() if j == "spark-executors")])
+
+
+def _scrape_until_complete(urls: dict, app: threading.Thread) -> dict:
+    """url → metric family names, polling until every URL served parseable Prometheus text."""
+    families: dict[str, list[str]] = {}
+    deadline = time.monotonic() + 900
+    while app.is_alive() and time.monotonic() < deadline and len(families) < len(urls):
+        for url in set(urls) - set(families):
+            try:
+                with urllib.request.urlopen(url, timeout=10) as resp:
+                    names = [f.name for f in text_string_to_metric_families(resp.read().decode())]
+            except (OSError, ValueError):   # not up yet, or "Spark is starting up" instead of metrics
+                continue
+            if names and (urls[url] != "spark-executors" or any("executor" in n for n in names)):
+                families[url] = names
+        time.sleep(1)
+    return families
