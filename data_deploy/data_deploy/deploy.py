@@ -10,7 +10,6 @@ import contextlib
 import dataclasses
 import hashlib
 import time
-from pathlib import Path
 
 from metareserve import Layout, Reservation, StageReport, load_reservation, node_agent
 from metareserve.errors import OperationalError, RemoteError, UsageError, last_line

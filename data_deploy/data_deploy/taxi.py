@@ -8,7 +8,6 @@ bounded by one block.
 """
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Iterable, Iterator
 

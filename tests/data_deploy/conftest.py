@@ -11,6 +11,8 @@ except ImportError:
     def ceph_cluster():
         pytest.skip("needs tests/fixtures/ceph.py (rados_deploy's ceph_cluster session fixture)")
 
+from fixtures.data import taxi_dataset  # noqa: F401,E402  (the shared dataset, exercised here too)
+
 ROWS = 300_000
 SEED = 11
 

@@ -11,7 +11,6 @@ import pytest
 
 import data_deploy as dd
 from data_deploy import remote
-from fixtures.data import taxi_dataset  # noqa: F401  (exercised here too)
 from metareserve.errors import OperationalError, SaeError
 
 NODE = "node1"
