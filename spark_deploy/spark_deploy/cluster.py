@@ -184,12 +184,10 @@ class SparkCluster:
         return report
 
     def _software(self, stage: str) -> dict:
-        facts = self.cluster.call(remote, "software", nodes=self.nodes, stage=f"{stage} facts",
-                                  per_node=lambda n: {"spark_home": self.spark_home(n.name)})
-        for n in self.nodes:
-            facts[n]["python"] = self.cluster.run(["test", "-x", self.python(n)], nodes=[n], stage=stage,
-                                                  check=False)[n]["rc"] == 0
-        return facts
+        """Per node: Spark, node venv python and Java present (read now, never cached)."""
+        return self.cluster.call(remote, "software", nodes=self.nodes, stage=f"{stage} facts",
+                                 per_node=lambda n: {"spark_home": self.spark_home(n.name),
+                                                     "python": self.python(n.name)})
 
     def _mkdirs(self, stage: str) -> None:
         self.cluster.each(lambda node: self.cluster.run(["mkdir", "-p", *self.paths(node.name).all()],
@@ -225,8 +223,7 @@ class SparkCluster:
         return report
 
     def _require_software(self, stage: str) -> None:
-        facts = self.cluster.call(remote, "software", nodes=self.nodes, stage=f"{stage} facts",
-                                  per_node=lambda n: {"spark_home": self.spark_home(n.name)})
+        facts = self._software(stage)
         for n in self.nodes:
             problem = software_problem(facts[n], self.spark_home(n))
             if problem:

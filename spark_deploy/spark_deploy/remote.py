@@ -21,15 +21,15 @@ def _emit(line):
         print(line)
 
 
-def software(spark_home):
-    """What is installed: Spark at ``spark_home`` and a Java runtime (path and version line)."""
+def software(spark_home, python=None):
+    """What is installed: Spark at ``spark_home``, the node venv's ``python``, Java (path, version)."""
     java = shutil.which("java")
     version = ""
     if java:
         r = subprocess.run([java, "-version"], capture_output=True, text=True)
         version = (r.stderr or r.stdout).strip().splitlines()[0] if (r.stderr or r.stdout).strip() else ""
     return {"spark": os.access(os.path.join(spark_home, "bin", "spark-class"), os.X_OK),
-            "java": java, "java_version": version}
+            "python": bool(python) and os.access(python, os.X_OK), "java": java, "java_version": version}
 
 
 def master_state(url, timeout=5.0):
@@ -45,8 +45,7 @@ def master_state(url, timeout=5.0):
                             if w.get("state") == "ALIVE"),
             "cores": data.get("cores"), "memory": data.get("memory"),
             "active_apps": len(data.get("activeapps", [])),
-            "completed_apps": len(data.get("completedapps", [])),
-            "drivers": data.get("activedrivers", []) + data.get("completeddrivers", [])}
+            "completed_apps": len(data.get("completedapps", []))}
 
 
 def wait_workers(url, expected, timeout=300.0, interval=0.5):

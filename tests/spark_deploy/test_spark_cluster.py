@@ -3,6 +3,8 @@ stages, Python and Java applications with checked answers, exit statuses, metric
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -136,3 +138,13 @@ def _scrape_until_complete(urls: dict, app: threading.Thread) -> dict:
                 families[url] = names
         time.sleep(1)
     return families
+
+
+def test_cli_status_and_start_on_the_running_cluster(spark_cluster, local_cluster):
+    exe = Path(sys.executable).parent / "spark-deploy"
+    st = subprocess.run([str(exe), "status", "-r", str(local_cluster.path)], capture_output=True, text=True)
+    assert st.returncode == 0, st.stderr
+    assert "spark-master running" in st.stdout and "2 of 2 workers ALIVE" in st.stdout
+    start = subprocess.run([str(exe), "start", "-r", str(local_cluster.path)], capture_output=True, text=True)
+    assert start.returncode == 0, start.stderr
+    assert "spark start: no changes on 3 nodes; 2 workers ALIVE" in start.stdout

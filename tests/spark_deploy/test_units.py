@@ -157,3 +157,30 @@ def test_cli_entry_point_runs():
     exe = os.path.join(os.path.dirname(sys.executable), "spark-deploy")
     r = subprocess.run([exe, "submit", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "spark-submit" in r.stdout
+
+
+def test_tarball_fetch_downloads_once_and_names_bad_urls(tmp_path, monkeypatch):
+    import functools
+    import http.server
+    import threading
+    from metareserve.errors import OperationalError
+    from spark_deploy.software import fetch
+    monkeypatch.setenv("SAE_HOME", str(tmp_path / "home"))
+    served = tmp_path / "www"
+    served.mkdir()
+    (served / "spark-9.9.9-bin-test.tgz").write_bytes(b"not really a tarball")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/spark-9.9.9-bin-test.tgz"
+        got = fetch(url, stage="t")
+        assert got.read_bytes() == b"not really a tarball" and got.parent == tmp_path / "home" / "spark"
+        (served / "spark-9.9.9-bin-test.tgz").unlink()
+        assert fetch(url, stage="t") == got                      # cached: no second download
+        with pytest.raises(OperationalError, match=r"^\[controller t\] cannot download .*missing\.tgz"):
+            fetch(url.replace("spark-9.9.9-bin-test", "missing"), stage="t")
+    finally:
+        server.shutdown()
+    with pytest.raises(UsageError, match="file not found on the controller"):
+        fetch(str(tmp_path / "nothere.tgz"), stage="t")
