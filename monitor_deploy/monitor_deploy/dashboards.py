@@ -15,6 +15,7 @@ from grafanalib._gen import DashboardEncoder
 from grafanalib.core import Dashboard, GridPos, Target, Templating, Time, TimeSeries
 
 from .metrics import METRICS, NODE_LABEL
+from .targets import SLOW_INTERVAL
 
 DATASOURCE = "Prometheus"
 GRAFANA_SOURCE = "https://apt.grafana.com/gpg.key"
@@ -25,22 +26,22 @@ SPARK_PANELS = [
     ("Worker cores used", 'metrics_worker_coresUsed_Value', "{{%s}}" % NODE_LABEL, "short"),
     ("Worker memory used", 'metrics_worker_memUsed_MB_Value', "{{%s}}" % NODE_LABEL, "decmbytes"),
     ("Executor active tasks", 'sum by (executor_id) (metrics_executor_activeTasks)', "executor {{executor_id}}", "short"),
-    ("Executor input bytes/s", 'sum by (executor_id) (rate(metrics_executor_totalInputBytes_bytes_total[$__rate_interval]))',
+    ("Executor input bytes/s", 'sum by (executor_id) (rate(metrics_executor_totalInputBytes_bytes_total[{w}]))',
      "executor {{executor_id}}", "Bps"),
 ]
 CEPH_PANELS = [
     ("OSDs up", 'sum(ceph_osd_up)', "up", "short"),
-    ("OSD read ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r[$__rate_interval]))', "{{ceph_daemon}}", "ops"),
-    ("OSD write ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w[$__rate_interval]))', "{{ceph_daemon}}", "ops"),
-    ("OSD read bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r_out_bytes[$__rate_interval]))', "{{ceph_daemon}}", "Bps"),
-    ("OSD write bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w_in_bytes[$__rate_interval]))', "{{ceph_daemon}}", "Bps"),
-    ("OSD class calls/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_rw[$__rate_interval]))', "{{ceph_daemon}}", "ops"),
+    ("OSD read ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r[{w}]))', "{{ceph_daemon}}", "ops"),
+    ("OSD write ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w[{w}]))', "{{ceph_daemon}}", "ops"),
+    ("OSD read bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r_out_bytes[{w}]))', "{{ceph_daemon}}", "Bps"),
+    ("OSD write bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w_in_bytes[{w}]))', "{{ceph_daemon}}", "Bps"),
+    ("OSD class calls/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_rw[{w}]))', "{{ceph_daemon}}", "ops"),
 ]
 
 
-def _panels(specs, *, width: int = 12, height: int = 8) -> list[TimeSeries]:
+def _panels(specs, *, window: str = "", width: int = 12, height: int = 8) -> list[TimeSeries]:
     return [TimeSeries(title=title, dataSource=DATASOURCE, unit=unit,
-                       targets=[Target(expr=expr, legendFormat=legend, refId="A")],
+                       targets=[Target(expr=expr.replace("{w}", window), legendFormat=legend, refId="A")],
                        gridPos=GridPos(h=height, w=width, x=(i % 2) * width, y=(i // 2) * height))
             for i, (title, expr, legend, unit) in enumerate(specs)]
 
@@ -51,21 +52,24 @@ def node_panel_specs() -> list[tuple[str, str, str, str]]:
             for m in METRICS.values()]
 
 
-def build_dashboards(reservation_name: str) -> dict[str, Dashboard]:
-    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph."""
+def build_dashboards(reservation_name: str, scrape_interval: float) -> dict[str, Dashboard]:
+    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph.
+
+    Spark and Ceph rates span four scrapes of those (slow, see ``targets.SLOW_INTERVAL``) jobs.
+    """
+    window = f"{int(4 * max(scrape_interval, SLOW_INTERVAL))}s"
     node_var = Templating(list=[{
         "name": "node", "type": "query", "datasource": DATASOURCE, "multi": True, "includeAll": True,
         "query": f"label_values({METRICS['cpu'].record}, {NODE_LABEL})", "refresh": 2,
         "current": {"text": "All", "value": "$__all"}}])
     common = dict(time=Time("now-15m", "now"), refresh="5s", tags=["sae", reservation_name])
-    return {
-        "sae-nodes": Dashboard(title=f"sae nodes ({reservation_name})", uid=f"sae-nodes-{reservation_name}"[:40],
-                               panels=_panels(node_panel_specs()), templating=node_var, **common).auto_panel_ids(),
-        "sae-spark": Dashboard(title=f"sae Spark ({reservation_name})", uid=f"sae-spark-{reservation_name}"[:40],
-                               panels=_panels(SPARK_PANELS), **common).auto_panel_ids(),
-        "sae-ceph": Dashboard(title=f"sae Ceph ({reservation_name})", uid=f"sae-ceph-{reservation_name}"[:40],
-                              panels=_panels(CEPH_PANELS), **common).auto_panel_ids(),
-    }
+
+    def dash(stem: str, title: str, panels, **extra) -> Dashboard:
+        return Dashboard(title=f"sae {title} ({reservation_name})", uid=f"{stem}-{reservation_name}"[:40],
+                         panels=panels, **common, **extra).auto_panel_ids()
+    return {"sae-nodes": dash("sae-nodes", "nodes", _panels(node_panel_specs()), templating=node_var),
+            "sae-spark": dash("sae-spark", "Spark", _panels(SPARK_PANELS, window=window)),
+            "sae-ceph": dash("sae-ceph", "Ceph", _panels(CEPH_PANELS, window=window))}
 
 
 def panel_queries(dashboard_json: dict) -> list[tuple[str, str]]:
@@ -79,7 +83,7 @@ def write_dashboards(monitoring, out_dir) -> list[Path]:
     out = Path(out_dir)
     (out / "dashboards").mkdir(parents=True, exist_ok=True)
     paths = []
-    for stem, dash in build_dashboards(monitoring.reservation.name).items():
+    for stem, dash in build_dashboards(monitoring.reservation.name, monitoring.options.interval_seconds).items():
         p = out / "dashboards" / f"{stem}.json"
         p.write_text(json.dumps(dash.to_json_data(), cls=DashboardEncoder, indent=2, sort_keys=True))
         paths.append(p)

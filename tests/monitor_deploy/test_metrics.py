@@ -209,8 +209,8 @@ def test_node_dashboard_panels_return_data(mon, tmp_path):
 
 
 def grafana_to_promql(expr: str) -> str:
-    """Substitute the Grafana variables our dashboards use, as Grafana would."""
-    return expr.replace("$__rate_interval", "4s").replace('"$node"', '".*"')
+    """Substitute the Grafana variable our dashboards use (``$node``: All), as Grafana would."""
+    return expr.replace('"$node"', '".*"')
 
 
 def test_cli_dashboard_and_export(mon, burn, tmp_path):
