@@ -3,10 +3,11 @@ same on real machines and local-cluster hosts, metric windows exported to Parque
 Grafana dashboards, and a run marker that records which experiment run is active."""
 from .deploy import Monitoring
 from .export import ExportResult, export_window
-from .marker import RunMarker, RunWindow
+from .marker import RunMarker, RunWindow, windows_from_prometheus
 from .metrics import METRICS, NODE_LABEL, Metric
 from .options import MonitorOptions
 
 __version__ = "0.1.0"
-__all__ = ["Monitoring", "MonitorOptions", "RunMarker", "RunWindow", "ExportResult", "export_window",
+__all__ = ["Monitoring", "MonitorOptions", "RunMarker", "RunWindow", "windows_from_prometheus",
+           "ExportResult", "export_window",
            "METRICS", "Metric", "NODE_LABEL"]

@@ -94,3 +94,15 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path):
                              "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "unknown monitor option(s) scrape_intervall" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_dashboards_rates_cover_slow_jobs():
+    import json
+    from grafanalib._gen import DashboardEncoder
+    from monitor_deploy.dashboards import build_dashboards, panel_queries
+    dashes = {k: json.loads(json.dumps(d.to_json_data(), cls=DashboardEncoder))
+              for k, d in build_dashboards("demo", 1.0).items()}
+    assert [len(panel_queries(d)) for d in dashes.values()] == [len(METRICS), 6, 6]
+    rates = [e for d in ("sae-spark", "sae-ceph") for _, e in panel_queries(dashes[d]) if "rate(" in e]
+    assert rates and all("[20s]" in e for e in rates)  # 4 x the 5-s interval of Spark/Ceph jobs
+    assert all(p["datasource"] == "Prometheus" for d in dashes.values() for p in d["panels"])
