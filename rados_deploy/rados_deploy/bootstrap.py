@@ -7,6 +7,7 @@ stops every daemon it started and leaves the state unmarked (the next start wipe
 """
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
@@ -40,6 +41,8 @@ def start(cc) -> StageReport:
 
 def _bootstrap(cc, report: StageReport) -> dict:
     topo, opts, res = cc.topology, cc.options, cc.reservation
+    t0, phases = time.monotonic(), {}
+    report.details["phases"] = phases
     fsid = str(uuid.uuid4())
     cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name)})
@@ -59,12 +62,15 @@ def _bootstrap(cc, report: StageReport) -> dict:
         cc.cluster.call(remote, "mon_mkfs", nodes=topo.mons, stage="ceph-mon mkfs",
                         per_node=lambda n: {"state": cc.state_dir(n.name), "conf": cc.conf_path(n.name),
                                             "mon_id": n.name, "fsid": fsid, "mons": [list(m) for m in mons]})
-        _start_mons(cc, topo.mons)
-        cc.probe("configure", stage="ceph configure", commands=_commands(cc))
+        phases["mkfs"] = round(time.monotonic() - t0, 2)
+        osds = {i: (str(uuid.uuid4()), new_key() if opts.cephx else None) for i in range(topo.num_osds)}
+        _start_mons(cc, topo.mons, commands=_commands(cc, osds))
+        phases["quorum"] = round(time.monotonic() - t0, 2)
         expected = {n: topo.daemons(n) for n in topo.server_nodes}
-        osd_secrets = {i: new_key() if opts.cephx else None for i in range(topo.num_osds)}
-        cc.cluster.each(lambda n: _bring_up_node(cc, n.name, osd_secrets), nodes=topo.server_nodes, stage=STAGE)
+        cc.cluster.each(lambda n: _bring_up_node(cc, n.name, osds), nodes=topo.server_nodes, stage=STAGE)
+        phases["daemons"] = round(time.monotonic() - t0, 2)
         state = cc.wait_ready(stage="ceph ready", expected=expected)
+        phases["ready"] = round(time.monotonic() - t0, 2)
     except (SaeError, KeyboardInterrupt):
         cc.cluster.call(remote, "stop_all", nodes=topo.nodes, stage="ceph start cleanup", check=False,
                         per_node=lambda n: {"state": cc.state_dir(n.name)})
@@ -103,15 +109,20 @@ def _files(cc, fsid: str, mons, keys: dict) -> dict[str, dict]:
     return out
 
 
-def _commands(cc) -> list[dict]:
-    """Mon commands after quorum: CephFS pools (computed pg_num, autoscaler off), the file system,
-    and the prometheus module's address per mgr."""
+def _commands(cc, osds: dict) -> list[dict]:
+    """Mon commands after quorum: register the OSDs ({id: (uuid, secret)}), CephFS pools (computed
+    pg_num, autoscaler off), the file system, and the prometheus module's address per mgr."""
     topo, opts = cc.topology, cc.options
     data, meta = pg_counts(topo.num_osds, replicas=opts.replicas, pgs_per_osd=opts.pgs_per_osd)
     cmds = []
+    for osd, (osd_uuid, secret) in osds.items():
+        cmd = {"prefix": "osd new", "uuid": osd_uuid, "id": osd}
+        if secret:
+            cmd["_inbuf"] = json.dumps({"cephx_secret": secret})
+        cmds.append(cmd)
     for pool, pgs in ((cc.metadata_pool, meta), (cc.data_pool, data)):
-        cmds.append({"prefix": "osd pool create", "pool": pool, "pg_num": pgs, "pgp_num": pgs})
-        cmds.append({"prefix": "osd pool set", "pool": pool, "var": "pg_autoscale_mode", "val": "off"})
+        cmds.append({"prefix": "osd pool create", "pool": pool, "pg_num": pgs, "pgp_num": pgs,
+                     "autoscale_mode": "off"})
     cmds.append({"prefix": "fs new", "fs_name": cc.fs_name, "metadata": cc.metadata_pool, "data": cc.data_pool})
     if opts.mgr_prometheus:
         for m in topo.mgrs:
@@ -123,27 +134,29 @@ def _commands(cc) -> list[dict]:
     return cmds
 
 
-def _start_mons(cc, mons: list[str]) -> None:
-    """Start the mons in ``mons`` (others already run) and wait until all mons form a quorum."""
+def _start_mons(cc, mons: list[str], commands=()) -> None:
+    """Start the mons in ``mons`` (others already run), wait until all mons form a quorum, then run
+    the mon ``commands``."""
     cc.cluster.each(lambda n: cc.start_daemon(n.name, f"mon.{n.name}", stage="ceph-mon start"), nodes=mons,
                     stage="ceph-mon start")
     mons = cc.topology.mons
-    state = cc.probe("quorum", stage="ceph-mon quorum", mons=mons, wait=60)
+    state = cc.probe("quorum", stage="ceph-mon quorum", mons=mons, wait=60, commands=list(commands))
     if not state["ready"]:
         cc.check_alive({n: [f"mon.{n}"] for n in mons}, stage="ceph-mon quorum")
         raise OperationalError(f"[{mons[0]} ceph-mon quorum] mons {mons} not in quorum after 60s "
                                f"(quorum: {state['quorum']}); see {cc.state_dir(mons[0])}/log")
 
 
-def _bring_up_node(cc, node: str, osd_secrets: dict) -> None:
-    """mgr, MDS, then each OSD of ``node``: register, mkfs, start."""
+def _bring_up_node(cc, node: str, osds: dict) -> None:
+    """mgr, MDS, then each OSD of ``node`` (registered already): mkfs, start."""
     topo, opts = cc.topology, cc.options
     for kind, members in (("mgr", topo.mgrs), ("mds", topo.mdss)):
         if node in members:
             cc.start_daemon(node, f"{kind}.{node}", stage=f"ceph-{kind} start")
     for osd in topo.osd_ids(node):
-        cc.cluster.call(remote, "osd_mkfs", cc.state_dir(node), cc.conf_path(node), osd, str(uuid.uuid4()),
-                        osd_secrets[osd], opts.bluestore_device, nodes=[node], stage="ceph-osd mkfs")
+        osd_uuid, secret = osds[osd]
+        cc.cluster.call(remote, "osd_mkfs", cc.state_dir(node), cc.conf_path(node), osd, osd_uuid, secret,
+                        opts.bluestore_device, nodes=[node], stage="ceph-osd mkfs")
         cc.start_daemon(node, f"osd.{osd}", stage="ceph-osd start")
 
 

@@ -41,6 +41,12 @@ def install_class(cc, *, source_dir=None) -> StageReport:
     files = sources(source_dir)
     key = build_key(files)
     root = f"{SOFTWARE_ROOT}/cls/{key}"
+    facts = cc.daemon_facts(osd_nodes, stage="sae class install")
+    for node in osd_nodes:
+        down = [d for d, st in facts[node]["daemons"].items() if not st["alive"]]
+        if down:
+            raise OperationalError(f"[{node} sae class install] {', '.join(down)} not running; "
+                                   "run 'rados-deploy start' first")
     cc.cluster.call(node_agent, "apt_install", cc.options.class_build_packages, nodes=osd_nodes,
                     stage="sae class apt")
     pythons = ensure_python_env(cc.cluster, [PYARROW], nodes=osd_nodes, stage="sae class runtime")
@@ -48,7 +54,6 @@ def install_class(cc, *, source_dir=None) -> StageReport:
     for group in (osd_nodes[:1], osd_nodes[1:]):   # a compile error shows once, from the first node
         built.update(cc.cluster.call(remote, "build_class", root, files, libs=ARROW_LIBS, flags=FLAGS, nodes=group,
                                      stage="sae class build", per_node=lambda n: {"python": pythons[n.name]}))
-    facts = cc.daemon_facts(osd_nodes, stage="sae class install")
     placed = cc.cluster.call(
         remote, "install_class", root, files=[FLAGS["output"], *ARROW_LIBS], nodes=osd_nodes,
         stage="sae class install",

@@ -24,14 +24,15 @@ def _mon(r, prefix, target="mon", **args):
     return json.loads(out) if out else {}
 
 
-def quorum(conf, mons, wait=120):
-    """Wait until every mon in ``mons`` is in quorum; returns seconds waited."""
+def quorum(conf, mons, wait=120, commands=()):
+    """Wait until every mon in ``mons`` is in quorum, then run ``commands`` (see :func:`_configure`)."""
     start = time.time()
     r = _connect(conf, timeout=int(wait))
     try:
         while True:
             names = _mon(r, "quorum_status").get("quorum_names", [])
             if set(mons) <= set(names):
+                _configure(r, commands)
                 return {"ready": True, "seconds": round(time.time() - start, 2), "quorum": names}
             if time.time() - start > wait:
                 return {"ready": False, "seconds": round(time.time() - start, 2), "quorum": names}
@@ -40,20 +41,14 @@ def quorum(conf, mons, wait=120):
         r.shutdown()
 
 
-def configure(conf, commands):
-    """Run mon commands ``[{prefix, ...}]`` in order; an already-existing result counts as done."""
-    r = _connect(conf)
-    done = []
-    try:
-        for c in commands:
-            args = dict(c)
-            ret, out, errs = r.mon_command(json.dumps(args), b"", timeout=30)
-            if ret not in (0, -17):
-                raise RuntimeError("ceph %s failed (%d): %s" % (args["prefix"], ret, errs))
-            done.append(args["prefix"])
-        return {"done": done}
-    finally:
-        r.shutdown()
+def _configure(r, commands):
+    """Run mon commands ``[{prefix, ..., "_inbuf": text}]`` in order; "already exists" counts as done."""
+    for c in commands:
+        args = dict(c)
+        inbuf = args.pop("_inbuf", "").encode()
+        ret, out, errs = r.mon_command(json.dumps(args), inbuf, timeout=30)
+        if ret not in (0, -17):
+            raise RuntimeError("ceph %s failed (%d): %s" % (args["prefix"], ret, errs))
 
 
 def _pg_state(r):

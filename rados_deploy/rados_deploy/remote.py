@@ -44,6 +44,7 @@ def _pid(pidfile):
 
 def _port_busy(addr, port):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as Ceph binds: TIME_WAIT is no conflict
     try:
         s.bind((addr, int(port)))
         return False
@@ -162,27 +163,19 @@ def mon_mkfs(state, conf, mon_id, fsid, mons):
 
 
 def osd_mkfs(state, conf, osd_id, uuid, secret=None, device=None):
-    """Register OSD ``osd_id`` with the mons (``ceph osd new``) and mkfs its store, unless done."""
+    """mkfs the store of OSD ``osd_id`` (already registered with ``osd new``) and write its keyring."""
     data = os.path.join(state, "data", "osd.%d" % osd_id)
-    if os.path.exists(os.path.join(data, "whoami")) and os.path.exists(os.path.join(data, "ready")):
-        return False
     if device and not os.path.exists(device):
         raise RuntimeError("bluestore device %s does not exist on this node" % device)
     shutil.rmtree(data, ignore_errors=True)
     os.makedirs(data)
-    argv = ["ceph", "-c", conf, "osd", "new", uuid, str(osd_id)]
+    argv = ["ceph-osd", "-c", conf, "-i", str(osd_id), "--mkfs", "--osd-uuid", uuid]
     if secret:
-        _run(argv + ["-i", "-"], "ceph osd new %d" % osd_id, input=json.dumps({"cephx_secret": secret}))
         with open(os.path.join(data, "keyring"), "w") as f:
             f.write("[osd.%d]\n\tkey = %s\n" % (osd_id, secret))
         os.chmod(os.path.join(data, "keyring"), 0o600)
-    else:
-        _run(argv, "ceph osd new %d" % osd_id)
-    argv = ["ceph-osd", "-c", conf, "-i", str(osd_id), "--mkfs", "--osd-uuid", uuid]
-    if secret:
         argv += ["--key", secret]
     _run(argv, "ceph-osd --mkfs -i %d" % osd_id, timeout=600)
-    return True
 
 
 def probe(script, fn, kwargs, timeout=600):

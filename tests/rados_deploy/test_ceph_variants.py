@@ -1,5 +1,8 @@
 """Other shapes than the shared cluster, each with its own state and mon port on the same hosts:
-memstore with every role on one node and two OSDs."""
+memstore with every role on one node and two OSDs, and a client timing out on a dead OSD."""
+import os
+import signal
+
 import pytest
 
 from fixtures.ceph import client_python, running_daemons, sibling
@@ -26,7 +29,8 @@ def memstore(local_cluster, cluster):
     res = sibling(local_cluster, "m")
     layout = Layout({r: ["node2"] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-client")})
     ceph = CephCluster(res, layout, CephOptions(store="memstore", osd_size="1GiB", osds_per_node=2, mon_port=3400,
-                                                mon_v1_port=None, max_object_size="256MiB"), cluster=cluster)
+                                                mon_v1_port=None, max_object_size="256MiB", op_timeout=5),
+                       cluster=cluster)
     try:
         yield ceph
     finally:
@@ -49,6 +53,34 @@ def test_memstore_keeps_data_through_a_clean_stop(memstore):
     assert running_daemons(memstore) == []
     memstore.start()
     assert client_python(memstore, "node2", STAT.format(pool=memstore.data_pool)) == 4096
+
+
+READ_VIA_DEAD_OSD = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+io = r.open_ioctx("{pool}")
+try:
+    io.read("mem-obj"); error = None
+except rados.Error as e:
+    error = type(e).__name__
+print(json.dumps(error))
+"""
+PRIMARY = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+ret, out, _ = r.mon_command(json.dumps({{"prefix": "osd map", "pool": "{pool}", "object": "mem-obj",
+                                         "format": "json"}}), b"")
+print(json.dumps(json.loads(out)["acting_primary"]))
+"""
+
+
+def test_client_op_on_a_killed_osd_times_out_instead_of_hanging(memstore):
+    """rados_osd_op_timeout from client_conf (5 s here): memstore data of the killed OSD is lost."""
+    primary = client_python(memstore, "node2", PRIMARY.format(pool=memstore.data_pool))
+    victim = next(d for d in memstore.status().daemons if d.name == f"osd.{primary}")
+    os.kill(victim.pid, signal.SIGKILL)
+    assert [(d.name, d.host) for d in memstore.status().down] == [(victim.name, "node2")]
+    assert client_python(memstore, "node2", READ_VIA_DEAD_OSD.format(pool=memstore.data_pool)) == "TimedOut"
 
 
 def test_uninstall_removes_state(memstore, cluster):
