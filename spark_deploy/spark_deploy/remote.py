@@ -22,14 +22,9 @@ def _emit(line):
 
 
 def software(spark_home, python=None):
-    """What is installed: Spark at ``spark_home``, the node venv's ``python``, Java (path, version)."""
-    java = shutil.which("java")
-    version = ""
-    if java:
-        r = subprocess.run([java, "-version"], capture_output=True, text=True)
-        version = (r.stderr or r.stdout).strip().splitlines()[0] if (r.stderr or r.stdout).strip() else ""
+    """What is installed: Spark at ``spark_home``, the node venv's ``python``, the ``java`` on PATH."""
     return {"spark": os.access(os.path.join(spark_home, "bin", "spark-class"), os.X_OK),
-            "python": bool(python) and os.access(python, os.X_OK), "java": java, "java_version": version}
+            "python": bool(python) and os.access(python, os.X_OK), "java": shutil.which("java")}
 
 
 def master_state(url, timeout=5.0):
