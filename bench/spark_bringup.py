@@ -118,6 +118,8 @@ def main() -> None:
     finally:
         if own:
             metareserve.release(res)
+    for i, r in enumerate(rounds):
+        print(f"round {i}: " + ", ".join(f"{who} {kind} {sec:.1f}s" for (who, kind), sec in r.items()))
     for kind in ("cold", "warm"):
         tool = statistics.median(r[("spark_deploy", kind)] for r in rounds)
         hand = statistics.median(r[("by hand", kind)] for r in rounds)
