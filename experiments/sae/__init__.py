@@ -3,13 +3,15 @@
 Notebook API: :func:`load_experiment`, :func:`plan`, :func:`run`, :func:`resume`,
 :func:`status`, :func:`load_results`, :func:`make_report`.
 """
+from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan
 from .report import make_report
 from .results import RunDir, load_results
+from .runner import RunOptions, resume, run, status
 from .spec import (CephSpec, ClusterSpec, DataSpec, Experiment, MonitorSpec, SparkSpec, Sweep,
                    Workload)
 
 __all__ = ["Experiment", "ClusterSpec", "SparkSpec", "CephSpec", "MonitorSpec", "DataSpec",
-           "Workload", "Sweep", "load_experiment", "plan", "Plan", "load_results", "make_report",
-           "RunDir"]
+           "Workload", "Sweep", "load_experiment", "plan", "Plan", "run", "resume", "status",
+           "RunOptions", "RunLedger", "load_results", "make_report", "RunDir"]

@@ -19,6 +19,7 @@ from metareserve import StageReport
 from metareserve.errors import OperationalError, SaeError
 from metareserve.log import node_log
 
+from . import remote
 from .app import APP
 from .reader import app_config
 from .stages import StageContext, dataset_dirs
@@ -110,6 +111,11 @@ def run_point(ctx: StageContext, stack: dict) -> StageReport:
     s = point.params["spark"]
     conf = {"spark.driver.memory": s["driver_memory"], "spark.executor.memory": s["executor_memory"],
             **(build.conf if build else {}), **s["conf"]}
+    if attempt > 1:
+        orphans = ctx.connect().call(remote, "kill_orphans", f"{Path(remote_out).parent}/{point.id}-a*.jsonl",
+                                     nodes=[driver], stage=f"{STAGE} orphans")[driver]
+        if orphans:
+            node_log(driver, f"{STAGE} orphans", f"stopped application processes {orphans} of an earlier attempt")
     ledger.mark(point.id, pending, "running")
     marker = stack.get("marker")
     submit_error = None

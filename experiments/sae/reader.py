@@ -21,13 +21,12 @@ def python_packages() -> list[str]:
 
 
 def build(ctx: StageContext, stack: dict) -> StageReport:
-    """Install the object class, build the connector, mount CephFS for vanilla points."""
+    """Build the connector (object class included), mount CephFS where vanilla points need it."""
     from . import connector
     report = StageReport("build")
-    merge_report(report, stack["ceph"].install_class(), "object class")
     spark, ceph = stack["spark"], stack["ceph"]
     stack["build"] = connector.build(spark=spark, ceph=ceph)
-    report.add(stack["spark"].driver_node, False, "connector built", log=False)
+    merge_report(report, stack["build"].report, "connector")
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(p.params["workload"]["reader"] == "vanilla" for p in points):
         nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))

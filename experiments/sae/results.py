@@ -134,7 +134,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
                "order": order[e["point"]], "repetition": e["repetition"], "warmup": e["warmup"],
                "start": e["start"], "end": e["end"],
                "init_s": result.get("init_s"), "compute_s": result.get("compute_s"),
-               "total_s": result.get("total_s"), "rows": result.get("rows"),
+               "total_s": result.get("total_s"), "rows_out": result.get("rows"),
                "checksum": result.get("checksum"), "attempts": e["attempts"]}
         row.update(flat_params(p["params"]))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
@@ -158,7 +158,8 @@ def load_results(path) -> pd.DataFrame:
     """The tidy results of a run directory (or of the ``latest`` run under ``path``).
 
     One row per point × repetition: ``point``, ``repetition``, ``warmup``, ``init_s``,
-    ``compute_s``, ``total_s``, ``rows``, ``checksum``, one column per parameter
+    ``compute_s``, ``total_s``, ``rows_out`` (rows the query kept), ``checksum``, one column per
+    parameter (``rows`` is the dataset's row count)
     (``selectivity``, ``object_size``, ``offload``, ...) and ``auc_*`` metric areas.
     Filter ``~df.warmup`` for statistics.
     """
