@@ -1,0 +1,67 @@
+"""Spark app for tests/connector/test_spark.py: runs every correctness query through the connector
+(offload on and off) and vanilla Spark Parquet, prints one line ``sae-result <json>``.
+
+argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...}}
+"""
+import importlib
+import json
+import sys
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+cfg = json.loads(sys.argv[1])
+spark = SparkSession.builder.appName("sae connector correctness").getOrCreate()
+for spec in cfg["register"]:
+    module, _, fn = spec.partition(":")
+    getattr(importlib.import_module(module), fn)(spark)
+
+
+def connector(offload, **extra):
+    opts = dict(cfg["options"], offload=str(offload).lower(), **extra)
+    return spark.read.format("sae-ceph").options(**opts).load(cfg["path"])
+
+
+def vanilla():
+    return spark.read.parquet(cfg["vanilla"])
+
+
+def agg(df):
+    row = df.agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s")).first()
+    return [row["n"], row["s"]]
+
+
+out = {"selectivity": {}, "reply_columns": None}
+for sel, t in cfg["thresholds"].items():
+    where = F.col("total_amount") < F.lit(t)
+    out["selectivity"][sel] = {"offload": agg(connector(True).where(where)),
+                               "no-offload": agg(connector(False).where(where)),
+                               "vanilla": agg(vanilla().where(where))}
+    if sel == "10":
+        pushed = connector(True).where(where)._jdf.queryExecution().executedPlan().toString()
+        out["pushed_plan"] = pushed
+
+proj = connector(True, columns="total_amount,VendorID").where(F.col("total_amount") < F.lit(cfg["thresholds"]["10"]))
+out["projection"] = {"columns": proj.columns, "agg": agg(proj),
+                     "schema": [f.name for f in proj.schema.fields]}
+
+odd = "(total_amount * 2 < 20) OR (trip_distance > 3)"
+out["unsupported"] = {"offload": agg(connector(True).where(odd)), "no-offload": agg(connector(False).where(odd)),
+                      "vanilla": agg(vanilla().where(odd))}
+
+# One DataFrame, several queries: pushed filters must not leak from one query into the next.
+t10, t1 = cfg["thresholds"]["10"], cfg["thresholds"]["1"]
+queries = [("lt10", lambda d: d.where(F.col("total_amount") < t10)), ("all", lambda d: d),
+           ("or", lambda d: d.where((F.col("total_amount") < t1) | (F.col("total_amount") > 60))),
+           ("lt1", lambda d: d.where(F.col("total_amount") < t1)), ("odd", lambda d: d.where(odd)),
+           ("all-again", lambda d: d)]
+repeated = {}
+for name, source in (("offload", connector(True)), ("no-offload", connector(False)), ("vanilla", vanilla())):
+    repeated[name] = [agg(q(source)) for _, q in queries]
+    source.createOrReplaceTempView(f"t_{name.replace('-', '_')}")
+    view = f"t_{name.replace('-', '_')}"
+    repeated[name] += [list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view} WHERE total_amount < {t1}").first()),
+                       list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view}").first())]
+out["repeated"] = {"queries": [n for n, _ in queries] + ["sql-lt1", "sql-all"], **repeated}
+print("sae-result " + json.dumps(out), flush=True)
+spark.stop()

@@ -1,0 +1,127 @@
+"""The ``scan`` method inside real OSDs (rados_deploy's shared ``ceph_cluster``): the shared vectors
+give the same answers as the C++ harness, and malformed requests leave every OSD up."""
+import json
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from sae.connector.spark.protocol import Request, decode_error
+from sae.connector.spark.source import ceph_bindings
+
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
+NSPACE = "sae-connector-test"
+
+
+@pytest.fixture(scope="module")
+def ioctx(ceph_cluster):
+    """An ioctx on the CephFS data pool (test namespace) holding the sample on every OSD."""
+    rados, _ = ceph_bindings()
+    r = rados.Rados(conffile=ceph_cluster.client_conf("node1"), conf={"rados_osd_op_timeout": "60"})
+    r.connect()
+    io = r.open_ioctx(ceph_cluster.data_pool)
+    io.set_namespace(NSPACE)
+    sample = (VECTORS / "sample.parquet").read_bytes()
+    names = [f"sample-{i}" for i in range(24)]
+    for n in names:
+        io.write_full(n, sample)
+    io.write_full("not-parquet", b"definitely not parquet " * 50)
+    try:
+        yield r, io, names
+    finally:
+        for n in names + ["not-parquet"]:
+            io.remove_object(n)
+        io.close()
+        r.shutdown()
+
+
+def primaries(r, pool: str, names: list[str]) -> dict[str, int]:
+    out = {}
+    for n in names:
+        ret, buf, _ = r.mon_command(json.dumps({"prefix": "osd map", "pool": pool, "object": n,
+                                                "nspace": NSPACE, "format": "json"}), b"")
+        assert ret == 0
+        out[n] = json.loads(buf)["acting_primary"]
+    return out
+
+
+def osd_map(r) -> dict:
+    ret, buf, _ = r.mon_command(json.dumps({"prefix": "osd dump", "format": "json"}), b"")
+    assert ret == 0
+    d = json.loads(buf)
+    return {"epoch": d["epoch"], "up": sorted((o["osd"], o["up"], o["in"]) for o in d["osds"])}
+
+
+def scan(io, oid: str, data: bytes, length: int = 1 << 20):
+    ret, out = io.execute(oid, "sae", "scan", data, length=length)
+    return ret, out
+
+
+def test_vectors_through_every_osd(ioctx, vectors, ceph_cluster):
+    r, io, names = ioctx
+    _, results = vectors
+    where = primaries(r, ceph_cluster.data_pool, names)
+    one_per_osd = {osd: n for n, osd in where.items()}
+    assert len(one_per_osd) == len(ceph_cluster.topology.osd_nodes)
+    for oid in one_per_osd.values():
+        for v in results:
+            ret, out = scan(io, oid, bytes.fromhex(v["hex"]))
+            err = decode_error(out)
+            if "errno" in v:
+                assert ret >= 0 and err is not None and err.errno == v["errno"], (oid, v["name"])
+                continue
+            assert err is None, (oid, v["name"], err)
+            table = pa.ipc.open_stream(pa.py_buffer(out)).read_all()
+            assert table.column_names == v["columns"] and table.to_pylist() == v["rows"], (oid, v["name"])
+
+
+def test_errors_without_in_band_flag_are_negative_errnos(ioctx):
+    _, io, names = ioctx
+    rados, _ = ceph_bindings()
+    with pytest.raises(rados.Error) as e:
+        scan(io, names[0], Request(columns=["nope"], flags=0).encode())
+    assert e.value.errno == 22
+
+
+def test_not_parquet_object(ioctx):
+    _, io, _ = ioctx
+    ret, out = scan(io, "not-parquet", Request().encode())
+    err = decode_error(out)
+    assert err.errno == 74 and "not a Parquet file" in err.message
+
+
+def test_malformed_requests_leave_every_osd_up(ioctx, vectors, ceph_cluster):
+    r, io, names = ioctx
+    requests, results = vectors
+    before = osd_map(r)
+    assert all(up for _, up, _ in before["up"])
+    bad = [bytes.fromhex(v["hex"]) for v in requests if "error" in v]
+    rng = random.Random(7)
+    good = [bytes.fromhex(v["hex"]) for v in results]
+    for _ in range(300):
+        m = bytearray(rng.choice(good))
+        for _ in range(rng.randint(1, 4)):
+            op = rng.randrange(3)
+            if op == 0 and m:
+                m[rng.randrange(len(m))] = rng.randrange(256)
+            elif op == 1:
+                del m[rng.randrange(len(m) + 1):]
+            else:
+                m.insert(rng.randrange(len(m) + 1), rng.randrange(256))
+        bad.append(bytes(m))
+    rados, _ = ceph_bindings()
+    outcomes = {"error": 0, "ok": 0}
+    for i, data in enumerate(bad):
+        try:
+            ret, out = scan(io, names[i % len(names)], data, length=8 << 20)
+            outcomes["error" if decode_error(out) else "ok"] += 1
+        except rados.Error as e:
+            assert e.errno in (22, 93, 7, 74, 34), e   # a clean errno, never a timeout
+            outcomes["error"] += 1
+    assert outcomes["error"] > 0
+    after = osd_map(r)
+    assert after == before, "an OSD went down or the OSD map changed"
+    for n in names:   # and every OSD still scans correctly
+        ret, out = scan(io, n, Request(columns=["id"]).encode())
+        assert pa.ipc.open_stream(pa.py_buffer(out)).read_all().num_rows == 40

@@ -1,0 +1,88 @@
+"""The connector end to end on the local cluster: Ceph (rados_deploy), the taxi dataset
+(data_deploy), Spark (spark_deploy). One Spark application runs every query (Spark start-up
+dominates); the tests check its answers."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from sae import connector
+
+APP = Path(__file__).parent / "apps" / "correctness.py"
+SELECTIVITIES = {"1": 0.01, "10": 0.10, "50": 0.50, "100": 1.0}
+
+
+@pytest.fixture(scope="module")
+def spec(spark_cluster, ceph_cluster):
+    return connector.build(spark=spark_cluster, ceph=ceph_cluster)
+
+
+@pytest.fixture(scope="module")
+def mounted(spark_cluster, ceph_cluster, cluster):
+    nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
+    report = connector.mount_cephfs(ceph_cluster, nodes=nodes, cluster=cluster)
+    try:
+        yield report
+    finally:
+        connector.unmount_cephfs(ceph_cluster, nodes=nodes, cluster=cluster)
+
+
+@pytest.fixture(scope="module")
+def answers(spark_cluster, spec, mounted, taxi_dataset, tmp_path_factory):
+    thresholds = {k: taxi_dataset.threshold(f) for k, f in SELECTIVITIES.items()}
+    cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mounted.details['mountpoint']}{taxi_dataset.dest}",
+           "options": spec.options, "register": spec.register, "thresholds": thresholds}
+    result = spark_cluster.submit(str(APP), args=[json.dumps(cfg)], log_dir=tmp_path_factory.mktemp("logs"),
+                                  **spec.submit_kwargs())
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("sae-result "))
+    return json.loads(line[len("sae-result "):]), taxi_dataset
+
+
+def same(a, b) -> bool:
+    """Equal counts and sums of total_amount (sums to float rounding: row order differs)."""
+    return a[0] == b[0] and math.isclose(a[1] or 0.0, b[1] or 0.0, rel_tol=1e-9, abs_tol=1e-6)
+
+
+def test_selectivities_agree_across_readers(answers):
+    out, data = answers
+    for sel, fraction in SELECTIVITIES.items():
+        r = out["selectivity"][sel]
+        assert same(r["offload"], r["vanilla"]) and same(r["no-offload"], r["vanilla"]), (sel, r)
+        assert abs(r["vanilla"][0] - fraction * data.rows) <= 0.002 * data.rows, (sel, r)
+
+
+def test_filters_are_pushed(answers):
+    out, _ = answers
+    assert "LessThan(total_amount," in out["pushed_plan"]
+
+
+def test_projection_returns_only_asked_columns(answers):
+    out, _ = answers
+    p = out["projection"]
+    assert p["columns"] == ["total_amount", "VendorID"] == p["schema"]
+    assert same(p["agg"], out["selectivity"]["10"]["vanilla"])
+
+
+def test_filter_the_class_cannot_run_stays_exact(answers):
+    out, _ = answers
+    r = out["unsupported"]
+    assert same(r["offload"], r["vanilla"]) and same(r["no-offload"], r["vanilla"])
+    assert r["vanilla"][0] > 0
+
+
+def test_repeated_queries_on_one_dataframe_stay_exact(answers):
+    out, data = answers
+    rep = out["repeated"]
+    for i, name in enumerate(rep["queries"]):
+        assert same(rep["offload"][i], rep["vanilla"][i]), (name, rep["offload"][i], rep["vanilla"][i])
+        assert same(rep["no-offload"][i], rep["vanilla"][i]), (name, rep["no-offload"][i], rep["vanilla"][i])
+    assert rep["vanilla"][rep["queries"].index("all")][0] == data.rows
+
+
+def test_build_and_mount_are_idempotent(spark_cluster, ceph_cluster, cluster, spec, mounted):
+    again = connector.build(spark=spark_cluster, ceph=ceph_cluster)
+    assert not again.report.changed, again.report.summary()
+    assert again.py_files == spec.py_files and again.jars == spec.jars
+    nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
+    assert not connector.mount_cephfs(ceph_cluster, nodes=nodes, cluster=cluster).changed
