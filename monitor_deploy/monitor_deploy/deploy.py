@@ -192,6 +192,11 @@ class Monitoring:
         if vdir is None:
             return None
         state = self.reservation.provider_state
+        for n in self.reservation.nodes:
+            if not state["nodes"][n.name].get("cpu_usage_file"):
+                raise OperationalError(f"[{n.name} monitor start] the local cluster has no cgroup CPU accounting "
+                                       f"for this host, so per-host CPU cannot be measured; re-create it on a "
+                                       f"machine with cgroup v1 cpuacct or cgroup v2")
         config = {"state_dir": state["state_dir"], "interval": self.options.vhost_interval,
                   "capacity": float(state.get("cpu_limit") or os.cpu_count()),
                   "nodes": [{"name": n.name, "cpu_usage_file": state["nodes"][n.name]["cpu_usage_file"],

@@ -42,11 +42,20 @@ def mon(monitoring):
 BURN = "import os, time\nend = time.time() + 10\nwhile time.time() < end: pass\nt = os.times()\nprint(t.user + t.system)"
 
 
+BURN_SECONDS = 10
+
+
 @pytest.fixture(scope="module")
 def burn(mon):
-    """A 10-s busy loop on node2: (start, end, CPU seconds the loop got) of the window around it."""
+    """A busy loop on node2: (start, end, CPU seconds the loop got) of the window around it,
+    started once Prometheus holds an equally long window before it (the baseline)."""
+    span = BURN_SECONDS + SETTLE + 2
+    cpu = METRICS["cpu"].record
+    wait_for(lambda: all(float(r["value"][1]) >= span - 2 for r in
+                         mon.query(f"count_over_time({cpu}[{span:.0f}s])")), "a baseline window")
     t0 = time.time()
-    r = mon.cluster.run(["python3", "-c", BURN], nodes=["node2"], stage="test burn")
+    r = mon.cluster.run(["python3", "-c", BURN.replace("10", str(BURN_SECONDS))], nodes=["node2"],
+                        stage="test burn")
     time.sleep(SETTLE)
     return t0, time.time(), float(r["node2"]["stdout"])
 
@@ -105,16 +114,16 @@ def test_every_target_up(mon):
 
 
 def test_cpu_burn_shows_on_host2_only(mon, burn, tmp_path):
+    """The loop's CPU time appears as a rise of node2's CPU area over the window before it,
+    and not on node1 or node3 (which may run other daemons of the session: compare rises)."""
     t0, t1, cpu_seconds = burn
-    cpu = series(mon, "cpu", t0, t1)
-    peak = {n: max(v) for n, v in cpu.items()}
-    assert peak["node2"] > 4 * max(peak["node1"], peak["node3"]), peak
-    # area under node2's % curve = the loop's CPU time as a share of the host's cores (+ idle noise)
-    auc = mon.export(t0, t1, tmp_path / "burn", metrics=["cpu"]).auc_dict["cpu"]
+    during = mon.export(t0, t1, tmp_path / "during", metrics=["cpu"]).auc_dict["cpu"]
+    before = mon.export(2 * t0 - t1, t0, tmp_path / "before", metrics=["cpu"]).auc_dict["cpu"]
+    rise = {n: during[n] - before[n] for n in ("node1", "node2", "node3")}
     capacity = float(mon.query('sae_vhost_cpu_capacity_cores{sae_node="node2"}')[0]["value"][1])
-    expected = 100 * cpu_seconds / capacity
-    assert 0.7 * expected < auc["node2"] < 1.3 * expected + 0.05 * 100 * (t1 - t0), (auc, expected)
-    assert max(auc["node1"], auc["node3"]) < auc["node2"] / 4, auc
+    expected = 100 * cpu_seconds / capacity  # area of the % curve = CPU seconds / cores
+    assert 0.6 * expected < rise["node2"] < 1.4 * expected, (rise, expected)
+    assert abs(rise["node1"]) < 0.3 * expected and abs(rise["node3"]) < 0.3 * expected, (rise, expected)
 
 
 def test_transfer_shows_direction(mon, transfer):
@@ -127,6 +136,15 @@ def test_transfer_shows_direction(mon, transfer):
     assert peak_rx["node1"] < peak_tx["node1"] / 10, peak_rx
     assert peak_tx["node2"] < peak_rx["node2"] / 10, peak_tx
     assert max(peak_rx["node3"], peak_tx["node3"]) < peak_rx["node2"] / 10
+    # the raw interface counters moved by at least the payload, in the right direction only
+    moved = {}
+    for name in ("receive", "transmit"):
+        for t, sign in ((t1, 1), (t0, -1)):
+            for r in mon.query(f'node_network_{name}_bytes_total{{device="eth0"}}', t):
+                key = (r["metric"][NODE_LABEL], name)
+                moved[key] = moved.get(key, 0) + sign * float(r["value"][1])
+    assert moved["node1", "transmit"] >= received and moved["node2", "receive"] >= received, moved
+    assert moved["node1", "receive"] < received / 10 and moved["node2", "transmit"] < received / 10, moved
 
 
 def test_export_window(mon, transfer, tmp_path):
@@ -141,9 +159,9 @@ def test_export_window(mon, transfer, tmp_path):
     for key in ("cpu", "memory", "net_rx", "net_tx"):
         assert all(auc[key][n] > 0 for n in ("node1", "node2", "node3")), (key, auc[key])
         assert auc[key]["total"] == pytest.approx(sum(auc[key][n] for n in ("node1", "node2", "node3")))
-    # bytes moved = area under the rate curve (rate windows smooth, they do not add or lose bytes)
-    assert 0.7 * received < auc["net_tx"]["node1"] < 1.3 * received
-    assert 0.7 * received < auc["net_rx"]["node2"] < 1.3 * received
+    # bytes moved ≈ area under the rate curve (rate() extrapolates over late scrapes on a busy machine)
+    assert 0.5 * received < auc["net_tx"]["node1"] < 1.5 * received, auc
+    assert 0.5 * received < auc["net_rx"]["node2"] < 1.5 * received, auc
     assert pd.read_parquet(result.auc_path).shape[0] == len(METRICS) * 4
     assert sorted(p.name for p in result.plots.values()) == sorted(f"{k}.png" for k in METRICS)
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in result.plots.values())
