@@ -2,12 +2,11 @@
 stages, a killed OSD, and a bluestore restart. Destructive tests restore the cluster before ending."""
 import errno
 import os
-import signal
 from importlib import resources
 
 import pytest
 
-from fixtures.ceph import client_python
+from fixtures.ceph import client_python, kill_daemon
 from metareserve import node_agent
 
 pytestmark = pytest.mark.cluster
@@ -114,13 +113,14 @@ def test_stages_twice_change_nothing(ceph_cluster):
 
 
 def test_killed_osd_is_reported_down_with_its_host_then_restarted(ceph_cluster):
-    before = {d.name: d for d in ceph_cluster.status().daemons}
-    victim = before["osd.1"]
-    os.kill(victim.pid, signal.SIGKILL)
-    st = ceph_cluster.status()
-    assert [(d.name, d.host) for d in st.down] == [("osd.1", "node2")]
-    assert not st.ok
-    report = ceph_cluster.start()
+    victim = next(d for d in ceph_cluster.status().daemons if d.name == "osd.1")
+    try:
+        kill_daemon(victim.pid)
+        st = ceph_cluster.status()
+        assert [(d.name, d.host) for d in st.down] == [("osd.1", "node2")]
+        assert not st.ok
+    finally:
+        report = ceph_cluster.start()
     assert report.nodes["node2"].changed and "osd.1" in report.nodes["node2"].message
     assert not report.nodes["node1"].changed
     assert ceph_cluster.status().ok
@@ -129,12 +129,13 @@ def test_killed_osd_is_reported_down_with_its_host_then_restarted(ceph_cluster):
 
 def test_bluestore_stop_start_keeps_objects(ceph_cluster):
     client_python(ceph_cluster, "node1", RADOS_RW.format(pool=ceph_cluster.data_pool, oid="keep-me"))
-    stopped = ceph_cluster.stop()
-    assert stopped.changed
-    assert ceph_cluster.status().health == "unreachable"
-    assert not any(d.up for d in ceph_cluster.status().daemons)
-    assert not ceph_cluster.stop().changed
-    report = ceph_cluster.start()
+    try:
+        assert ceph_cluster.stop().changed
+        st = ceph_cluster.status()
+        assert st.health == "unreachable" and not any(d.up for d in st.daemons)
+        assert not ceph_cluster.stop().changed
+    finally:
+        report = ceph_cluster.start()
     assert report.changed and report.details["bringup_seconds"] > 0
     out = client_python(ceph_cluster, "node2", f"""
 import json, os, rados

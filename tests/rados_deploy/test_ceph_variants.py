@@ -1,11 +1,8 @@
 """Other shapes than the shared cluster, each with its own state and mon port on the same hosts:
 memstore with every role on one node and two OSDs, and a client timing out on a dead OSD."""
-import os
-import signal
-
 import pytest
 
-from fixtures.ceph import client_python, running_daemons, sibling
+from fixtures.ceph import client_python, kill_daemon, running_daemons, sibling
 from metareserve import Layout
 from rados_deploy import CephCluster, CephOptions
 
@@ -78,7 +75,7 @@ def test_client_op_on_a_killed_osd_times_out_instead_of_hanging(memstore):
     """rados_osd_op_timeout from client_conf (5 s here): memstore data of the killed OSD is lost."""
     primary = client_python(memstore, "node2", PRIMARY.format(pool=memstore.data_pool))
     victim = next(d for d in memstore.status().daemons if d.name == f"osd.{primary}")
-    os.kill(victim.pid, signal.SIGKILL)
+    kill_daemon(victim.pid)
     assert [(d.name, d.host) for d in memstore.status().down] == [(victim.name, "node2")]
     assert client_python(memstore, "node2", READ_VIA_DEAD_OSD.format(pool=memstore.data_pool)) == "TimedOut"
 
@@ -88,3 +85,18 @@ def test_uninstall_removes_state(memstore, cluster):
     assert memstore.uninstall().changed
     assert cluster.run(["test", "-e", state], nodes=["node2"], stage="test", check=False)["node2"]["rc"] == 1
     assert not memstore.uninstall().changed
+
+
+def test_three_mons_two_mgrs_two_mds(local_cluster, cluster):
+    layout = Layout({"ceph-mon": ["node1", "node2", "node3"], "ceph-mgr": ["node1", "node2"],
+                     "ceph-mds": ["node1", "node3"], "ceph-osd": ["node2", "node3"], "ceph-client": ["node1"]})
+    ceph = CephCluster(sibling(local_cluster, "q"), layout,
+                       CephOptions(store="memstore", osd_size="1GiB", mon_port=3600, mon_v1_port=None,
+                                   mgr_prometheus=False), cluster=cluster)
+    try:
+        assert ceph.start().details["health"] == "HEALTH_OK"
+        st = ceph.status()
+        assert st.ok and len(st.daemons) == 9
+        assert st.detail["mds"] == ["up:active"]
+    finally:
+        ceph.uninstall()
