@@ -147,3 +147,10 @@ def test_not_root_is_one_line_error(tmp_path):
     assert r.returncode == 1
     assert r.stderr.strip().count("\n") == 0 and "needs root" in r.stderr
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_node_process_killed_mid_call_says_connection_lost(cluster):
+    with pytest.raises(metareserve.ConnectError) as e:
+        cluster.run("kill -9 $PPID; sleep 5", nodes=["node3"], stage="doomed")
+    assert str(e.value).startswith("[node3 doomed] connection lost during run")
+    assert cluster.run(["hostname"], nodes=["node3"], stage="after")["node3"]["stdout"].strip() == "node3"

@@ -40,14 +40,18 @@ def ssh_argv(reservation: Reservation, node: Node) -> list[str]:
     return argv
 
 
-def classify_connect_failure(reservation: Reservation, node: Node, stage: str) -> ConnectError:
-    """Probe ``ssh node python3 -V`` to say why a connection failed, with what to do."""
+def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
+                             during: str | None = None) -> ConnectError:
+    """Probe ``ssh node python3 -V`` to say why a connection failed (or was lost ``during`` a call)."""
     argv = ["ssh", *ssh_argv(reservation, node), node.host, node.python, "-V"]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
         err, rc = r.stderr, r.returncode
     except subprocess.TimeoutExpired:
         err, rc = "connection timed out", 255
+    if rc == 0 and during:
+        return ConnectError(node.name, stage, f"connection lost during {during}",
+                            hint="the node-side process died (killed? out of memory?) or SSH dropped")
     if rc == 0:
         return ConnectError(node.name, stage, f"cannot start {node.python} over SSH on {node.host}",
                             stderr_tail=err, hint="check the node's python3")
@@ -122,7 +126,7 @@ class NodeConnection:
                 if type(e).__name__ == "TimeoutError":
                     raise RemoteError(self.node.name, stage, f"{fn} timed out after {timeout}s",
                                       hint="the node is overloaded or the operation hangs") from None
-                raise classify_connect_failure(self.reservation, self.node, stage) from None
+                raise classify_connect_failure(self.reservation, self.node, stage, during=fn) from None
 
     def close(self):
         """Close channels and the gateway (next call reconnects)."""
