@@ -5,7 +5,8 @@ import configparser
 import pytest
 
 from metareserve import Layout, Node, Reservation, UsageError
-from rados_deploy import CephOptions, parse_size
+from rados_deploy import CephOptions, CephStatus, DaemonStatus, parse_size
+from rados_deploy.cluster import describe
 from rados_deploy.config import Topology, keyring, mon_addrs, new_key, pg_counts, render_conf
 
 
@@ -103,3 +104,19 @@ def test_keys_and_keyring():
     assert len(raw) == 28 and raw[:2] == b"\x01\x00"
     text = keyring({"client.admin": ("KEY", {"mon": "allow *"})})
     assert text == '[client.admin]\n\tkey = KEY\n\tcaps mon = "allow *"\n'
+
+
+def test_status_lines_and_down():
+    st = CephStatus([DaemonStatus("mon", "node1", "node1", 10, True), DaemonStatus("osd", "1", "node2", None, False)],
+                    "HEALTH_WARN", {"checks": ["OSD_DOWN"], "pgs_expected": 41, "pgs_clean": 30})
+    assert [d.name for d in st.down] == ["osd.1"] and not st.ok
+    assert st.lines()[1].split() == ["node2", "osd.1", "DOWN", "pid", "-"]
+    assert st.lines()[-1] == "health HEALTH_WARN (OSD_DOWN); 30/41 PGs active+clean"
+
+
+def test_describe_probe_state():
+    state = {"health": "HEALTH_WARN", "checks": ["PG_AVAILABILITY"], "osds_up": [0], "pgs_clean": 8,
+             "pgs_expected": 41, "mds": ["up:creating"]}
+    assert describe(state) == ("HEALTH_WARN ['PG_AVAILABILITY'], 1 OSDs up, 8/41 PGs active+clean, "
+                               "MDS ['up:creating']")
+    assert describe({"error": "ceph pg stat failed"}) == "ceph pg stat failed"
