@@ -16,7 +16,7 @@ from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan as make_plan
 from .results import RunDir, versions
-from .spec import STAGES, Experiment
+from .spec import Experiment
 
 SETUP_KEYS = {"install": "stack_key", "start": "spark_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}

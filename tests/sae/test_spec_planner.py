@@ -1,5 +1,4 @@
 """Pure layer: experiment validation, profiles, sweeps and the planner's order (no nodes)."""
-import dataclasses
 
 import pytest
 
