@@ -35,6 +35,8 @@ class CephOptions:
     and ``max_write_size_mb`` lift the OSD limits for 128 MiB+ objects; ``op_timeout`` is the
     clients' ``rados_osd_op_timeout`` in seconds. ``packages``/``client_packages`` are Debian
     package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools.
+    ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
+    would take Spark's 7077/7078).
     """
 
     store: str = "bluestore"
@@ -54,6 +56,7 @@ class CephOptions:
     pgs_per_osd: int = 16
     mon_port: int = 3300
     mon_v1_port: int | None = 6789
+    daemon_ports: tuple[int, int] = (6800, 7000)
     ready_timeout: float = 600.0
 
     def __post_init__(self):
@@ -65,6 +68,9 @@ class CephOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UsageError(f"CephOptions.{name} must be a positive integer, not {value!r}")
+        low, high = self.daemon_ports
+        if not 1024 <= low < high <= 65535:
+            raise UsageError(f"CephOptions.daemon_ports must be (low, high) ports above 1023, not {self.daemon_ports!r}")
         if self.bluestore_device and self.store != "bluestore":
             raise UsageError("CephOptions.bluestore_device needs store='bluestore'")
         if self.bluestore_device and self.osds_per_node != 1:

@@ -34,6 +34,8 @@ def test_options_validate():
         CephOptions(bluestore_device="/dev/sdb", osds_per_node=2)
     with pytest.raises(UsageError, match="op_timeout"):
         CephOptions(op_timeout=0)
+    with pytest.raises(UsageError, match="daemon_ports"):
+        CephOptions(daemon_ports=(7000, 6800))
     assert CephOptions(store="memstore", osd_size="1GiB").osd_size == 1 << 30
 
 
@@ -82,6 +84,7 @@ def test_conf_memstore():
     c = _conf(CephOptions(store="memstore", osd_size="2GiB", max_object_size="256MiB", op_timeout=7))
     assert c["global"]["mon host"] == "[v2:10.0.0.1:3300,v1:10.0.0.1:6789]"
     assert c["global"]["public addr"] == "10.0.0.2"
+    assert (c["global"]["ms bind port min"], c["global"]["ms bind port max"]) == ("6800", "7000")
     assert c["global"]["osd pool default pg autoscale mode"] == "off"
     assert c["osd"]["osd fast shutdown"] == "false"
     assert c["osd"]["memstore device bytes"] == str(2 << 30)
