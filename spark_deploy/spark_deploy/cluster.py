@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 
 from metareserve import Layout, Reservation, StageReport, node_agent, runtime
@@ -190,9 +191,8 @@ class SparkCluster:
                                                      "python": self.python(n.name)})
 
     def _mkdirs(self, stage: str) -> None:
-        self.cluster.each(lambda node: self.cluster.run(["mkdir", "-p", *self.paths(node.name).all()],
-                                                        nodes=[node], stage=stage),
-                          nodes=self.nodes, stage=stage)
+        self.cluster.call(node_agent, "run", nodes=self.nodes, stage=stage,
+                          per_node=lambda n: {"argv": ["mkdir", "-p", *self.paths(n.name).all()]})
 
     # -- start ------------------------------------------------------------------------------
     def start(self) -> StageReport:
@@ -257,18 +257,22 @@ class SparkCluster:
                               hint="stop whatever listens there or choose other ports in SparkOptions")
         if action == "restart":
             self._call(node_agent, "stop_daemon", d.node, stage, d.pidfile(paths), STOP_TIMEOUT)
-        sbin = f"{self.spark_home(d.node)}/sbin/spark-daemon.sh"
-        self.cluster.run([sbin, "start", d.cls, "1", *d.args(self.options, paths, self.master_url)],
-                         nodes=[d.node], stage=stage, env=self.env(d.node, d.ident), timeout=300)
+        argv = [f"{self.spark_home(d.node)}/sbin/spark-daemon.sh", "start", d.cls, "1",
+                *d.args(self.options, paths, self.master_url)]
+        out = self.cluster.run(f"{shlex.join(argv)}; cat {shlex.quote(d.pidfile(paths))}", nodes=[d.node],
+                               stage=stage, env=self.env(d.node, d.ident), timeout=300)[d.node]["stdout"]
         port = d.ports(self.options)[0]
-        try:
-            self._call(node_agent, "wait_port", d.node, stage, d.address, port, START_TIMEOUT)
-        except RemoteError:
-            raise RemoteError(d.node, stage, f"{d.role} did not listen on {d.address}:{port}: "
-                              f"{self._log_tail(d)}", hint=f"see the logs in {paths.logs}") from None
-        pid = self._call(node_agent, "daemon_status", d.node, stage, d.pidfile(paths))["pid"]
+        if "failed to launch" in out:
+            raise RemoteError(d.node, stage, f"{d.role} exited right after launch: {self._log_tail(d)}",
+                              hint=f"see the logs in {paths.logs}")
+        if d.role == "spark-master":     # workers are checked by their registration at the master
+            try:
+                self._call(node_agent, "wait_port", d.node, stage, d.address, port, START_TIMEOUT)
+            except RemoteError:
+                raise RemoteError(d.node, stage, f"{d.role} did not listen on {d.address}:{port}: "
+                                  f"{self._log_tail(d)}", hint=f"see the logs in {paths.logs}") from None
         verb = f"restarted: {reason}" if action == "restart" else "started"
-        return True, f"{d.role} {verb} (pid {pid}, {d.address}:{port})"
+        return True, f"{d.role} {verb} (pid {out.split()[-1]}, {d.address}:{port})"
 
     def _call(self, module, fn: str, node: str, stage: str, *args):
         return self.cluster.call(module, fn, *args, nodes=[node], stage=stage,
