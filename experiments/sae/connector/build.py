@@ -98,14 +98,17 @@ def extension_jar(spark, *, out_dir: Path | None = None, stage: str = "connector
 
 
 def conf_link(ceph, nodes: list[str], *, stage: str = "connector build") -> tuple[str, dict]:
-    """One ceph.conf path valid on every node (a link to each node's client conf), so executors
-    anywhere can share one ``ceph_conf`` option. Returns (path, node → changed)."""
+    """One ceph.conf path valid on every node, so executors anywhere share one ``ceph_conf``
+    option: a link to the node's client conf, kept if it already names any node's client conf
+    (nodes of a local cluster share the disk, hence the link). Returns (path, node → changed)."""
     path = f"{ceph.reservation.state_root}/connector/ceph.conf"
+    valid = " ".join(sorted({ceph.client_conf(n) for n in nodes}))
     changed = {}
-    for node in nodes:   # one by one: nodes of a local cluster share the disk
-        target = ceph.client_conf(node)
-        r = ceph.cluster.run(f"mkdir -p $(dirname {path}); [ \"$(readlink {path})\" = {target} ] && echo same "
-                             f"|| ln -sfn {target} {path}", nodes=[node], stage=stage)
+    for node in nodes:   # one by one: they may share the link
+        r = ceph.cluster.run(
+            f"mkdir -p $(dirname {path}); t=$(readlink {path} || true); "
+            f"for v in {valid}; do if [ \"$t\" = \"$v\" ] && [ -r {path} ]; then echo same; exit 0; fi; done; "
+            f"ln -sfn {ceph.client_conf(node)} {path}", nodes=[node], stage=stage)
         changed[node] = r[node]["stdout"].strip() != "same"
     return path, changed
 

@@ -38,7 +38,8 @@ for sel, t in cfg["thresholds"].items():
                                "no-offload": agg(connector(False).where(where)),
                                "vanilla": agg(vanilla().where(where))}
     if sel == "10":
-        pushed = connector(True).where(where)._jdf.queryExecution().executedPlan().toString()
+        df = connector(True).where(where)
+        pushed = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "formatted")
         out["pushed_plan"] = pushed
 
 proj = connector(True, columns="total_amount,VendorID").where(F.col("total_amount") < F.lit(cfg["thresholds"]["10"]))

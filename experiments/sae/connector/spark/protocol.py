@@ -81,9 +81,17 @@ def _literal(v) -> bytes:
     raise ValueError(f"literal {v!r} of type {type(v).__name__} cannot be encoded")
 
 
+def _head(node: dict) -> tuple:
+    """(operator key, its argument) of a filter node, e.g. ("cmp", "<") or ("and", [...])."""
+    heads = [(k, v) for k, v in node.items() if k not in ("column", "value", "values", "pattern")]
+    if len(heads) != 1:
+        raise ValueError(f"filter node {node!r} must have exactly one operator key")
+    return heads[0]
+
+
 def encode_filter(node: dict) -> bytes:
     """Encode a filter tree (see the module docstring)."""
-    (key, arg), = ((k, v) for k, v in node.items() if k not in ("column", "value", "values", "pattern"))
+    key, arg = _head(node)
     if key in ("and", "or"):
         if not arg:
             raise ValueError(f"'{key}' needs at least one child")
@@ -219,7 +227,7 @@ def to_expression(node: dict):
     """The pyarrow.compute expression of a filter tree (SQL three-valued logic, as the class)."""
     import pyarrow.compute as pc
 
-    (key, arg), = ((k, v) for k, v in node.items() if k not in ("column", "value", "values", "pattern"))
+    key, arg = _head(node)
     if key in ("and", "or"):
         exprs = [to_expression(c) for c in arg]
         out = exprs[0]
@@ -246,7 +254,7 @@ def columns_of(node: dict | None) -> list[str]:
     out: list[str] = []
 
     def walk(n):
-        (key, arg), = ((k, v) for k, v in n.items() if k not in ("column", "value", "values", "pattern"))
+        key, arg = _head(n)
         if key in ("and", "or"):
             for c in arg:
                 walk(c)

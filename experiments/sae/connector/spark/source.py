@@ -23,6 +23,7 @@ import glob
 import importlib.util
 import math
 import os
+import stat
 import sys
 import threading
 
@@ -161,9 +162,7 @@ class _CephFile:
 def list_objects(fs, path: str) -> list[dict]:
     """The ``*.parquet`` files under ``path`` (a file or directory) as RADOS objects:
     ``[{"path", "oid", "pool", "size"}]`` sorted by path; ValueError if a file spans objects."""
-    import stat as st_mod
-    st = fs.stat(path)
-    if st_mod.S_ISDIR(st.st_mode):
+    if stat.S_ISDIR(fs.stat(path).st_mode):
         d = fs.opendir(path)
         names = []
         try:
