@@ -2,6 +2,7 @@
 stages, Python and Java applications with checked answers, exit statuses, metrics endpoints."""
 from __future__ import annotations
 
+import logging
 import math
 import subprocess
 import sys
@@ -78,9 +79,11 @@ def test_java_parquet_count_client_and_cluster_mode(spark_cluster, parquet_dir, 
     assert f"COUNT {BOUND // 2}" in stdout.read_text()
 
 
-def test_failing_application_exit_status_reaches_caller(spark_cluster, tmp_path):
+def test_failing_application_exit_status_reaches_caller(spark_cluster, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="sae")
     with pytest.raises(SubmitError) as err:
-        spark_cluster.submit(APPS / "fail.py", args=["exit", 3], log_dir=tmp_path, stream=False)
+        spark_cluster.submit(APPS / "fail.py", args=["exit", 3], log_dir=tmp_path, stream=True)
+    assert "[node1 spark-submit] exiting with 3 on purpose" in caplog.text      # streamed, host-prefixed
     assert err.value.exit_code == 3 and err.value.result.exit_code == 3
     assert str(err.value).startswith("[node1 spark-submit] fail.py exited 3")
     r = spark_cluster.submit(APPS / "fail.py", args=["exit", 4], log_dir=tmp_path, stream=False, check=False)
