@@ -96,13 +96,16 @@ def test_bad_submit_option_and_python_cluster_mode(spark_cluster, tmp_path):
         spark_cluster.submit(APPS / "pi.py", spark_args=["--bogus", "1"], log_dir=tmp_path, stream=False)
     with pytest.raises(UsageError, match="cannot run in cluster deploy mode"):
         spark_cluster.submit(APPS / "pi.py", deploy_mode="cluster")
+    with pytest.raises(UsageError, match="nothere.py: --py-files entry not found on the controller"):
+        spark_cluster.submit(APPS / "pi.py", py_files=[APPS / "nothere.py"])
 
 
 def test_python_pi_while_every_metrics_endpoint_serves_prometheus_text(spark_cluster, local_cluster, tmp_path):
     marker = f"{spark_cluster.paths(spark_cluster.driver_node).root}/metrics-test-{time.time_ns()}"
     done = {}
     app = threading.Thread(target=lambda: done.update(r=spark_cluster.submit(
-        APPS / "pi.py", args=[200000, marker], log_dir=tmp_path, stream=False)))
+        APPS / "pi.py", args=[200000, marker], py_files=[APPS / "pihelper.py"], log_dir=tmp_path,
+        stream=False)))
     app.start()
     targets = spark_cluster.metrics_targets()
     urls = {f"http://{t}{spec['metrics_path']}": job for job, spec in targets.items() for t in spec["targets"]}

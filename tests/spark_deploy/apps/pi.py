@@ -1,20 +1,18 @@
 """Estimate pi on the cluster and report the executors' pyarrow (proves PYSPARK_PYTHON).
 
+The sampling function lives in pihelper.py, which executors get only through --py-files.
+
 Usage: pi.py SAMPLES [MARKER]: with MARKER, keep the driver (and its metrics endpoints) up
 until that file exists (at most 15 minutes).
 """
 import os
-import random
 import sys
 import time
 from operator import add
 
 from pyspark.sql import SparkSession
 
-
-def inside(_):
-    x, y = random.random(), random.random()
-    return 1 if x * x + y * y <= 1 else 0
+from pihelper import inside   # shipped with --py-files
 
 
 if __name__ == "__main__":
