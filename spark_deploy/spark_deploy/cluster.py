@@ -13,6 +13,7 @@ from . import remote, software
 from .config import Daemon, NodePaths, metrics_properties, spark_defaults, spark_env
 from .decide import daemon_action, install_message, software_problem
 from .options import SparkOptions
+from .submit import SubmitResult, submit
 
 START_TIMEOUT = 300.0
 STOP_TIMEOUT = 30.0
@@ -360,8 +361,10 @@ class SparkCluster:
             report.add(n, bool(did), "; ".join(did) if did else f"nothing left under {self.paths(n).root}")
         return report
 
-    def submit(self, app, **kwargs):
-        """Submit an application from the driver node; see :func:`spark_deploy.submit.submit`."""
-        from .submit import submit
-        return submit(self, app, **kwargs)
+    def submit(self, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
+               env=None, spark_args=(), log_dir=None, stream=True, check=True) -> SubmitResult:
+        """Run ``app`` with spark-submit on the driver node; see :func:`spark_deploy.submit.submit`."""
+        return submit(self, app, args=args, py_files=py_files, jars=jars, files=files, conf=conf,
+                      deploy_mode=deploy_mode, env=env, spark_args=spark_args, log_dir=log_dir,
+                      stream=stream, check=check)
 
