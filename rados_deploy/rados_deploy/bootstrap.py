@@ -172,6 +172,12 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
             _copy_client_files(cc, node, fsid)
             report.add(node, True, "client config written")
     dead = {n: [d for d in topo.daemons(n) if not facts[n]["daemons"][d]["alive"]] for n in topo.server_nodes}
+    if cc.options.store == "memstore":   # a pid file left behind = killed or crashed, not stopped
+        for node in topo.osd_nodes:
+            lost = [d for d in dead[node] if d.startswith("osd.") and facts[node]["daemons"][d]["pid"]]
+            if lost:
+                raise OperationalError(f"[{node} ceph-osd start] {', '.join(lost)} (memstore) crashed or was killed, "
+                                       "so its data is gone; run 'rados-deploy uninstall' and start again")
     if not any(dead.values()):
         for node in topo.nodes:
             if node not in report.nodes:
@@ -182,6 +188,7 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
     dead_mons = [n for n in topo.mons if f"mon.{n}" in dead[n]]
     if dead_mons:
         _start_mons(cc, dead_mons)
+    cc.mark_down([d for n in topo.osd_nodes for d in dead[n] if d.startswith("osd.")], stage="ceph-osd start")
     cc.cluster.each(lambda n: [cc.start_daemon(n.name, d, stage=f"ceph-{d.split('.')[0]} start")
                                for d in dead[n.name] if not d.startswith("mon.")],
                     nodes=[n for n in topo.server_nodes if dead[n]], stage=STAGE)

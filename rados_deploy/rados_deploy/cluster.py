@@ -125,6 +125,13 @@ class CephCluster:
         pidfile = f"{self.state_dir(node)}/run/ceph-{daemon}.pid"
         return self.cluster.call(node_agent, "stop_daemon", pidfile, 30.0, nodes=[node], stage=stage)[node]
 
+    def mark_down(self, osds: list[str], *, stage: str) -> None:
+        """Mark OSDs (``["osd.1"]``) down in the osdmap now, so failure reports about their old
+        instance cannot mark a restarted one down after the cluster looked ready."""
+        if osds:
+            self.probe("quorum", stage=stage, mons=self.topology.mons, wait=60,
+                       commands=[{"prefix": "osd down", "ids": [d.split(".", 1)[1] for d in osds]}])
+
     def check_alive(self, expected: dict[str, list[str]], *, stage: str) -> None:
         """Raise a RemoteError naming host, daemon and its last log line for any of ``expected``
         ({node: [daemon]}) whose process is gone."""

@@ -62,8 +62,10 @@ def install_class(cc, *, source_dir=None) -> StageReport:
                                          if d.startswith("osd.") and st["alive"]}})
     stale = {n: placed[n]["stale"] for n in osd_nodes if placed[n]["stale"]}
     if stale:
-        cc.cluster.each(lambda n: [(cc.stop_daemon(n.name, d, stage="ceph-osd restart"),
-                                    cc.start_daemon(n.name, d, stage="ceph-osd restart")) for d in stale[n.name]],
+        cc.cluster.each(lambda n: [cc.stop_daemon(n.name, d, stage="ceph-osd restart") for d in stale[n.name]],
+                        nodes=list(stale), stage="ceph-osd restart")
+        cc.mark_down([d for ds in stale.values() for d in ds], stage="ceph-osd restart")
+        cc.cluster.each(lambda n: [cc.start_daemon(n.name, d, stage="ceph-osd restart") for d in stale[n.name]],
                         nodes=list(stale), stage="ceph-osd restart")
         cc.wait_ready(stage="ceph ready", expected={n: topo.daemons(n) for n in topo.server_nodes})
     versions = class_version(cc)

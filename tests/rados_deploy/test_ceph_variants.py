@@ -3,7 +3,7 @@ memstore with every role on one node and two OSDs, and a client timing out on a 
 import pytest
 
 from fixtures.ceph import client_python, kill_daemon, running_daemons, sibling
-from metareserve import Layout
+from metareserve import Layout, OperationalError
 from rados_deploy import CephCluster, CephOptions
 
 pytestmark = pytest.mark.cluster
@@ -78,6 +78,8 @@ def test_client_op_on_a_killed_osd_times_out_instead_of_hanging(memstore):
     kill_daemon(victim.pid)
     assert [(d.name, d.host) for d in memstore.status().down] == [(victim.name, "node2")]
     assert client_python(memstore, "node2", READ_VIA_DEAD_OSD.format(pool=memstore.data_pool)) == "TimedOut"
+    with pytest.raises(OperationalError, match=rf"^\[node2 ceph-osd start\] {victim.name} \(memstore\) crashed"):
+        memstore.start()
 
 
 def test_uninstall_removes_state(memstore, cluster):
