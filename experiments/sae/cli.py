@@ -28,12 +28,14 @@ def main():
 @profile_option
 @click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
 @click.option("--teardown", is_flag=True, help="Stop the stack (and release nodes sae reserved) at the end.")
+@click.option("--skip", multiple=True, metavar="STAGE", help="Skip a stage (repeatable), e.g. install.")
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
-def run(file, provider, reservation, profile, out, teardown):
+def run(file, provider, reservation, profile, out, teardown, skip):
     """Run experiment FILE end to end into a new run directory."""
     rd = runner.run(file, profile=profile, out=out,
-                    options=runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown))
+                    options=runner.RunOptions(provider=provider, reservation=reservation,
+                                              teardown=teardown, skip=skip))
     click.echo(str(rd.root))
 
 

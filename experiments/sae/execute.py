@@ -70,6 +70,8 @@ class LiveMarker(logging.Handler):
         self.events.put({"event": "rep"})
         self.events.put(None)
         self.thread.join(60)
+        for error in self.errors:
+            node_log(None, f"{STAGE} marker", f"run marker not published: {error}", logging.WARNING)
 
 
 def parse_raw(path: Path) -> dict[int, dict]:

@@ -16,7 +16,7 @@ from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan as make_plan
 from .results import RunDir, versions
-from .spec import Experiment
+from .spec import STAGES, Experiment
 
 SETUP_KEYS = {"install": "stack_key", "start": "spark_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}
@@ -24,11 +24,20 @@ SETUP_KEYS = {"install": "stack_key", "start": "spark_key", "build": "stack_key"
 
 @dataclasses.dataclass
 class RunOptions:
-    """How to run: provider (when sae reserves), an existing reservation file, teardown at end."""
+    """How to run: provider (when sae reserves), an existing reservation file, teardown at end,
+    stages to skip (e.g. ``install`` on nodes known to be ready)."""
 
     provider: str = "local"
     reservation: str | None = None
     teardown: bool = False
+    skip: tuple = ()
+
+    def __post_init__(self):
+        self.skip = tuple(self.skip)
+        for stage in self.skip:
+            if stage not in STAGES or stage in ("reserve", "run"):
+                raise UsageError(f"--skip {stage}: not a skippable stage (skippable: "
+                                 f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
 
 
 def _file_hash(path: Path) -> str:
@@ -64,7 +73,8 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
     profile = p.profile
     rd = RunDir.new(out, experiment.name, profile)
     rd.write_yaml(rd.spec, {"version": 1, "file": str(file), "file_sha256": _file_hash(file),
-                            "profile": profile, "options": dataclasses.asdict(options),
+                            "profile": profile,
+                            "options": {**dataclasses.asdict(options), "skip": list(options.skip)},
                             "experiment": _spec_dict(experiment)})
     rd.write_yaml(rd.plan, p.to_dict())
     vers = versions()
@@ -133,6 +143,10 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
             if step.stage in SETUP_KEYS and getattr(point, SETUP_KEYS[step.stage]) not in keys:
                 continue
             ctx.point = point
+            if step.stage in options.skip:
+                now = time.time()
+                ledger.step(index, step.stage, step.point, start=now, end=now, outcome="skipped")
+                continue
             report = _step(ctx, index, step.stage, point)
             reports.append({"session": len(ledger.data["runs"]), "step": index, "stage": step.stage,
                             "point": step.point,

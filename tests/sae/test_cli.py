@@ -75,3 +75,9 @@ def test_status_resume_report_on_non_run_dirs(tmp_path):
     for cmd in ("status", "resume", "report"):
         r = invoke(cmd, tmp_path)
         assert r.exit_code == 2 and "not an sae run directory" in r.output
+
+
+def test_unskippable_stage(tmp_path):
+    r = invoke("run", write(tmp_path, GOOD % ""), "--skip", "run", "--out", tmp_path / "out")
+    assert r.exit_code == 2 and "--skip run: not a skippable stage" in r.output
+    assert not (tmp_path / "out").exists()

@@ -3,9 +3,11 @@ own 3-host cluster, then a second run on the same cluster that reuses stack and 
 with SIGKILL mid-sweep and finished by ``sae resume`` with every point exactly once."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import yaml
 import metareserve
 import sae
 from metareserve.errors import NothingToDo
+from monitor_deploy import Monitoring
 from sae.clean import stop_stack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,11 +27,12 @@ SETUP = ("install", "start", "generate", "deploy", "build")
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def env():
     """Its own local cluster (the session's may run other packages' Ceph), always released."""
     if os.geteuid() != 0:
         pytest.skip("local cluster tests need root")
-    root = tmp_path_factory.mktemp("sae")
+    # Not under pytest's basetemp: concurrent pytest sessions prune old ones while this runs.
+    root = Path(tempfile.mkdtemp(prefix="sae-e2e-"))
     res = metareserve.reserve(provider="local", name=f"t{os.getpid() % 100000}sae", nodes=3,
                               out=root / "reservation.yaml")
     try:
@@ -41,6 +45,7 @@ def env(tmp_path_factory):
                 metareserve.release(res)
             except NothingToDo:
                 pass
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def sae_cli(*args, **kw):
@@ -52,7 +57,7 @@ def ledger(run_dir: Path) -> dict:
 
 
 def test_tiny_selectivity_end_to_end(env):
-    root, _ = env
+    root, res = env
     planned = json.loads(sae_cli("plan", "experiments/selectivity.py", "--json").stdout)
     r = sae_cli("run", "experiments/selectivity.py", "--profile", "tiny", "--reservation",
                 root / "reservation.yaml", "--out", root / "out")
@@ -80,6 +85,12 @@ def test_tiny_selectivity_end_to_end(env):
     assert df["auc_cpu_total"].notna().all()
     for png in ("selectivity.png", "resources-cpu.png", "resources-net.png"):
         assert (run / "report" / png).stat().st_size > 10_000
+    # the run marker was published live: Prometheus holds one window per repetition
+    windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
+    marked = {(w.point, int(w.repetition)): w for w in windows if w.run_id == run.name}
+    for row in df.itertuples():
+        w = marked[(row.point, row.repetition)]
+        assert abs(w.start - row.start) < 2 and abs(w.end - row.end) < 2
     status = sae_cli("status", run)
     assert status.returncode == 0 and f"{len(df)} done, 0 failed" in status.stdout
 
@@ -135,3 +146,31 @@ def test_second_run_reuses_then_kill_and_resume(env):
     assert len(df) == 4 and not df.duplicated(["point", "repetition"]).any()
     again = sae_cli("resume", run)
     assert again.returncode == 0 and "nothing to resume" in again.stdout
+
+
+def test_reserve_and_teardown_without_reservation(tmp_path):
+    """Without --reservation sae reserves its own cluster and, with --teardown, releases it
+    (install/start skipped, data/build stages replaced by no-ops: reserve, distribute, stop and
+    release are real)."""
+    if os.geteuid() != 0:
+        pytest.skip("local cluster tests need root")
+    f = tmp_path / "own.py"
+    f.write_text(
+        "from sae import Experiment, Sweep\n"
+        "def nothing(ctx):\n    return None\n"
+        "def fake_run(ctx):\n"
+        "    pending = ctx.ledger.pending(ctx.point.id)\n"
+        "    ctx.ledger.mark(ctx.point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
+        f"experiment = Experiment(name='own{os.getpid() % 10000}', sweep=Sweep(cartesian={{'selectivity': [50]}}),\n"
+        "    repetitions=1, warmup=0, stages={s: nothing for s in ('generate', 'deploy', 'build')}\n"
+        "    | {'run': fake_run})\n")
+    r = sae_cli("run", f, "--teardown", "--skip", "install", "--skip", "start", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = Path(r.stdout.strip().splitlines()[-1])
+    name = yaml.safe_load((run / "reservation.yaml").read_text())["name"]
+    assert name == f"sae-own{os.getpid() % 10000}"
+    steps = [s["stage"] for s in yaml.safe_load((run / "stages.yaml").read_text())]
+    assert steps[:2] == ["reserve", "distribute"] and steps[-2:] == ["stop", "release"]
+    outcomes = {s["stage"]: s["outcome"] for s in json.loads((run / "ledger.json").read_text())["steps"]}
+    assert outcomes["install"] == outcomes["start"] == "skipped" and outcomes["generate"] == "done"
+    assert name not in [x.name for x in metareserve.list_reservations()]
