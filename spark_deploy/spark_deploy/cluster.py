@@ -337,6 +337,12 @@ class SparkCluster:
                        STOP_TIMEOUT)
         if not r["stopped"]:
             return False, f"{d.role} not running"
+        still = self._call(remote, "wait_closed", d.node, f"{d.role} stop", d.address, d.ports(self.options),
+                           STOP_TIMEOUT)
+        if still:
+            raise RemoteError(d.node, f"{d.role} stop", f"pid {r['pid']} is gone but port "
+                              f"{', '.join(map(str, still))} on {d.address} still answers",
+                              hint="find the process with 'ss -ltnp' on the node and stop it")
         return True, f"{d.role} stopped (pid {r['pid']}{', killed' if r['killed'] else ''})"
 
     def uninstall(self, *, purge: bool = False) -> StageReport:

@@ -139,3 +139,20 @@ def find(root, name):
             out.append(os.path.join(dirpath, name))
     return out
 
+
+
+def wait_closed(host, ports, timeout=30.0):
+    """Wait until nothing listens on ``host`` at any of ``ports``; returns the ports still open."""
+    import socket
+    deadline = time.time() + timeout
+    while True:
+        still = []
+        for port in ports:
+            try:
+                socket.create_connection((host, int(port)), timeout=0.5).close()
+                still.append(port)
+            except OSError:
+                pass
+        if not still or time.time() > deadline:
+            return still
+        time.sleep(0.2)
