@@ -25,6 +25,7 @@ from pathlib import Path
 import data_deploy as dd
 import metareserve
 from metareserve import Layout
+from metareserve.log import setup
 from rados_deploy import CephCluster, CephOptions
 from sae import connector
 from spark_deploy import SparkCluster, SparkOptions
@@ -73,6 +74,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the cluster (prints its reservation)")
     args = ap.parse_args()
+    setup()
     work = Path(tempfile.mkdtemp(prefix="sae-connector-bench-"))
     res = metareserve.reserve(provider="local", name=f"cb{int(time.time()) % 10000}", nodes=5,
                               out=work / "cluster.yaml")
@@ -97,13 +99,17 @@ def main():
             sampler = Sampler(res, cluster)
             sampler.sample()
             sampler.start()
-            result = spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=work / "logs", stream=False,
-                                  **spec.submit_kwargs())
+            kwargs = spec.submit_kwargs()
+            kwargs["conf"]["spark.ui.showConsoleProgress"] = "false"
+            result = spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=work / "logs", stream=False, **kwargs)
             sampler.stop.set()
             sampler.join()
             sampler.sample()
-            queries = [json.loads(ln.split(" ", 1)[1]) for ln in result.stdout.splitlines()
-                       if ln.startswith("bench-query ")]
+            decoder = json.JSONDecoder()
+            queries = [decoder.raw_decode(ln, ln.index("bench-query ") + 12)[0]
+                       for ln in result.stdout.splitlines() if "bench-query " in ln]
+            (work / "measurements.json").write_text(json.dumps({"queries": queries, "samples": sampler.samples}))
+            print(f"raw measurements: {work / 'measurements.json'}")
             report(queries, sampler, args, split)
             if args.keep:
                 print(f"cluster kept: {res.path}")
