@@ -13,7 +13,7 @@ import pytest
 import metareserve
 from metareserve import errors
 
-pytest_plugins = []
+pytest_plugins = ["fixtures.ceph", "fixtures.spark", "fixtures.monitor", "fixtures.data"]
 
 
 def _name(tag: str) -> str:

@@ -1,17 +1,8 @@
-"""data_deploy test fixtures: a small split dataset shared by the module tests, and the Ceph
-cluster from rados_deploy's session fixture (tests needing it skip while it is unavailable)."""
+"""data_deploy test fixtures: a small split dataset shared by the module tests (the shared
+``ceph_cluster`` and ``taxi_dataset`` come from tests/fixtures via tests/conftest.py)."""
 import pytest
 
 import data_deploy as dd
-
-try:
-    from fixtures.ceph import ceph_cluster  # noqa: F401  (rados_deploy's session fixture)
-except ImportError:
-    @pytest.fixture(scope="session")
-    def ceph_cluster():
-        pytest.skip("needs tests/fixtures/ceph.py (rados_deploy's ceph_cluster session fixture)")
-
-from fixtures.data import taxi_dataset  # noqa: F401,E402  (the shared dataset, exercised here too)
 
 ROWS = 300_000
 SEED = 11
