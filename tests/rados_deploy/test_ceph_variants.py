@@ -60,7 +60,8 @@ try:
     io.read("mem-obj"); error = None
 except rados.Error as e:
     error = type(e).__name__
-print(json.dumps(error))
+print(json.dumps(error), flush=True)
+os._exit(0)   # librados may crash tearing down with an op to a dead OSD still queued
 """
 PRIMARY = """
 import json, os, rados
