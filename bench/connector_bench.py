@@ -40,9 +40,10 @@ DEST, OBJECT_SIZE = "/data/bench", 16 << 20
 class Sampler(threading.Thread):
     """Samples (time, {node: rx_bytes}, {node: cpu_seconds}) every ``interval`` seconds."""
 
-    def __init__(self, res, cluster, interval: float = 1.0):
+    def __init__(self, res, interval: float = 1.0):
         super().__init__(daemon=True)
-        self.res, self.cluster, self.interval = res, cluster, interval
+        # own connections: a running spark-submit keeps the shared driver-node channel busy
+        self.res, self.cluster, self.interval = res, res.connect(), interval
         self.samples: list[tuple[float, dict, dict]] = []
         self.stop = threading.Event()
 
@@ -96,7 +97,7 @@ def main():
             thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in SELECTIVITIES.items()}
             cfg = {"path": DEST, "vanilla": f"file://{mp}{DEST}", "options": spec.options,
                    "register": spec.register, "thresholds": thresholds, "reps": args.reps, "pause": 3}
-            sampler = Sampler(res, cluster)
+            sampler = Sampler(res)
             sampler.sample()
             sampler.start()
             kwargs = spec.submit_kwargs()
@@ -105,9 +106,11 @@ def main():
             sampler.stop.set()
             sampler.join()
             sampler.sample()
+            sampler.cluster.close()
+            text = Path(result.driver_log).read_text() if result.driver_log else result.stdout
             decoder = json.JSONDecoder()
             queries = [decoder.raw_decode(ln, ln.index("bench-query ") + 12)[0]
-                       for ln in result.stdout.splitlines() if "bench-query " in ln]
+                       for ln in text.splitlines() if "bench-query " in ln]
             (work / "measurements.json").write_text(json.dumps({"queries": queries, "samples": sampler.samples}))
             print(f"raw measurements: {work / 'measurements.json'}")
             report(queries, sampler, args, split)
