@@ -9,6 +9,8 @@ import dataclasses
 import os
 from pathlib import Path
 
+import yaml
+
 import metareserve
 from metareserve import Layout, Reservation, StageReport, load_reservation
 from metareserve.errors import NothingToDo, UsageError
@@ -199,20 +201,33 @@ def merge_report(report: StageReport, part: StageReport | None, what: str) -> No
                    (f"{old.message}; " if old else "") + f"{what}: {outcome.message}", log=False)
 
 
+def _stack_record(ctx: StageContext) -> Path:
+    return sae_home() / "stacks" / f"{ctx.reservation.name}.yaml"
+
+
 def stage_install(ctx: StageContext) -> StageReport:
-    """Install Ceph, Spark and monitoring for the point's stack (a previous, different stack is
-    stopped and its Ceph state removed first)."""
+    """Install Ceph, Spark and monitoring for the point's stack. A different stack deployed
+    before on this reservation (recorded in ``$SAE_HOME/stacks``) is stopped and its Ceph state
+    removed first (packages stay)."""
+    from rados_deploy import CephCluster, CephOptions
     report = StageReport("install")
-    old = ctx.stack if ctx.stack_key not in (None, ctx.point.stack_key) else None
-    if old:
-        for name in ("spark", "monitoring"):
-            if old.get(name):
-                merge_report(report, old[name].stop(), f"previous {name} stop")
-        merge_report(report, old["ceph"].uninstall(), "previous ceph uninstall")
+    record = _stack_record(ctx)
+    old = yaml.safe_load(record.read_text()) if record.exists() else None
+    if old and old["stack_key"] != ctx.point.stack_key:
+        if ctx.stack.get("spark"):
+            merge_report(report, ctx.stack["spark"].stop(), "previous spark stop")
+        res = sub_reservation(ctx.reservation, old["nodes"])
+        layout = Layout.from_dict({"roles": old["layout"]}).validate(res)
+        previous = CephCluster(res, layout, CephOptions(**old["ceph"]), cluster=ctx.connect())
+        merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
     for name in ("ceph", "spark", "monitoring"):
         if stack.get(name):
             merge_report(report, stack[name].install(), name)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(yaml.safe_dump({
+        "stack_key": ctx.point.stack_key, "nodes": ctx.point.params["cluster"]["nodes"],
+        "layout": ctx.layout_for(ctx.point).roles, "ceph": ctx.point.params["ceph"]}))
     return report
 
 
