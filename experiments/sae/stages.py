@@ -38,6 +38,7 @@ class StageContext:
     stack_key: str | None = None
 
     def connect(self):
+        """The open remote-execution Cluster (loading the run's reservation if needed)."""
         if self.reservation is None:
             self.reservation = load_reservation(self.run.reservation)
         if self.cluster is None:
@@ -57,6 +58,7 @@ class StageContext:
         return layout.validate(res)
 
     def close(self) -> None:
+        """Close the remote-execution connections."""
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
@@ -76,7 +78,10 @@ def check_reservation(res: Reservation, p: Plan, source: str) -> None:
                              f"{point.id} needs {need} (cluster.nodes); reserve more nodes or lower cluster.nodes")
         roles = point.params["cluster"]["layout"]
         if roles:
-            Layout.from_dict({"roles": roles}).validate(sub_reservation(res, need))
+            try:
+                Layout.from_dict({"roles": roles}).validate(sub_reservation(res, need))
+            except UsageError as e:
+                raise UsageError(f"{source}: point {point.id}: {e}") from None
 
 
 def reservation_name(experiment_name: str) -> str:
