@@ -10,21 +10,25 @@ def default_mountpoint(ceph) -> str:
     return f"{ceph.reservation.state_root}/cephfs"
 
 
-def mount_cephfs(ceph, *, nodes, cluster=None, mountpoint: str | None = None) -> StageReport:
+def mount_cephfs(ceph, *, nodes, cluster=None, mountpoint: str | None = None,
+                 cache: bool = False) -> StageReport:
     """Mount CephFS with ceph-fuse at ``mountpoint`` on each of ``nodes`` (idempotent).
 
-    Vanilla Spark then reads ``file://<mountpoint><dataset path>``. Returns a StageReport whose
-    ``details["mountpoint"]`` is the path.
+    Vanilla Spark then reads ``file://<mountpoint><dataset path>``. Without ``cache`` the mount
+    keeps no client-side data cache (``client_oc`` and the FUSE page cache off), so every query
+    reads from the OSDs as the connector does; otherwise repeated queries measure the client's
+    memory. Returns a StageReport whose ``details["mountpoint"]`` is the path.
     """
     c = cluster or ceph.cluster
     mp = mountpoint or default_mountpoint(ceph)
     stage = "ceph-fuse mount"
     report = StageReport(stage, details={"mountpoint": mp})
     c.call(node_agent, "apt_install", ["ceph-fuse"], nodes=nodes, stage=f"{stage} apt")
+    opts = "" if cache else "--client_oc=false --fuse_disable_pagecache=true"
     for node in nodes:   # one by one: local-cluster nodes share the mountpoint directory
         conf = ceph.client_conf(node)
         r = c.run(f"set -e; mkdir -p {mp}; if mountpoint -q {mp}; then echo mounted; exit 0; fi; "
-                  f"ceph-fuse -c {conf} {mp} >/dev/null; mountpoint -q {mp}", nodes=[node], stage=stage,
+                  f"ceph-fuse -c {conf} {opts} {mp} >/dev/null; mountpoint -q {mp}", nodes=[node], stage=stage,
                   hint=f"is the MDS up and /dev/fuse present? see {ceph.log_path(node, 'client.admin')}")
         already = r[node]["stdout"].strip() == "mounted"
         report.add(node, not already, f"CephFS {'already ' if already else ''}mounted at {mp}")
