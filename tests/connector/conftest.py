@@ -1,7 +1,6 @@
-"""Connector tests: the shared stack fixtures (registered once under their plugin names, as
-tests/conftest.py would), the C++ harness and the test vectors."""
+"""Connector tests: the C++ harness and the test vectors (the shared stack fixtures come from
+tests/conftest.py)."""
 import hashlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,12 +12,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CLS = ROOT / "rados_deploy" / "rados_deploy" / "cls"
 VECTORS = ROOT / "tests" / "vectors" / "scan"
-
-
-def pytest_configure(config):
-    for plugin in ("fixtures.ceph", "fixtures.data", "fixtures.spark", "fixtures.monitor"):
-        if not config.pluginmanager.has_plugin(plugin) and importlib.util.find_spec(plugin):
-            config.pluginmanager.import_plugin(plugin)
 
 
 @pytest.fixture(scope="session")
