@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from metareserve import Cluster, Layout, Node, Reservation, StageReport, node_agent
+from metareserve import Cluster, Layout, Node, Reservation, Service, StageReport, node_agent
 from metareserve.errors import OperationalError
 
 from . import vhost
@@ -22,7 +22,7 @@ PACKAGES = {"prometheus": "prometheus", "node_exporter": "prometheus-node-export
 COMPONENT = "monitor"
 
 
-class Monitoring:
+class Monitoring(Service):
     """Prometheus + node_exporter over a reservation, laid out by ``layout``.
 
     Stages (``install``, ``start``, ``stop``, ``uninstall``) are idempotent and return a
@@ -32,33 +32,14 @@ class Monitoring:
 
     def __init__(self, reservation: Reservation, layout: Layout | None = None,
                  options: MonitorOptions | None = None, *, cluster: Cluster | None = None):
-        self.reservation = reservation
-        self.layout = (layout or Layout.default(reservation)).validate(reservation, require=("prometheus",))
+        super().__init__(reservation, layout, cluster=cluster)
+        self.layout.validate(reservation, require=("prometheus",))
         self.options = options or MonitorOptions()
         self.prometheus_node: Node = self.layout.one(reservation, "prometheus")
-        self._cluster, self._own_cluster = cluster, cluster is None
         self._client: PrometheusClient | None = None
         self._marker = None
 
     # -- plumbing -------------------------------------------------------------------------
-    @property
-    def cluster(self) -> Cluster:
-        if self._cluster is None:
-            self._cluster = self.reservation.connect()
-        return self._cluster
-
-    def close(self) -> None:
-        """Close the connections this object opened."""
-        if self._own_cluster and self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
-
-    def __enter__(self) -> "Monitoring":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def node_dir(self, node: Node | str) -> str:
         """Per-node monitoring state (configs, pid files, logs, TSDB, textfile directory)."""
         return self.reservation.node_dir(node, COMPONENT)

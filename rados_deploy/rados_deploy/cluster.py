@@ -4,7 +4,8 @@ from __future__ import annotations
 import time
 from importlib import resources
 
-from metareserve import Layout, OperationalError, RemoteError, Reservation, StageReport, UsageError, node_agent
+from metareserve import (Layout, OperationalError, RemoteError, Reservation, Service, StageReport, UsageError,
+                         node_agent)
 
 from . import remote
 from .config import Topology
@@ -14,7 +15,7 @@ from .status import CephStatus, DaemonStatus
 STOP_ORDER = ("mds", "osd", "mgr", "mon")
 
 
-class CephCluster:
+class CephCluster(Service):
     """A Ceph cluster (mon, mgr, OSDs, MDS, CephFS and the ``sae`` object class) on a reservation.
 
     Each method runs its stage on every node concerned in parallel and is idempotent. All state
@@ -27,32 +28,9 @@ class CephCluster:
 
     def __init__(self, reservation: Reservation, layout: Layout | None = None,
                  options: CephOptions | None = None, *, cluster=None):
-        self.reservation = reservation
-        self.layout = layout or Layout.default(reservation)
+        super().__init__(reservation, layout, cluster=cluster)
         self.options = options or CephOptions()
         self.topology = Topology.from_layout(reservation, self.layout, self.options)
-        self._cluster = cluster
-        self._own_cluster = cluster is None
-
-    # -- plumbing -------------------------------------------------------------------------
-    @property
-    def cluster(self):
-        """The remote-execution Cluster used for every stage."""
-        if self._cluster is None:
-            self._cluster = self.reservation.connect()
-        return self._cluster
-
-    def close(self) -> None:
-        """Close the connections this object opened."""
-        if self._own_cluster and self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
-
-    def __enter__(self) -> "CephCluster":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     @property
     def fs_name(self) -> str:

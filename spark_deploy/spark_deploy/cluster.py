@@ -5,7 +5,7 @@ import dataclasses
 import shlex
 import time
 
-from metareserve import Layout, Reservation, StageReport, node_agent, runtime
+from metareserve import Layout, Reservation, Service, StageReport, node_agent, runtime
 from metareserve.errors import RemoteError, UsageError
 from metareserve.log import node_log
 
@@ -47,7 +47,7 @@ class SparkStatus:
                 and self.alive_workers == len(self.workers))
 
 
-class SparkCluster:
+class SparkCluster(Service):
     """Spark standalone on ``layout``'s spark-master, spark-worker and driver nodes.
 
     Stages run over SSH through a metareserve ``Cluster`` (``cluster``, or one opened lazily and
@@ -56,9 +56,8 @@ class SparkCluster:
 
     def __init__(self, reservation: Reservation, layout: Layout | None = None,
                  options: SparkOptions | None = None, *, cluster=None):
-        self.reservation = reservation
-        self.layout = (layout or Layout.default(reservation)).validate(
-            reservation, require=("spark-master", "spark-worker"))
+        super().__init__(reservation, layout, cluster=cluster)
+        self.layout.validate(reservation, require=("spark-master", "spark-worker"))
         self.options = (options or SparkOptions()).validate()
         masters = self.layout.names("spark-master")
         if len(masters) != 1:
@@ -68,29 +67,9 @@ class SparkCluster:
         self.worker_nodes = self.layout.names("spark-worker")
         self.driver_node = (self.layout.names("driver") or masters)[0]
         self.nodes = self.layout.all_names("spark-master", "spark-worker", "driver")
-        self._cluster, self._own = cluster, cluster is None
         self._pyver: dict[str, str] = {}
 
     # -- plumbing -------------------------------------------------------------------------
-    @property
-    def cluster(self):
-        """The metareserve Cluster used for remote work (opened on first use)."""
-        if self._cluster is None:
-            self._cluster = self.reservation.connect()
-        return self._cluster
-
-    def close(self) -> None:
-        """Close the connections this object opened itself."""
-        if self._own and self._cluster is not None:
-            self._cluster.close()
-            self._cluster = None
-
-    def __enter__(self) -> "SparkCluster":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def address(self, node: str) -> str:
         return self.reservation.node(node).cluster_address
 
