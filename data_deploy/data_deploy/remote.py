@@ -2,7 +2,7 @@
 node-local directory, makes copies and hard links there, writes the manifest last, verifies and
 cleans. Stdlib only, plus Debian's ``cephfs``/``rados`` bindings for the ``cephfs`` backend.
 
-Every function returns a JSON-serialisable dict; ``sae_emit`` (injected) streams progress lines.
+Every function returns a JSON-serialisable dict; ``sae_emit`` (rebound on nodes by the dispatcher) streams progress lines.
 Completion rules (so nothing half-written looks complete, and a rerun resumes):
 * a data file is complete when its size matches and, in CephFS, its ``user.data_deploy.sha256``
   xattr (set after the data is fsync'ed) equals the source's sha256; locally, when it exists under
@@ -29,9 +29,7 @@ class DeployError(RuntimeError):
     """A node-side failure whose message is already one line saying what to do."""
 
 
-def _emit(line):
-    fn = globals().get("sae_emit")
-    (fn or print)(line)
+sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
 
 
 def _bindings():
@@ -90,7 +88,7 @@ class CephFSBackend:
         cmd = json.dumps({"prefix": "client evict", "filters": ["id=%d" % int(client)]})
         ret, _, err = self.fs.mds_command("0", cmd, b"")
         if ret == 0:
-            _emit("evicted the MDS session of the interrupted writer (client.%s)" % client)
+            sae_emit("evicted the MDS session of the interrupted writer (client.%s)" % client)
 
     def close(self):
         try:
@@ -417,7 +415,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
             for i, entry in enumerate(files):
                 entries.append(_deploy_file(fs, dest, staging, entry, meta, counts))
                 if (i + 1) % 10 == 0 or i + 1 == len(files):
-                    _emit("%d/%d source files done (%d written, %d linked, %d kept)"
+                    sae_emit("%d/%d source files done (%d written, %d linked, %d kept)"
                           % (i + 1, len(files), counts["written"], counts["linked"], counts["kept"]))
         except fs.errors as e:
             raise DeployError("writing %s failed: %s%s" % (dest, e, _space_hint(e)))

@@ -1,6 +1,6 @@
 """Runs on nodes (stdlib only): Spark software facts, master state, tarball unpacking, submit.
 
-Shipped by metareserve's Cluster.call; ``sae_emit`` is injected there and streams a line back.
+Shipped by metareserve's Cluster.call; ``sae_emit`` streams a line back (rebound by the dispatcher).
 Every function returns a JSON-serialisable value.
 """
 import fcntl
@@ -13,12 +13,7 @@ import urllib.error
 import urllib.request
 
 
-def _emit(line):
-    fn = globals().get("sae_emit")
-    if fn:
-        fn(line)
-    else:
-        print(line)
+sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
 
 
 def software(spark_home, python=None):
@@ -126,7 +121,7 @@ def spark_submit(argv, env, log_path, cwd=None, stream=True):
             tail.append(line)
             del tail[:-200]
             if stream:
-                _emit(line)
+                sae_emit(line)
         rc = proc.wait()
     return {"rc": rc, "output": tail, "seconds": round(time.time() - start, 3)}
 

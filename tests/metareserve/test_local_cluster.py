@@ -154,3 +154,11 @@ def test_node_process_killed_mid_call_says_connection_lost(cluster):
         cluster.run("kill -9 $PPID; sleep 5", nodes=["node3"], stage="doomed")
     assert str(e.value).startswith("[node3 doomed] connection lost during run")
     assert cluster.run(["hostname"], nodes=["node3"], stage="after")["node3"]["stdout"].strip() == "node3"
+
+
+def test_streamed_lines_carry_node_and_stage(cluster, caplog):
+    caplog.set_level("INFO", logger="sae")
+    r = cluster.run("echo first; echo second >&2", nodes=["node1", "node2"], stage="chatty", stream=True)
+    assert r["node1"]["stdout"] == "first\n"
+    for node in ("node1", "node2"):
+        assert f"[{node} chatty] first" in caplog.text and f"[{node} chatty] second" in caplog.text

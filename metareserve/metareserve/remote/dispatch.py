@@ -1,20 +1,17 @@
 """The wire protocol between the controller and a shipped remote module.
 
-A remote module's source is sent once per connection, prefixed by :data:`PRELUDE` and followed
-by :data:`LOOP`; each call is a JSON request ``{"fn", "args", "kwargs"}`` answered by zero or more
+A remote module's source is sent once per connection, followed by :data:`LOOP`, which rebinds
+the module's ``sae_emit`` (``print`` when the module runs locally) to stream a line back; each call is a JSON request ``{"fn", "args", "kwargs"}`` answered by zero or more
 ``{"log": line}`` messages and one ``{"result": value}`` or ``{"error", "traceback"}``.
 """
 import inspect
 import json
 
-PRELUDE = '''
+LOOP = '''
 import json as _sae_json
+import traceback as _sae_tb
 def sae_emit(line):
     channel.send(_sae_json.dumps({"log": str(line)}))
-'''
-
-LOOP = '''
-import traceback as _sae_tb
 for _sae_req in channel:
     _sae_r = _sae_json.loads(_sae_req)
     try:
@@ -27,8 +24,8 @@ for _sae_req in channel:
 
 
 def program(module) -> str:
-    """The source sent for ``module``: prelude + module source + request loop."""
-    return PRELUDE + "\n" + inspect.getsource(module) + "\n" + LOOP
+    """The source sent for ``module``: the module's source + the request loop."""
+    return inspect.getsource(module) + "\n" + LOOP
 
 
 def request(fn: str, args, kwargs) -> str:
@@ -37,5 +34,4 @@ def request(fn: str, args, kwargs) -> str:
 
 def call_local(module, fn: str, *args, **kwargs):
     """Call a remote module's function in this process, as the node would (for tests)."""
-    module.sae_emit = print
     return json.loads(json.dumps(getattr(module, fn)(*args, **kwargs)))

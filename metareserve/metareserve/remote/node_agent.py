@@ -1,7 +1,7 @@
 """Runs on nodes (stdlib only): shell commands with timeouts, files, facts.
 
-Shipped by :class:`metareserve.remote.Cluster`; ``sae_emit`` is injected by the dispatcher
-and streams a line back to the controller (print when called locally).
+Shipped by :class:`metareserve.remote.Cluster`; ``sae_emit`` streams a line back to the
+controller (print when called locally).
 """
 import json
 import os
@@ -11,12 +11,7 @@ import threading
 import time
 
 
-def _emit(line):
-    fn = globals().get("sae_emit")
-    if fn:
-        fn(line)
-    else:
-        print(line)
+sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
 
 
 def run(argv, env=None, cwd=None, timeout=None, input=None, stream=False, shell=False):
@@ -38,7 +33,7 @@ def run(argv, env=None, cwd=None, timeout=None, input=None, stream=False, shell=
         for line in pipe:
             sink.append(line)
             if stream:
-                _emit(tag + line.rstrip("\n"))
+                sae_emit(tag + line.rstrip("\n"))
         pipe.close()
 
     threads = [threading.Thread(target=pump, args=(proc.stdout, out, ""), daemon=True),
