@@ -162,3 +162,20 @@ def test_streamed_lines_carry_node_and_stage(cluster, caplog):
     assert r["node1"]["stdout"] == "first\n"
     for node in ("node1", "node2"):
         assert f"[{node} chatty] first" in caplog.text and f"[{node} chatty] second" in caplog.text
+
+
+def test_concurrent_reserves_get_distinct_subnets(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    names = [f"cc{os.getpid() % 1000}{i}" for i in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(metareserve.reserve, provider="local", name=n, nodes=2, out=tmp_path / f"{n}.yaml")
+                   for n in names]
+        results = [f.exception() or f.result() for f in futures]
+    try:
+        assert not [r for r in results if isinstance(r, BaseException)], results
+        assert len({r.provider_state["subnet"] for r in results}) == 3
+        assert all(h.ok for r in results for h in metareserve.check(r))
+    finally:
+        for r in results:
+            if not isinstance(r, BaseException):
+                metareserve.release(r)

@@ -114,8 +114,10 @@ class LocalProvider(Provider):
                     node_log(None, "local reserve", f"local cluster {name!r} already up: reattached, nothing changed")
                 return res
             res = self._create(name, nodes, sdir, cpu_limit)
-        self._bring_up(res)
-        res.save(sdir / "reservation.yaml")
+            # Saved before the lock is released: the file claims the subnet for concurrent reserves
+            # (and lets 'release' clean up if bring-up fails).
+            res.save(sdir / "reservation.yaml")
+            self._bring_up(res)
         return res
 
     def _create(self, name: str, count: int, sdir: Path, cpu_limit) -> Reservation:
