@@ -16,7 +16,6 @@ import ipaddress
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -43,21 +42,6 @@ def _sh(*argv, check=True, stage="local", node=None) -> subprocess.CompletedProc
         raise OperationalError(f"[{node or 'local'} {stage}] '{' '.join(argv)}' failed: "
                                f"{(r.stderr or r.stdout).strip().splitlines()[-1:] or r.returncode}")
     return r
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def cgroup_dirs(cgroup: str) -> list[Path]:
@@ -187,8 +171,8 @@ class LocalProvider(Provider):
         if limit and (CGROUP_ROOT / "cpu" / info["cgroup"]).exists():
             (CGROUP_ROOT / "cpu" / info["cgroup"] / "cpu.cfs_quota_us").write_text(str(int(limit * 100000)))
         ndir = Path(res.node_dir(node, "sshd"))
-        pid = _read_pid(ndir / "sshd.pid")
-        if pid and _alive(pid) and _port_open(node.address, 22):
+        pid = node_agent.read_pid(ndir / "sshd.pid")
+        if pid and node_agent.pid_alive(pid) and node_agent.port_open(node.address, 22):
             return changed
         self._start_sshd(res, node, info, ndir)
         return True
@@ -218,7 +202,7 @@ class LocalProvider(Provider):
                        preexec_fn=join_cgroup, check=True, capture_output=True, timeout=30)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            if _port_open(node.address, 22):
+            if node_agent.port_open(node.address, 22):
                 node_log(node.name, "local reserve", f"sshd up on {node.address}")
                 return
             time.sleep(0.1)
@@ -277,14 +261,6 @@ def _free_subnet_index(base: Path) -> int:
     raise OperationalError("[local reserve] no free 10.77.K.0/24 subnet left; release old local clusters")
 
 
-def _port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 def _node_pids(info: dict) -> set[int]:
     pids = set()
     r = _sh("ip", "netns", "pids", info["netns"], check=False)
@@ -299,7 +275,7 @@ def _node_pids(info: dict) -> set[int]:
 
 
 def _kill_node_processes(info: dict, grace: float = 10.0) -> int:
-    pids = {p for p in _node_pids(info) if _alive(p)}
+    pids = {p for p in _node_pids(info) if node_agent.pid_alive(p)}
     found = len(pids)
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
         for p in pids:
@@ -308,9 +284,9 @@ def _kill_node_processes(info: dict, grace: float = 10.0) -> int:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        while time.monotonic() < deadline and any(node_agent.pid_alive(p) for p in pids):
             time.sleep(0.1)
-        pids = {p for p in _node_pids(info) | pids if _alive(p)}
+        pids = {p for p in _node_pids(info) | pids if node_agent.pid_alive(p)}
         if not pids:
             break
     return found
