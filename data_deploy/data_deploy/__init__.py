@@ -7,11 +7,11 @@ Pure pyarrow steps (controller or node): :func:`generate`, :func:`ingest`, :func
 from .deploy import DeployReport, VerifyReport, clean, dataset_id, deploy, describe, verify
 from .plugins import get_plugin
 from .selectivity import selectivity_threshold
-from .sizes import check_object_size, parse_size
+from .sizes import check_object_size
 from .split import SplitReport, split
 from .taxi import AMOUNT_PARTS, SCHEMA, generate, ingest
 
 __version__ = "0.1.0"
 __all__ = ["generate", "ingest", "split", "SplitReport", "selectivity_threshold", "deploy", "verify",
            "clean", "DeployReport", "VerifyReport", "describe", "dataset_id", "get_plugin",
-           "parse_size", "check_object_size", "SCHEMA", "AMOUNT_PARTS"]
+           "check_object_size", "SCHEMA", "AMOUNT_PARTS"]

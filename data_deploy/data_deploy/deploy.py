@@ -11,13 +11,13 @@ import dataclasses
 import hashlib
 import time
 
-from metareserve import Layout, Reservation, StageReport, load_reservation, node_agent
+from metareserve import Layout, Reservation, StageReport, format_size, load_reservation, node_agent
 from metareserve.errors import OperationalError, RemoteError, UsageError, last_line
 
 from . import remote
 from .files import expand
 from .plugins import Plugin, get_plugin
-from .sizes import check_object_size, human
+from .sizes import check_object_size
 from .split import file_entry
 
 STAGE = "data-deploy"
@@ -54,8 +54,8 @@ class DeployReport:
     def summary(self) -> str:
         head = "deployed" if self.changed else "no changes: already deployed and verified:"
         ops = f", {self.rados_ops} RADOS ops" if self.rados_ops is not None else ""
-        return (f"{head} {self.files} files, {self.rows} rows, {human(self.bytes)} logical / "
-                f"{human(self.physical_bytes)} physical at {self.plugin}:{self.dest} on "
+        return (f"{head} {self.files} files, {self.rows} rows, {format_size(self.bytes)} logical / "
+                f"{format_size(self.physical_bytes)} physical at {self.plugin}:{self.dest} on "
                 f"{', '.join(self.nodes)} ({self.written} written, {self.linked} linked, "
                 f"{self.kept} kept{ops}, {self.seconds:.1f}s); manifest {self.manifest}")
 
@@ -116,8 +116,9 @@ def describe(src, object_size: int) -> list[dict]:
             raise UsageError(f"{path}: {e['row_groups']} row groups, deploy needs exactly one per file; "
                              f"run 'data-deploy split' first")
         if e["size"] > object_size:
-            raise UsageError(f"{path}: {human(e['size'])} does not fit the object size {human(object_size)}; "
-                             f"re-split with --object-size {human(object_size)} or deploy with a larger one")
+            want = format_size(object_size)
+            raise UsageError(f"{path}: {format_size(e['size'])} does not fit the object size {want}; "
+                             f"re-split with --object-size {want} or deploy with a larger one")
         if e["name"] in seen:
             raise UsageError(f"{path}: same file name as {seen[e['name']]}; deploy one dataset directory")
         seen[e["name"]] = path

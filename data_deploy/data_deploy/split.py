@@ -11,9 +11,10 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from metareserve import format_size
 from metareserve.errors import UsageError
 
-from .sizes import check_object_size, human
+from .sizes import check_object_size
 from .files import expand
 
 MARKER = "_split.json"
@@ -39,8 +40,8 @@ class SplitReport:
 
     def summary(self) -> str:
         head = "split" if self.changed else "split: no changes:"
-        return (f"{head} {len(self.files)} files, {self.rows} rows, {human(self.bytes)} in "
-                f"{self.out} (object size {human(self.object_size)}, fill {self.fill_ratio:.1%}, "
+        return (f"{head} {len(self.files)} files, {self.rows} rows, {format_size(self.bytes)} in "
+                f"{self.out} (object size {format_size(self.object_size)}, fill {self.fill_ratio:.1%}, "
                 f"min {self.min_fill:.1%}, compression {self.compression})")
 
 
@@ -119,8 +120,8 @@ def _best_file(pending: _Pending, size: int, compression: str, guess: int) -> tu
         step = int(n * size * 0.999 / buf.size)
         n = min(max(step, lo + 1), hi - 1) if hi is not None else max(step, lo + 1)
     if best is None:
-        raise UsageError(f"split: {n} row(s) already encode to {human(buf.size)} > object size "
-                         f"{human(size)}; a row group cannot fit: choose a larger --object-size")
+        raise UsageError(f"split: {n} row(s) already encode to {format_size(buf.size)} > object size "
+                         f"{format_size(size)}; a row group cannot fit: choose a larger --object-size")
     return best
 
 

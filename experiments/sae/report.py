@@ -18,8 +18,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from metareserve import parse_size  # noqa: E402
+
 from .results import RunDir, load_results  # noqa: E402
-from .spec import parse_size  # noqa: E402
 
 CONFIG = ("reader", "offload", "compression", "batch_size", "object_size", "rows",
           "link_multiplier", "nodes", "store")
@@ -67,7 +68,8 @@ def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
         d = df[df["selectivity"] == sel]
         init = stats(d, ["object_size"] + keys, "init_s")
         comp = stats(d, ["object_size"] + keys, "compute_s")
-        init = init.assign(order=init["object_size"].map(parse_size)).sort_values(["order"] + keys)
+        order = [parse_size(s, what="object size") for s in init["object_size"]]
+        init = init.assign(order=order).sort_values(["order"] + keys)
         comp = comp.set_index(["object_size"] + keys).loc[
             list(init.set_index(["object_size"] + keys).index)].reset_index()
         labels = [_label(r, ["object_size"] + keys).replace("object_size=", "") for _, r in init.iterrows()]

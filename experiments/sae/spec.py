@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from typing import Any, Callable
+from typing import Callable
 
 from data_deploy import check_object_size
+from metareserve import parse_size
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
 
@@ -193,20 +194,6 @@ def axis_target(name: str) -> tuple[str, str]:
     raise UsageError(f"sweep: unknown axis {name!r} (axes: {', '.join(known)})")
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|B)?\s*$", re.I)
-
-
-def parse_size(text: Any) -> int:
-    """Bytes in ``8MiB``/``4GiB``/``512KiB``/an int; UsageError otherwise."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    m = _SIZE.match(str(text))
-    if not m:
-        raise UsageError(f"size {text!r} is not a size such as 8MiB or 4GiB")
-    unit = (m.group(2) or "B").upper().rstrip("B").rstrip("I")
-    return int(float(m.group(1)) * 1024 ** " KMGT".index(unit or " "))
-
-
 def resolve_point(experiment: Experiment, axes: dict) -> dict:
     """The full parameter set of one sweep point: section → field → value (plain data)."""
     sections = {s: dataclasses.asdict(getattr(experiment, s)) for s in SECTIONS}
@@ -234,7 +221,7 @@ def validate_point(params: dict, where: str) -> None:
     _int(sp["worker_cores"], 1, f"{where}: spark.worker_cores")
     if ceph["store"] not in STORES:
         bad(f"ceph.store {ceph['store']!r} is not one of {', '.join(STORES)}")
-    _size(ceph["osd_size"], where)
+    parse_size(ceph["osd_size"], what=f"{where}: ceph.osd_size")
     _int(ceph["osds_per_node"], 1, f"{where}: ceph.osds_per_node")
     if not isinstance(m["enabled"], bool):
         bad("monitor.enabled must be true or false")
@@ -262,14 +249,6 @@ def validate_point(params: dict, where: str) -> None:
 def _int(value, minimum: int, what: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise UsageError(f"{what} must be an integer >= {minimum}, not {value!r}")
-
-
-def _size(value, where: str) -> None:
-    try:
-        if parse_size(value) <= 0:
-            raise UsageError("")
-    except UsageError:
-        raise UsageError(f"{where}: size {value!r} is not a positive size such as 8MiB") from None
 
 
 def validate(experiment: Experiment) -> list[tuple[dict, dict]]:

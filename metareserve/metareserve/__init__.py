@@ -11,9 +11,11 @@ from .model import Node, Reservation, load_reservation
 from .remote import Cluster, Results, call_local, node_agent
 from .report import Outcome, StageReport
 from .service import Service
+from .sizes import format_size, parse_size
 
 __version__ = "0.1.0"
 __all__ = ["Node", "Reservation", "load_reservation", "Layout", "ROLES", "resolve_layout",
            "Cluster", "Results", "call_local", "node_agent", "reserve", "release", "extend",
            "list_reservations", "check", "SaeError", "NothingToDo", "UsageError",
-           "OperationalError", "RemoteError", "ConnectError", "GroupError", "StageReport", "Outcome", "Service"]
+           "OperationalError", "RemoteError", "ConnectError", "GroupError", "StageReport", "Outcome", "Service",
+           "parse_size", "format_size"]

@@ -4,27 +4,12 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from metareserve import UsageError
+from metareserve import UsageError, parse_size
 
 SERVER_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-base",
                    "python3-rados", "python3-cephfs", "uuid-runtime"]
 CLIENT_PACKAGES = ["ceph-common", "ceph-fuse", "python3-rados", "python3-cephfs"]
 CLASS_BUILD_PACKAGES = ["rados-objclass-dev", "libradospp-dev", "librados-dev", "build-essential"]
-
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000 ** 2,
-          "mib": 1 << 20, "g": 1 << 30, "gb": 1000 ** 3, "gib": 1 << 30, "t": 1 << 40, "tb": 1000 ** 4,
-          "tib": 1 << 40}
-
-
-def parse_size(value: int | str, *, what: str) -> int:
-    """Bytes from ``4GiB``, ``512MiB``, ``1g`` or a plain integer; UsageError naming ``what`` otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
-    if not m or m.group(2).lower() not in _UNITS or float(m.group(1)) <= 0:
-        raise UsageError(f"{what}: {value!r} is not a size (examples: 4GiB, 512MiB, 1073741824)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-
 
 @dataclasses.dataclass
 class CephOptions:

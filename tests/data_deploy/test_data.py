@@ -64,10 +64,17 @@ def test_split_compression_option(generated, tmp_path):
 
 
 @pytest.mark.parametrize("size, text", [("100KiB", "multiple of 64KiB"), ("2MiB", "outside 4MiB..256MiB"),
-                                        ("512MiB", "outside"), ("sixteen", "not a size")])
+                                        ("512MiB", "outside"), ("sixteen", "not a size"),
+                                        ("16MB", "16000000 bytes is not a multiple of 64KiB"),
+                                        ("0.3B", "not a whole number of bytes")])
 def test_bad_object_sizes(generated, tmp_path, size, text):
     with pytest.raises(UsageError, match=text):
         dd.split(generated, out=tmp_path / "x", object_size=size)
+
+
+@pytest.mark.parametrize("size", ["4MiB", "4M", "4 mib", "0.00390625GiB", "4.0MiB", 4 << 20, "4194304"])
+def test_object_sizes_in_any_unit_of_the_shared_table(size):
+    assert dd.check_object_size(size) == 4 << 20
 
 
 def test_row_group_that_cannot_fit(tmp_path):

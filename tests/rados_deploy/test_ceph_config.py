@@ -5,7 +5,7 @@ import configparser
 import pytest
 
 from metareserve import Layout, Node, Reservation, UsageError
-from rados_deploy import CephOptions, CephStatus, DaemonStatus, parse_size
+from rados_deploy import CephOptions, CephStatus, DaemonStatus
 from rados_deploy.cluster import describe
 from rados_deploy.config import Topology, keyring, mon_addrs, new_key, pg_counts, render_conf
 
@@ -16,15 +16,17 @@ def reservation(n=3):
 
 
 @pytest.mark.parametrize("text,value", [("4GiB", 4 << 30), ("512MiB", 512 << 20), ("1g", 1 << 30),
-                                        (1073741824, 1 << 30), ("2 MB", 2_000_000)])
-def test_parse_size(text, value):
-    assert parse_size(text, what="x") == value
+                                        (1073741824, 1 << 30), ("2 MB", 2_000_000), ("1.5GB", 1_500_000_000)])
+def test_option_sizes(text, value):
+    o = CephOptions(osd_size=text, max_object_size=text)
+    assert o.osd_size == o.max_object_size == value
 
 
-@pytest.mark.parametrize("bad", ["", "-1", "4 parsecs", 0, "GiB"])
-def test_parse_size_rejects(bad):
-    with pytest.raises(UsageError, match="x: .* is not a size"):
-        parse_size(bad, what="x")
+@pytest.mark.parametrize("bad", ["", "-1", "4 parsecs", "GiB", "0.3B", True, 0, "0GiB"])
+@pytest.mark.parametrize("field", ["osd_size", "max_object_size"])
+def test_option_sizes_reject(field, bad):
+    with pytest.raises(UsageError, match=rf"^CephOptions.{field}: .* is (not a|below the minimum) .*\(examples: "):
+        CephOptions(**{field: bad})
 
 
 def test_options_validate():

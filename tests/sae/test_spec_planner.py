@@ -5,7 +5,7 @@ import pytest
 import sae
 from metareserve.errors import UsageError
 from sae.planner import plan
-from sae.spec import DataSpec, Experiment, Sweep, Workload, parse_size, validate
+from sae.spec import CephSpec, DataSpec, Experiment, Sweep, Workload, validate
 
 
 def exp(**kw):
@@ -27,6 +27,9 @@ def exp(**kw):
     (dict(workload=Workload(compression="gzip")), "compression 'gzip'"),
     (dict(data=DataSpec(object_size="huge")), "object size"),
     (dict(data=DataSpec(object_size="1MiB")), "outside 4MiB..256MiB"),
+    (dict(data=DataSpec(object_size="16MB")), "16000000 bytes is not a multiple of 64KiB"),
+    (dict(ceph=CephSpec(osd_size="8 furlongs")), "ceph.osd_size: '8 furlongs' is not a size"),
+    (dict(ceph=CephSpec(osd_size="0GiB")), "ceph.osd_size: '0GiB' is below the minimum"),
     (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": ["node3"]})), "node3"),
 ])
 def test_invalid_experiments_fail_in_one_line(kw, message):
@@ -81,10 +84,10 @@ def test_spark_change_restarts_spark_only():
                                             "deploy", "build", "run", "start", "run", "aggregate"]
 
 
-def test_parse_size():
-    assert parse_size("8MiB") == 8 << 20 and parse_size("4GiB") == 4 << 30 and parse_size(512) == 512
-    with pytest.raises(UsageError):
-        parse_size("8 furlongs")
+@pytest.mark.parametrize("osd_size, object_size", [("4G", "8M"), ("1.5GB", "0.25GiB"), (4 << 30, 4 << 20)])
+def test_validate_accepts_sizes_in_every_unit_family(osd_size, object_size):
+    (_, params), *_ = validate(exp(ceph=CephSpec(osd_size=osd_size), data=DataSpec(object_size=object_size)))
+    assert params["ceph"]["osd_size"] == osd_size and params["data"]["object_size"] == object_size
 
 
 @pytest.mark.parametrize("name", ["selectivity", "objectsize", "objectsize_selectivity",
