@@ -5,7 +5,7 @@
 >>> ceph.install(); ceph.start(); ceph.install_class()
 """
 from .cluster import CephCluster
-from .options import CephOptions, parse_size
+from .options import CephOptions
 from .status import CephStatus, DaemonStatus
 
-__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus", "parse_size"]
+__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus"]
