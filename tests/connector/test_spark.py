@@ -64,6 +64,26 @@ def test_projection_returns_only_asked_columns(answers):
     assert same(p["agg"], out["selectivity"]["10"]["vanilla"])
 
 
+def test_columns_are_pruned_to_what_the_query_uses(answers):
+    """No columns option: the session extension narrows the scan, so the OSDs return only these."""
+    pr = answers[0]["pruning"]
+    assert sorted(pr["select"]["scan"]) == ["VendorID", "total_amount", "trip_distance"], pr["select"]
+    assert pr["select"]["columns"] == ["VendorID", "trip_distance"]
+    n, vendor, dist = pr["select"]["sums"]
+    assert [n, vendor] == pr["select"]["vanilla"][:2] and n > 0
+    assert math.isclose(dist, pr["select"]["vanilla"][2], rel_tol=1e-9)
+    assert sorted(pr["agg"]["scan"]) == ["total_amount"]
+    assert same(pr["agg"]["agg"], answers[0]["selectivity"]["10"]["vanilla"])
+
+
+def test_count_reads_one_column(answers):
+    pr, data = answers[0]["pruning"], answers[1]
+    assert len(pr["count"]["scan"]) == 1 and pr["count"]["filtered_scan"] == ["total_amount"]
+    assert pr["count"]["n"] == data.rows
+    assert pr["count"]["filtered_n"] == answers[0]["selectivity"]["10"]["vanilla"][0]
+    assert pr["star"]["scan"] == pr["star"]["schema"] and len(pr["star"]["schema"]) == 19
+
+
 def test_filter_the_class_cannot_run_stays_exact(answers):
     out, _ = answers
     r = out["unsupported"]

@@ -13,7 +13,7 @@ from metareserve import StageReport, node_agent
 from .spark.source import FORMAT
 
 PACKAGE = "sae_ceph"
-EXTENSION = "sae.connector.ScanStateReset"
+EXTENSION = "sae.connector.SessionExtension"
 JDK = "openjdk-17-jdk-headless"
 _HERE = Path(__file__).parent
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)

@@ -46,6 +46,34 @@ proj = connector(True, columns="total_amount,VendorID").where(F.col("total_amoun
 out["projection"] = {"columns": proj.columns, "agg": agg(proj),
                      "schema": [f.name for f in proj.schema.fields]}
 
+
+def scan_columns(df):
+    """Column names of the sae-ceph scan in df's executed plan (what the reader asks the OSDs for)."""
+    plan = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
+    line = next(ln for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln)
+    return [c.split("#")[0] for c in line.split("[", 1)[1].split("]", 1)[0].split(", ")]
+
+
+def sums(df):
+    row = df.agg(F.count(F.lit(1)), F.sum("VendorID"), F.sum("trip_distance")).first()
+    return list(row)
+
+
+# Automatic pruning (the session extension): no columns option, the query decides.
+t10 = cfg["thresholds"]["10"]
+picked = connector(True).where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance")
+counted = connector(True).where(F.col("total_amount") < F.lit(t10))
+out["pruning"] = {
+    "select": {"scan": scan_columns(picked), "columns": picked.columns,
+               "sums": sums(picked),
+               "vanilla": sums(vanilla().where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance"))},
+    "count": {"scan": scan_columns(connector(True).groupBy().count()),
+              "filtered_scan": scan_columns(counted.groupBy().count()),
+              "n": connector(False).count(), "filtered_n": counted.count()},
+    "agg": {"scan": scan_columns(counted.agg(F.sum("total_amount"))), "agg": agg(counted)},
+    "star": {"scan": scan_columns(connector(True)), "schema": connector(True).columns},
+}
+
 odd = "(total_amount * 2 < 20) OR (trip_distance > 3)"
 out["unsupported"] = {"offload": agg(connector(True).where(odd)), "no-offload": agg(connector(False).where(odd)),
                       "vanilla": agg(vanilla().where(odd))}

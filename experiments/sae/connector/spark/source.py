@@ -10,7 +10,8 @@ pyarrow and Debian's ``rados``/``cephfs`` bindings. Options (all strings):
                        decode and filter on the client
 ``compression``        reply body compression: ``none``, ``lz4`` (default), ``zstd``
 ``batch_size``         rows per Arrow batch (default 65536)
-``columns``            comma-separated projection when no ``.schema(...)`` is given
+``columns``            comma-separated columns to narrow the DataFrame to (each query is also
+                       pruned to the columns it uses by the session extension)
 ``ceph_conf``          client ceph.conf (default ``$CEPH_CONF``)
 ``objects_per_partition``  objects one task scans with parallel asynchronous calls (default 1)
 ``max_reply``          largest reply accepted, bytes (default 8x the object size, at least 64 MiB)
