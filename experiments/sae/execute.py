@@ -108,6 +108,7 @@ def run_point(ctx: StageContext, stack: dict) -> StageReport:
     cfg = {"run_id": rd.root.name, "point": point.id, "reps": pending,
            "prewarm": warmup if min(pending) >= warmup else 0, "pause": ctx.experiment.pause,
            "out": remote_out, "column": point.params["workload"]["column"], "threshold": threshold(ctx),
+           "columns": list(point.params["workload"]["columns"]),
            **app_config(ctx, stack)}
     build = stack.get("build")
     s = point.params["spark"]

@@ -12,6 +12,7 @@ import itertools
 import re
 from typing import Callable
 
+from data_deploy import SCHEMA as TAXI_SCHEMA
 from data_deploy import check_object_size
 from metareserve import parse_size
 from metareserve.errors import UsageError
@@ -77,8 +78,9 @@ class DataSpec:
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    """The query: keep rows whose ``column`` lies above the threshold that lets ``selectivity``
-    percent of rows pass; read through the offloading ``connector`` or ``vanilla`` Spark Parquet."""
+    """The query: keep rows whose ``column`` lies below the threshold that lets ``selectivity``
+    percent of rows pass, and checksum ``columns`` (empty: every column) of them; read through the
+    offloading ``connector`` (which then reads only those columns) or ``vanilla`` Spark Parquet."""
 
     reader: str = "connector"
     offload: bool = True
@@ -86,6 +88,7 @@ class Workload:
     batch_size: int | None = None
     column: str = "total_amount"
     selectivity: float = 100.0
+    columns: tuple = ()
 
 
 SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
@@ -241,6 +244,14 @@ def validate_point(params: dict, where: str) -> None:
         bad("workload.offload must be true or false")
     if w["batch_size"] is not None:
         _int(w["batch_size"], 1, f"{where}: workload.batch_size")
+    cols = w["columns"]
+    if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
+        bad(f"workload.columns must be a list of column names, not {cols!r}")
+    if d["input"] is None:   # generated taxi data: the schema is known now
+        unknown = [c for c in [*cols, w["column"]] if c not in TAXI_SCHEMA.names]
+        if unknown:
+            bad(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
+                f"{', '.join(TAXI_SCHEMA.names)})")
     sel = w["selectivity"]
     if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")

@@ -4,11 +4,11 @@ Submitted by the sae runner with one argument, a JSON object::
 
     {"run_id", "point", "reps": [0, 1, 2], "prewarm": 0, "pause": 1.0, "out": "<jsonl path>",
      "format": "sae-ceph" | "parquet", "path": "...", "options": {...}, "register": ["mod:fn"],
-     "column": "total_amount", "threshold": 12.5 | null}
+     "column": "total_amount", "threshold": 12.5 | null, "columns": [] (all) | ["VendorID", ...]}
 
 Each repetition loads the dataset afresh (pushed filters must not leak between queries), keeps
 rows with ``column < threshold`` and computes the row count plus an order-independent checksum
-over every column (so every column is read whatever the reader prunes). One JSON line per
+over ``columns`` (every column when empty): the connector reads just the columns the query uses. One JSON line per
 repetition goes to ``out`` and to stdout prefixed ``sae-rep`` (the runner publishes run markers
 from those lines): repetition, start/end epoch, init and compute seconds, rows, checksum.
 ``prewarm`` extra repetitions run first and are only reported as ``"discarded": true``.
@@ -39,7 +39,8 @@ def query(spark, cfg):
         df = df.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
     t1 = time.time()
     row = df.agg(F.count(F.lit(1)).alias("rows"),
-                 F.sum(F.hash(*[F.col(c) for c in df.columns]).cast("long")).alias("checksum")).collect()[0]
+                 F.sum(F.hash(*[F.col(c) for c in cfg.get("columns") or df.columns]).cast("long"))
+                 .alias("checksum")).collect()[0]
     t2 = time.time()
     return {"start": t0, "end": t2, "init_s": t1 - t0, "compute_s": t2 - t1, "total_s": t2 - t0,
             "rows": int(row["rows"]), "checksum": int(row["checksum"] or 0)}
