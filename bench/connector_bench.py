@@ -1,4 +1,5 @@
-"""Benchmark: offload vs no-offload vs vanilla Spark Parquet at 1 %, 10 % and 100 % selectivity.
+"""Benchmark: offload vs no-offload vs vanilla Spark Parquet at 1 %, 10 % and 100 % selectivity,
+for a query over every column and a 3-column projection, with the offload path's compressions.
 
 Reserves a 5-host local cluster so compute and storage are separate hosts: node1 = Ceph
 mon/mgr/mds + Spark master + driver, node2-3 = OSDs (storage), node4-5 = Spark workers. Client
@@ -7,9 +8,13 @@ connector, mounts CephFS with ceph-fuse for vanilla, runs bench/connector_app.py
 runs samples every host's eth0 rx bytes (``cat /sys/class/net/eth0/statistics/rx_bytes`` over SSH,
 per namespace) and cgroup CPU time (``cpu_usage_file``, readable from the controller). Per query:
 bytes received by client hosts, client CPU-seconds, storage CPU-seconds, wall time; medians over
-the repetitions after the first; ratios against offload, beside the paper's figures.
+the repetitions after the first; ratios against offload (lz4, the paper's setting), beside the
+paper's figures. ``--link-multiplier K`` inflates the dataset with hard links (K names per object,
+as the paper did) so that per-query fixed costs weigh less.
 
-Usage: .venv/bin/python bench/connector_bench.py [--rows 3000000] [--reps 3] [--keep]
+Usage: .venv/bin/python bench/connector_bench.py [--rows 2000000] [--reps 3] [--link-multiplier 1]
+       [--readers offload,offload-none,offload-zstd,offload-x2,no-offload,vanilla] [--queries all,proj]
+       [--selectivities 1,10,100] [--keep]
 """
 from __future__ import annotations
 
@@ -33,6 +38,12 @@ from spark_deploy import SparkCluster, SparkOptions
 APP = Path(__file__).with_name("connector_app.py")
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
 PAPER = {"1": "48.9x less network, 8x less client CPU", "10": "-", "100": "paper's connector far slower than vanilla"}
+READERS = {"offload": {"offload": "true", "compression": "lz4"},
+           "offload-none": {"offload": "true", "compression": "none"},
+           "offload-zstd": {"offload": "true", "compression": "zstd"},
+           "offload-x2": {"offload": "true", "compression": "lz4", "objects_per_partition": "2"},
+           "no-offload": {"offload": "false"}, "vanilla": "vanilla"}
+QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
 DEST, OBJECT_SIZE = "/data/bench", 16 << 20
 
@@ -71,8 +82,13 @@ class Sampler(threading.Thread):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=3_000_000)
+    ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--link-multiplier", type=int, default=1)
+    ap.add_argument("--readers", default=",".join(READERS), type=lambda v: _pick(v, READERS, "reader"))
+    ap.add_argument("--queries", default=",".join(QUERIES), type=lambda v: _pick(v, QUERIES, "query"))
+    ap.add_argument("--selectivities", default=",".join(SELECTIVITIES),
+                    type=lambda v: _pick(v, SELECTIVITIES, "selectivity"))
     ap.add_argument("--keep", action="store_true", help="keep the cluster (prints its reservation)")
     args = ap.parse_args()
     setup()
@@ -91,12 +107,14 @@ def main():
             split = dd.split(dd.generate(args.rows, seed=1, out=work / "gen"), out=work / "split",
                              object_size=OBJECT_SIZE)
             dd.deploy(res, split.out, plugin="cephfs", dest=DEST, object_size=OBJECT_SIZE, node="node1",
+                      link_multiplier=args.link_multiplier,
                       ceph_conf=ceph.client_conf("node1"), cluster=cluster, layout=layout)
             spec = connector.build(spark=spark, ceph=ceph)
             mp = connector.mount_cephfs(ceph, nodes=CLIENTS, cluster=cluster).details["mountpoint"]
-            thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in SELECTIVITIES.items()}
+            thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in args.selectivities.items()}
             cfg = {"path": DEST, "vanilla": f"file://{mp}{DEST}", "options": spec.options,
-                   "register": spec.register, "thresholds": thresholds, "reps": args.reps, "pause": 3}
+                   "register": spec.register, "thresholds": thresholds, "reps": args.reps, "pause": 3,
+                   "readers": args.readers, "queries": args.queries}
             sampler = Sampler(res)
             sampler.sample()
             sampler.start()
@@ -125,6 +143,14 @@ def main():
             metareserve.release(res)
 
 
+def _pick(value: str, known: dict, what: str) -> dict:
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(bad)}; pick from {', '.join(known)}")
+    return {n: known[n] for n in names}
+
+
 def report(queries, sampler, args, split):
     rows = {}
     for q in queries:
@@ -132,25 +158,29 @@ def report(queries, sampler, args, split):
             continue   # warm-up, as the paper drops the first run
         m = sampler.window(q["start"], q["end"])
         m["wall"] = q["end"] - q["start"]
-        rows.setdefault((q["sel"], q["reader"]), []).append((m, q["rows"], q["checksum"]))
-    print(f"\n{args.rows} rows, {len(list(split.out.glob('*.parquet')))} objects of 16 MiB, "
-          f"{args.reps - 1} measured repetitions (medians); client hosts {', '.join(CLIENTS)}, "
-          f"storage hosts {', '.join(STORAGE)}\n")
-    print("| sel | reader | rows | client rx MB | client CPU s | storage CPU s | wall s | "
+        rows.setdefault((q["sel"], q["query"], q["reader"]), []).append((m, q["rows"], q["checksum"]))
+    n = len(list(split.out.glob("*.parquet")))
+    print(f"\n{args.rows} rows x {args.link_multiplier} links = {args.rows * args.link_multiplier} rows per query, "
+          f"{n} objects of 16 MiB x {args.link_multiplier} names, {args.reps - 1} measured repetitions "
+          f"(medians); client hosts {', '.join(CLIENTS)}, storage hosts {', '.join(STORAGE)}; "
+          "queries: " + ", ".join(f"{k} = {v or 'every column'}" for k, v in args.queries.items()) + "\n")
+    print("| sel | query | reader | rows | client rx MB | client CPU s | storage CPU s | wall s | "
           "rx vs offload | client CPU vs offload | wall vs offload | paper |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for sel in SELECTIVITIES:
-        med = {r: {k: statistics.median(m[k] for m, _, _ in rows[(sel, r)]) for k in ("net", "client_cpu", "storage_cpu", "wall")}
-               for r in ("offload", "no-offload", "vanilla")}
-        checks = {(rows[(sel, r)][0][1], rows[(sel, r)][0][2]) for r in med}
-        for r, m in med.items():
-            o = med["offload"]
-            print(f"| {sel} % | {r} | {rows[(sel, r)][0][1]} | {m['net'] / 1e6:.1f} | {m['client_cpu']:.1f} | "
-                  f"{m['storage_cpu']:.1f} | {m['wall']:.1f} | {m['net'] / max(o['net'], 1):.1f}x | "
-                  f"{m['client_cpu'] / max(o['client_cpu'], 1e-3):.2f}x | {m['wall'] / o['wall']:.2f}x | "
-                  f"{PAPER[sel] if r == 'offload' else ''} |")
-        if len(checks) != 1:
-            print(f"WARNING: readers disagree at {sel} %: {checks}")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    ref = next(iter(args.readers))
+    for sel in args.selectivities:
+        for query in args.queries:
+            med = {r: {k: statistics.median(m[k] for m, _, _ in rows[(sel, query, r)])
+                       for k in ("net", "client_cpu", "storage_cpu", "wall")} for r in args.readers}
+            checks = {(rows[(sel, query, r)][0][1], rows[(sel, query, r)][0][2]) for r in med}
+            o = med[ref]
+            for r, m in med.items():
+                print(f"| {sel} % | {query} | {r} | {rows[(sel, query, r)][0][1]} | {m['net'] / 1e6:.1f} | "
+                      f"{m['client_cpu']:.1f} | {m['storage_cpu']:.1f} | {m['wall']:.1f} | "
+                      f"{m['net'] / max(o['net'], 1):.1f}x | {m['client_cpu'] / max(o['client_cpu'], 1e-3):.2f}x | "
+                      f"{m['wall'] / o['wall']:.2f}x | {PAPER[sel] if r == ref and query == 'all' else ''} |")
+            if len(checks) != 1:
+                print(f"WARNING: readers disagree at {sel} % {query}: {checks}")
 
 
 if __name__ == "__main__":
