@@ -45,6 +45,7 @@ READERS = {"offload": {"offload": "true", "compression": "lz4"},
            "no-offload": {"offload": "false"}, "vanilla": "vanilla"}
 QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
+WORKERS = ["node4", "node5"]   # the Spark workers: executors only (node1 also runs the driver and Ceph's mon/mgr/mds)
 DEST, OBJECT_SIZE = "/data/bench", 16 << 20
 
 
@@ -77,6 +78,7 @@ class Sampler(threading.Thread):
         b = self.samples[min(len(times) - 1, bisect.bisect_left(times, end))]
         return {"net": sum(b[1][n] - a[1][n] for n in CLIENTS),
                 "client_cpu": sum(b[2][n] - a[2][n] for n in CLIENTS),
+                "worker_cpu": sum(b[2][n] - a[2][n] for n in WORKERS),
                 "storage_cpu": sum(b[2][n] - a[2][n] for n in STORAGE)}
 
 
@@ -164,20 +166,21 @@ def report(queries, sampler, args, split):
           f"{n} objects of 16 MiB x {args.link_multiplier} names, {args.reps - 1} measured repetitions "
           f"(medians); client hosts {', '.join(CLIENTS)}, storage hosts {', '.join(STORAGE)}; "
           "queries: " + ", ".join(f"{k} = {v or 'every column'}" for k, v in args.queries.items()) + "\n")
-    print("| sel | query | reader | rows | client rx MB | client CPU s | storage CPU s | wall s | "
-          "rx vs offload | client CPU vs offload | wall vs offload | paper |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| sel | query | reader | rows | client rx MB | client CPU s | worker CPU s | storage CPU s | wall s | "
+          "rx vs offload | client CPU vs offload | worker CPU vs offload | wall vs offload | paper |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ref = next(iter(args.readers))
     for sel in args.selectivities:
         for query in args.queries:
             med = {r: {k: statistics.median(m[k] for m, _, _ in rows[(sel, query, r)])
-                       for k in ("net", "client_cpu", "storage_cpu", "wall")} for r in args.readers}
+                       for k in ("net", "client_cpu", "worker_cpu", "storage_cpu", "wall")} for r in args.readers}
             checks = {(rows[(sel, query, r)][0][1], rows[(sel, query, r)][0][2]) for r in med}
             o = med[ref]
             for r, m in med.items():
                 print(f"| {sel} % | {query} | {r} | {rows[(sel, query, r)][0][1]} | {m['net'] / 1e6:.1f} | "
-                      f"{m['client_cpu']:.1f} | {m['storage_cpu']:.1f} | {m['wall']:.1f} | "
+                      f"{m['client_cpu']:.1f} | {m['worker_cpu']:.1f} | {m['storage_cpu']:.1f} | {m['wall']:.1f} | "
                       f"{m['net'] / max(o['net'], 1):.1f}x | {m['client_cpu'] / max(o['client_cpu'], 1e-3):.2f}x | "
+                      f"{m['worker_cpu'] / max(o['worker_cpu'], 1e-3):.2f}x | "
                       f"{m['wall'] / o['wall']:.2f}x | {PAPER[sel] if r == ref and query == 'all' else ''} |")
             if len(checks) != 1:
                 print(f"WARNING: readers disagree at {sel} % {query}: {checks}")
