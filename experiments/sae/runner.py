@@ -7,6 +7,8 @@ import hashlib
 import time
 from pathlib import Path
 
+import yaml
+
 from metareserve import StageReport, load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import node_log
@@ -96,7 +98,7 @@ def resume(path) -> RunDir:
                          f"started; start a new run with 'sae run'")
     options = RunOptions(**spec["options"])
     experiment, p = prepare(file, profile=spec["profile"], options=options)
-    if p.to_dict() != rd.read_yaml(rd.plan):
+    if yaml.safe_load(yaml.safe_dump(p.to_dict())) != rd.read_yaml(rd.plan):   # as stored: tuples are lists
         raise UsageError(f"{rd.plan}: the plan differs from the recorded one; start a new run")
     ledger = RunLedger.load(rd.ledger)
     if not any(ledger.pending(pid) for pid in p.order):
