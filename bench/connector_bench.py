@@ -38,11 +38,11 @@ from spark_deploy import SparkCluster, SparkOptions
 APP = Path(__file__).with_name("connector_app.py")
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
 PAPER = {"1": "48.9x less network, 8x less client CPU", "10": "-", "100": "paper's connector far slower than vanilla"}
-READERS = {"offload": {"offload": "true", "compression": "lz4"},
-           "offload-none": {"offload": "true", "compression": "none"},
-           "offload-zstd": {"offload": "true", "compression": "zstd"},
+READERS = {"offload": {"offload": "true", "compression": "lz4", "objects_per_partition": "1"},
+           "offload-none": {"offload": "true", "compression": "none", "objects_per_partition": "1"},
+           "offload-zstd": {"offload": "true", "compression": "zstd", "objects_per_partition": "1"},
            "offload-x2": {"offload": "true", "compression": "lz4", "objects_per_partition": "2"},
-           "no-offload": {"offload": "false"}, "vanilla": "vanilla"}
+           "no-offload": {"offload": "false", "objects_per_partition": "1"}, "vanilla": "vanilla"}
 QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
 WORKERS = ["node4", "node5"]   # the Spark workers: executors only (node1 also runs the driver and Ceph's mon/mgr/mds)
