@@ -49,6 +49,7 @@ def test_selectivities_agree_across_readers(answers):
     for sel, fraction in SELECTIVITIES.items():
         r = out["selectivity"][sel]
         assert same(r["offload"], r["vanilla"]) and same(r["no-offload"], r["vanilla"]), (sel, r)
+        assert same(r["offload-x2"], r["vanilla"]), (sel, r)   # two objects per task, calls in flight together
         assert abs(r["vanilla"][0] - fraction * data.rows) <= 0.002 * data.rows, (sel, r)
 
 

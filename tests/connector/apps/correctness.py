@@ -35,6 +35,7 @@ out = {"selectivity": {}, "reply_columns": None}
 for sel, t in cfg["thresholds"].items():
     where = F.col("total_amount") < F.lit(t)
     out["selectivity"][sel] = {"offload": agg(connector(True).where(where)),
+                               "offload-x2": agg(connector(True, objects_per_partition="2").where(where)),
                                "no-offload": agg(connector(False).where(where)),
                                "vanilla": agg(vanilla().where(where))}
     if sel == "10":

@@ -13,7 +13,7 @@ pyarrow and Debian's ``rados``/``cephfs`` bindings. Options (all strings):
 ``columns``            comma-separated columns to narrow the DataFrame to (each query is also
                        pruned to the columns it uses by the session extension)
 ``ceph_conf``          client ceph.conf (default ``$CEPH_CONF``)
-``objects_per_partition``  objects one task scans with parallel asynchronous calls (default 2)
+``objects_per_partition``  objects one task scans with parallel asynchronous calls (default 1)
 ``max_reply``          largest reply accepted, bytes (default 8x the object size, at least 64 MiB)
 ``timeout``            seconds before a RADOS call fails instead of hanging (default 120)
 =====================  ====================================================================
@@ -76,7 +76,7 @@ class Options:
         if self.compression not in ("none", "lz4", "zstd"):
             _bad("compression", self.compression, "use none, lz4 or zstd")
         self.batch_size = _int(o.get("batch_size", "65536"), "batch_size", 1, 1 << 24)
-        self.objects_per_partition = _int(o.get("objects_per_partition", "2"), "objects_per_partition", 1, 1 << 16)
+        self.objects_per_partition = _int(o.get("objects_per_partition", "1"), "objects_per_partition", 1, 1 << 16)
         self.max_reply = _int(o.get("max_reply", "0"), "max_reply", 0, 1 << 31)
         self.timeout = _int(o.get("timeout", "120"), "timeout", 1, 86400)
         self.ceph_conf = o.get("ceph_conf") or os.environ.get("CEPH_CONF") or _bad(
