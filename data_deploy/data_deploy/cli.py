@@ -1,8 +1,7 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve import load_reservation, resolve_layout
-from metareserve.cli_support import handle_errors, reservation_option, with_layout
+from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
@@ -83,8 +82,7 @@ def threshold(source, fraction, column):
 def deploy(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, src, dest, object_size,
            link_multiplier, copy_multiplier):
     """Deploy the split dataset SRC (a directory of single-row-group Parquet files)."""
-    res = load_reservation(reservation)
-    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.deploy(res, src, plugin=plugin, dest=dest, object_size=object_size,
                         link_multiplier=link_multiplier, copy_multiplier=copy_multiplier,
                         node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
@@ -97,8 +95,7 @@ def deploy(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, src, 
 @handle_errors
 def verify(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest):
     """Check the dataset at DEST against its manifest (exit 1 on any mismatch)."""
-    res = load_reservation(reservation)
-    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
     if not report.ok:
         raise OperationalError(report.summary() + "; run 'data-deploy deploy' again to repair, or clean")
@@ -111,7 +108,6 @@ def verify(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest)
 @handle_errors
 def clean(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest):
     """Remove the dataset at DEST and the nodes' staging copies."""
-    res = load_reservation(reservation)
-    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
     click.echo(report.summary())

@@ -7,8 +7,9 @@ import sys
 import click
 
 from .errors import NothingToDo, SaeError
+from .layout import Layout, resolve_layout
 from .log import setup
-from .model import ENV_RESERVATION
+from .model import ENV_RESERVATION, Reservation, load_reservation
 
 reservation_option = click.option(
     "--reservation", "-r", "reservation", envvar=ENV_RESERVATION, metavar="FILE",
@@ -25,6 +26,12 @@ def with_layout(fn):
     for opt in reversed(layout_options):
         fn = opt(fn)
     return fn
+
+
+def load_target(reservation, layout_file=None, role_specs=()) -> tuple[Reservation, Layout]:
+    """The reservation and layout named by --reservation/--layout/--role."""
+    res = load_reservation(reservation)
+    return res, resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
 
 
 def handle_errors(fn):

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
-from metareserve import load_reservation, resolve_layout
-from metareserve.cli_support import handle_errors, reservation_option, with_layout
+from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError, UsageError
 
 from .deploy import Monitoring
@@ -47,8 +46,7 @@ def monitoring_command(fn):
     @handle_errors
     def wrapper(reservation, layout_file, role_specs, config_file, scrape_interval, retention,
                 prometheus_port, **kwargs):
-        res = load_reservation(reservation)
-        layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+        res, layout = load_target(reservation, layout_file, role_specs)
         options = load_options(config_file, scrape_interval=scrape_interval, retention=retention,
                                prometheus_port=prometheus_port)
         with Monitoring(res, layout, options) as mon:

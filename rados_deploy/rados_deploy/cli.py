@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from metareserve import load_reservation, resolve_layout
-from metareserve.cli_support import handle_errors, reservation_option, with_layout
+from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
 
 from .cluster import CephCluster
 from .options import CephOptions
@@ -42,8 +41,7 @@ def _command(fn):
     @handle_errors
     @functools.wraps(fn)
     def wrapper(reservation, layout_file, role_specs, **kwargs):
-        res = load_reservation(reservation)
-        layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+        res, layout = load_target(reservation, layout_file, role_specs)
         options = CephOptions(**{k: kwargs.pop(k) for k in _OPTION_NAMES})
         with CephCluster(res, layout, options) as ceph:
             return fn(ceph, **kwargs)

@@ -7,8 +7,7 @@ import sys
 import click
 import yaml
 
-from metareserve import load_reservation, resolve_layout
-from metareserve.cli_support import handle_errors, reservation_option, with_layout
+from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import UsageError
 
 from .cluster import SparkCluster
@@ -40,6 +39,11 @@ def spark_options(fn):
     return click.option("--verbose", "-v", is_flag=True, help="Debug logging.")(fn)
 
 
+def cluster_options(fn):
+    """--reservation, --layout/--role and the Spark options."""
+    return reservation_option(with_layout(spark_options(fn)))
+
+
 def _pairs(items, flag: str) -> dict:
     out = {}
     for item in items:
@@ -64,8 +68,7 @@ def build_options(options_file=None, spark_version=None, python_packages=(), con
 
 
 def _spark(reservation, layout_file, role_specs, **flags) -> SparkCluster:
-    res = load_reservation(reservation)
-    layout = resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
+    res, layout = load_target(reservation, layout_file, role_specs)
     return SparkCluster(res, layout, build_options(**flags))
 
 
@@ -76,9 +79,7 @@ def main():
 
 def _stage(name: str, help_text: str, run):
     @main.command(name, help=help_text)
-    @reservation_option
-    @with_layout
-    @spark_options
+    @cluster_options
     @handle_errors
     def command(reservation, layout_file, role_specs, **flags):
         with _spark(reservation, layout_file, role_specs, **flags) as spark:
@@ -98,9 +99,7 @@ _stage("stop", "Stop workers, then the master.", lambda s: s.stop().summary())
 
 
 @main.command()
-@reservation_option
-@with_layout
-@spark_options
+@cluster_options
 @click.option("--purge", is_flag=True, help="Also remove the shared Spark software (node venv or tarball copy).")
 @handle_errors
 def uninstall(reservation, layout_file, role_specs, purge, **flags):
@@ -110,9 +109,7 @@ def uninstall(reservation, layout_file, role_specs, purge, **flags):
 
 
 @main.command()
-@reservation_option
-@with_layout
-@spark_options
+@cluster_options
 @handle_errors
 def status(reservation, layout_file, role_specs, **flags):
     """Say which daemons run and how many workers are ALIVE at the master."""
@@ -126,9 +123,7 @@ def status(reservation, layout_file, role_specs, **flags):
 
 
 @main.command()
-@reservation_option
-@with_layout
-@spark_options
+@cluster_options
 @handle_errors
 def targets(reservation, layout_file, role_specs, **flags):
     """Print the Prometheus scrape targets (YAML: job → metrics_path, targets, nodes)."""
@@ -137,9 +132,7 @@ def targets(reservation, layout_file, role_specs, **flags):
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@reservation_option
-@with_layout
-@spark_options
+@cluster_options
 @click.option("--log-dir", metavar="DIR", default="spark-logs", show_default=True,
               help="Local directory for the driver log and event log.")
 @click.option("--driver-env", multiple=True, metavar="KEY=VALUE", help="Extra environment for spark-submit.")
