@@ -9,19 +9,17 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
 
 /** Access to the private state of Spark 4.3's Python data source tables (one place for reflection). */
 final class PythonRelations {
-  private static final Field DS = field("ds");
-  private static final Field SHORT_NAME = field("shortName");
+  private static final Field DS = dsField();
 
   private PythonRelations() {}
 
-  private static Field field(String name) {
+  private static Field dsField() {
     try {
-      Field f = PythonTable.class.getDeclaredField(name);
+      Field f = PythonTable.class.getDeclaredField("ds");
       f.setAccessible(true);
       return f;
     } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("sae.connector: this Spark's PythonTable has no field " + name
-          + "; the connector's extension is built for Spark 4.3", e);
+      throw new IllegalStateException("sae.connector: this Spark's PythonTable has no field ds; the connector's extension is built for Spark 4.3", e);
     }
   }
 
@@ -31,18 +29,15 @@ final class PythonRelations {
   }
 
   static PythonDataSourceV2 dataSource(DataSourceV2Relation relation) {
-    return (PythonDataSourceV2) get(DS, relation);
-  }
-
-  static String shortName(DataSourceV2Relation relation) {
-    return (String) get(SHORT_NAME, relation);
-  }
-
-  private static Object get(Field f, DataSourceV2Relation relation) {
     try {
-      return f.get(relation.table());
+      return (PythonDataSourceV2) DS.get(relation.table());
     } catch (IllegalAccessException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** The format name the relation's source was registered under (PythonTable.name() is its short name). */
+  static String shortName(DataSourceV2Relation relation) {
+    return relation.table().name();
   }
 }
