@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import time
 
-from metareserve import Layout, Reservation, StageReport, format_size, load_reservation, node_agent
+from metareserve import Layout, Reservation, StageReport, format_size, load_reservation
 from metareserve.errors import OperationalError, RemoteError, UsageError, last_line
 
 from . import remote
@@ -137,7 +137,7 @@ def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_c
     """Install what the plugin needs on ``nodes``; return the ceph.conf path (cephfs) after
     checking it is readable there."""
     if plugin.apt_packages:
-        cluster.call(node_agent, "apt_install", list(plugin.apt_packages), nodes=nodes, stage=f"{STAGE} install")
+        cluster.apt_install(plugin.apt_packages, nodes=nodes, stage=f"{STAGE} install")
     if not plugin.needs_ceph:
         return None
     conf = ceph_conf or f"{res.node_dir(nodes[0], 'ceph')}/ceph.conf"

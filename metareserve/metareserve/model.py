@@ -83,6 +83,13 @@ class Reservation:
         """Directory on every node under which per-node state of this reservation lives."""
         return self.provider_state.get("state_root", f"/var/lib/sae/{self.name}")
 
+    @property
+    def shares_controller_packages(self) -> bool:
+        """True when the nodes share the controller's filesystem and Debian package database
+        (a local cluster's network namespaces, which have no route to the package mirrors):
+        their packages are installed once, on the controller, as on any real host."""
+        return self.provider == "local"
+
     def node_dir(self, node: Node | str, component: str) -> str:
         """Per-node state directory for ``component`` (unique even when nodes share a disk)."""
         name = node if isinstance(node, str) else node.name

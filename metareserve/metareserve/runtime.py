@@ -17,7 +17,7 @@ from pathlib import Path
 from .errors import OperationalError
 from .log import node_log
 from .model import Node
-from .remote import Cluster, node_agent
+from .remote import Cluster
 
 SOFTWARE_ROOT = "/opt/sae"
 
@@ -62,7 +62,7 @@ def ensure_python_env(cluster: Cluster, requirements: list[str], *, nodes=None, 
     Idempotent: a node whose venv is complete only answers "no changes".
     """
     selected = cluster.select(nodes)
-    cluster.call(node_agent, "apt_install", list(apt_packages), nodes=selected, stage=f"{stage} apt")
+    cluster.apt_install(apt_packages, nodes=selected, stage=f"{stage} apt")
     versions = cluster.run(["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                            nodes=selected, stage=stage)
     out = {}

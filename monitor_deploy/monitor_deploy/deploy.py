@@ -89,8 +89,8 @@ class Monitoring(Service):
         missing = self.cluster.call(node_agent, "missing_packages", stage=report.stage,
                                     per_node=lambda n: {"packages": wanted[n.name]})
         todo = [n for n in self.reservation.nodes if missing[n.name]]
-        done = self.cluster.call(node_agent, "apt_install", nodes=todo, stage=report.stage,
-                                 per_node=lambda n: {"packages": wanted[n.name]}) if todo else {}
+        done = self.cluster.apt_install(nodes=todo, stage=report.stage,
+                                        per_node=lambda n: wanted[n.name]) if todo else {}
         for n in self.reservation.nodes:
             installed = done.get(n.name, {}).get("installed")
             if installed:

@@ -6,7 +6,7 @@ import hashlib
 from importlib import resources
 from pathlib import Path
 
-from metareserve import OperationalError, StageReport, UsageError, node_agent
+from metareserve import OperationalError, StageReport, UsageError
 from metareserve.runtime import SOFTWARE_ROOT, ensure_python_env
 
 from . import remote
@@ -47,8 +47,7 @@ def install_class(cc, *, source_dir=None) -> StageReport:
         if down:
             raise OperationalError(f"[{node} sae class install] {', '.join(down)} not running; "
                                    "run 'rados-deploy start' first")
-    cc.cluster.call(node_agent, "apt_install", cc.options.class_build_packages, nodes=osd_nodes,
-                    stage="sae class apt")
+    cc.cluster.apt_install(cc.options.class_build_packages, nodes=osd_nodes, stage="sae class apt")
     pythons = ensure_python_env(cc.cluster, [PYARROW], nodes=osd_nodes, stage="sae class runtime")
     built = {}
     for group in (osd_nodes[:1], osd_nodes[1:]):   # a compile error shows once, from the first node

@@ -1,7 +1,7 @@
 """The simple stages of :class:`CephCluster`: install, stop, uninstall."""
 from __future__ import annotations
 
-from metareserve import StageReport, node_agent
+from metareserve import StageReport
 
 from . import remote
 from .cluster import STOP_ORDER
@@ -21,8 +21,8 @@ def packages_for(cc, node: str) -> list[str]:
 def install(cc) -> StageReport:
     """See :meth:`CephCluster.install`."""
     report = StageReport("ceph install")
-    res = cc.cluster.call(node_agent, "apt_install", stage="ceph install", nodes=cc.topology.nodes,
-                          per_node=lambda n: {"packages": packages_for(cc, n.name)})
+    res = cc.cluster.apt_install(stage="ceph install", nodes=cc.topology.nodes,
+                                 per_node=lambda n: packages_for(cc, n.name))
     for node in cc.topology.nodes:
         r = res[node]
         if r["installed"]:

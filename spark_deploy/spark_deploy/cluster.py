@@ -146,8 +146,7 @@ class SparkCluster(Service):
         stage = "spark install"
         report = StageReport(stage)
         before = self._software(stage)
-        java = self.cluster.call(node_agent, "apt_install", list(software.JAVA_PACKAGES), nodes=self.nodes,
-                                 stage=f"{stage} java")
+        java = self.cluster.apt_install(software.JAVA_PACKAGES, nodes=self.nodes, stage=f"{stage} java")
         runtime.ensure_python_env(self.cluster, self.options.requirements, nodes=self.nodes,
                                   stage=f"{stage} python")
         if self.options.spark_source:

@@ -8,7 +8,7 @@ import os
 import zipfile
 from pathlib import Path
 
-from metareserve import StageReport, node_agent
+from metareserve import StageReport
 
 from .spark.source import FORMAT
 
@@ -79,7 +79,7 @@ def extension_jar(spark, *, out_dir: Path | None = None, stage: str = "connector
     if out.exists():
         return out, False
     node = spark.driver_node
-    spark.cluster.call(node_agent, "apt_install", [JDK], nodes=[node], stage=f"{stage} apt")
+    spark.cluster.apt_install([JDK], nodes=[node], stage=f"{stage} apt")
     work = f"{spark.paths(node).work}/connector-{key}"
     spark.cluster.run(["mkdir", "-p", f"{work}/src", f"{work}/classes"], nodes=[node], stage=stage)
     for src in sources:

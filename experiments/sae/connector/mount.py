@@ -2,7 +2,7 @@
 (a kernel mount is impossible in the local cluster's namespaces; testbeds may use one instead)."""
 from __future__ import annotations
 
-from metareserve import StageReport, node_agent
+from metareserve import StageReport
 
 
 def default_mountpoint(ceph) -> str:
@@ -23,7 +23,7 @@ def mount_cephfs(ceph, *, nodes, cluster=None, mountpoint: str | None = None,
     mp = mountpoint or default_mountpoint(ceph)
     stage = "ceph-fuse mount"
     report = StageReport(stage, details={"mountpoint": mp})
-    c.call(node_agent, "apt_install", ["ceph-fuse"], nodes=nodes, stage=f"{stage} apt")
+    c.apt_install(["ceph-fuse"], nodes=nodes, stage=f"{stage} apt")
     opts = "" if cache else "--client_oc=false --fuse_disable_pagecache=true"
     for node in nodes:   # one by one: local-cluster nodes share the mountpoint directory
         conf = ceph.client_conf(node)

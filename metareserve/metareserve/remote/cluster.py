@@ -6,7 +6,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
-from ..errors import GroupError, RemoteError
+from ..errors import GroupError, OperationalError, RemoteError
 from ..log import node_log, progress
 from ..model import Node, Reservation
 from . import node_agent
@@ -120,6 +120,32 @@ class Cluster:
                                   stderr_tail=res["stderr"][-4000:] or res["stdout"][-4000:], hint=hint)
             return res
         return self.each(one, nodes=nodes, stage=stage, check=check)
+
+    def apt_install(self, packages: Iterable[str] = (), *, nodes=None, stage: str,
+                    per_node: Callable[[Node], list[str]] | None = None) -> Results:
+        """Install Debian packages for each selected node: ``packages``, or ``per_node(node)``.
+
+        Nodes that share the controller's package database (a local reservation) get one
+        install on the controller, which reaches the mirrors; other nodes install their own.
+        Each result is ``{"installed": [...], "already": [...]}`` for that node's packages.
+        """
+        wanted = {n.name: list(per_node(n) if per_node else packages) for n in self.select(nodes)}
+        if not self.reservation.shares_controller_packages:
+            return self.call(node_agent, "apt_install", nodes=list(wanted), stage=stage,
+                             per_node=lambda n: {"packages": wanted[n.name]})
+        union = list(dict.fromkeys(p for ps in wanted.values() for p in ps))
+        missing = set(node_agent.missing_packages(union))
+        if missing:
+            node_log(None, stage, f"installing {' '.join(sorted(missing))} on the controller "
+                                  f"for {', '.join(wanted)} (they share its package database)")
+            try:
+                node_agent.apt_install(union)
+            except RuntimeError as e:
+                raise OperationalError(f"[controller {stage}] {e}; check that this machine reaches "
+                                       "its Debian mirrors ('apt-get update')") from None
+        return Results({name: {"installed": [p for p in ps if p in missing],
+                               "already": [p for p in ps if p not in missing]}
+                        for name, ps in wanted.items()})
 
     def put(self, src: str, dst: str, *, nodes=None, stage: str, check: bool = True) -> Results:
         """Copy a local file or directory to ``dst`` on each node (rsync; unchanged files are skipped)."""
