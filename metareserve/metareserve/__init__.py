@@ -7,6 +7,7 @@ from .api import check, extend, list_reservations, release, reserve
 from .errors import (ConnectError, GroupError, NothingToDo, OperationalError, RemoteError,
                      SaeError, UsageError)
 from .layout import ROLES, Layout, resolve_layout
+from .lease import LeaseHeld, LeaseHolder, leased
 from .model import Node, Reservation, load_reservation
 from .remote import Cluster, Results, call_local, node_agent
 from .report import Outcome, StageReport
@@ -18,4 +19,4 @@ __all__ = ["Node", "Reservation", "load_reservation", "Layout", "ROLES", "resolv
            "Cluster", "Results", "call_local", "node_agent", "reserve", "release", "extend",
            "list_reservations", "check", "SaeError", "NothingToDo", "UsageError",
            "OperationalError", "RemoteError", "ConnectError", "GroupError", "StageReport", "Outcome", "Service",
-           "parse_size", "format_size"]
+           "parse_size", "format_size", "LeaseHeld", "LeaseHolder", "leased"]

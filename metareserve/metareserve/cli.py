@@ -6,9 +6,9 @@ import sys
 import click
 import yaml
 
-from . import api, providers
+from . import api, lease, providers
 from .cli_support import handle_errors, reservation_option
-from .errors import OperationalError
+from .errors import OperationalError, SaeError
 from .model import load_reservation
 
 
@@ -67,6 +67,21 @@ def show(reservation):
     click.echo(f"{res.name} ({res.provider}), {len(res.nodes)} nodes")
     for n in res.nodes:
         click.echo(f"  {n.name}\t{n.user}@{n.host}:{n.port}\taddress {n.cluster_address}")
+    try:
+        with res.connect() as cluster:
+            held = lease.holder(cluster)
+        click.echo(f"leased by {held.describe()}" if held else "lease: free")
+    except SaeError as e:
+        click.echo(f"lease: unknown ({e})")
+
+
+@main.command("break-lease")
+@reservation_option
+@handle_errors
+def break_lease(reservation):
+    """Remove a reservation's lease whose holder is gone for good (e.g. another machine died)."""
+    with load_reservation(reservation).connect() as cluster:
+        click.echo(lease.break_lease(cluster))
 
 
 @main.command()

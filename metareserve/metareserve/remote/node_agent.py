@@ -270,3 +270,41 @@ def http_get(url, timeout=10.0):
         return {"status": e.code, "body": e.read().decode("utf-8", "replace")}
     except (urllib.error.URLError, OSError) as e:
         return {"status": 0, "body": str(e)}
+
+
+def lease_read(path):
+    """The lease record (a dict) stored at ``path``, or None."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def lease_take(path, record, stale=None):
+    """Store ``record`` at ``path`` unless a lease is there; a lease equal to ``stale`` (a holder
+    known to be gone) is removed first. Returns the record in force afterwards."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if stale is not None and lease_read(path) == stale:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    tmp = "%s.%d.%d" % (path, os.getpid(), threading.get_ident())
+    with open(tmp, "w") as f:
+        json.dump(record, f)
+    try:
+        os.link(tmp, path)   # atomic: fails if a lease exists
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+    return lease_read(path)
+
+
+def lease_give(path, record):
+    """Remove the lease at ``path`` if it still holds ``record``; True if removed."""
+    if lease_read(path) != record:
+        return False
+    os.unlink(path)
+    return True
