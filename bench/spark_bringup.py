@@ -70,7 +70,8 @@ def prepare_by_hand(spark: SparkCluster) -> None:
                            nodes=[n], stage="bench prepare")
         spark.cluster.call(node_agent, "write_file", f"{p.conf}/spark-defaults.conf",
                            spark_defaults(node=n, python=spark.python(n), paths=p, master_url=spark.master_url,
-                                          options=spark.options), nodes=[n], stage="bench prepare")
+                                          options=spark.options, secret=f"bench-{spark.master_node}"),
+                           nodes=[n], stage="bench prepare", mode=0o600)
 
 
 def one_round(res, cluster, layout, i: int) -> dict:

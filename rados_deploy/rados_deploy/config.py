@@ -21,6 +21,7 @@ CONF_TEMPLATE = jinja2.Template("""\
 fsid = {{ fsid }}
 mon host = {{ mon_host }}
 public addr = {{ address }}
+cluster addr = {{ address }}
 ms bind ipv6 = false
 ms bind port min = {{ o.daemon_ports[0] }}
 ms bind port max = {{ o.daemon_ports[1] }}

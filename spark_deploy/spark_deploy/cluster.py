@@ -209,16 +209,25 @@ class SparkCluster(Service):
                 raise RemoteError(n, stage, problem)
 
     def _write_config(self, stage: str) -> dict[str, bool]:
+        secret = self._auth_secret(stage)
+
         def defaults(node):
             return spark_defaults(node=node.name, python=self.python(node.name), paths=self.paths(node.name),
-                                  master_url=self.master_url, options=self.options)
-        a = self.cluster.call(node_agent, "write_file", nodes=self.nodes, stage=f"{stage} config",
+                                  master_url=self.master_url, options=self.options, secret=secret)
+        a = self.cluster.call(node_agent, "write_file", nodes=self.nodes, stage=f"{stage} config", mode=0o600,
                               per_node=lambda n: {"path": f"{self.paths(n.name).conf}/spark-defaults.conf",
                                                   "text": defaults(n)})
         b = self.cluster.call(node_agent, "write_file", nodes=self.nodes, stage=f"{stage} config",
                               per_node=lambda n: {"path": f"{self.paths(n.name).conf}/metrics.properties",
                                                   "text": metrics_properties()})
         return {n: a[n] or b[n] for n in self.nodes}
+
+    def _auth_secret(self, stage: str) -> str:
+        """The deployment's RPC secret (``spark.authenticate``): made once on the master node,
+        mode 600, and never logged."""
+        master = self.master_node
+        return self.cluster.call(node_agent, "secret_file", f"{self.paths(master).root}/auth-secret",
+                                 nodes=[master], stage=f"{stage} secret")[master]
 
     def _ensure(self, d: Daemon, config_changed: bool) -> tuple[bool, str]:
         """Start (or restart after a config change) one daemon; (changed, message)."""

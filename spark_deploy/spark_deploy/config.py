@@ -108,10 +108,13 @@ def spark_env(*, spark_home: str, python: str, paths: NodePaths, address: str, i
 
 
 def spark_defaults(*, node: str, python: str, paths: NodePaths, master_url: str,
-                   options: SparkOptions) -> str:
-    """The node's spark-defaults.conf: master, metrics, event log, python, user conf."""
+                   options: SparkOptions, secret: str) -> str:
+    """The node's spark-defaults.conf: master, RPC authentication with the deployment's
+    ``secret`` (so the file must be private), metrics, event log, python, user conf."""
     conf = {
         "spark.master": master_url,
+        "spark.authenticate": "true",
+        "spark.authenticate.secret": secret,
         "spark.executor.memory": options.executor_memory,
         "spark.pyspark.python": python,
         "spark.pyspark.driver.python": python,

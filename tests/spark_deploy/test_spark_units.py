@@ -44,8 +44,10 @@ def test_options_file_round_trip_and_unknown_key(tmp_path):
 def test_rendered_config_has_metrics_and_event_log():
     paths = NodePaths("/s/node1/spark")
     text = spark_defaults(node="node1", python="/v/bin/python", paths=paths, master_url="spark://a:7077",
-                          options=SparkOptions(conf={"spark.ui.port": "4050"}, env={"CEPH_CONF": "/c"}))
+                          options=SparkOptions(conf={"spark.ui.port": "4050"}, env={"CEPH_CONF": "/c"}),
+                          secret="s3cr3t")
     lines = dict(line.split(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert lines["spark.authenticate"] == "true" and lines["spark.authenticate.secret"] == "s3cr3t"
     assert lines["spark.metrics.namespace"] == "sae"
     assert lines["spark.ui.prometheus.enabled"] == "true"
     assert lines["spark.eventLog.dir"] == "file:///s/node1/spark/events"

@@ -308,3 +308,17 @@ def lease_give(path, record):
         return False
     os.unlink(path)
     return True
+
+
+def secret_file(path):
+    """The secret stored at ``path``, made (random, mode 600) if missing."""
+    import secrets
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        with open(path) as f:
+            return f.read().strip()
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(32))
+    return secret_file(path)
