@@ -1,7 +1,7 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
@@ -23,7 +23,7 @@ def with_target(fn):
     return with_layout(fn)
 
 
-@click.group()
+@click.group(cls=Group)
 def main():
     """NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 

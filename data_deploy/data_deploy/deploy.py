@@ -175,6 +175,8 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
         OperationalError when writing or verification fails on a node.
     """
     size = check_object_size(object_size)
+    if not dest.startswith("/") or any(ch in dest for ch in "\0\n"):
+        raise UsageError(f"dest {dest!r} must be an absolute path (one line), e.g. /data/taxi")
     for what, value in (("link multiplier", link_multiplier), ("copy multiplier", copy_multiplier)):
         if not isinstance(value, int) or value < 1:
             raise UsageError(f"{what} must be a whole number ≥ 1, got {value!r}")

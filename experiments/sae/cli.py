@@ -5,7 +5,7 @@ import json
 
 import click
 
-from metareserve.cli_support import handle_errors
+from metareserve.cli_support import Group, handle_errors
 
 from . import runner
 
@@ -14,7 +14,7 @@ profile_option = click.option("--profile", metavar="NAME",
                                    "when defined) or paper (the paper's parameters, CloudLab).")
 
 
-@click.group()
+@click.group(cls=Group)
 def main():
     """Plan, run, resume and report offloading experiments."""
 

@@ -7,12 +7,12 @@ import click
 import yaml
 
 from . import api, lease, providers
-from .cli_support import handle_errors, reservation_option
+from .cli_support import Group, handle_errors, reservation_option
 from .errors import OperationalError, SaeError
 from .model import load_reservation
 
 
-@click.group()
+@click.group(cls=Group)
 def main():
     """Reserve nodes (local namespaces, your SSH hosts, CloudLab) and check them."""
 

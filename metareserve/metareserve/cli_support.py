@@ -34,6 +34,27 @@ def load_target(reservation, layout_file=None, role_specs=()) -> tuple[Reservati
     return res, resolve_layout(res, layout_file=layout_file, role_specs=role_specs)
 
 
+class Group(click.Group):
+    """A click group whose own usage errors (bad option values, unknown options, missing
+    arguments) are one line, ``error: [prog cmd] what; see 'prog cmd --help'``, exit 2."""
+
+    def main(self, *args, **kwargs):
+        kwargs.pop("standalone_mode", None)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as e:
+            where = e.ctx.command_path if e.ctx else self.name
+            click.echo(f"error: [{where}] {e.format_message().rstrip('.')}; see '{where} --help'", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
 def handle_errors(fn):
     """Run a click command body: SaeError → one line on stderr and its family's exit code."""
     @functools.wraps(fn)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
-from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError, UsageError
 
 from .deploy import Monitoring
@@ -54,7 +54,7 @@ def monitoring_command(fn):
     return wrapper
 
 
-@click.group()
+@click.group(cls=Group)
 def main():
     """Prometheus + node_exporter on a reservation; metric windows, plots and dashboards."""
 

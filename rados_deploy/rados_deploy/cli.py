@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 
 from .cluster import CephCluster
 from .options import CephOptions
@@ -52,7 +52,7 @@ def _summary(report) -> None:
     click.echo(report.summary())
 
 
-@click.group()
+@click.group(cls=Group)
 def main():
     """Ceph bootstrapped by hand, CephFS, and the Arrow scan object class."""
 

@@ -7,7 +7,7 @@ import sys
 import click
 import yaml
 
-from metareserve.cli_support import handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import UsageError
 
 from .cluster import SparkCluster
@@ -72,7 +72,7 @@ def _spark(reservation, layout_file, role_specs, **flags) -> SparkCluster:
     return SparkCluster(res, layout, build_options(**flags))
 
 
-@click.group()
+@click.group(cls=Group)
 def main():
     """Spark standalone clusters: install, start, status, submit, stop, uninstall."""
 

@@ -80,6 +80,8 @@ class LocalProvider(Provider):
             raise UsageError(f"local provider: --nodes must be between 1 and {MAX_NODES}, not {nodes}")
         if not name or len(name) > 20 or not name.replace("-", "").isalnum():
             raise UsageError(f"local provider: name {name!r} must be 1-20 letters, digits or '-'")
+        if cpu_limit is not None and not cpu_limit > 0:
+            raise UsageError(f"local provider: --cpu-limit must be a positive number of cores, not {cpu_limit}")
         _ensure_packages()
         base = state_base()
         base.mkdir(parents=True, exist_ok=True)
