@@ -43,3 +43,23 @@ def harness():
                            check=True)
         return r.stdout.splitlines()
     return run
+
+
+@pytest.fixture(scope="session")
+def java_vectors():
+    """Output lines of tests/connector/ProtocolVectors.java (the connector's Java encoder and filter
+    translation on the shared vectors), compiled against Spark's jars (cached by source hash)."""
+    import pyspark
+    jars = Path(pyspark.__file__).parent / "jars"
+    jvm = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
+    sources = [ROOT / "tests" / "connector" / "ProtocolVectors.java", jvm / "Protocol.java", jvm / "Filters.java"]
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"java-vectors-{key}"
+    if not out.exists():
+        tmp = out.with_suffix(".tmp")
+        subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", f"{jars}/*", "-d", str(tmp),
+                        *map(str, sources)], check=True, capture_output=True)
+        tmp.replace(out)
+    r = subprocess.run(["java", "-cp", f"{out}:{jars}/*", "ProtocolVectors", str(VECTORS / "requests.json")],
+                       capture_output=True, text=True, check=True)
+    return dict(line.split(" ", 1) for line in r.stdout.splitlines())

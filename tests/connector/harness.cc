@@ -3,6 +3,7 @@
 //   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> <cols,comma> <expr>
 //                                  | err <errno> <message>
 //   scan <parquet> <hex> <out>  -> ok <bytes> (reply written to <out>) | err <errno> <message>
+//   schema <parquet> <out>      -> ok <bytes> (schema-only IPC stream written to <out>) | err ...
 //   fuzz <parquet> <hex> <n> <seed> -> ok <parsed> <scanned> <errors> (mutated requests, no crash)
 #include <iostream>
 #include <random>
@@ -63,6 +64,15 @@ int main() {
         continue;
       }
       auto out = *arrow::io::FileOutputStream::Open(c);
+      if (!out->Write(reply).ok() || !out->Close().ok()) return 3;
+      std::cout << "ok " << reply->size() << std::endl;
+    } else if (cmd == "schema") {
+      std::shared_ptr<arrow::Buffer> reply;
+      if (!sae::scan::Schema(Open(a), &reply, &err)) {
+        std::cout << "err " << err.code << " " << err.message << std::endl;
+        continue;
+      }
+      auto out = *arrow::io::FileOutputStream::Open(b);
       if (!out->Write(reply).ok() || !out->Close().ok()) return 3;
       std::cout << "ok " << reply->size() << std::endl;
     } else if (cmd == "fuzz") {

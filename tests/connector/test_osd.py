@@ -1,14 +1,32 @@
 """The ``scan`` method inside real OSDs (rados_deploy's shared ``ceph_cluster``): the shared vectors
 give the same answers as the C++ harness, and malformed requests leave every OSD up."""
+import glob
+import importlib.util
 import json
 import random
+import sys
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from sae.connector.spark.protocol import Request, decode_error
-from sae.connector.spark.source import ceph_bindings
+from sae.connector.protocol import Request, decode_error
+
+def ceph_bindings():
+    """Debian's ``rados`` and ``cephfs`` modules (python3-rados/-cephfs), loaded into this Python."""
+    mods = []
+    for name in ("rados", "cephfs"):
+        if name not in sys.modules:
+            found = glob.glob(f"/usr/lib/python3/dist-packages/{name}.cpython-%d%d-*.so" % sys.version_info[:2])
+            if not found:
+                pytest.skip(f"python3-{name} is not installed for this Python")
+            spec = importlib.util.spec_from_file_location(name, found[0])
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules[name])
+        mods.append(sys.modules[name])
+    return mods
+
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 NSPACE = "sae-connector-test"
@@ -74,6 +92,15 @@ def test_vectors_through_every_osd(ioctx, vectors, ceph_cluster):
             assert err is None, (oid, v["name"], err)
             table = pa.ipc.open_stream(pa.py_buffer(out)).read_all()
             assert table.column_names == v["columns"] and table.to_pylist() == v["rows"], (oid, v["name"])
+
+
+def test_schema_method_answers_the_files_arrow_schema(ioctx):
+    _, io, names = ioctx
+    _, out = io.execute(names[0], "sae", "schema", b"", length=1 << 20)
+    reader = pa.ipc.open_stream(pa.py_buffer(out))
+    assert reader.schema.equals(pq.read_schema(VECTORS / "sample.parquet")) and reader.read_all().num_rows == 0
+    _, out = io.execute("not-parquet", "sae", "schema", b"", length=1 << 20)
+    assert decode_error(out).errno == 74
 
 
 def test_errors_without_in_band_flag_are_negative_errnos(ioctx):

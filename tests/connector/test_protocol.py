@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sae.connector.spark.protocol import ProtocolError, Request, decode_error, decode_request, to_expression
+from sae.connector.protocol import ProtocolError, Request, decode_error, decode_request, to_expression
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 
@@ -28,6 +28,26 @@ def test_python_parses_every_vector(vectors):
         assert req.encode() == data, v["name"]
 
 
+def test_java_encodes_every_vector_alike(vectors, java_vectors):
+    requests, _ = vectors
+    good = [v for v in requests if "parse" in v]
+    assert len(good) > 10
+    for v in good:
+        assert java_vectors[v["name"]] == v["hex"], v["name"]
+
+
+def test_java_translates_spark_filters_to_the_vectors(vectors, java_vectors):
+    """Spark filters the class runs exactly become the vector's bytes; the others stay in Spark."""
+    by_name = {v["name"]: v["hex"] for v in vectors[0]}
+    spark = {k[len("spark:"):]: h for k, h in java_vectors.items() if k.startswith("spark:")}
+    for name, hexed in spark.items():
+        if name.endswith("_is_kept"):
+            assert hexed == "kept", name
+        else:
+            assert hexed == by_name[name], name
+    assert len(spark) == 9
+
+
 def test_cxx_parses_every_vector_alike(vectors, harness):
     requests, _ = vectors
     lines = harness(*(f"parse {v['hex']}" for v in requests))
@@ -42,6 +62,15 @@ def test_cxx_parses_every_vector_alike(vectors, harness):
             (p["flags"], p["codec"], p["batch_rows"] or 65536, p["max_reply"]), v["name"]
         assert cols == "[" + ",".join(p["columns"]) + "]", v["name"]
         assert expr == (p["expression"] or "-"), v["name"]
+
+
+def test_cxx_schema_is_the_files_arrow_schema(harness, tmp_path):
+    sample = VECTORS / "sample.parquet"
+    line, bad = harness(f"schema {sample} {tmp_path / 'schema'}", f"schema {__file__} {tmp_path / 'x'}")
+    assert line.startswith("ok "), line
+    reader = pa.ipc.open_stream(pa.py_buffer((tmp_path / "schema").read_bytes()))
+    assert reader.schema.equals(pq.read_schema(sample)) and reader.read_all().num_rows == 0
+    assert bad.startswith("err 74 "), bad
 
 
 def test_cxx_scan_results_match_vectors(vectors, harness, tmp_path):

@@ -1,20 +1,17 @@
 """The offloading connector: Spark reads Parquet in CephFS through the ``sae`` object class, which
 filters and projects inside the OSDs (docs/connector.md, docs/protocol.md).
 
-- :func:`build` → :class:`SubmitSpec`: object class, executor package zip, session-extension jar,
-  Spark conf and read options for ``spark.read.format("sae-ceph")``.
+- :func:`build` → :class:`SubmitSpec`: object class, the JVM data source jar (``jvm/``), Spark
+  conf and read options for ``spark.read.format("sae-ceph")``.
 - :func:`mount_cephfs` / :func:`unmount_cephfs`: ceph-fuse mounts for the vanilla Parquet baseline.
-- :mod:`sae.connector.spark`: the executor side (data source and scan protocol).
+- :mod:`sae.connector.protocol`: the scan request in Python (test vectors, OSD tests).
 """
-from .build import SubmitSpec, build, cache_dir, python_zip
+from .build import FORMAT, SubmitSpec, build, cache_dir
 from .mount import default_mountpoint, mount_cephfs, unmount_cephfs
-from .spark.protocol import Request, ScanError, decode_error, decode_request
-from .spark.source import FORMAT
+from .protocol import Request, ScanError, decode_error, decode_request
 
-#: Extra Python requirements of the Spark nodes' venv: none beyond spark_deploy's pyarrow pin
-#: (the Ceph bindings come from Debian's python3-rados/python3-cephfs on every ceph-client).
+#: Extra Python requirements of the Spark nodes' venv: none (the data source runs in the JVM).
 REQUIREMENTS: tuple[str, ...] = ()
 
-__all__ = ["build", "SubmitSpec", "cache_dir", "python_zip", "mount_cephfs", "unmount_cephfs",
-           "default_mountpoint", "Request", "ScanError", "decode_error", "decode_request", "FORMAT",
-           "REQUIREMENTS"]
+__all__ = ["build", "SubmitSpec", "cache_dir", "mount_cephfs", "unmount_cephfs", "default_mountpoint",
+           "Request", "ScanError", "decode_error", "decode_request", "FORMAT", "REQUIREMENTS"]

@@ -66,39 +66,58 @@ class ObjectFile : public arrow::io::RandomAccessFile {
 };
 
 cls_method_handle_t h_scan;
+cls_method_handle_t h_schema;
 
-// Errors: the method returns -errno and the out buffer holds the error frame ("SAEE", errno,
-// message); with the errors-in-band flag it returns 0 with the same frame, for clients whose
-// binding drops the out buffer of a failed call (python-rados).
+// The object as a file, or false with `err` set.
+bool Object(cls_method_context_t hctx, std::shared_ptr<ObjectFile>* file, sae::scan::Error* err) {
+  uint64_t size = 0;
+  time_t mtime;
+  int r = cls_cxx_stat(hctx, &size, &mtime);
+  if (r < 0) {
+    *err = {-r, "cannot stat the object"};
+    return false;
+  }
+  *file = std::make_shared<ObjectFile>(hctx, static_cast<int64_t>(size));
+  return true;
+}
+
+// Success: the reply bytes, 0. Errors: the error frame ("SAEE", errno, message) and -errno, or 0
+// with the errors-in-band flag, for clients whose binding drops the out buffer of a failed call
+// (python-rados).
+int Reply(bool ok, const std::shared_ptr<arrow::Buffer>& reply, const sae::scan::Error& err, bool in_band,
+          const char* method, ceph::bufferlist* out) {
+  if (ok) {
+    out->append(reinterpret_cast<const char*>(reply->data()), static_cast<unsigned>(reply->size()));
+    return 0;
+  }
+  CLS_LOG(1, "sae %s: error %d: %s", method, err.code, err.message.c_str());
+  out->append(sae::scan::EncodeError(err));
+  return in_band ? 0 : -err.code;
+}
+
 int scan(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out) {
   sae::scan::Request req;
   sae::scan::Error err{0, ""};
   std::string raw = in->to_str();
   bool ok = sae::scan::ParseRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &req, &err);
   std::shared_ptr<arrow::Buffer> reply;
-  if (ok) {
-    uint64_t size = 0;
-    time_t mtime;
-    int r = cls_cxx_stat(hctx, &size, &mtime);
-    if (r < 0) {
-      err = {-r, "cannot stat the object"};
-      ok = false;
-    } else {
-      auto file = std::make_shared<ObjectFile>(hctx, static_cast<int64_t>(size));
-      ok = sae::scan::Scan(file, req, &reply, &err);
-    }
-  }
-  if (ok) {
-    out->append(reinterpret_cast<const char*>(reply->data()), static_cast<unsigned>(reply->size()));
-    return 0;
-  }
-  CLS_LOG(1, "sae scan: error %d: %s", err.code, err.message.c_str());
-  out->append(sae::scan::EncodeError(err));
-  return (req.flags & sae::scan::kFlagErrorsInBand) ? 0 : -err.code;
+  std::shared_ptr<ObjectFile> file;
+  ok = ok && Object(hctx, &file, &err) && sae::scan::Scan(file, req, &reply, &err);
+  return Reply(ok, reply, err, req.flags & sae::scan::kFlagErrorsInBand, "scan", out);
+}
+
+// The object's Arrow schema (input ignored); errors always in band.
+int schema(cls_method_context_t hctx, ceph::bufferlist*, ceph::bufferlist* out) {
+  sae::scan::Error err{0, ""};
+  std::shared_ptr<arrow::Buffer> reply;
+  std::shared_ptr<ObjectFile> file;
+  bool ok = Object(hctx, &file, &err) && sae::scan::Schema(file, &reply, &err);
+  return Reply(ok, reply, err, true, "schema", out);
 }
 
 }  // namespace
 
 extern "C" void sae_register_extra_methods(cls_handle_t h_class) {
   cls_register_cxx_method(h_class, "scan", CLS_METHOD_RD, sae::guarded<scan>, &h_scan);
+  cls_register_cxx_method(h_class, "schema", CLS_METHOD_RD, sae::guarded<schema>, &h_schema);
 }

@@ -200,40 +200,79 @@ void Leaves(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
 
 Error Fail(int code, const std::string& what) { return Error{code, what}; }
 
-bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
-              std::shared_ptr<arrow::Buffer>* reply, Error* err) {
+// Open the object as Parquet (synchronous reads in the calling thread); EBADMSG if it is not.
+bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
+                 std::unique_ptr<parquet::arrow::FileReader>* reader,
+                 std::shared_ptr<arrow::Schema>* schema, Error* err) {
   arrow::MemoryPool* pool = arrow::system_memory_pool();
   parquet::ReaderProperties props(pool);
   parquet::ArrowReaderProperties aprops(/*use_threads=*/false);
   aprops.set_pre_buffer(false);  // read synchronously, in the calling (OSD op) thread
-  aprops.set_batch_size(req.batch_rows);
-
-  std::unique_ptr<parquet::arrow::FileReader> reader;
-  {
-    parquet::arrow::FileReaderBuilder builder;
-    arrow::Status st;
-    try {
-      st = builder.Open(file, props);
-    } catch (const parquet::ParquetException& e) {
-      st = arrow::Status::Invalid(e.what());
-    }
-    if (!st.ok()) {
-      *err = Fail(EBADMSG, "object is not a Parquet file: " + st.message());
-      return false;
-    }
-    builder.memory_pool(pool)->properties(aprops);
-    auto built = builder.Build();
-    if (!built.ok()) {
-      *err = Fail(EBADMSG, "object is not a Parquet file: " + built.status().message());
-      return false;
-    }
-    reader = std::move(*built);
+  aprops.set_batch_size(batch_rows);
+  parquet::arrow::FileReaderBuilder builder;
+  arrow::Status st;
+  try {
+    st = builder.Open(file, props);
+  } catch (const parquet::ParquetException& e) {
+    st = arrow::Status::Invalid(e.what());
   }
-  std::shared_ptr<arrow::Schema> file_schema;
-  if (auto st = reader->GetSchema(&file_schema); !st.ok()) {
-    *err = Fail(EBADMSG, "unreadable Parquet schema: " + st.message());
+  if (!st.ok()) {
+    *err = Fail(EBADMSG, "object is not a Parquet file: " + st.message());
     return false;
   }
+  builder.memory_pool(pool)->properties(aprops);
+  auto built = builder.Build();
+  if (!built.ok()) {
+    *err = Fail(EBADMSG, "object is not a Parquet file: " + built.status().message());
+    return false;
+  }
+  *reader = std::move(*built);
+  if (auto s = (*reader)->GetSchema(schema); !s.ok()) {
+    *err = Fail(EBADMSG, "unreadable Parquet schema: " + s.message());
+    return false;
+  }
+  return true;
+}
+
+// An IPC stream writer into a growing buffer.
+struct Sink {
+  std::shared_ptr<arrow::io::BufferOutputStream> out;
+  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+};
+
+bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Sink* sink,
+              Error* err) {
+  arrow::MemoryPool* pool = arrow::system_memory_pool();
+  arrow::ipc::IpcWriteOptions wopts = arrow::ipc::IpcWriteOptions::Defaults();
+  wopts.memory_pool = pool;
+  if (codec != arrow::Compression::UNCOMPRESSED) {
+    auto c = arrow::util::Codec::Create(codec);
+    if (!c.ok()) {
+      *err = Fail(EINVAL, "compression unavailable: " + c.status().message());
+      return false;
+    }
+    wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*c));
+  }
+  auto out = arrow::io::BufferOutputStream::Create(1 << 16, pool);
+  if (!out.ok()) {
+    *err = Fail(EIO, out.status().message());
+    return false;
+  }
+  auto writer = arrow::ipc::MakeStreamWriter(*out, schema, wopts);
+  if (!writer.ok()) {
+    *err = Fail(EIO, writer.status().message());
+    return false;
+  }
+  sink->out = *out;
+  sink->writer = *writer;
+  return true;
+}
+
+bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
+              std::shared_ptr<arrow::Buffer>* reply, Error* err) {
+  std::unique_ptr<parquet::arrow::FileReader> reader;
+  std::shared_ptr<arrow::Schema> file_schema;
+  if (!OpenParquet(file, req.batch_rows, &reader, &file_schema, err)) return false;
 
   auto unknown = [&](const std::string& name) {
     std::string have;
@@ -299,64 +338,57 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     return false;
   }
 
-  arrow::ipc::IpcWriteOptions wopts = arrow::ipc::IpcWriteOptions::Defaults();
-  wopts.memory_pool = pool;
-  if (req.codec != arrow::Compression::UNCOMPRESSED) {
-    auto codec = arrow::util::Codec::Create(req.codec);
-    if (!codec.ok()) {
-      *err = Fail(EINVAL, "compression unavailable: " + codec.status().message());
-      return false;
-    }
-    wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*codec));
-  }
-  auto sink = arrow::io::BufferOutputStream::Create(1 << 16, pool);
-  if (!sink.ok()) {
-    *err = Fail(EIO, sink.status().message());
-    return false;
-  }
-  auto writer = arrow::ipc::MakeStreamWriter(*sink, out_schema, wopts);
-  if (!writer.ok()) {
-    *err = Fail(EIO, writer.status().message());
-    return false;
-  }
+  Sink sink;
+  if (!OpenSink(out_schema, req.codec, &sink, err)) return false;
   auto io_error = [&](const arrow::Status& st) {
     *err = Fail(EIO, "scan failed: " + st.ToString());
     return false;
   };
   auto too_big = [&]() -> bool {
-    auto pos = (*sink)->Tell();
+    auto pos = sink.out->Tell();
     return req.max_reply && pos.ok() && static_cast<uint64_t>(*pos) > req.max_reply;
   };
 
+  // Per batch: evaluate the filter on the read columns, then touch only the returned ones:
+  // no Filter call when every row passes, none of the filter-only columns are compacted.
   std::shared_ptr<arrow::RecordBatch> batch;
   while (true) {
     if (auto st = (*batches)->ReadNext(&batch); !st.ok()) return io_error(st);
     if (!batch) break;
+    arrow::Datum mask;
+    bool every_row = true;
     if (req.has_filter) {
-      auto mask = cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch));
-      if (!mask.ok()) return io_error(mask.status());
-      if (mask->is_scalar()) {
-        const auto& s = mask->scalar_as<arrow::BooleanScalar>();
+      auto m = cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch));
+      if (!m.ok()) return io_error(m.status());
+      if (m->is_scalar()) {
+        const auto& s = m->scalar_as<arrow::BooleanScalar>();
         if (!s.is_valid || !s.value) continue;
       } else {
-        auto kept = cp::Filter(batch, *mask);
-        if (!kept.ok()) return io_error(kept.status());
-        batch = kept->record_batch();
+        auto bits = std::static_pointer_cast<arrow::BooleanArray>(m->make_array());
+        int64_t kept = bits->true_count();
+        if (kept == 0) continue;
+        every_row = kept == bits->length();
+        mask = std::move(*m);
       }
-      if (batch->num_rows() == 0) continue;
     }
     auto projected = batch->SelectColumns(out_pos);
     if (!projected.ok()) return io_error(projected.status());
-    if (auto st = (*writer)->WriteRecordBatch(**projected); !st.ok()) return io_error(st);
+    batch = *projected;
+    if (!every_row) {
+      auto kept = cp::Filter(batch, mask);
+      if (!kept.ok()) return io_error(kept.status());
+      batch = kept->record_batch();
+    }
+    if (auto st = sink.writer->WriteRecordBatch(*batch); !st.ok()) return io_error(st);
     if (too_big()) break;
   }
-  if (auto st = (*writer)->Close(); !st.ok()) return io_error(st);
+  if (auto st = sink.writer->Close(); !st.ok()) return io_error(st);
   if (too_big()) {
     *err = Fail(E2BIG, "reply exceeds the client's limit of " + std::to_string(req.max_reply) +
                            " bytes; raise max_reply or scan fewer columns");
     return false;
   }
-  auto done = (*sink)->Finish();
+  auto done = sink.out->Finish();
   if (!done.ok()) return io_error(done.status());
   *reply = *done;
   return true;
@@ -418,6 +450,28 @@ bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Reques
     return ScanImpl(file, req, reply, err);
   } catch (const std::exception& e) {
     *err = Fail(EIO, std::string("scan failed: ") + e.what());
+    return false;
+  }
+}
+
+bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::shared_ptr<arrow::Buffer>* reply,
+            Error* err) {
+  try {
+    std::unique_ptr<parquet::arrow::FileReader> reader;
+    std::shared_ptr<arrow::Schema> schema;
+    if (!OpenParquet(file, kDefaultBatchRows, &reader, &schema, err)) return false;
+    Sink sink;
+    if (!OpenSink(schema, arrow::Compression::UNCOMPRESSED, &sink, err)) return false;
+    arrow::Status st = sink.writer->Close();
+    auto done = st.ok() ? sink.out->Finish() : arrow::Result<std::shared_ptr<arrow::Buffer>>(st);
+    if (!done.ok()) {
+      *err = Fail(EIO, "schema failed: " + done.status().ToString());
+      return false;
+    }
+    *reply = *done;
+    return true;
+  } catch (const std::exception& e) {
+    *err = Fail(EIO, std::string("schema failed: ") + e.what());
     return false;
   }
 }

@@ -48,6 +48,11 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
           std::shared_ptr<arrow::Buffer>* reply, Error* err);
 
+// The object's Arrow schema (as the scan would read it) as an IPC stream without batches; false
+// with `err` set (EBADMSG: not Parquet, EIO).
+bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::shared_ptr<arrow::Buffer>* reply,
+            Error* err);
+
 // The error reply: "SAEE", u32 errno, u32 length, UTF-8 message (little-endian).
 std::string EncodeError(const Error& err);
 

@@ -48,11 +48,21 @@ out["projection"] = {"columns": proj.columns, "agg": agg(proj),
                      "schema": [f.name for f in proj.schema.fields]}
 
 
-def scan_columns(df):
-    """Column names of the sae-ceph scan in df's executed plan (what the reader asks the OSDs for)."""
+def scan_line(df):
     plan = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
-    line = next(ln for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln)
-    return [c.split("#")[0] for c in line.split("[", 1)[1].split("]", 1)[0].split(", ")]
+    return next(ln for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln)
+
+
+def scan_columns(df):
+    """Column names the sae-ceph scan hands Spark in df's executed plan."""
+    inner = scan_line(df).split("[", 1)[1].split("]", 1)[0]
+    return [c.split("#")[0] for c in inner.split(", ") if c]
+
+
+def osd_columns(df):
+    """Columns the scan asks the OSDs for ("*" = every column)."""
+    tail = scan_line(df).split("OsdColumns: ", 1)[1]
+    return "*" if tail.startswith("*") else tail[1:].split("]", 1)[0].split(", ")
 
 
 def sums(df):
@@ -60,20 +70,77 @@ def sums(df):
     return list(row)
 
 
-# Automatic pruning (the session extension): no columns option, the query decides.
+# Pruning: no columns option, the query decides; pushed filters' columns stay in the OSD.
 t10 = cfg["thresholds"]["10"]
 picked = connector(True).where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance")
 counted = connector(True).where(F.col("total_amount") < F.lit(t10))
 out["pruning"] = {
-    "select": {"scan": scan_columns(picked), "columns": picked.columns,
+    "select": {"scan": scan_columns(picked), "osd": osd_columns(picked), "columns": picked.columns,
                "sums": sums(picked),
                "vanilla": sums(vanilla().where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance"))},
-    "count": {"scan": scan_columns(connector(True).groupBy().count()),
+    "count": {"scan": scan_columns(connector(True).groupBy().count()), "osd": osd_columns(connector(True).groupBy().count()),
               "filtered_scan": scan_columns(counted.groupBy().count()),
-              "n": connector(False).count(), "filtered_n": counted.count()},
+              "n": connector(False).count(), "filtered_n": counted.count(),
+              "no_offload_osd": osd_columns(connector(False).where(F.col("total_amount") < F.lit(t10)).select("VendorID"))},
     "agg": {"scan": scan_columns(counted.agg(F.sum("total_amount"))), "agg": agg(counted)},
     "star": {"scan": scan_columns(connector(True)), "schema": connector(True).columns},
 }
+out["schema"] = {"offload": connector(True).schema.simpleString(), "no-offload": connector(False).schema.simpleString(),
+                 "vanilla": vanilla().schema.simpleString()}
+
+# Queries a user writes: every reader must give vanilla's answer.
+t1 = cfg["thresholds"]["1"]
+
+
+def self_join(d):
+    a = d.where(F.col("total_amount") < t1).select("PULocationID", "total_amount")
+    b = d.where(F.col("trip_distance") > 29).select("PULocationID", "trip_distance")
+    j = a.join(b, "PULocationID")
+    return list(j.agg(F.count(F.lit(1)), F.sum(F.col("total_amount") + F.col("trip_distance"))).first())
+
+
+def union(d):
+    u = d.where(F.col("total_amount") < t1).select(F.col("VendorID").alias("v")).union(
+        d.where(F.col("trip_distance") > 29).select(F.col("PULocationID").alias("v")))
+    return list(u.agg(F.count(F.lit(1)), F.sum("v")).first())
+
+
+def group_by(d):
+    g = d.where(F.col("total_amount") < t10).groupBy("payment_type").agg(F.count(F.lit(1)), F.sum("total_amount"))
+    return sorted([list(r) for r in g.collect()])
+
+
+def ordered_limit(d):
+    rows = (d.where(F.col("total_amount") < t10)
+            .orderBy(F.col("total_amount").desc(), "tpep_pickup_datetime", "tpep_dropoff_datetime", "trip_distance",
+                     "PULocationID", "DOLocationID").limit(5).collect())
+    return [[str(v) for v in r] for r in rows]
+
+
+def strings(d):
+    flag = F.col("store_and_fwd_flag")
+    return [d.where(flag == "Y").count(), d.where(flag.startswith("N")).count(), d.where(flag.contains("Y")).count(),
+            d.where(flag.isin("Y", "Z")).count(), d.where(flag != "N").count(), d.where(flag > "M").count()]
+
+
+def timestamps(d):
+    pick, drop = F.col("tpep_pickup_datetime"), F.col("tpep_dropoff_datetime")
+    early = d.where(pick < F.lit("2024-01-05 00:00:00").cast("timestamp_ntz"))
+    row = early.agg(F.count(F.lit(1)), F.min(drop), F.max(drop), F.sum(F.hour(pick))).first()
+    return [str(v) for v in row]
+
+
+def nulls(d):
+    fee = F.col("Airport_fee")
+    return [d.where(fee.isNull()).count(), d.where(fee.isNotNull()).count(),
+            d.where(fee.isNull() | (F.col("total_amount") < t1)).count(),
+            d.where(F.col("VendorID").eqNullSafe(2)).count(), d.where(F.col("PULocationID").isin(132, 138)).count()]
+
+
+queries = {"self_join": self_join, "union": union, "group_by": group_by, "ordered_limit": ordered_limit,
+           "strings": strings, "timestamps": timestamps, "nulls": nulls}
+out["queries"] = {name: {"offload": q(connector(True)), "no-offload": q(connector(False)), "vanilla": q(vanilla())}
+                  for name, q in queries.items()}
 
 odd = "(total_amount * 2 < 20) OR (trip_distance > 3)"
 out["unsupported"] = {"offload": agg(connector(True).where(odd)), "no-offload": agg(connector(False).where(odd)),

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sae.connector.spark.protocol import Request, to_expression
+from sae.connector.protocol import Request, to_expression
 
 HERE = Path(__file__).parent
 

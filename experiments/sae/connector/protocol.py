@@ -7,8 +7,9 @@ A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
     {"is_null": "col"}  {"is_not_null": "col"}  {"in": "col", "values": [1, 2]}
     {"starts_with": "col", "pattern": "ab"}  (also "ends_with", "contains")
 
-Literal values are bool, int (int64), float (float64) or str. This module needs only the
-standard library and pyarrow; it runs on Spark executors.
+Literal values are bool, int (int64), float (float64) or str. The Spark side is Java
+(``jvm/sae/connector/Protocol.java``); this Python codec is the reference the test vectors are
+made and checked with. Needs only the standard library (and pyarrow for :func:`to_expression`).
 """
 from __future__ import annotations
 

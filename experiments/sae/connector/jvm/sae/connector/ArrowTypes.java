@@ -1,0 +1,72 @@
+package sae.connector;
+
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The Spark type of each Arrow type the OSD returns, restricted to the vectors Spark's
+ * {@code ArrowColumnVector} reads with the accessor that type asks for (so the schema Spark plans
+ * with and the vectors it reads agree exactly).
+ */
+final class ArrowTypes {
+  private ArrowTypes() {}
+
+  static StructType toSpark(Schema schema, String where) {
+    StructField[] fields = schema.getFields().stream()
+        .map(f -> new StructField(f.getName(), toSpark(f, where), f.isNullable(), Metadata.empty()))
+        .toArray(StructField[]::new);
+    return new StructType(fields);
+  }
+
+  static DataType toSpark(Field f, String where) {
+    ArrowType t = f.getType();
+    DataType d = switch (t.getTypeID()) {
+      case Bool -> DataTypes.BooleanType;
+      case Int -> {
+        ArrowType.Int i = (ArrowType.Int) t;
+        if (!i.getIsSigned()) yield null;
+        yield switch (i.getBitWidth()) {
+          case 8 -> DataTypes.ByteType;
+          case 16 -> DataTypes.ShortType;
+          case 32 -> DataTypes.IntegerType;
+          case 64 -> DataTypes.LongType;
+          default -> null;
+        };
+      }
+      case FloatingPoint -> {
+        FloatingPointPrecision p = ((ArrowType.FloatingPoint) t).getPrecision();
+        yield p == FloatingPointPrecision.SINGLE ? DataTypes.FloatType
+            : p == FloatingPointPrecision.DOUBLE ? DataTypes.DoubleType : null;
+      }
+      case Utf8, LargeUtf8 -> DataTypes.StringType;
+      case Binary, LargeBinary -> DataTypes.BinaryType;
+      case Decimal -> {
+        ArrowType.Decimal dec = (ArrowType.Decimal) t;
+        yield dec.getBitWidth() == 128 ? DataTypes.createDecimalType(dec.getPrecision(), dec.getScale()) : null;
+      }
+      case Date -> ((ArrowType.Date) t).getUnit() == DateUnit.DAY ? DataTypes.DateType : null;
+      case Timestamp -> {
+        ArrowType.Timestamp ts = (ArrowType.Timestamp) t;
+        if (ts.getUnit() != TimeUnit.MICROSECOND) yield null;
+        yield ts.getTimezone() == null ? DataTypes.TimestampNTZType : DataTypes.TimestampType;
+      }
+      case Null -> DataTypes.NullType;
+      default -> null;
+    };
+    if (d == null) {
+      throw new IllegalArgumentException("[" + Native.host() + " sae-ceph] column " + f.getName() + " of " + where
+          + " has Arrow type " + t + ", which Spark's ArrowColumnVector cannot read; rewrite the data with "
+          + "supported types (signed integers, float/double, string, binary, decimal128, date32, timestamp[us])");
+    }
+    return d;
+  }
+}

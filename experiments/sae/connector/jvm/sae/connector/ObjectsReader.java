@@ -1,0 +1,199 @@
+package sae.connector;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ReadableByteChannel;
+import java.util.ArrayDeque;
+import java.util.List;
+import org.apache.arrow.compression.CommonsCompressionFactory;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * A task's reader: keeps up to {@code calls_in_flight} asynchronous {@code sae.scan} calls on its
+ * objects in flight, and hands Spark each reply's Arrow batches as {@link ArrowColumnVector}s,
+ * in object order. Replies live in librados memory until their stream is read; everything is
+ * freed when the task ends ({@link #close}).
+ */
+final class ObjectsReader implements PartitionReader<ColumnarBatch> {
+  private final Factory f;
+  private final List<CephFiles.ObjectRef> objects;
+  private final ArrayDeque<Rados.Call> inFlight = new ArrayDeque<>();
+  private final BufferAllocator allocator;
+  private final Rados rados;
+  private int submitted;
+  private int current = -1;
+  private Rados.Call call;
+  private ArrowStreamReader stream;
+  private VectorSchemaRoot root;
+  private ColumnarBatch batch;
+
+  private ObjectsReader(Factory f, List<CephFiles.ObjectRef> objects) throws IOException {
+    this.f = f;
+    this.objects = objects;
+    this.rados = Rados.connect(f.options.cephConf, f.options.timeout);
+    this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
+  }
+
+  private void fill() throws IOException {
+    while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
+      CephFiles.ObjectRef o = objects.get(submitted++);
+      byte[] req = Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
+          f.options.replyLimit(o.size()), Protocol.FLAG_ERRORS_IN_BAND);
+      inFlight.add(rados.submit(o.pool(), o.oid(), "scan", req));
+    }
+  }
+
+  @Override
+  public boolean next() throws IOException {
+    while (true) {
+      if (stream != null) {
+        if (stream.loadNextBatch()) {
+          int rows = root.getRowCount();
+          if (rows == 0) continue;
+          batch.setNumRows(rows);
+          return true;
+        }
+        closeStream();
+      }
+      fill();
+      if (inFlight.isEmpty()) return false;
+      call = inFlight.poll();
+      current++;
+      fill();
+      open(call.await());
+    }
+  }
+
+  private String where() {
+    CephFiles.ObjectRef o = objects.get(current);
+    return o.path() + " (object " + o.oid() + ")";
+  }
+
+  private void open(ByteBuffer reply) throws IOException {
+    Protocol.ScanException err = Protocol.error(reply);
+    if (err != null) {
+      throw new Protocol.ScanException(err.errno, "[" + Native.host() + " sae-ceph] " + where() + ": "
+          + err.getMessage());
+    }
+    stream = new ArrowStreamReader(new BufferChannel(reply), allocator, CommonsCompressionFactory.INSTANCE);
+    root = stream.getVectorSchemaRoot();
+    StructType schema = f.schema;
+    ColumnVector[] vectors = new ColumnVector[schema.length()];
+    for (int i = 0; i < vectors.length; i++) {
+      StructField want = schema.fields()[i];
+      FieldVector v = root.getVector(want.name());
+      if (v == null) throw new IOException("[" + Native.host() + " sae-ceph] " + where() + ": no column " + want.name());
+      DataType got = ArrowTypes.toSpark(v.getField(), where());
+      if (!got.equals(want.dataType())) {
+        throw new IOException("[" + Native.host() + " sae-ceph] " + where() + ": column " + want.name() + " is "
+            + got.simpleString() + " but the dataset's first file has " + want.dataType().simpleString()
+            + "; every file of a dataset needs the same schema");
+      }
+      vectors[i] = new ArrowColumnVector(v);
+    }
+    batch = new ColumnarBatch(vectors);
+  }
+
+  private void closeStream() throws IOException {
+    if (stream != null) {
+      stream.close();   // frees the vectors (and root)
+      stream = null;
+      root = null;
+      batch = null;
+    }
+    if (call != null) {
+      call.close();   // frees the librados reply
+      call = null;
+    }
+  }
+
+  @Override
+  public ColumnarBatch get() {
+    return batch;
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      closeStream();
+    } finally {
+      while (!inFlight.isEmpty()) inFlight.poll().close();
+      allocator.close();
+    }
+  }
+
+  /** A channel over the librados reply (ArrowStreamReader copies each message out of it). */
+  private static final class BufferChannel implements ReadableByteChannel {
+    private final ByteBuffer src;
+
+    BufferChannel(ByteBuffer src) {
+      this.src = src.duplicate();
+    }
+
+    @Override
+    public int read(ByteBuffer dst) {
+      if (!src.hasRemaining()) return -1;
+      int n = Math.min(dst.remaining(), src.remaining());
+      dst.put(src.slice(src.position(), n));
+      src.position(src.position() + n);
+      return n;
+    }
+
+    @Override
+    public boolean isOpen() {
+      return true;
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  /** Serialized to executors: options, the output schema, the request's columns and filter. */
+  static final class Factory implements PartitionReaderFactory {
+    private static final long serialVersionUID = 1L;
+    final Options options;
+    final StructType schema;
+    final List<String> requested;
+    final Protocol.Node filter;
+
+    Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter) {
+      this.options = options;
+      this.schema = schema;
+      this.requested = List.copyOf(requested);
+      this.filter = filter;
+    }
+
+    @Override
+    public boolean supportColumnarReads(InputPartition partition) {
+      return true;
+    }
+
+    @Override
+    public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+      try {
+        return new ObjectsReader(this, ((SaeScan.ObjectsPartition) partition).objects());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public PartitionReader<InternalRow> createReader(InputPartition partition) {
+      throw new UnsupportedOperationException("sae-ceph reads columnar batches only");
+    }
+  }
+}

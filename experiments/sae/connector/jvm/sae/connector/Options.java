@@ -1,0 +1,97 @@
+package sae.connector;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The data source's options (all strings), validated; IllegalArgumentException naming the option
+ * and the fix otherwise.
+ *
+ * <pre>
+ * path                   CephFS file or directory (load(path)); *.parquet files are read
+ * offload                true (default): filter and project in the OSDs; false: the OSDs return every
+ *                        row and column and Spark filters
+ * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
+ * batch_size             rows per Arrow batch (default 65536)
+ * columns                comma-separated columns to narrow the table to (queries are pruned anyway)
+ * ceph_conf              client ceph.conf (default $CEPH_CONF)
+ * objects_per_partition  objects per task (default 0: pack objects by bytes, as Spark packs files)
+ * calls_in_flight        asynchronous class calls a task keeps in flight (default 4)
+ * max_reply              largest reply accepted, bytes (default 8x the object size, at least 64 MiB)
+ * timeout                seconds before a Ceph call fails instead of hanging (default 120)
+ * </pre>
+ */
+final class Options implements Serializable {
+  private static final long serialVersionUID = 1L;
+  static final String FORMAT = "sae-ceph";
+  static final String DEFAULT_COMPRESSION = "none";
+  final String path;
+  final boolean offload;
+  final String compression;
+  final int batchRows;
+  final List<String> columns;
+  final String cephConf;
+  final int objectsPerPartition;
+  final int callsInFlight;
+  final long maxReply;
+  final int timeout;
+
+  Options(Map<String, String> raw) {
+    Map<String, String> o = new java.util.HashMap<>();
+    raw.forEach((k, v) -> o.put(k.toLowerCase(Locale.ROOT), v));
+    path = o.get("path");
+    if (path == null || path.isEmpty()) bad("path", path, "give the CephFS directory: load('/data/taxi')");
+    offload = bool(o.getOrDefault("offload", "true"), "offload");
+    compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
+    if (!Protocol.CODECS.contains(compression)) bad("compression", compression, "use none, lz4 or zstd");
+    batchRows = (int) number(o.getOrDefault("batch_size", "65536"), "batch_size", 1, 1 << 24);
+    objectsPerPartition = (int) number(o.getOrDefault("objects_per_partition", "0"), "objects_per_partition", 0,
+        1 << 16);
+    callsInFlight = (int) number(o.getOrDefault("calls_in_flight", "4"), "calls_in_flight", 1, 256);
+    maxReply = number(o.getOrDefault("max_reply", "0"), "max_reply", 0, 1L << 31);
+    timeout = (int) number(o.getOrDefault("timeout", "120"), "timeout", 1, 86400);
+    String conf = o.getOrDefault("ceph_conf", System.getenv("CEPH_CONF"));
+    if (conf == null || conf.isEmpty()) bad("ceph_conf", null, "pass .option('ceph_conf', PATH) or set CEPH_CONF");
+    cephConf = conf;
+    columns = new ArrayList<>();
+    for (String c : o.getOrDefault("columns", "").split(",")) {
+      if (!c.isBlank()) columns.add(c.strip());
+    }
+  }
+
+  /** The reply limit for an object of {@code size} bytes. */
+  long replyLimit(long size) {
+    return maxReply > 0 ? maxReply : Math.min(1L << 30, Math.max(64L << 20, 8 * size));
+  }
+
+  static IllegalArgumentException bad(String name, String value, String fix) {
+    throw new IllegalArgumentException(FORMAT + " option " + name + "=" + (value == null ? "None" : "'" + value + "'")
+        + " is invalid; " + fix);
+  }
+
+  private static boolean bool(String v, String name) {
+    switch (v.toLowerCase(Locale.ROOT)) {
+      case "true", "1", "yes", "on" -> {
+        return true;
+      }
+      case "false", "0", "no", "off" -> {
+        return false;
+      }
+      default -> throw bad(name, v, "use true or false");
+    }
+  }
+
+  private static long number(String v, String name, long lo, long hi) {
+    long n;
+    try {
+      n = Long.parseLong(v.strip());
+    } catch (NumberFormatException e) {
+      throw bad(name, v, "use a whole number in " + lo + ".." + hi);
+    }
+    if (n < lo || n > hi) throw bad(name, v, "use a whole number in " + lo + ".." + hi);
+    return n;
+  }
+}

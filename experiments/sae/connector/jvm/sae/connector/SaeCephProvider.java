@@ -1,0 +1,135 @@
+package sae.connector;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.sources.DataSourceRegister;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * {@code spark.read.format("sae-ceph").options(...).load(path)}: Parquet files in CephFS read
+ * through the {@code sae} object class, which filters and projects inside the OSDs and replies
+ * with Arrow IPC that Spark reads as columnar batches (docs/connector.md).
+ */
+public final class SaeCephProvider implements TableProvider, DataSourceRegister {
+  /** Arrow memory of every reader in this JVM (each task takes a child allocator). */
+  static final BufferAllocator ROOT = new RootAllocator(Long.MAX_VALUE);
+  private StructType inferred;
+
+  @Override
+  public String shortName() {
+    return Options.FORMAT;
+  }
+
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true;
+  }
+
+  /** The Arrow schema the OSD reads from the first file (or the {@code columns} option's part of it). */
+  @Override
+  public StructType inferSchema(CaseInsensitiveStringMap options) {
+    if (inferred == null) {
+      Options o = new Options(options);
+      StructType full = fileSchema(o);
+      if (!o.columns.isEmpty()) {
+        for (String c : o.columns) {
+          if (!Set.of(full.fieldNames()).contains(c)) {
+            throw Options.bad("columns", c, "the files have " + String.join(", ", full.fieldNames()));
+          }
+        }
+        inferred = new StructType(o.columns.stream().map(full::apply).toArray(StructField[]::new));
+      } else {
+        inferred = full;
+      }
+    }
+    return inferred;
+  }
+
+  @Override
+  public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    Options o = new Options(properties);
+    StructType files = inferSchema(new CaseInsensitiveStringMap(properties));
+    for (StructField f : schema.fields()) {   // a user schema must name file columns with their types
+      StructField have = List.of(files.fields()).stream().filter(x -> x.name().equals(f.name())).findFirst()
+          .orElseThrow(() -> new IllegalArgumentException(Options.FORMAT + ": schema column " + f.name()
+              + " is not in the files (" + String.join(", ", files.fieldNames()) + ")"));
+      if (!have.dataType().equals(f.dataType())) {
+        throw new IllegalArgumentException(Options.FORMAT + ": schema column " + f.name() + " is "
+            + f.dataType().simpleString() + " but the files hold " + have.dataType().simpleString());
+      }
+    }
+    return new SaeCephTable(o, schema);
+  }
+
+  private static StructType fileSchema(Options o) {
+    try {
+      List<CephFiles.ObjectRef> objects = CephFiles.list(o.cephConf, o.timeout, o.path);
+      if (objects.isEmpty()) {
+        throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
+            + "; deploy data there first");
+      }
+      CephFiles.ObjectRef first = objects.get(0);
+      byte[] reply = Rados.connect(o.cephConf, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
+          4 << 20);
+      Protocol.ScanException err = Protocol.error(ByteBuffer.wrap(reply));
+      if (err != null) {
+        throw new IllegalArgumentException("[" + Native.host() + " sae-ceph] " + first.path() + " (object "
+            + first.oid() + "): " + err.getMessage());
+      }
+      try (BufferAllocator a = ROOT.newChildAllocator("sae-ceph schema", 0, Long.MAX_VALUE);
+           ArrowStreamReader r = new ArrowStreamReader(new java.io.ByteArrayInputStream(reply), a)) {
+        Schema s = r.getVectorSchemaRoot().getSchema();
+        return ArrowTypes.toSpark(s, first.path());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The table: batch reads only. */
+  static final class SaeCephTable implements SupportsRead {
+    private final Options options;
+    private final StructType schema;
+
+    SaeCephTable(Options options, StructType schema) {
+      this.options = options;
+      this.schema = schema;
+    }
+
+    @Override
+    public String name() {
+      return Options.FORMAT;
+    }
+
+    @Override
+    public StructType schema() {
+      return schema;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+      return Set.of(TableCapability.BATCH_READ);
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap ignored) {
+      return new SaeScan.Builder(options, schema);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.sources.EqualTo;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.sources.GreaterThanOrEqual;
+import org.apache.spark.sql.sources.In;
+import org.apache.spark.sql.sources.IsNotNull;
+import org.apache.spark.sql.sources.IsNull;
+import org.apache.spark.sql.sources.LessThan;
+import org.apache.spark.sql.sources.Or;
+import org.apache.spark.sql.sources.StringEndsWith;
+import org.apache.spark.sql.sources.StringStartsWith;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import sae.connector.Protocol;
+
+/**
+ * Test harness (tests/connector/test_protocol.py): the Java encoder on tests/vectors/scan. Prints
+ * "<vector name> <hex>" for each well-formed request vector rebuilt from its JSON parse, then
+ * "spark:<vector name> <hex>" (or "spark:<case> kept") for Spark filters through the translator.
+ */
+public final class ProtocolVectors {
+  static Protocol.Node node(JsonNode n) {
+    var it = n.fieldNames();
+    String key = null;
+    while (it.hasNext()) {
+      String k = it.next();
+      if (!List.of("column", "value", "values", "pattern").contains(k)) key = k;
+    }
+    JsonNode arg = n.get(key);
+    switch (key) {
+      case "and", "or" -> {
+        List<Protocol.Node> kids = new ArrayList<>();
+        arg.forEach(k -> kids.add(node(k)));
+        return key.equals("and") ? Protocol.and(kids) : Protocol.or(kids);
+      }
+      case "not" -> {
+        return Protocol.not(node(arg));
+      }
+      case "cmp" -> {
+        return Protocol.cmp(arg.asText(), n.get("column").asText(), literal(n.get("value")));
+      }
+      case "is_null" -> {
+        return Protocol.isNull(arg.asText());
+      }
+      case "is_not_null" -> {
+        return Protocol.isNotNull(arg.asText());
+      }
+      case "in" -> {
+        List<Object> values = new ArrayList<>();
+        n.get("values").forEach(v -> values.add(literal(v)));
+        return Protocol.in(arg.asText(), values);
+      }
+      default -> {
+        return Protocol.match(key, arg.asText(), n.get("pattern").asText());
+      }
+    }
+  }
+
+  static Object literal(JsonNode v) {
+    if (v.isBoolean()) return v.booleanValue();
+    if (v.isIntegralNumber()) return v.longValue();
+    if (v.isFloatingPointNumber()) return v.doubleValue();
+    return v.textValue();
+  }
+
+  public static void main(String[] args) throws Exception {
+    JsonNode vectors = new ObjectMapper().readTree(new File(args[0]));
+    for (JsonNode v : vectors) {
+      JsonNode p = v.get("parse");
+      if (p == null) continue;
+      List<String> cols = new ArrayList<>();
+      p.get("columns").forEach(c -> cols.add(c.asText()));
+      Protocol.Node f = p.get("filter").isNull() ? null : node(p.get("filter"));
+      byte[] req = Protocol.request(cols, f, p.get("codec").asText(), p.get("batch_rows").asInt(),
+          p.get("max_reply").asLong(), p.get("flags").asInt());
+      System.out.println(v.get("name").asText() + " " + HexFormat.of().formatHex(req));
+    }
+    StructType sample = new StructType().add("id", DataTypes.LongType).add("small", DataTypes.IntegerType)
+        .add("amount", DataTypes.DoubleType).add("flag", DataTypes.BooleanType).add("name", DataTypes.StringType);
+    Map<String, Object[]> cases = new java.util.LinkedHashMap<>();   // name -> {filter, columns, codec}
+    cases.put("lt_float", new Object[] {new LessThan("amount", 10.0), List.of("id", "amount"), "none"});
+    cases.put("nulls", new Object[] {new Or(new IsNull("name"), new IsNull("amount")), List.of("id", "name"), "zstd"});
+    cases.put("not_null", new Object[] {new IsNotNull("amount"), List.of("id"), "none"});
+    cases.put("in", new Object[] {new In("small", new Object[] {0, 3}), List.of("id", "small"), "none"});
+    cases.put("string_eq", new Object[] {new EqualTo("name", "ab-1"), List.of("id"), "none"});
+    cases.put("float_greater_is_kept", new Object[] {new GreaterThanOrEqual("amount", 1.0), List.of(), "none"});
+    cases.put("or_with_untranslatable_is_kept", new Object[] {new Or(new StringStartsWith("name", "xy"),
+        new GreaterThanOrEqual("amount", 1.0)), List.of(), "none"});
+    cases.put("in_with_null_is_kept", new Object[] {new In("small", new Object[] {0, null}), List.of(), "none"});
+    cases.put("unknown_column_is_kept", new Object[] {new StringEndsWith("nope", "x"), List.of(), "none"});
+    Class<?> translator = Class.forName("sae.connector.Filters");
+    var ctor = translator.getDeclaredConstructor(StructType.class);
+    ctor.setAccessible(true);
+    Object filters = ctor.newInstance(sample);
+    var translate = translator.getDeclaredMethod("translate", Filter.class);
+    translate.setAccessible(true);
+    for (var e : cases.entrySet()) {
+      Protocol.Node n = (Protocol.Node) translate.invoke(filters, e.getValue()[0]);
+      @SuppressWarnings("unchecked")
+      List<String> cols = (List<String>) e.getValue()[1];
+      System.out.println("spark:" + e.getKey() + " " + (n == null ? "kept"
+          : HexFormat.of().formatHex(Protocol.request(cols, n, (String) e.getValue()[2], 0, 0, 1))));
+    }
+  }
+}
