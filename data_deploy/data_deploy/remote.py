@@ -8,7 +8,9 @@ Completion rules (so nothing half-written looks complete, and a rerun resumes):
   xattr (set after the data is fsync'ed) equals the source's sha256; locally, when it exists under
   its final name (written to a hidden temp name and renamed);
 * the dataset is complete when ``_manifest.json`` parses and says ``"complete": true``; it is
-  written last, under its final name, and is removed first by ``clean``.
+  written last, under its final name, and is removed first by ``clean``;
+* a deploy writes into the hidden sibling ``.<dest name>.partial`` and renames it to ``dest``
+  once the manifest is written, so readers never see part of a dataset (a rerun resumes there).
 """
 import errno
 import glob
@@ -75,9 +77,26 @@ class CephFSBackend:
                 self.fs.conf_set("client_mount_timeout", "30")
             self.fs.mount()
         except cephfs.Error as e:
+            full = self._full_checks(rados)
+            if full:
+                raise DeployError("cannot mount CephFS with %s: the cluster is full (%s)%s" % (
+                    ceph_conf, ", ".join(full), _space_hint(OSError(errno.ENOSPC, "full"))))
             raise DeployError("cannot mount CephFS with %s: %s; is the Ceph cluster (mon, mds) running "
                               "and the conf path right?" % (ceph_conf, e))
         self._rados = None
+
+    def _full_checks(self, rados):
+        """The monitor's health checks that say the cluster is full (empty if none or unknown)."""
+        try:
+            r = rados.Rados(conffile=self.conf, conf={"rados_mon_op_timeout": "10"})
+            r.connect(timeout=10)
+            try:
+                _, out, _ = r.mon_command(json.dumps({"prefix": "health", "format": "json"}), b"")
+            finally:
+                r.shutdown()
+            return sorted(c for c in json.loads(out).get("checks", {}) if c.endswith("_FULL"))
+        except (rados.Error, ValueError):
+            return []
 
     def client_id(self):
         return self.fs.get_instance_id()
@@ -155,6 +174,9 @@ class CephFSBackend:
 
     def link(self, src, dst):
         self.fs.link(src, dst)
+
+    def rename(self, src, dst):
+        self.fs.rename(src, dst)
 
     def unlink(self, path):
         self.fs.unlink(path)
@@ -253,8 +275,9 @@ class LocalBackend:
     def lock(self, dest):
         """Serialize deploys to one directory (local-cluster nodes share a disk)."""
         import fcntl
-        self.mkdirs(dest)
-        self._lock = open(os.path.join(dest, ".data_deploy.lock"), "w")
+        parent, base = os.path.split(dest.rstrip("/"))
+        self.mkdirs(parent)
+        self._lock = open(os.path.join(parent, ".%s.lock" % base), "w")
         fcntl.flock(self._lock, fcntl.LOCK_EX)
 
     def stat(self, path):
@@ -285,6 +308,9 @@ class LocalBackend:
 
     def link(self, src, dst):
         os.link(src, dst)
+
+    def rename(self, src, dst):
+        os.rename(src, dst)
 
     def unlink(self, path):
         os.unlink(path)
@@ -354,6 +380,13 @@ def _claim(fs, pidfile, hold):
     return None
 
 
+def work_dir(dest):
+    """Hidden sibling of ``dest`` where a deploy writes until it is complete (then renamed), so
+    readers never see part of a dataset."""
+    parent, base = os.path.split(dest.rstrip("/"))
+    return os.path.join(parent, ".%s.partial" % base)
+
+
 def _manifest(fs, dest):
     """The complete manifest of ``dest`` or None (absent, partial or unfinished)."""
     text = fs.read_text(os.path.join(dest, MANIFEST))
@@ -405,24 +438,31 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
                               "run 'data-deploy clean' first or choose another destination"
                               % (dest, current.get("dataset", "?")[:12], current.get("object_size", 0) >> 10,
                                  current.get("link_multiplier"), current.get("copy_multiplier")))
+        work = work_dir(dest)
+        if fs.stat(dest) is not None:   # incomplete (an interrupted older deploy): resume it hidden
+            if fs.stat(work) is not None:
+                raise DeployError("%s holds no complete dataset and %s exists; run 'data-deploy clean' first"
+                                  % (dest, work))
+            fs.rename(dest, work)
         ops0 = fs.osd_ops() if backend == "cephfs" else None
         start = time.time()
-        fs.mkdirs(dest)
-        layout = fs.set_layout(dest, meta["object_size"])
+        fs.mkdirs(work)
+        layout = fs.set_layout(work, meta["object_size"])
         counts = {"written": 0, "linked": 0, "kept": 0, "bytes_written": 0, "link_seconds": 0.0}
         entries = []
         try:
             for i, entry in enumerate(files):
-                entries.append(_deploy_file(fs, dest, staging, entry, meta, counts))
+                entries.append(_deploy_file(fs, work, staging, entry, meta, counts))
                 if (i + 1) % 10 == 0 or i + 1 == len(files):
                     sae_emit("%d/%d source files done (%d written, %d linked, %d kept)"
                           % (i + 1, len(files), counts["written"], counts["linked"], counts["kept"]))
         except fs.errors as e:
-            raise DeployError("writing %s failed: %s%s" % (dest, e, _space_hint(e)))
+            raise DeployError("writing %s failed: %s%s (nothing is visible at %s; rerun to resume)"
+                              % (work, e, _space_hint(e), dest))
         planned = {p for e in entries for c in e["copies"] for p in c["paths"]}
-        for name in fs.listdir(dest):
-            if name not in planned and name != MANIFEST and (not name.startswith(".") or name.endswith(".part")):
-                fs.unlink(os.path.join(dest, name))  # left by an interrupted deploy (other parameters)
+        for name in fs.listdir(work):
+            if name not in planned and (not name.startswith(".") or name.endswith(".part")):
+                fs.unlink(os.path.join(work, name))  # left by an interrupted deploy (other parameters)
         seconds = time.time() - start
         manifest = dict(meta, version=FORMAT_VERSION, dest=dest, layout=layout, files=entries,
                         file_count=len(entries) * meta["copy_multiplier"] * meta["link_multiplier"],
@@ -430,7 +470,8 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
                         logical_bytes=sum(e["size"] for e in entries) * meta["copy_multiplier"] * meta["link_multiplier"],
                         physical_bytes=sum(e["size"] for e in entries) * meta["copy_multiplier"],
                         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), complete=True)
-        fs.write_text(os.path.join(dest, MANIFEST), json.dumps(manifest, indent=1))
+        fs.write_text(os.path.join(work, MANIFEST), json.dumps(manifest, indent=1))
+        fs.rename(work, dest)
         ops = fs.osd_ops() - ops0 if backend == "cephfs" else None
         if drop_staging:
             shutil.rmtree(staging, ignore_errors=True)
@@ -542,20 +583,27 @@ def clean(backend, dest, ceph_conf=None, staging=None):
         shutil.rmtree(staging, ignore_errors=True)
     fs = _open(backend, ceph_conf)
     try:
-        if fs.stat(dest) is None:
-            return {"removed": 0, "existed": False}
-        removed = 0
-        try:
-            names = fs.listdir(dest)
-            if MANIFEST in names:
-                fs.unlink(os.path.join(dest, MANIFEST))
-            for name in names:
-                if name != MANIFEST:
-                    fs.unlink(os.path.join(dest, name))
-                    removed += 1
-            fs.rmdir(dest)
-        except fs.missing:  # another node sharing this disk removed it concurrently
-            pass
-        return {"removed": removed, "existed": True}
+        existed = fs.stat(dest) is not None
+        removed = sum(_remove_dir(fs, d) for d in (dest, work_dir(dest)))
+        return {"removed": removed, "existed": existed}
     finally:
         fs.close()
+
+
+def _remove_dir(fs, path):
+    """Remove a dataset directory (manifest first); returns the files removed."""
+    removed = 0
+    try:
+        if fs.stat(path) is None:
+            return 0
+        names = fs.listdir(path)
+        if MANIFEST in names:
+            fs.unlink(os.path.join(path, MANIFEST))
+        for name in names:
+            if name != MANIFEST:
+                fs.unlink(os.path.join(path, name))
+                removed += 1
+        fs.rmdir(path)
+    except fs.missing:  # another node sharing this disk removed it concurrently
+        pass
+    return removed

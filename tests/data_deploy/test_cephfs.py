@@ -135,7 +135,7 @@ def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
     fs = cephfs.LibCephFS(conffile=conf)
     fs.mount()
     try:
-        first = f"{dest}/{remote.final_name(big_split.files[0].name, 0, 1)}"
+        first = f"{remote.work_dir(dest)}/{remote.final_name(big_split.files[0].name, 0, 1)}"
         deadline = time.time() + 600
         while time.time() < deadline and t.is_alive():
             try:
@@ -150,7 +150,7 @@ def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
     t.join()
     assert "error" in outcome, "deploy finished before it could be killed"
     half = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
-    assert not half.ok and "no complete manifest" in half.problems[0]
+    assert not half.ok and half.problems == [f"[{NODE}] {dest} does not exist"]   # readers see nothing
     r = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", copy_multiplier=3,
                   link_multiplier=40, node=NODE, ceph_conf=conf, cluster=cluster)
     assert r.changed and r.kept >= 1 and r.files == 3 * 40 * len(big_split.files)
