@@ -12,8 +12,6 @@ from .config import Topology
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
 
-STOP_ORDER = ("mds", "osd", "mgr", "mon")
-
 
 class CephCluster(Service):
     """A Ceph cluster (mon, mgr, OSDs, MDS, CephFS and the ``sae`` object class) on a reservation.

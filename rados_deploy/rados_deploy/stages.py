@@ -4,7 +4,8 @@ from __future__ import annotations
 from metareserve import StageReport
 
 from . import remote
-from .cluster import STOP_ORDER
+
+STOP_ORDER = ("mds", "osd", "mgr", "mon")   # clients first, monitors last
 
 
 def packages_for(cc, node: str) -> list[str]:
