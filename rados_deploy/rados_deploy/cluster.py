@@ -174,10 +174,36 @@ class CephCluster(Service):
         return CephStatus(daemons=daemons, health=health, detail=detail)
 
     def stop(self) -> StageReport:
-        """Stop every daemon by pid, in the order mds, osd, mgr, mon. Bluestore keeps its data;
-        memstore keeps it only through this clean stop (a crash or kill loses it)."""
+        """Unmount CephFS (:meth:`mount`) on every node, then stop every daemon by pid, in the order
+        mds, osd, mgr, mon. Bluestore keeps its data; memstore keeps it only through this clean
+        stop (a crash or kill loses it)."""
         from .stages import stop
         return stop(self)
+
+    @property
+    def mountpoint(self) -> str:
+        """Where :meth:`mount` mounts CephFS on a node: one path, mounted separately in every node."""
+        return f"{self.reservation.state_root}/cephfs"
+
+    def mount(self, nodes: list[str], *, cache: bool = False) -> StageReport:
+        """Mount CephFS with ceph-fuse at :attr:`mountpoint` on ``nodes`` (any of the reservation's;
+        idempotent). Without ``cache`` the client keeps no data cache, so every read reaches the
+        OSDs. :meth:`stop` and :meth:`unmount` undo it."""
+        report = StageReport("ceph-fuse mount", details={"mountpoint": self.mountpoint})
+        self.cluster.apt_install(self.options.client_packages, nodes=nodes, stage=f"{report.stage} apt")
+        for node in nodes:   # one by one: local-cluster nodes share the mountpoint directory
+            now = self.cluster.call(remote, "fuse_mount", self.client_conf(node), self.mountpoint, cache,
+                                    nodes=[node], stage=report.stage)[node]
+            report.add(node, now, f"CephFS {'' if now else 'already '}mounted at {self.mountpoint}")
+        return report
+
+    def unmount(self, nodes: list[str] | None = None) -> StageReport:
+        """Unmount what :meth:`mount` mounted on ``nodes`` (default: every node of the reservation)."""
+        report = StageReport("ceph-fuse unmount", details={"mountpoint": self.mountpoint})
+        for node in nodes or [n.name for n in self.reservation.nodes]:   # one by one: shared directory
+            was = self.cluster.call(remote, "fuse_unmount", self.mountpoint, nodes=[node], stage=report.stage)[node]
+            report.add(node, was, f"unmounted {self.mountpoint}" if was else f"{self.mountpoint} not mounted")
+        return report
 
     def uninstall(self) -> StageReport:
         """Stop every daemon and remove the cluster's state on every node (packages stay)."""

@@ -275,3 +275,26 @@ def install_class(root, classdir, files, osd_pids):
         except OSError:
             pass
     return {"changed": changed, "stale": stale}
+
+
+def fuse_mount(conf, mountpoint, cache=False):
+    """Mount CephFS at ``mountpoint`` with ceph-fuse unless something is mounted there; without
+    ``cache`` no client data cache (every read reaches the OSDs). True if mounted now."""
+    os.makedirs(mountpoint, exist_ok=True)
+    if os.path.ismount(mountpoint):
+        return False
+    argv = ["ceph-fuse", "-c", conf] + ([] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"])
+    _run(argv + [mountpoint], "ceph-fuse %s" % mountpoint)
+    if not os.path.ismount(mountpoint):
+        raise RuntimeError("ceph-fuse exited but nothing is mounted at %s" % mountpoint)
+    return True
+
+
+def fuse_unmount(mountpoint):
+    """Unmount ``mountpoint`` if mounted (lazily if busy); True if it was mounted."""
+    if not os.path.ismount(mountpoint):
+        return False
+    r = subprocess.run(["umount", mountpoint], capture_output=True, text=True)
+    if r.returncode != 0:
+        _run(["umount", "-l", mountpoint], "umount -l %s" % mountpoint)
+    return True

@@ -37,6 +37,7 @@ def stop(cc) -> StageReport:
     """See :meth:`CephCluster.stop`."""
     topo = cc.topology
     report = StageReport("ceph stop")
+    unmounted = [n for n, o in cc.unmount().nodes.items() if o.changed]
     facts = cc.daemon_facts(stage="ceph stop")
     stopped: dict[str, list[str]] = {n: [] for n in topo.nodes}
     for kind in STOP_ORDER:
@@ -51,12 +52,12 @@ def stop(cc) -> StageReport:
             stopped[n] += ds
     note = ("; memstore data was dumped to the OSD dirs by this clean stop (a crash or kill would lose it)"
             if cc.options.store == "memstore" else "")
-    for node in topo.nodes:
-        if stopped[node]:
+    for node in dict.fromkeys([*topo.nodes, *unmounted]):
+        what = [f"unmounted {cc.mountpoint}"] if node in unmounted else []
+        if stopped.get(node):
             osd = note if any(d.startswith("osd.") for d in stopped[node]) else ""
-            report.add(node, True, f"stopped {', '.join(stopped[node])}{osd}")
-        else:
-            report.add(node, False, "nothing running")
+            what.append(f"stopped {', '.join(stopped[node])}{osd}")
+        report.add(node, bool(what), "; ".join(what) or "nothing running")
     return report
 
 

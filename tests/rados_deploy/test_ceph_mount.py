@@ -1,0 +1,48 @@
+"""ceph-fuse mounts made by :meth:`CephCluster.mount` read what CephFS holds, are idempotent, and
+never outlive the cluster: ``stop`` unmounts them on every node first."""
+from __future__ import annotations
+
+import pytest
+
+from fixtures.ceph import client_python, sibling
+from metareserve import Layout
+from rados_deploy import CephCluster, CephOptions
+
+pytestmark = pytest.mark.cluster
+
+WRITE = """
+import os, cephfs
+fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount()
+fd = fs.open("/mounted.txt", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+fs.write(fd, b"through the mount", 0); fs.close(fd); fs.shutdown()
+print("0")
+"""
+
+
+def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster):
+    res = sibling(local_cluster, "u")
+    roles = {r: ["node1"] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd")}
+    ceph = CephCluster(res, Layout(dict(roles, **{"ceph-client": ["node2", "node3"]})),
+                       CephOptions(store="memstore", osd_size="512MiB", mon_port=3600, mon_v1_port=None),
+                       cluster=cluster)
+    readers = ["node2", "node3"]
+    try:
+        ceph.install()
+        ceph.start()
+        client_python(ceph, "node1", WRITE)
+        first = ceph.mount(readers)
+        assert {n: o.changed for n, o in first.nodes.items()} == {"node2": True, "node3": True}
+        assert not ceph.mount(readers).changed
+        for node in readers:
+            text = cluster.run(["cat", f"{ceph.mountpoint}/mounted.txt"], nodes=[node], stage="test read")
+            assert text[node]["stdout"] == "through the mount"
+        stopped = ceph.stop()
+        for node in readers:
+            assert stopped.nodes[node].message == f"unmounted {ceph.mountpoint}"
+            probe = cluster.run(["mountpoint", "-q", ceph.mountpoint], nodes=[node], stage="test", check=False)
+            assert probe[node]["rc"] != 0
+        assert "stopped" in stopped.nodes["node1"].message
+        assert not ceph.unmount().changed
+    finally:
+        ceph.unmount()
+        ceph.uninstall()
