@@ -8,14 +8,14 @@ from .errors import (ConnectError, GroupError, NothingToDo, OperationalError, Re
                      SaeError, UsageError)
 from .layout import ROLES, Layout, resolve_layout
 from .lease import LeaseHeld, LeaseHolder, leased
-from .model import Node, Reservation, load_reservation
+from .model import CpuAccounting, Node, Reservation, load_reservation
 from .remote import Cluster, Results, call_local, node_agent
 from .report import Outcome, StageReport
 from .service import Service
 from .sizes import format_size, parse_size
 
 __version__ = "0.1.0"
-__all__ = ["Node", "Reservation", "load_reservation", "Layout", "ROLES", "resolve_layout",
+__all__ = ["Node", "Reservation", "CpuAccounting", "load_reservation", "Layout", "ROLES", "resolve_layout",
            "Cluster", "Results", "call_local", "node_agent", "reserve", "release", "extend",
            "list_reservations", "check", "SaeError", "NothingToDo", "UsageError",
            "OperationalError", "RemoteError", "ConnectError", "GroupError", "StageReport", "Outcome", "Service",

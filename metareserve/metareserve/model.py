@@ -55,6 +55,17 @@ class Node:
         return d
 
 
+@dataclasses.dataclass(frozen=True)
+class CpuAccounting:
+    """Per-host CPU accounting of hosts that share one machine (a local cluster): each node's
+    cgroup CPU-usage file (nanoseconds, None where the machine has no such cgroup), the CPU
+    capacity in cores, and a controller-side directory for the exporter that reads them."""
+
+    usage_files: dict
+    capacity: float
+    controller_dir: Path
+
+
 @dataclasses.dataclass
 class Reservation:
     """A named set of nodes from one provider, plus what that provider needs to release them.
@@ -89,6 +100,17 @@ class Reservation:
         (a local cluster's network namespaces, which have no route to the package mirrors):
         their packages are installed once, on the controller, as on any real host."""
         return self.provider == "local"
+
+    @property
+    def cpu_accounting(self) -> CpuAccounting | None:
+        """Per-host CPU accounting when the nodes share one machine (local provider), else None:
+        the nodes' own /proc/stat is then theirs alone."""
+        if self.provider != "local":
+            return None
+        st = self.provider_state
+        return CpuAccounting(usage_files={n: s.get("cpu_usage_file") for n, s in st["nodes"].items()},
+                             capacity=float(st.get("cpu_limit") or os.cpu_count()),
+                             controller_dir=Path(st["state_dir"]))
 
     def node_dir(self, node: Node | str, component: str) -> str:
         """Per-node state directory for ``component`` (unique even when nodes share a disk)."""

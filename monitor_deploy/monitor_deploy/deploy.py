@@ -3,7 +3,6 @@ every node, and on the local cluster the cgroup exporter (:mod:`monitor_deploy.v
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -76,9 +75,8 @@ class Monitoring(Service):
     @property
     def _vhost_dir(self) -> Path | None:
         """Controller-side directory of the local cluster's cgroup exporter (None elsewhere)."""
-        if self.reservation.provider != "local":
-            return None
-        return Path(self.reservation.provider_state["state_dir"]) / COMPONENT
+        accounting = self.reservation.cpu_accounting
+        return None if accounting is None else accounting.controller_dir / COMPONENT
 
     # -- stages ---------------------------------------------------------------------------
     def install(self) -> StageReport:
@@ -172,15 +170,15 @@ class Monitoring(Service):
         vdir = self._vhost_dir
         if vdir is None:
             return None
-        state = self.reservation.provider_state
+        accounting = self.reservation.cpu_accounting
         for n in self.reservation.nodes:
-            if not state["nodes"][n.name].get("cpu_usage_file"):
+            if not accounting.usage_files.get(n.name):
                 raise OperationalError(f"[{n.name} monitor start] the local cluster has no cgroup CPU accounting "
                                        f"for this host, so per-host CPU cannot be measured; re-create it on a "
                                        f"machine with cgroup v1 cpuacct or cgroup v2")
-        config = {"state_dir": state["state_dir"], "interval": self.options.vhost_interval,
-                  "capacity": float(state.get("cpu_limit") or os.cpu_count()),
-                  "nodes": [{"name": n.name, "cpu_usage_file": state["nodes"][n.name]["cpu_usage_file"],
+        config = {"state_dir": str(accounting.controller_dir), "interval": self.options.vhost_interval,
+                  "capacity": accounting.capacity,
+                  "nodes": [{"name": n.name, "cpu_usage_file": accounting.usage_files[n.name],
                              "textfile_dir": self.textfile_dir(n)} for n in self.reservation.nodes]}
         vdir.mkdir(parents=True, exist_ok=True)
         changed = node_agent.write_file(str(vdir / "vhost.json"), json.dumps(config, indent=1))
