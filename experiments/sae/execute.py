@@ -1,12 +1,19 @@
-"""The ``run`` stage: every pending repetition of one point inside one Spark application.
+"""The ``run`` stage: the pending repetitions of a group of points that share a stack and Spark
+options, inside one warm Spark application (:mod:`sae.app.run_points`).
 
-The runner marks the repetitions running, submits :mod:`sae.app.run_point` from the driver node,
-publishes the run marker live from the application's ``sae-rep`` lines, fetches the raw
-per-repetition timings, records each repetition done (or failed, naming host and stage) and
-exports each repetition's Prometheus window through monitor_deploy.
+The application takes each point's query parameters in turn and prints one ``sae-rep`` JSON
+line per event. The lines reach :class:`Recorder` through ``SparkCluster.submit(on_line=...)``
+(no logging configuration involved) and are recorded as they arrive: a point's repetitions
+become running when the application reaches it, each repetition done when its line arrives; a
+separate thread publishes monitor_deploy's run marker. Spark's own output goes to the run's
+``logs/`` (streamed at DEBUG, i.e. ``-v``). When the application has ended, its raw file is
+fetched and replayed (a line lost on the way still counts), then each point's Prometheus
+windows are exported (after the queries, so the export's CPU never competes with them; no
+per-window plots) and the point is handed back to the runner (``on_point``).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import queue
@@ -14,9 +21,10 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from metareserve import StageReport
-from metareserve.errors import OperationalError, SaeError
+from metareserve.errors import SaeError
 from metareserve.log import node_log
 
 from . import remote
@@ -26,168 +34,299 @@ from .stages import StageContext, dataset_dirs
 
 TAG = "sae-rep "
 STAGE = "sae run"
+RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum")
 
 
-class LiveMarker(logging.Handler):
-    """Publishes monitor_deploy's run marker from the application's streamed ``sae-rep`` lines.
+@dataclasses.dataclass
+class PointOutcome:
+    """What happened to one point of a group: ``start``/``end`` epoch, the stage report, the
+    error (None when every repetition is done)."""
 
-    Lines arrive through the ``sae`` logger while spark-submit streams; a worker thread with its
-    own SSH connections publishes, so the streaming connection is never blocked.
-    """
-
-    def __init__(self, marker, run_id: str, point: str):
-        super().__init__()
-        self.marker, self.run_id, self.point = marker, run_id, point
-        self.events: queue.Queue = queue.Queue()
-        self.thread = threading.Thread(target=self._publish, daemon=True)
-        self.errors: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if TAG in text:
-            try:
-                self.events.put(json.loads(text.split(TAG, 1)[1]))
-            except ValueError:
-                pass
-
-    def _publish(self) -> None:
-        while (event := self.events.get()) is not None:
-            try:
-                if event.get("event") == "start":
-                    self.marker.start(self.run_id, point=self.point, repetition=event["repetition"])
-                elif event.get("event") == "rep":
-                    self.marker.clear()
-            except SaeError as e:
-                self.errors.append(str(e))
-
-    def __enter__(self) -> "LiveMarker":
-        self.thread.start()
-        logging.getLogger("sae").addHandler(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        logging.getLogger("sae").removeHandler(self)
-        self.events.put({"event": "rep"})
-        self.events.put(None)
-        self.thread.join(60)
-        for error in self.errors:
-            node_log(None, f"{STAGE} marker", f"run marker not published: {error}", logging.WARNING)
+    point: object
+    start: float
+    end: float
+    report: StageReport
+    error: str | None = None
 
 
-def parse_raw(path: Path) -> dict[int, dict]:
-    """Repetition → record from the application's JSON lines (discarded pre-warm runs dropped)."""
-    out = {}
-    for line in path.read_text().splitlines() if path.exists() else []:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("event") == "rep" and not rec.get("discarded"):
-            out[int(rec["repetition"])] = rec
-    return out
-
-
-def threshold(ctx: StageContext) -> float:
+def threshold(ctx: StageContext, point) -> float:
     """The ``column < t`` threshold that keeps the point's selectivity of rows."""
     import data_deploy
-    w = ctx.point.params["workload"]
-    source, _ = dataset_dirs(ctx.point)
+    w = point.params["workload"]
+    source, _ = dataset_dirs(point)
     return data_deploy.selectivity_threshold(source, w["selectivity"] / 100, column=w["column"])
 
 
-def run_point(ctx: StageContext, stack: dict) -> StageReport:
-    """Run the current point's pending repetitions; returns the stage report."""
-    point, ledger, rd = ctx.point, ctx.ledger, ctx.run
-    pending = ledger.pending(point.id)
+def point_config(ctx: StageContext, stack: dict, point) -> dict:
+    """One point's part of the application's configuration (query and reader parameters)."""
+    pending = ctx.ledger.pending(point.id)
+    w = point.params["workload"]
     warmup = ctx.experiment.warmup
-    attempt = 1 + max(e["attempts"] for e in ledger.of_point(point.id).values())
-    tag = f"{point.id}-a{attempt}"
-    spark = stack["spark"]
+    return {"point": point.id, "reps": pending, "prewarm": warmup if min(pending) >= warmup else 0,
+            "column": w["column"], "threshold": threshold(ctx, point), "columns": list(w["columns"]),
+            **app_config(dataclasses.replace(ctx, point=point), stack)}
+
+
+def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[[PointOutcome], None]) -> None:
+    """Run every pending repetition of ``points`` (same stack and Spark options, in order),
+    calling ``on_point`` once per point as it finishes (done or failed).
+
+    Points whose repetitions are all done already (a runner killed before it exported their
+    windows) only get their windows exported. If the application dies, the points it never
+    reached run in a new application; a point it was running fails (``sae resume`` retries it).
+    """
+    todo = []
+    for point in points:
+        if ctx.ledger.pending(point.id):
+            todo.append(point)
+        else:
+            now = time.time()
+            record_aucs(ctx.ledger, point, export_windows(ctx, stack.get("monitoring"), point,
+                                                          _timings(ctx, point, None)))
+            report = StageReport("run")
+            report.add(stack["spark"].driver_node, False, f"point {point.id}: repetitions were done; "
+                                                          f"windows exported")
+            on_point(PointOutcome(point, now, time.time(), report))
+    if todo and any(e["attempts"] for p in todo for e in ctx.ledger.of_point(p.id).values()):
+        _kill_orphans(ctx, stack)
+    while todo:
+        reached, error = _application(ctx, stack, todo, on_point)
+        if not reached:
+            error = error or f"[{stack['spark'].driver_node} spark-submit] the application reached no point"
+            for point in todo:
+                pending = ctx.ledger.pending(point.id)
+                ctx.ledger.mark(point.id, pending, "failed", error=error)
+                report = StageReport("run")
+                report.add(stack["spark"].driver_node, False, f"point {point.id}: not run")
+                on_point(PointOutcome(point, time.time(), time.time(), report, error))
+            return
+        todo = [p for p in todo if p.id not in reached]
+
+
+def _remote_dir(ctx: StageContext, stack: dict) -> str:
+    return f"{ctx.reservation.node_dir(stack['spark'].driver_node, 'sae')}/{ctx.run.root.name}"
+
+
+def _kill_orphans(ctx: StageContext, stack: dict) -> None:
+    """Stop applications of this run that a killed runner left behind (their raw files name them)."""
+    driver = stack["spark"].driver_node
+    killed = ctx.connect().call(remote, "kill_orphans", f"{_remote_dir(ctx, stack)}/*.jsonl",
+                                nodes=[driver], stage=f"{STAGE} orphans")[driver]
+    if killed:
+        node_log(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
+
+
+def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tuple[set[str], str | None]:
+    """One spark-submit for ``points``; returns the ids of the points the application reached
+    and spark-submit's error (None if it exited 0)."""
+    spark, build, rd = stack["spark"], stack.get("build"), ctx.run
     driver = spark.driver_node
-    remote_out = f"{ctx.reservation.node_dir(driver, 'sae')}/{rd.root.name}/{tag}.jsonl"
-    cfg = {"run_id": rd.root.name, "point": point.id, "reps": pending,
-           "prewarm": warmup if min(pending) >= warmup else 0, "pause": ctx.experiment.pause,
-           "out": remote_out, "column": point.params["workload"]["column"], "threshold": threshold(ctx),
-           "columns": list(point.params["workload"]["columns"]),
-           **app_config(ctx, stack)}
-    build = stack.get("build")
-    s = point.params["spark"]
+    ctx.apps += 1
+    tag = f"s{len(ctx.ledger.data['runs'])}-{ctx.apps}-{points[0].id}"
+    remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
+    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause,
+           "points": [point_config(ctx, stack, p) for p in points]}
+    s = points[0].params["spark"]
     conf = {"spark.driver.memory": s["driver_memory"], "spark.executor.memory": s["executor_memory"],
             **(build.conf if build else {}), **s["conf"]}
-    if attempt > 1:
-        orphans = ctx.connect().call(remote, "kill_orphans", f"{Path(remote_out).parent}/{point.id}-a*.jsonl",
-                                     nodes=[driver], stage=f"{STAGE} orphans")[driver]
-        if orphans:
-            node_log(driver, f"{STAGE} orphans", f"stopped application processes {orphans} of an earlier attempt")
-    ledger.mark(point.id, pending, "running")
-    marker = stack.get("marker")
-    submit_error = None
-    try:
-        with (LiveMarker(marker, rd.root.name, point.id) if marker else _Null()):
+    recorder = Recorder(ctx, stack, points)
+    error = None
+    with recorder:
+        try:
             spark.submit(str(APP), args=[json.dumps(cfg)], py_files=list(build.py_files) if build else [],
                          jars=list(build.jars) if build else [], conf=conf,
-                         env=dict(build.env) if build else {}, log_dir=rd.logs / tag, stream=True)
-    except SaeError as e:
-        submit_error = str(e)
-    raw = rd.raw / f"{tag}.jsonl"
-    _fetch(ctx, driver, remote_out, raw)
-    records = parse_raw(raw)
-    done = {r: {"start": rec["start"], "end": rec["end"]} for r, rec in records.items() if r in pending}
-    for rep in done:
-        ledger.mark(point.id, [rep], "done", timings=done)
-        key = next(k for k, e in ledger.of_point(point.id).items() if e["repetition"] == rep)
-        ledger.entries[key]["result"] = {k: records[rep][k] for k in
-                                         ("init_s", "compute_s", "total_s", "rows", "checksum")}
-    ledger.save()
-    missing = [r for r in pending if r not in done]
-    if missing:
-        why = submit_error or f"[{driver} spark-submit] the application ended without repetitions {missing}"
-        ledger.mark(point.id, missing, "failed", error=why)
-    if stack.get("monitoring") and done:
-        export_windows(ctx, stack["monitoring"], done)
-    report = StageReport("run")
-    report.add(driver, True, f"point {point.id}: {len(done)} of {len(pending)} repetitions done")
-    if missing:
-        raise OperationalError(f"point {point.id}: repetitions {missing} failed: {why}")
-    return report
+                         env=dict(build.env) if build else {}, log_dir=rd.logs / tag, on_line=recorder.line)
+        except SaeError as e:
+            error = str(e)
+        raw = rd.raw / f"{tag}.jsonl"
+        _fetch(ctx, driver, remote_out, raw)
+        recorder.replay(raw)
+        recorder.finish(error or f"[{driver} spark-submit] the application ended before this point's "
+                                 f"last repetition")
+    recorder.hand_back(on_point)
+    return recorder.reached, error
 
 
-class _Null:
-    def __enter__(self):
+class Recorder:
+    """Records one application's events as they arrive (see the module docstring).
+
+    ``line`` runs in the thread that streams spark-submit's output and only queues; one thread
+    records ledger state in event order, another publishes the run marker. Points whose last
+    query is in wait in ``closed`` (in order) for their windows to be exported.
+    """
+
+    def __init__(self, ctx: StageContext, stack: dict, points: list):
+        self.ctx, self.stack = ctx, stack
+        self.points = {p.id: p for p in points}
+        self.driver = stack["spark"].driver_node
+        self.reached: set[str] = set()
+        self.closed: list[tuple] = []    # (point, start, end, missing repetitions, error)
+        self.started: dict[str, float] = {}
+        self.last = time.time()          # the previous point's end (the first point's: the submit)
+        self.done: dict[str, set[int]] = {p.id: set() for p in points}
+        self.events, self.marks = queue.Queue(), queue.Queue()
+        self.marker = stack.get("marker")
+        self.threads = [threading.Thread(target=fn, daemon=True) for fn in (self._record, self._publish)]
+        self.errors: list[str] = []
+
+    def __enter__(self) -> "Recorder":
+        for t in self.threads:
+            t.start()
         return self
 
-    def __exit__(self, *exc):
-        return None
+    def __exit__(self, *exc) -> None:
+        for q, t in zip((self.events, self.marks), self.threads):
+            q.put(None)
+            t.join()
+        for error in self.errors:
+            node_log(None, f"{STAGE} marker", f"run marker not published: {error}", logging.WARNING)
+
+    def line(self, text: str) -> None:
+        """One line of spark-submit's output: an event, or Spark's own (DEBUG: shown with -v)."""
+        if not text.startswith(TAG):
+            node_log(self.driver, "spark-submit", text, logging.DEBUG)
+            return
+        try:
+            event = json.loads(text[len(TAG):])
+        except ValueError:
+            return
+        if event.get("event") in ("start", "rep"):
+            self.marks.put(event)
+        self.events.put(event)
+
+    def replay(self, raw: Path) -> None:
+        """Queue the application's raw file (events recorded already are ignored)."""
+        for line in raw.read_text().splitlines() if raw.exists() else []:
+            try:
+                self.events.put(json.loads(line))
+            except ValueError:
+                continue
+
+    def finish(self, error: str) -> None:
+        """After the application ended: points it reached but never closed fail with ``error``."""
+        self.events.put({"event": "finish", "error": error})
+
+    def _record(self) -> None:
+        while (event := self.events.get()) is not None:
+            try:
+                self._handle(event)
+            except Exception as e:   # never lose the thread: the runner waits for it
+                node_log(self.driver, STAGE, f"could not record {event.get('event')}: "
+                                             f"{type(e).__name__}: {e}", logging.WARNING)
+
+    def _handle(self, event: dict) -> None:
+        kind, pid = event.get("event"), event.get("point")
+        ledger = self.ctx.ledger
+        closed = {c[0].id for c in self.closed}
+        if kind == "finish":
+            for pid in [p for p in self.points if p in self.reached and p not in closed]:
+                self._close(pid, event["error"])
+            return
+        if pid not in self.points or pid in closed:
+            return
+        if kind == "point" and pid not in self.reached:
+            self.reached.add(pid)
+            self.started[pid] = self.last
+            ledger.mark(pid, ledger.pending(pid), "running")
+            self.ctx.console.point_started(self.points[pid])
+        elif kind == "rep" and pid in self.reached and not event.get("discarded"):
+            rep = int(event["repetition"])
+            if rep in self.done[pid] or rep not in ledger.pending(pid):
+                return
+            self.done[pid].add(rep)
+            ledger.mark(pid, [rep], "done", timings={rep: {"start": event["start"], "end": event["end"]}})
+            entry = next(e for e in ledger.of_point(pid).values() if e["repetition"] == rep)
+            entry["result"] = {k: event[k] for k in RESULT_KEYS}
+            ledger.save()
+            self.ctx.console.repetition_done(self.points[pid], rep, event["total_s"])
+        elif kind == "point-end" and pid in self.reached:
+            self._close(pid, event.get("error") and f"[{self.driver} {STAGE}] point {pid}: {event['error']}")
+
+    def _close(self, pid: str, error: str | None) -> None:
+        """The point's last query is in: what is still running failed."""
+        ledger = self.ctx.ledger
+        missing = [e["repetition"] for e in ledger.of_point(pid).values() if e["state"] == "running"]
+        if missing:
+            error = error or f"[{self.driver} {STAGE}] the application skipped repetitions {missing}"
+            ledger.mark(pid, missing, "failed", error=error)
+        self.last = time.time()
+        self.closed.append((self.points[pid], self.started[pid], self.last, missing,
+                            f"repetitions {missing} failed: {error}" if missing else None))
+
+    def hand_back(self, on_point) -> None:
+        """Export the windows of every closed point, in order, and hand each to ``on_point``
+        (its start and end: when the application began and finished its share)."""
+        for point, start, end, missing, error in self.closed:
+            timings = _timings(self.ctx, point, self.done[point.id])
+            record_aucs(self.ctx.ledger, point, export_windows(self.ctx, self.stack.get("monitoring"),
+                                                               point, timings))
+            report = StageReport("run")
+            report.add(self.driver, bool(timings), f"point {point.id}: {len(timings)} of "
+                                                   f"{len(timings) + len(missing)} repetitions done", log=False)
+            on_point(PointOutcome(point, start, end, report, error))
+
+    def _publish(self) -> None:
+        while (event := self.marks.get()) is not None:
+            if self.marker is None:
+                continue
+            try:
+                if event["event"] == "start":
+                    self.marker.start(self.ctx.run.root.name, point=event["point"],
+                                      repetition=event["repetition"])
+                else:
+                    self.marker.clear()
+            except SaeError as e:
+                self.errors.append(str(e))
+        try:
+            if self.marker is not None:
+                self.marker.clear()   # an application that died mid-query left its window open
+        except SaeError as e:
+            self.errors.append(str(e))
 
 
-def _fetch(ctx: StageContext, node: str, remote: str, local: Path) -> None:
+def _timings(ctx: StageContext, point, reps: dict | None) -> dict:
+    """Repetition → {start, end} of the point's done repetitions (``reps``: only those)."""
+    return {e["repetition"]: {"start": e["start"], "end": e["end"]} for e in ctx.ledger.of_point(point.id).values()
+            if e["state"] == "done" and (reps is None or e["repetition"] in reps)}
+
+
+def _fetch(ctx: StageContext, node: str, remote_path: str, local: Path) -> None:
     """Copy the application's raw JSON lines from the driver node (absent file: nothing)."""
     tmp = local.parent / f".fetch-{local.name}"
     try:
-        ctx.connect().get(remote, str(tmp), nodes=[node], stage=f"{STAGE} fetch")
-        shutil.move(str(tmp / node / Path(remote).name), str(local))
+        ctx.connect().get(remote_path, str(tmp), nodes=[node], stage=f"{STAGE} fetch")
+        shutil.move(str(tmp / node / Path(remote_path).name), str(local))
     except SaeError as e:
         node_log(node, f"{STAGE} fetch", f"no raw timings fetched: {e}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def export_windows(ctx: StageContext, monitoring, timings: dict) -> None:
+def export_windows(ctx: StageContext, monitoring, point, timings: dict) -> dict[int, dict]:
     """Export each repetition's Prometheus window (padded by one scrape interval) into
-    ``metrics/<point>/rep<k>/`` and record the areas under the curves in the ledger."""
+    ``metrics/<point>/rep<k>/``; returns repetition → areas under the curves."""
+    if monitoring is None or not timings:
+        return {}
     pad = monitoring.options.interval_seconds
     wait = max(t["end"] for t in timings.values()) + 2 * pad - time.time()
     if wait > 0:
         time.sleep(wait)
+    out = {}
     for rep, t in sorted(timings.items()):
-        out = ctx.run.metrics / ctx.point.id / f"rep{rep}"
         try:
-            result = monitoring.export(t["start"] - pad, t["end"] + pad, out, overwrite=True)
+            result = monitoring.export(t["start"] - pad, t["end"] + pad,
+                                       ctx.run.metrics / point.id / f"rep{rep}", overwrite=True, plots=False)
         except SaeError as e:
-            node_log(None, f"{STAGE} metrics", f"point {ctx.point.id} repetition {rep}: {e}")
+            node_log(None, f"{STAGE} metrics", f"point {point.id} repetition {rep}: {e}", logging.WARNING)
             continue
-        key = next(k for k, e in ctx.ledger.of_point(ctx.point.id).items() if e["repetition"] == rep)
-        ctx.ledger.entries[key]["auc"] = {f"{metric}_{node}": round(v, 6)
-                                          for metric, nodes in result.auc_dict.items()
-                                          for node, v in nodes.items()}
-    ctx.ledger.save()
+        out[rep] = {f"{metric}_{node}": round(v, 6) for metric, nodes in result.auc_dict.items()
+                    for node, v in nodes.items()}
+    return out
+
+
+def record_aucs(ledger, point, aucs: dict[int, dict]) -> None:
+    """Store each repetition's areas under the curves in its ledger entry."""
+    for e in ledger.of_point(point.id).values():
+        if e["repetition"] in aucs:
+            e["auc"] = aucs[e["repetition"]]
+    ledger.save()

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from metareserve import StageReport, load_reservation
+from metareserve import load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
-from metareserve.log import node_log
+from metareserve.log import say
 
 from . import stages as builtin
+from .console import RunConsole
 from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan as make_plan
@@ -27,12 +28,15 @@ SETUP_KEYS = {"install": "stack_key", "start": "spark_key", "build": "stack_key"
 @dataclasses.dataclass
 class RunOptions:
     """How to run: provider (when sae reserves), an existing reservation file, teardown at end,
-    stages to skip (e.g. ``install`` on nodes known to be ready)."""
+    stages to skip (e.g. ``install`` on nodes known to be ready), and ``warm``: points that share
+    a stack and Spark options run in one Spark application (False: one application per point,
+    the reference bench/sae_overhead.py measures against)."""
 
     provider: str = "local"
     reservation: str | None = None
     teardown: bool = False
     skip: tuple = ()
+    warm: bool = True
 
     def __post_init__(self):
         self.skip = tuple(self.skip)
@@ -82,7 +86,7 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
     vers = versions()
     rd.write_yaml(rd.versions, {"version": 1, "controller": vers})
     ledger = RunLedger.create(rd.ledger, p, vers)
-    node_log(None, "sae run", f"run directory {rd.root}")
+    say(None, "sae run", f"run directory {rd.root}")
     _execute(experiment, p, rd, ledger, options, command="run")
     return rd
 
@@ -101,7 +105,7 @@ def resume(path) -> RunDir:
     if yaml.safe_load(yaml.safe_dump(p.to_dict())) != rd.read_yaml(rd.plan):   # as stored: tuples are lists
         raise UsageError(f"{rd.plan}: the plan differs from the recorded one; start a new run")
     ledger = RunLedger.load(rd.ledger)
-    if not any(ledger.pending(pid) for pid in p.order):
+    if not _unfinished(p, ledger):
         from metareserve.errors import NothingToDo
         raise NothingToDo(f"{rd.root}: every repetition is done; nothing to resume")
     _execute(experiment, p, rd, ledger, options, command="resume")
@@ -124,37 +128,75 @@ def _spec_dict(experiment: Experiment) -> dict:
     return d
 
 
-def _needed(p: Plan, ledger: RunLedger) -> tuple[set[str], set[str]]:
-    """Point ids still pending, and the setup keys those points need."""
-    pending = {pid for pid in p.order if ledger.pending(pid)}
-    keys = {getattr(p.point(pid), k) for pid in pending for k in ("stack_key", "spark_key", "data_key")}
-    return pending, keys
+def _unfinished(p: Plan, ledger: RunLedger) -> list[str]:
+    """Point ids whose run is not finished: repetitions pending, or its run step never recorded
+    done (a runner killed between the last repetition and the window export)."""
+    executed = set(ledger.data["executed"])
+    return [pid for pid in p.order if ledger.pending(pid) or pid not in executed]
+
+
+def _active_steps(p: Plan, unfinished: list[str]) -> list[tuple[int, object]]:
+    """(index, step) of the plan's steps this session executes: run steps of unfinished points,
+    setup steps those points need, run-wide steps."""
+    points = [p.point(pid) for pid in unfinished]
+    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "spark_key", "data_key")}
+    out = []
+    for index, step in enumerate(p.steps):
+        point = p.point(step.point) if step.point else None
+        if step.stage == "run" and step.point not in unfinished:
+            continue
+        if step.stage in SETUP_KEYS and getattr(point, SETUP_KEYS[step.stage]) not in keys:
+            continue
+        out.append((index, step))
+    return out
+
+
+def _groups(experiment: Experiment, p: Plan, steps: list, options: RunOptions) -> list[list]:
+    """The active steps cut into groups: consecutive run steps of points that share Spark
+    options form one group (one warm application) unless ``options.warm`` is off or the
+    experiment replaces the run stage; every other step is a group of its own."""
+    groups: list[list] = []
+    for index, step in steps:
+        last = groups[-1][-1][1] if groups else None
+        if (options.warm and "run" not in experiment.stages and step.stage == "run" and last is not None
+                and last.stage == "run" and p.point(last.point).spark_key == p.point(step.point).spark_key):
+            groups[-1].append((index, step))
+        else:
+            groups.append([(index, step)])
+    return groups
 
 
 def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, options: RunOptions,
              *, command: str) -> None:
     ledger.begin_session(command)
-    pending, keys = _needed(p, ledger)
-    ctx = builtin.StageContext(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options)
+    unfinished = _unfinished(p, ledger)
+    console = RunConsole(p, ledger, unfinished)
+    ctx = builtin.StageContext(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options,
+                               console=console)
     reports = rd.read_yaml(rd.stages) or []
-    try:
-        for index, step in enumerate(p.steps):
-            point = p.point(step.point) if step.point else None
-            if step.stage == "run" and step.point not in pending:
-                continue
-            if step.stage in SETUP_KEYS and getattr(point, SETUP_KEYS[step.stage]) not in keys:
-                continue
-            ctx.point = point
-            if step.stage in options.skip:
-                now = time.time()
-                ledger.step(index, step.stage, step.point, start=now, end=now, outcome="skipped")
-                continue
-            report = _step(ctx, index, step.stage, point)
-            reports.append({"session": len(ledger.data["runs"]), "step": index, "stage": step.stage,
-                            "point": step.point,
+
+    def record(index: int, stage: str, point: str | None, start: float, outcome: str, report=None,
+               error: str | None = None, end: float | None = None) -> None:
+        end = time.time() if end is None else end
+        ledger.step(index, stage, point, start=start, end=end, outcome=outcome, error=error,
+                    changed={n: o.changed for n, o in report.nodes.items()} if report else {})
+        if outcome != "skipped":
+            reports.append({"session": len(ledger.data["runs"]), "step": index, "stage": stage, "point": point,
                             "nodes": {n: {"changed": o.changed, "message": o.message}
                                       for n, o in (report.nodes.items() if report else [])}})
             rd.write_yaml(rd.stages, reports)
+
+    try:
+        with console.session():
+            for group in _groups(experiment, p, _active_steps(p, unfinished), options):
+                index, step = group[0]
+                ctx.point = p.point(step.point) if step.point else None
+                if step.stage in options.skip:
+                    record(index, step.stage, step.point, time.time(), "skipped")
+                elif step.stage == "run" and "run" not in experiment.stages:
+                    _run_group(ctx, group, record)
+                else:
+                    _step(ctx, index, step.stage, ctx.point, record)
     finally:
         ctx.close()
     failed = ledger.failures()
@@ -163,28 +205,60 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
         raise OperationalError(f"{len(failed)} of {len(ledger.entries)} repetitions failed "
                                f"(first: point {first['point']} repetition {first['repetition']}: "
                                f"{first['error']}); fix the cause and run 'sae resume {rd.root}'")
-    node_log(None, "sae run", f"done: {rd.root} ({ledger.counts()['done']} repetitions)")
+    say(None, "sae run", f"done: {rd.root} ({ledger.counts()['done']} repetitions)")
 
 
-def _step(ctx, index: int, stage: str, point) -> StageReport | None:
+def _run_group(ctx, group: list, record) -> None:
+    """Run steps of points sharing Spark options, in one warm application; each point's step is
+    recorded as the point finishes (its repetitions were recorded as they arrived)."""
+    index_of = {step.point: index for index, step in group}
+    points = [ctx.plan.point(step.point) for _, step in group]
+    first, last = group[0][0], group[-1][0]
+    ctx.console.step_started(first, "run", f"{len(points)} points in one Spark application"
+                             if len(points) > 1 else f"point {points[0].id}")
+    finished = set()
+
+    def on_point(outcome) -> None:
+        pid = outcome.point.id
+        finished.add(pid)
+        record(index_of[pid], "run", pid, outcome.start, "failed" if outcome.error else "done",
+               outcome.report, outcome.error, end=outcome.end)
+        ctx.console.point_done(index_of[pid], outcome)
+
+    start = time.time()
+    try:
+        builtin.run_group(ctx, points, on_point)
+    except Exception as e:
+        error = str(e) if isinstance(e, SaeError) else f"{type(e).__name__}: {e}"
+        for point in points:
+            if point.id not in finished:
+                left = [x["repetition"] for x in ctx.ledger.of_point(point.id).values()
+                        if x["state"] in ("running", "todo")]
+                ctx.ledger.mark(point.id, left, "failed", error=error)
+                record(index_of[point.id], "run", point.id, start, "failed", error=error)
+        if not isinstance(e, SaeError):
+            raise OperationalError(f"steps {first + 1}-{last + 1} stage run: {error}; fix the cause and run "
+                                   f"'sae resume {ctx.run.root}'") from e
+
+
+def _step(ctx, index: int, stage: str, point, record) -> None:
     """Run one stage step (the experiment's own function if it replaces the stage), recording
     it in the ledger in a finally block. Setup failures stop the run; run failures are
     recorded per repetition and the next point goes on."""
     fn = ctx.experiment.stages.get(stage) or getattr(builtin, f"stage_{stage}")
     where = f"point {point.id}" if point else "run"
-    node_log(None, f"sae {stage}", f"step {index + 1}/{len(ctx.plan.steps)} ({where})")
+    ctx.console.step_started(index, stage, where)
     start, outcome, error, report = time.time(), "failed", None, None
     try:
         report = fn(ctx)
         outcome = "done"
-        return report
     except SaeError as e:
         error = str(e)
         if stage == "run":
             running = [e["repetition"] for e in ctx.ledger.of_point(point.id).values()
                        if e["state"] == "running"]
             ctx.ledger.mark(point.id, running, "failed", error=error)
-            return None
+            return
         raise OperationalError(f"{where} stage {stage}: {error}; fix the cause and run "
                                f"'sae resume {ctx.run.root}'") from None
     except Exception as e:
@@ -192,9 +266,8 @@ def _step(ctx, index: int, stage: str, point) -> StageReport | None:
         raise OperationalError(f"{where} stage {stage}: {error}; fix the cause and run "
                                f"'sae resume {ctx.run.root}'") from e
     finally:
-        changed = {n: o.changed for n, o in report.nodes.items()} if report else {}
-        ctx.ledger.step(index, stage, point.id if point else None, start=start, end=time.time(),
-                        outcome=outcome, changed=changed, error=error)
+        record(index, stage, point.id if point else None, start, outcome, report, error)
+        ctx.console.step_done(index, stage, where, time.time() - start, outcome, report, error)
 
 
 def status(path) -> dict:

@@ -13,8 +13,9 @@ import yaml
 
 import metareserve
 from metareserve import Layout, Reservation, StageReport, load_reservation
-from metareserve.errors import NothingToDo, UsageError
+from metareserve.errors import NothingToDo, OperationalError, UsageError
 
+from .console import Quiet
 from .planner import Plan, PlannedPoint, digest
 
 CONTROLLER = "controller"
@@ -24,7 +25,8 @@ CONTROLLER = "controller"
 class StageContext:
     """What a stage gets: the experiment, plan, run directory, ledger and options; the current
     ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
-    the live deployer objects of the current stack (``ceph``, ``spark``, ``monitoring``, ``build``)."""
+    the live deployer objects of the current stack (``ceph``, ``spark``, ``monitoring``, ``build``);
+    ``console`` is what the person at the console reads (:mod:`sae.console`)."""
 
     experiment: object
     plan: Plan
@@ -36,6 +38,8 @@ class StageContext:
     cluster: object = None
     stack: dict = dataclasses.field(default_factory=dict)
     stack_key: str | None = None
+    console: object = dataclasses.field(default_factory=Quiet)
+    apps: int = 0   # Spark applications submitted in this session (names their raw files)
 
     def connect(self):
         """The open remote-execution Cluster (loading the run's reservation if needed)."""
@@ -57,8 +61,14 @@ class StageContext:
         layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
         return layout.validate(res)
 
+    def close_stack(self) -> None:
+        """Close the connections the stack's run marker opened for itself."""
+        if self.stack.get("marker_monitoring") is not None:
+            self.stack["marker_monitoring"].close()
+
     def close(self) -> None:
-        """Close the remote-execution connections."""
+        """Close the remote-execution connections (the stack's own ones too)."""
+        self.close_stack()
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
@@ -170,6 +180,7 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> dict:
     from spark_deploy import SparkCluster, SparkOptions
 
     if ctx.stack_key != point.stack_key:
+        ctx.close_stack()
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
         c, m = point.params["ceph"], point.params["monitor"]
         ctx.stack = {"ceph": CephCluster(res, layout, CephOptions(store=c["store"], osd_size=c["osd_size"],
@@ -180,7 +191,8 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> dict:
             options = MonitorOptions(scrape_interval=m["scrape_interval"])
             ctx.stack["monitoring"] = Monitoring(res, layout, options, cluster=cluster)
             # The marker publishes while spark-submit streams: it gets its own connections.
-            ctx.stack["marker"] = Monitoring(res, layout, options).marker
+            ctx.stack["marker_monitoring"] = Monitoring(res, layout, options)
+            ctx.stack["marker"] = ctx.stack["marker_monitoring"].marker
         ctx.stack_key, ctx.stack["spark_key"] = point.stack_key, None
     if ctx.stack["spark_key"] != point.spark_key:
         s = point.params["spark"]
@@ -315,7 +327,17 @@ def stage_build(ctx: StageContext) -> StageReport:
     return build(ctx, _stack(ctx, ctx.point))
 
 
+def run_group(ctx: StageContext, points: list[PlannedPoint], on_point) -> None:
+    """Run the pending repetitions of ``points`` (same stack and Spark options) in one warm Spark
+    application, calling ``on_point(outcome)`` as each finishes (see :mod:`sae.execute`)."""
+    from .execute import run_points
+    run_points(ctx, _stack(ctx, points[0]), points, on_point)
+
+
 def stage_run(ctx: StageContext) -> StageReport:
     """Run the point's pending repetitions in one Spark application (see :mod:`sae.execute`)."""
-    from .execute import run_point
-    return run_point(ctx, _stack(ctx, ctx.point))
+    outcomes = []
+    run_group(ctx, [ctx.point], outcomes.append)
+    if outcomes[-1].error:
+        raise OperationalError(f"point {ctx.point.id}: {outcomes[-1].error}")
+    return outcomes[-1].report

@@ -295,12 +295,13 @@ class Monitoring(Service):
         """Prometheus' active targets (``labels``, ``health``, ``lastError``, ``scrapeUrl``)."""
         return self.client.targets()
 
-    def export(self, start, end, out_dir, *, step=None, nodes=None, metrics=None, overwrite=False):
+    def export(self, start, end, out_dir, *, step=None, nodes=None, metrics=None, overwrite=False,
+               plots=True):
         """Export per-node metrics between ``start`` and ``end`` into ``out_dir``: see
         :func:`monitor_deploy.export.export_window`."""
         from .export import export_window
         return export_window(self, start, end, out_dir, step=step, nodes=nodes, metrics=metrics,
-                             overwrite=overwrite)
+                             overwrite=overwrite, plots=plots)
 
     def dashboards(self, out_dir) -> list[Path]:
         """Write Grafana dashboards and provisioning files: see :func:`monitor_deploy.dashboards.write_dashboards`."""

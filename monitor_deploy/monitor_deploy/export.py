@@ -46,7 +46,7 @@ class ExportResult:
 
 
 def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, metrics=None,
-                  overwrite: bool = False) -> ExportResult:
+                  overwrite: bool = False, plots: bool = True) -> ExportResult:
     """Query every per-node metric between ``start`` and ``end`` and write into ``out_dir``:
     ``metrics.parquet`` (columns time, timestamp, node, metric, value, unit), ``auc.parquet`` and
     ``auc.csv`` (area under each node's curve by Simpson's rule, plus a ``total`` row per metric),
@@ -54,6 +54,7 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
 
     ``start``/``end`` are epoch seconds or ISO times; ``step`` defaults to the scrape interval;
     ``nodes`` and ``metrics`` (keys of :data:`~monitor_deploy.metrics.METRICS`) default to all.
+    ``plots=False`` skips the PNGs (most of an export's CPU time), e.g. for many short windows.
     Raises UsageError for a bad window, node or metric, OperationalError when Prometheus is down
     or holds no samples for the window; nothing is written then.
     """
@@ -78,7 +79,8 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
         data.to_parquet(tmp / "metrics.parquet", index=False)
         auc.to_parquet(tmp / "auc.parquet", index=False)
         auc.to_csv(tmp / "auc.csv", index=False)
-        plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0) for k in keys}
+        plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0)
+                 for k in keys} if plots else {}
         (tmp / "window.json").write_text(json.dumps(
             {"start": t0, "end": t1, "step": step_s, "nodes": names,
              "queries": {k: METRICS[k].record for k in keys}, "prometheus": monitoring.url}, indent=1))

@@ -133,8 +133,9 @@ def targets(reservation, layout_file, role_specs, **flags):
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @cluster_options
-@click.option("--log-dir", metavar="DIR", default="spark-logs", show_default=True,
-              help="Local directory for the driver log and event log.")
+@click.option("--log-dir", metavar="DIR",
+              help="Local directory for the driver log and event log (default: $SAE_HOME/spark-submits, "
+                   "never the working directory).")
 @click.option("--driver-env", multiple=True, metavar="KEY=VALUE", help="Extra environment for spark-submit.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not stream the driver output.")
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, required=True)

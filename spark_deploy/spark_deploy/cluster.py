@@ -355,9 +355,9 @@ class SparkCluster(Service):
         return report
 
     def submit(self, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
-               env=None, spark_args=(), log_dir=None, stream=True, check=True) -> SubmitResult:
+               env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None) -> SubmitResult:
         """Run ``app`` with spark-submit on the driver node; see :func:`spark_deploy.submit.submit`."""
         return submit(self, app, args=args, py_files=py_files, jars=jars, files=files, conf=conf,
                       deploy_mode=deploy_mode, env=env, spark_args=spark_args, log_dir=log_dir,
-                      stream=stream, check=check)
+                      stream=stream, check=check, on_line=on_line)
 

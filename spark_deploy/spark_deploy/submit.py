@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from metareserve.errors import OperationalError, UsageError
+from metareserve.log import node_log
 
 from . import remote
 from .decide import failure_line, rejected_options
@@ -44,6 +45,7 @@ class SubmitError(OperationalError):
 
 
 def default_log_dir() -> Path:
+    """Where submit logs go when no ``log_dir`` is given: ``$SAE_HOME/spark-submits``."""
     return Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "spark-submits"
 
 
@@ -115,12 +117,15 @@ def split_submit_args(argv: list[str]) -> dict:
 
 
 def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
-           env=None, spark_args=(), log_dir=None, stream=True, check=True) -> SubmitResult:
+           env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None) -> SubmitResult:
     """Run ``app`` (a .jar, or a .py with ``py_files``) with spark-submit on the driver node.
 
     Local files are shipped to the driver node (and, in cluster mode, to the workers); every
-    spark-submit option can be forwarded through ``spark_args``/``conf``. Output is streamed with
-    a ``[node spark-submit]`` prefix; the driver log and event log are fetched to ``log_dir``.
+    spark-submit option can be forwarded through ``spark_args``/``conf``. Output lines go, as
+    they arrive, to ``on_line(line)`` when given (called in a worker thread; independent of any
+    logging configuration), else, with ``stream``, to the log with a ``[node spark-submit]``
+    prefix. The driver log and event log are fetched to ``log_dir`` (default
+    :func:`default_log_dir`).
 
     Raises:
         UsageError: missing files, unknown deploy mode, a Python app in cluster mode.
@@ -157,8 +162,10 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
                       jars=[where(j) for j in jars], files=[where(f) for f in files], conf=conf,
                       spark_args=spark_args)
     run_env = dict(spark.env(node), **{k: str(v) for k, v in (env or {}).items()})
-    r = spark.cluster.call(remote, "spark_submit", argv, run_env, f"{rdir}/driver.log", rdir, stream,
-                           nodes=[node], stage=STAGE, timeout=None)[node]
+    sink = on_line or (lambda line: node_log(node, STAGE, line))
+    r = spark.cluster.connection(spark.reservation.node(node)).call(
+        remote, "spark_submit", (argv, run_env, f"{rdir}/driver.log", rdir, stream or on_line is not None),
+        stage=STAGE, timeout=None, on_log=sink)
     local = Path(log_dir or default_log_dir()) / sid
     if r["rc"] == 0 and deploy_mode == "cluster" and any(_DRIVER_FAILED.search(ln) for ln in r["output"]):
         r["rc"] = 1   # spark-submit exits 0 even when the cluster-mode driver failed

@@ -1,6 +1,8 @@
 """Real local-cluster tests: ``sae run experiments/selectivity.py --profile tiny`` end to end on its
-own 3-host cluster, then a second run on the same cluster that reuses stack and data, is killed
-with SIGKILL mid-sweep and finished by ``sae resume`` with every point exactly once."""
+own 3-host cluster; ``sae.run`` from plain Python (run markers need no logging configuration);
+a run on the same cluster that reuses stack and data, whose warm application and then runner are
+killed with SIGKILL mid-sweep, finished by ``sae resume`` with every point exactly once."""
+import glob
 import json
 import os
 import shutil
@@ -95,40 +97,81 @@ def test_tiny_selectivity_end_to_end(env):
     assert status.returncode == 0 and f"{len(df)} done, 0 failed" in status.stdout
 
 
-def _kill_experiment(root: Path) -> Path:
-    """selectivity.py's tiny profile cut to 2 points × 2 repetitions: same stack and data."""
-    f = root / "kill.py"
+def _experiment(root: Path, name: str, selectivities, repetitions: int) -> Path:
+    """selectivity.py's tiny profile cut to a few points with offload on: same stack and data."""
+    f = root / f"{name}.py"
     f.write_text(
         "import dataclasses, runpy\n"
         "from sae import Sweep\n"
         f"base = runpy.run_path({str(ROOT / 'experiments' / 'selectivity.py')!r})['experiment']\n"
-        "tiny = dict(base.profiles['tiny'], repetitions=2,\n"
-        "            sweep=Sweep(cartesian={'selectivity': [10, 100], 'offload': [True]}))\n"
-        "experiment = dataclasses.replace(base, name='killed', profiles={'tiny': tiny})\n")
+        f"tiny = dict(base.profiles['tiny'], repetitions={repetitions}, warmup=1,\n"
+        f"            sweep=Sweep(cartesian={{'selectivity': {list(selectivities)}, 'offload': [True]}}))\n"
+        f"experiment = dataclasses.replace(base, name={name!r}, profiles={{'tiny': tiny}})\n")
     return f
 
 
-def test_second_run_reuses_then_kill_and_resume(env):
-    root, _ = env
-    exp = _kill_experiment(root)
+def _wait(proc, until, what: str, timeout: float = 600):
+    """Poll ``until()`` while ``proc`` runs; fail with its output if it ends or time runs out."""
+    deadline = time.time() + timeout
+    while proc.poll() is None and time.time() < deadline:
+        if until():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"never saw {what}: {proc.poll()=} " + (proc.stdout.read()[-3000:] if proc.poll() is not None else ""))
+
+
+def _states(run_dir: Path, point: str) -> list[str]:
+    return [e["state"] for e in ledger(run_dir)["entries"].values() if e["point"] == point]
+
+
+def test_python_api_publishes_markers_without_logging(env):
+    """``sae.run`` from plain Python (no logging configured anywhere): the run marker still
+    travels from the application to Prometheus, one window per repetition."""
+    root, res = env
+    exp = _experiment(root, "api", [50], 2)
+    code = (f"import sae; rd = sae.run({str(exp)!r}, out={str(root / 'out')!r}, "
+            f"options=sae.RunOptions(reservation={str(root / 'reservation.yaml')!r})); print(rd.root)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = Path(r.stdout.strip().splitlines()[-1])
+    df = sae.load_results(run)
+    assert len(df) == 2
+    windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
+    marked = {(w.point, int(w.repetition)): w for w in windows if w.run_id == run.name}
+    for row in df.itertuples():
+        w = marked[(row.point, row.repetition)]
+        assert abs(w.start - row.start) < 2 and abs(w.end - row.end) < 2
+    assert not list(root.glob("spark-logs*"))   # nothing in the working directory
+
+
+def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
+    """Three points in one warm application: kill -9 the application during point 2 (the
+    runner goes on with point 3 in a new application), then kill -9 the runner during point 3;
+    ``sae resume`` finishes every point exactly once."""
+    root, res = env
+    exp = _experiment(root, "killed", [10, 50, 100], 3)
+    plan = json.loads(sae_cli("plan", exp, "--json").stdout)
+    p1, p2, p3 = plan["order"]
     proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
                              "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     run_dir = root / "out" / "killed" / "latest"
     try:
-        while proc.poll() is None:  # until the first point is done and the second one runs
-            if (run_dir / "ledger.json").exists():
-                led = ledger(run_dir)
-                if led["executed"] and any(e["state"] == "running" for e in led["entries"].values()):
-                    break
-            time.sleep(0.5)
-        assert proc.poll() is None, proc.stdout.read()[-3000:]
+        _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, p2),
+              "point 2 half done")
+        run = run_dir.resolve()
+        raws = glob.glob(f"{res.state_root}/*/sae/{run.name}/*.jsonl")
+        assert len(raws) == 1, raws
+        app = json.loads(Path(raws[0]).read_text().splitlines()[0])
+        for pid in (app["jvm_pid"], app["pid"]):
+            os.kill(pid, signal.SIGKILL)
+        _wait(proc, lambda: "running" in _states(run_dir, p3), "point 3 running in a new application")
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
-    run = run_dir.resolve()
     killed = ledger(run)
-    assert proc.returncode == -9 and len(killed["executed"]) == 1
+    assert proc.returncode == -9 and killed["executed"] == [p1]
+    assert "failed" in _states(run, p2) and "done" in _states(run, p2)
     # the second run on this cluster changed nothing in setup stages
     steps = yaml.safe_load((run / "stages.yaml").read_text())
     assert {s["stage"] for s in steps} >= set(SETUP)
@@ -138,12 +181,12 @@ def test_second_run_reuses_then_kill_and_resume(env):
     r = sae_cli("resume", run)
     assert r.returncode == 0, r.stderr[-3000:]
     done = ledger(run)
-    plan = yaml.safe_load((run / "plan.yaml").read_text())
-    assert len(done["entries"]) == 4 and all(e["state"] == "done" for e in done["entries"].values())
-    assert done["executed"] == plan["order"]  # each point executed exactly once
+    assert len(done["entries"]) == 9 and all(e["state"] == "done" for e in done["entries"].values())
+    assert sorted(done["executed"]) == sorted(plan["order"]) and len(done["executed"]) == 3  # once each
     assert max(e["attempts"] for e in done["entries"].values()) == 2 and len(done["runs"]) == 2
     df = sae.load_results(run)
-    assert len(df) == 4 and not df.duplicated(["point", "repetition"]).any()
+    assert len(df) == 9 and not df.duplicated(["point", "repetition"]).any()
+    assert df.groupby("selectivity")["rows_out"].nunique().eq(1).all()
     again = sae_cli("resume", run)
     assert again.returncode == 0 and "nothing to resume" in again.stdout
 

@@ -86,8 +86,12 @@ def test_failing_application_exit_status_reaches_caller(spark_cluster, tmp_path,
     assert "[node1 spark-submit] exiting with 3 on purpose" in caplog.text      # streamed, host-prefixed
     assert err.value.exit_code == 3 and err.value.result.exit_code == 3
     assert str(err.value).startswith("[node1 spark-submit] fail.py exited 3")
-    r = spark_cluster.submit(APPS / "fail.py", args=["exit", 4], log_dir=tmp_path, stream=False, check=False)
+    caplog.set_level(logging.CRITICAL, logger="sae")   # on_line gets every line whatever logging says
+    lines = []
+    r = spark_cluster.submit(APPS / "fail.py", args=["exit", 4], log_dir=tmp_path, stream=False, check=False,
+                             on_line=lines.append)
     assert r.exit_code == 4 and r.driver_log.is_file()
+    assert any("exiting with 4 on purpose" in ln for ln in lines) and "exiting with 4" not in caplog.text
 
 
 def test_bad_submit_option_and_python_cluster_mode(spark_cluster, tmp_path):

@@ -1,4 +1,4 @@
-"""The Spark application that runs every repetition of one sweep point (see run_point.py)."""
+"""The Spark application that runs the pending repetitions of a group of sweep points (see run_points.py)."""
 from pathlib import Path
 
-APP = Path(__file__).with_name("run_point.py")
+APP = Path(__file__).with_name("run_points.py")
