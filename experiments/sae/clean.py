@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 
 import metareserve
-from metareserve import Layout, load_reservation
+from metareserve import Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
 from .stages import data_cache
@@ -18,6 +18,9 @@ def stop_stack(res) -> list[str]:
     out = []
     layout = Layout.default(res)
     with res.connect() as cluster:
+        held = lease.holder(cluster)
+        if held is not None:
+            raise LeaseHeld(res.name, held)
         for name, cls in (("spark", SparkCluster), ("monitoring", Monitoring), ("ceph", CephCluster)):
             try:
                 out.append(f"{res.name} {name}: {cls(res, layout, cluster=cluster).stop().summary()}")

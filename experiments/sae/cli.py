@@ -29,13 +29,15 @@ def main():
 @click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
 @click.option("--teardown", is_flag=True, help="Stop the stack (and release nodes sae reserved) at the end.")
 @click.option("--skip", multiple=True, metavar="STAGE", help="Skip a stage (repeatable), e.g. install.")
+@click.option("--wait-lease", type=float, default=0, show_default=True, metavar="SECONDS",
+              help="Wait this long for another run holding the nodes; then refuse, naming it.")
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
-def run(file, provider, reservation, profile, out, teardown, skip):
+def run(file, provider, reservation, profile, out, teardown, skip, wait_lease):
     """Run experiment FILE end to end into a new run directory."""
     rd = runner.run(file, profile=profile, out=out,
                     options=runner.RunOptions(provider=provider, reservation=reservation,
-                                              teardown=teardown, skip=skip))
+                                              teardown=teardown, skip=skip, wait_lease=wait_lease))
     click.echo(str(rd.root))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from metareserve import load_reservation
+from metareserve import LeaseHolder, load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
@@ -37,9 +37,12 @@ class RunOptions:
     teardown: bool = False
     skip: tuple = ()
     warm: bool = True
+    wait_lease: float = 0.0
 
     def __post_init__(self):
         self.skip = tuple(self.skip)
+        if not self.wait_lease >= 0:
+            raise UsageError(f"--wait-lease {self.wait_lease}: give seconds >= 0")
         for stage in self.skip:
             if stage not in STAGES or stage in ("reserve", "run"):
                 raise UsageError(f"--skip {stage}: not a skippable stage (skippable: "
@@ -281,7 +284,11 @@ def status(path) -> dict:
         axes = next(x["axes"] for x in p["points"] if x["id"] == pid)
         points.append({"point": pid, "axes": axes,
                        "states": [e["state"] for e in entries]})
+    held = rd.read_yaml(rd.root / "lease.yaml")
+    holder = LeaseHolder(**{k: v for k, v in held.items() if k != "reservation"}) if held else None
     return {"run": str(rd.root), "experiment": p["experiment"], "profile": p["profile"],
+            "lease": (f"{'holds' if not holder.is_gone() else 'held'} the lease of {held['reservation']!r} "
+                      f"(pid {holder.pid} on {holder.host})") if holder else "no lease taken yet",
             "counts": ledger.counts(), "points": points,
             "failures": [f"point {e['point']} repetition {e['repetition']}: {e['error']}"
                          for e in ledger.failures()],
@@ -293,7 +300,7 @@ def status_text(info: dict) -> str:
     c = info["counts"]
     lines = [f"{info['run']}", f"experiment {info['experiment']} profile {info['profile']}: "
              f"{c['done']} done, {c['failed']} failed, {c['running']} running, {c['todo']} todo "
-             f"({info['sessions']} sessions, {info['steps']} steps)"]
+             f"({info['sessions']} sessions, {info['steps']} steps)", info["lease"]]
     for pt in info["points"]:
         axes = " ".join(f"{k}={v}" for k, v in pt["axes"].items())
         lines.append(f"  {pt['point']}  {' '.join(s[0].upper() for s in pt['states'])}  {axes}")

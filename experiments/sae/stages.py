@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 import metareserve
-from metareserve import Layout, Reservation, StageReport, load_reservation
+from metareserve import Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import NothingToDo, OperationalError, UsageError
 
 from .console import Quiet
@@ -40,6 +40,7 @@ class StageContext:
     stack_key: str | None = None
     console: object = dataclasses.field(default_factory=Quiet)
     apps: int = 0   # Spark applications submitted in this session (names their raw files)
+    lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation
 
     def connect(self):
         """The open remote-execution Cluster (loading the run's reservation if needed)."""
@@ -67,8 +68,11 @@ class StageContext:
             self.stack["marker_monitoring"].close()
 
     def close(self) -> None:
-        """Close the remote-execution connections (the stack's own ones too)."""
+        """Give the lease back and close the remote-execution connections (the stack's too)."""
         self.close_stack()
+        if self.lease is not None and self.cluster is not None:
+            lease.give(self.cluster, self.lease)
+            self.lease = None
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
@@ -116,7 +120,10 @@ def stage_reserve(ctx: StageContext) -> StageReport:
                                           f"({len(res.nodes)} nodes)")
     res.save(ctx.run.reservation)
     ctx.reservation = res
-    ctx.connect()
+    ctx.lease = lease.acquire(ctx.connect(), str(ctx.run.root), wait=ctx.options.wait_lease)
+    ctx.run.write_yaml(ctx.run.root / "lease.yaml", {"reservation": res.name, **dataclasses.asdict(ctx.lease)})
+    report.add(CONTROLLER, report.nodes[CONTROLLER].changed, f"{report.nodes[CONTROLLER].message}; holds "
+               f"its lease: no other run measures on these nodes until this one ends", log=False)
     return report
 
 
