@@ -25,7 +25,7 @@ from typing import Callable
 
 from metareserve import StageReport
 from metareserve.errors import SaeError
-from metareserve.log import node_log
+from metareserve.log import node_log, say
 
 from . import remote
 from .app import APP
@@ -113,7 +113,7 @@ def _kill_orphans(ctx: StageContext, stack: dict) -> None:
     killed = ctx.connect().call(remote, "kill_orphans", f"{_remote_dir(ctx, stack)}/*.jsonl",
                                 nodes=[driver], stage=f"{STAGE} orphans")[driver]
     if killed:
-        node_log(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
+        say(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
 
 
 def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tuple[set[str], str | None]:
@@ -297,7 +297,7 @@ def _fetch(ctx: StageContext, node: str, remote_path: str, local: Path) -> None:
         ctx.connect().get(remote_path, str(tmp), nodes=[node], stage=f"{STAGE} fetch")
         shutil.move(str(tmp / node / Path(remote_path).name), str(local))
     except SaeError as e:
-        node_log(node, f"{STAGE} fetch", f"no raw timings fetched: {e}")
+        node_log(node, f"{STAGE} fetch", f"no raw timings fetched: {e}", logging.WARNING)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
