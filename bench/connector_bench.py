@@ -13,8 +13,12 @@ in the same run, and the issue's aims checked at the end. ``--link-multiplier K`
 dataset with hard links (K names per object, as the paper did) so per-query fixed costs weigh less.
 
 Usage: .venv/bin/python bench/connector_bench.py [--rows 2000000] [--reps 3] [--link-multiplier 1]
-       [--readers offload,offload-lz4,offload-zstd,no-offload,vanilla] [--queries all,proj]
-       [--selectivities 1,10,100] [--keep]
+       [--readers offload,offload-none,offload-lz4,no-offload,vanilla] [--queries all,proj]
+       [--selectivities 1,10,100] [--jfr] [--keep]
+
+``--jfr`` records the executors with Java Flight Recorder (``settings=profile``) and prints, per
+reader at 1 % and 100 % over every column, the methods the executor threads were sampled in
+(self time) and the share of samples by component, from the samples inside that reader's queries.
 """
 from __future__ import annotations
 
@@ -37,9 +41,9 @@ from spark_deploy import SparkCluster, SparkOptions
 
 APP = Path(__file__).with_name("connector_app.py")
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
-READERS = {"offload": {"offload": "true"},   # the connector's defaults
+READERS = {"offload": {"offload": "true"},   # the connector's defaults (zstd)
+           "offload-none": {"offload": "true", "compression": "none"},
            "offload-lz4": {"offload": "true", "compression": "lz4"},
-           "offload-zstd": {"offload": "true", "compression": "zstd"},
            "no-offload": {"offload": "false"}, "vanilla": "vanilla"}
 QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
@@ -89,6 +93,7 @@ def main():
     ap.add_argument("--queries", default=",".join(QUERIES), type=lambda v: _pick(v, QUERIES, "query"))
     ap.add_argument("--selectivities", default=",".join(SELECTIVITIES),
                     type=lambda v: _pick(v, SELECTIVITIES, "selectivity"))
+    ap.add_argument("--jfr", action="store_true", help="profile the executors with Java Flight Recorder")
     ap.add_argument("--keep", action="store_true", help="keep the cluster (prints its reservation)")
     args = ap.parse_args()
     setup()
@@ -120,6 +125,12 @@ def main():
             sampler.start()
             kwargs = spec.submit_kwargs()
             kwargs["conf"]["spark.ui.showConsoleProgress"] = "false"
+            jfr_dir = work / "jfr"
+            if args.jfr:
+                jfr_dir.mkdir()
+                kwargs["conf"]["spark.executor.extraJavaOptions"] = (
+                    kwargs["conf"].get("spark.executor.extraJavaOptions", "") + " "
+                    f"-XX:StartFlightRecording=settings=profile,dumponexit=true,filename={jfr_dir}/")   # one file per JVM
             result = spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=work / "logs", stream=False, **kwargs)
             sampler.stop.set()
             sampler.join()
@@ -132,6 +143,9 @@ def main():
             (work / "measurements.json").write_text(json.dumps({"queries": queries, "samples": sampler.samples}))
             print(f"raw measurements: {work / 'measurements.json'}")
             report(queries, sampler, args, split)
+            if args.jfr:
+                time.sleep(15)   # executors dump their recordings as they exit
+                profile(queries, sorted(jfr_dir.glob("*.jfr")))
             if args.keep:
                 print(f"cluster kept: {res.path}")
                 return
@@ -189,6 +203,53 @@ def report(queries, sampler, args, split):
         print("\n| aim (issue #14) | measured | met |\n|---|---|---|")
         for aim, value, ok in aims:
             print(f"| {aim} | {value} | {'yes' if ok else 'NO'} |")
+
+
+COMPONENTS = [("sae-ceph reply wait (librados)", ("Rados$Call.await", "rados_aio_wait")),
+              ("Arrow IPC read + decompression", ("org.apache.arrow.vector.ipc", "org.apache.arrow.compression",
+                                                  "com.github.luben.zstd", "org.apache.commons.compress")),
+              ("Parquet decode (vanilla)", ("org.apache.parquet", "VectorizedParquetRecordReader",
+                                            "VectorizedColumnReader", "VectorizedRleValuesReader")),
+              ("file read (vanilla, ceph-fuse)", ("java.io.FileInputStream", "sun.nio.ch.FileChannelImpl",
+                                                  "org.apache.hadoop.fs")),
+              ("Spark generated code + aggregation", ("GeneratedClass", "org.apache.spark.sql.catalyst.expressions",
+                                                      "org.apache.spark.sql.execution", "ArrowColumnVector",
+                                                      "org.apache.spark.unsafe"))]
+
+
+def profile(queries, files: list[Path]) -> None:
+    """Per reader at 1 % and 100 % over every column: executor samples by component and top methods."""
+    import collections
+    import datetime
+    import subprocess
+    if not files:
+        print("no JFR recordings were written")
+        return
+    windows = [(q["start"], q["end"], q["reader"], q["sel"]) for q in queries
+               if q["rep"] > 0 and q["query"] == "all" and q["sel"] in ("1", "100")]
+    by = collections.defaultdict(collections.Counter)
+    comp = collections.defaultdict(collections.Counter)
+    for f in files:
+        out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", str(f)],
+                             capture_output=True, text=True)
+        for e in json.loads(out.stdout or "{}").get("recording", {}).get("events", []):
+            v = e["values"]
+            t = datetime.datetime.fromisoformat(v["startTime"][:26].rstrip("Z")).replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+            hit = next(((r, s) for a, b, r, s in windows if a <= t <= b), None)
+            frames = [f"{fr['method']['type']['name'].replace('/', '.')}.{fr['method']['name']}" for fr in
+                      (v.get("stackTrace") or {}).get("frames", [])]
+            if hit is None or not frames:
+                continue
+            by[hit][frames[0]] += 1
+            name = next((c for c, keys in COMPONENTS if any(k in fr for fr in frames for k in keys)), "other")
+            comp[hit][name] += 1
+    for key in sorted(by, key=lambda k: (int(k[1]), k[0])):
+        total = sum(by[key].values())
+        shares = ", ".join(f"{c} {n / total:.0%}" for c, n in comp[key].most_common())
+        print(f"\nJFR executor samples, {key[1]} % every column, {key[0]}: {total} samples; {shares}")
+        for m, n in by[key].most_common(8):
+            print(f"  {n / total:5.1%}  {m}")
 
 
 def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:

@@ -129,6 +129,11 @@ def test_repeated_queries_on_one_dataframe_stay_exact(answers):
     assert rep["vanilla"][rep["queries"].index("all")][0] == data.rows
 
 
+def test_sql_view_using_the_source(answers):
+    out = answers[0]
+    assert same(out["sql_using"], out["repeated"]["vanilla"][out["repeated"]["queries"].index("sql-lt1")])
+
+
 def test_build_and_mount_are_idempotent(spark_cluster, ceph_cluster, cluster, spec, mounted):
     again = connector.build(spark=spark_cluster, ceph=ceph_cluster)
     assert not again.report.changed, again.report.summary()

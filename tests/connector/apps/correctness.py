@@ -160,5 +160,9 @@ for name, source in (("offload", connector(True)), ("no-offload", connector(Fals
     repeated[name] += [list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view} WHERE total_amount < {t1}").first()),
                        list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view}").first())]
 out["repeated"] = {"queries": [n for n, _ in queries] + ["sql-lt1", "sql-all"], **repeated}
+
+opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())
+spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t_using USING `sae-ceph` OPTIONS ({opts})")
+out["sql_using"] = list(spark.sql(f"SELECT count(*), sum(total_amount) FROM t_using WHERE total_amount < {t1}").first())
 print("sae-result " + json.dumps(out), flush=True)
 spark.stop()

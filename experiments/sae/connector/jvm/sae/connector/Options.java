@@ -27,7 +27,7 @@ import java.util.Map;
 final class Options implements Serializable {
   private static final long serialVersionUID = 1L;
   static final String FORMAT = "sae-ceph";
-  static final String DEFAULT_COMPRESSION = "none";
+  static final String DEFAULT_COMPRESSION = "zstd";   // measured: docs/connector.md
   final String path;
   final boolean offload;
   final String compression;
