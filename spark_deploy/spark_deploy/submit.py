@@ -5,6 +5,7 @@ import dataclasses
 import os
 import re
 import secrets
+import signal
 import shutil
 import tempfile
 import time
@@ -219,5 +220,11 @@ def _failure_message(spark, app: str, result: SubmitResult) -> str:
     bad = rejected_options(lines)
     if bad:
         return f"{where} spark-submit rejected its options: {bad}; see 'spark-submit --help'"
+    if result.exit_code < 0:
+        try:
+            how = signal.Signals(-result.exit_code).name
+        except ValueError:
+            how = f"signal {-result.exit_code}"
+        return f"{where} {Path(app).name} was killed by {how}; driver log: {result.driver_log}"
     return (f"{where} {Path(app).name} exited {result.exit_code}: {failure_line(lines)}; "
             f"driver log: {result.driver_log}")

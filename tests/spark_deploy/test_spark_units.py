@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import yaml
@@ -15,7 +16,7 @@ from spark_deploy.cli import main
 from spark_deploy.config import Daemon, NodePaths, metrics_properties, spark_defaults
 from spark_deploy.decide import daemon_action, failure_line, install_message, rejected_options, software_problem
 from spark_deploy.software import tarball_home, tarball_name
-from spark_deploy.submit import build_argv, split_submit_args
+from spark_deploy.submit import SubmitResult, _failure_message, build_argv, split_submit_args
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -159,6 +160,7 @@ def test_cli_entry_point_runs():
     exe = os.path.join(os.path.dirname(sys.executable), "spark-deploy")
     r = subprocess.run([exe, "submit", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "spark-submit" in r.stdout
+    assert "$SAE_HOME/spark-submits" in r.stdout and "spark-logs" not in r.stdout   # never the cwd
 
 
 def test_tarball_fetch_downloads_once_and_names_bad_urls(tmp_path, monkeypatch):
@@ -186,3 +188,10 @@ def test_tarball_fetch_downloads_once_and_names_bad_urls(tmp_path, monkeypatch):
         server.shutdown()
     with pytest.raises(UsageError, match="file not found on the controller"):
         fetch(str(tmp_path / "nothere.tgz"), stage="t")
+
+
+def test_killed_application_is_named_by_its_signal():
+    result = SubmitResult(exit_code=-9, stdout='sae-rep {"event": "rep"}', driver_log=Path("logs/driver.log"),
+                          event_log=None, node="node1", deploy_mode="client", seconds=3.0)
+    assert _failure_message(None, "/x/app.py", result) == \
+        "[node1 spark-submit] app.py was killed by SIGKILL; driver log: logs/driver.log"
