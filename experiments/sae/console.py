@@ -71,7 +71,8 @@ class RunConsole(Quiet):
             now = time.time()
             self.first_rep = self.first_rep or now - seconds
             self.reps_done += 1
-            self.times.setdefault(point.id, []).append(seconds)
+            if repetition >= self.plan.warmup:
+                self.times.setdefault(point.id, []).append(seconds)
             if self.bar is not None:
                 self.bar.advance(self.rep_task)
                 return
@@ -90,8 +91,8 @@ class RunConsole(Quiet):
                 self.bar.advance(self.point_task)
         times = self.times.get(outcome.point.id, [])
         what = (f"failed: {outcome.error}" if outcome.error else
-                f"{len(times)} repetitions, median {statistics.median(times):.2f}s" if times else
-                "windows exported")
+                f"{len(times)} measured repetitions, median {statistics.median(times):.2f}s" if times else
+                "done")
         say(None, "sae run", f"step {index + 1}/{len(self.plan.steps)} point {self.number[outcome.point.id]}/"
                              f"{len(self.plan.order)} {self._axes(outcome.point)} "
                              f"{outcome.end - outcome.start:.1f}s: {what}")

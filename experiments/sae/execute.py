@@ -49,7 +49,7 @@ class PointOutcome:
     error: str | None = None
 
 
-def threshold(ctx: StageContext, point) -> float:
+def threshold(point) -> float:
     """The ``column < t`` threshold that keeps the point's selectivity of rows."""
     import data_deploy
     w = point.params["workload"]
@@ -63,7 +63,7 @@ def point_config(ctx: StageContext, stack: dict, point) -> dict:
     w = point.params["workload"]
     warmup = ctx.experiment.warmup
     return {"point": point.id, "reps": pending, "prewarm": warmup if min(pending) >= warmup else 0,
-            "column": w["column"], "threshold": threshold(ctx, point), "columns": list(w["columns"]),
+            "column": w["column"], "threshold": threshold(point), "columns": list(w["columns"]),
             **app_config(dataclasses.replace(ctx, point=point), stack)}
 
 
@@ -83,10 +83,7 @@ def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[
             now = time.time()
             record_aucs(ctx.ledger, point, export_windows(ctx, stack.get("monitoring"), point,
                                                           _timings(ctx, point, None)))
-            report = StageReport("run")
-            report.add(stack["spark"].driver_node, False, f"point {point.id}: repetitions were done; "
-                                                          f"windows exported")
-            on_point(PointOutcome(point, now, time.time(), report))
+            _hand_back(on_point, stack, point, now, time.time(), False, "repetitions were done; windows exported")
     if todo and any(e["attempts"] for p in todo for e in ctx.ledger.of_point(p.id).values()):
         _kill_orphans(ctx, stack)
     while todo:
@@ -94,13 +91,17 @@ def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[
         if not reached:
             error = error or f"[{stack['spark'].driver_node} spark-submit] the application reached no point"
             for point in todo:
-                pending = ctx.ledger.pending(point.id)
-                ctx.ledger.mark(point.id, pending, "failed", error=error)
-                report = StageReport("run")
-                report.add(stack["spark"].driver_node, False, f"point {point.id}: not run")
-                on_point(PointOutcome(point, time.time(), time.time(), report, error))
+                ctx.ledger.mark(point.id, ctx.ledger.pending(point.id), "failed", error=error)
+                _hand_back(on_point, stack, point, time.time(), time.time(), False, "not run", error)
             return
         todo = [p for p in todo if p.id not in reached]
+
+
+def _hand_back(on_point, stack: dict, point, start: float, end: float, changed: bool, message: str,
+               error: str | None = None) -> None:
+    report = StageReport("run")
+    report.add(stack["spark"].driver_node, changed, f"point {point.id}: {message}", log=False)
+    on_point(PointOutcome(point, start, end, report, error))
 
 
 def _remote_dir(ctx: StageContext, stack: dict) -> str:
@@ -260,10 +261,8 @@ class Recorder:
             timings = _timings(self.ctx, point, self.done[point.id])
             record_aucs(self.ctx.ledger, point, export_windows(self.ctx, self.stack.get("monitoring"),
                                                                point, timings))
-            report = StageReport("run")
-            report.add(self.driver, bool(timings), f"point {point.id}: {len(timings)} of "
-                                                   f"{len(timings) + len(missing)} repetitions done", log=False)
-            on_point(PointOutcome(point, start, end, report, error))
+            _hand_back(on_point, self.stack, point, start, end, bool(timings),
+                       f"{len(timings)} of {len(timings) + len(missing)} repetitions done", error)
 
     def _publish(self) -> None:
         while (event := self.marks.get()) is not None:
