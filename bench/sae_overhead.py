@@ -9,7 +9,8 @@ Runs experiments/selectivity.py's tiny profile (its first ``N`` points, ``R`` re
 with the Python API: ``RunOptions(warm=True)`` first (so OS caches favour the reference, if
 anything), then ``warm=False``. Setup stages find everything deployed and change nothing.
 
-From each run's raw timings and ledger it prints, per mode:
+From each run's raw timings and ledger it prints, per mode, the median time between two queries
+of one application beyond the configured pause, and:
 
 * the run phase: from the first run step's start to the aggregate step's start (submits,
   sessions, queries, pauses, fetch, window export, application stop);
@@ -56,12 +57,14 @@ def experiment_file(out: Path, points: int | None, repetitions: int | None) -> P
 
 def queries(run: Path) -> list[dict]:
     """Every query the applications ran (discarded pre-warm ones too), in time order, with
-    ``paused``: whether the application paused before it."""
+    ``paused``: whether the application paused before it, and ``gap``: seconds since the
+    application's previous query ended (None for its first)."""
     out = []
     for f in sorted((run / "raw").glob("*.jsonl")):
         recs = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
         reps = sorted((r for r in recs if r.get("event") == "rep"), key=lambda r: r["start"])
-        out += [dict(r, paused=i > 0) for i, r in enumerate(reps)]
+        out += [dict(r, paused=i > 0, gap=r["start"] - reps[i - 1]["end"] if i else None)
+                for i, r in enumerate(reps)]
     return sorted(out, key=lambda r: r["start"])
 
 
@@ -83,6 +86,7 @@ def analyse(run: Path) -> dict:
     later = order[1:]
     return {"run": str(run), "points": len(order), "repetitions": len(qs) // max(len(order), 1),
             "run_phase_s": end - begin, "median_query_s": statistics.median(q["end"] - q["start"] for q in qs),
+            "between_queries_ms": 1000 * (statistics.median(q["gap"] for q in qs if q["paused"]) - pause),
             "first_point_fixed_s": first_end - begin - spent(order[:1]),
             "per_point_fixed_s": (end - first_end - spent(later)) / max(len(later), 1),
             "per_point_fixed_warmup_as_cost_s": (end - first_end - spent(later, warm_as_cost=True))
@@ -93,6 +97,8 @@ def report(warm: dict, ref: dict) -> None:
     print(f"warm:      {warm['run']}\nreference: {ref['run']}")
     print(f"{warm['points']} points x {warm['repetitions']} queries; median query "
           f"{warm['median_query_s']:.2f} s (warm) / {ref['median_query_s']:.2f} s (reference)")
+    print(f"between queries of one application, beyond the pause: median {warm['between_queries_ms']:.1f} ms "
+          f"(warm) / {ref['between_queries_ms']:.1f} ms (reference)")
     print(f"{'figure':<38}{'warm app':>10}{'app/point':>11}{'ratio':>8}")
     for key, label in (("run_phase_s", "run phase (s)"), ("first_point_fixed_s", "first point fixed cost (s)"),
                        ("per_point_fixed_s", "per-point fixed cost after first (s)"),
