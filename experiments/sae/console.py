@@ -91,7 +91,8 @@ class RunConsole(Quiet):
                 self.bar.advance(self.point_task)
         times = self.times.get(outcome.point.id, [])
         what = (f"failed: {outcome.error}" if outcome.error else
-                f"{len(times)} measured repetitions, median {statistics.median(times):.2f}s" if times else
+                f"{len(times)} measured repetition{'s' * (len(times) != 1)}, median "
+                f"{statistics.median(times):.2f}s" if times else
                 "done")
         say(None, "sae run", f"step {index + 1}/{len(self.plan.steps)} point {self.number[outcome.point.id]}/"
                              f"{len(self.plan.order)} {self._axes(outcome.point)} "
