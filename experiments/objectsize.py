@@ -6,7 +6,7 @@ experiment = Experiment(
     name="objectsize",
     description="Init/compute time vs object size at 10 % selectivity, offloaded",
     data=DataSpec(rows=200_000),
-    workload=Workload(selectivity=10, offload=True),
+    workload=Workload(selectivity=10, reader="offload"),
     sweep=Sweep(cartesian={"object_size": ["4MiB", "8MiB", "16MiB", "32MiB", "64MiB", "128MiB"]}),
     repetitions=21,
     warmup=1,

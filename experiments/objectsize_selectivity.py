@@ -3,11 +3,11 @@ from sae import DataSpec, Experiment, Sweep, Workload
 
 experiment = Experiment(
     name="objectsize_selectivity",
-    description="Query time over object size × selectivity, offload on/off",
+    description="Query time over object size × selectivity, three readers",
     data=DataSpec(rows=200_000),
-    workload=Workload(offload=True),
+    workload=Workload(),
     sweep=Sweep(cartesian={"object_size": ["8MiB", "16MiB", "32MiB", "64MiB"],
-                           "selectivity": [1, 10, 50, 100], "offload": [True, False]}),
+                           "selectivity": [1, 10, 50, 100], "reader": ["offload", "no-offload", "vanilla"]}),
     repetitions=21,
     warmup=1,
     profiles={

@@ -77,6 +77,13 @@ class Plan:
                 "points": [p.to_dict() for p in self.points],
                 "steps": [s.to_dict() for s in self.steps]}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "Plan":
+        """The plan ``to_dict`` wrote (e.g. a run directory's plan.yaml)."""
+        return cls(data["experiment"], data["profile"], data["repetitions"], data["warmup"],
+                   [PlannedPoint(**p) for p in data["points"]], [Step(**s) for s in data["steps"]],
+                   data["eta_seconds"])
+
     def text(self) -> str:
         """Human-readable plan: points in order, then numbered steps, then the ETA."""
         lines = [f"experiment {self.experiment} (profile {self.profile or '-'}): {len(self.points)} points"

@@ -1,5 +1,6 @@
-"""How a workload reads its data: through the offloading connector (:mod:`sae.connector`,
-offload on/off, compression, batch size) or vanilla Spark Parquet over a ceph-fuse mount.
+"""How a workload reads its data (``workload.reader``): the connector (:mod:`sae.connector`) with
+offloading (``offload``) or without (``no-offload``), with its compression and batch size, or
+vanilla Spark Parquet over a ceph-fuse mount (``vanilla``).
 
 ``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
 what spark-submit needs for the connector and mounts CephFS where a vanilla point needs it.
@@ -43,7 +44,7 @@ def app_config(ctx: StageContext, stack: dict) -> dict:
         return {"format": "parquet", "options": {}, "register": [],
                 "path": f"file://{stack['mount']}{dataset_path(point)}"}
     b = stack["build"]
-    options = {"offload": str(w["offload"]).lower(), "compression": w["compression"]}
+    options = {"offload": str(w["reader"] == "offload").lower(), "compression": w["compression"]}
     if w["batch_size"]:
         options["batch_size"] = w["batch_size"]
     return {"format": b.format, "options": {**b.options, **options}, "register": list(b.register),

@@ -1,30 +1,59 @@
-"""Report plots in the paper's shapes, from a run's tidy results and metric windows.
+"""The report of a run, in the paper's shapes, from its tidy results and metric windows.
 
-* ``selectivity.png``: median query time vs selectivity, band p1–p99, one line per configuration.
+* ``selectivity.png``: median query time vs selectivity, band p1–p99, one line per reader
+  (configuration).
+* ``compute-side.png``: bytes the compute hosts received and their CPU-seconds vs selectivity.
 * ``objectsize.png``: stacked init/compute bars (medians) per object size, one panel per selectivity.
-* ``resources-<metric>.png``: per-node CPU / network over a repetition, stacked, with the area
-  under the curve, one panel per configuration (e.g. offload vs not).
-* ``points.png``: median time per point when the sweep varies something else.
+* ``resources-cpu.png`` / ``resources-net.png``: per-host CPU (cores busy) and network (compute
+  hosts: received, storage hosts: sent) over the median repetition of each configuration at the
+  lowest selectivity, stacked by host, compute and storage in separate rows.
+* ``points.png``: median time per point when the sweep varies neither selectivity nor object size.
+* ``summary.txt`` / ``summary.csv``: at each selectivity, offload against each baseline as ratios
+  (bytes to the compute side, compute CPU, time), with the paper's figures beside ours.
+* ``index.html``: one self-contained page: summary, figures, per-point p1/p50/p99, hosts, the
+  warm-up rule, the plan and the versions.
 
 Warm-up repetitions are excluded from every statistic (they stay in results.parquet).
 """
 from __future__ import annotations
 
+import base64
+import math
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
+import jinja2  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from metareserve import parse_size  # noqa: E402
+from monitor_deploy import counter_values  # noqa: E402
 
-from .results import RunDir, load_results  # noqa: E402
+from .planner import Plan  # noqa: E402
+from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 
-CONFIG = ("reader", "offload", "compression", "batch_size", "object_size", "rows",
-          "link_multiplier", "nodes", "store")
-METRICS = {"cpu": "CPU busy (%)", "net": "network bytes/s (rx + tx)"}
+CONFIG = ("reader", "compression", "batch_size", "object_size", "rows", "link_multiplier", "nodes",
+          "store")
+BASELINES = ("no-offload", "vanilla")
+PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
+"""The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
+network traffic to and 8.0x less CPU on the compute cluster."""
+RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "compute_cpu_s"}
+"""Summary ratio → the measured column it divides (baseline median / offload median)."""
+SIDE_ROWS = {"cpu": (("compute", "cpu_seconds"), ("storage", "cpu_seconds")),
+             "net": (("compute", "net_rx_bytes"), ("storage", "net_tx_bytes"))}
+YLABEL = {"cpu_seconds": "CPU (cores busy)", "net_rx_bytes": "received (MB/s)",
+          "net_tx_bytes": "sent (MB/s)"}
+
+
+def warmup_rule(warmup: int, repetitions: int) -> str:
+    """The warm-up rule as one sentence."""
+    return (f"The first {warmup} of the {repetitions} repetitions of every point warm up (JVM, caches): they "
+            f"stay in results.parquet with warmup=True and are left out of every statistic; p1, p50 "
+            f"and p99 are quantiles over the {repetitions - warmup} measured repetitions.")
 
 
 def stats(df: pd.DataFrame, by: list[str], value: str = "total_s") -> pd.DataFrame:
@@ -40,23 +69,108 @@ def _varying(df: pd.DataFrame, columns) -> list[str]:
 
 
 def _label(row, keys) -> str:
-    return ", ".join(f"{k}={row[k]}" for k in keys) or "all"
+    return ", ".join(str(row[k]) if k == "reader" else f"{k}={row[k]}" for k in keys) or "all"
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Offload against each baseline at each selectivity (and other varied parameters): medians
+    over measured repetitions, ratios baseline / offload (``time_x``, ``bytes_x``: bytes to the
+    compute side, ``compute_cpu_x``; > 1 means offload spends less) and, at 1 % against
+    no-offload, the paper's ratios beside them. Empty unless the run has offload and a baseline."""
+    if "reader" not in df or "offload" not in set(df["reader"]):
+        return pd.DataFrame()
+    keys = _varying(df, [c for c in CONFIG if c != "reader"]) + ["selectivity"]
+    values = ["total_s", *[c for c in RESOURCES if c in df]]
+    med = df[~df["warmup"]].astype({v: float for v in values}).groupby(
+        keys + ["reader"], dropna=False)[values].median()
+    rows = []
+    for key, g in med.groupby(level=keys if len(keys) > 1 else keys[0], dropna=False):
+        g = g.droplevel(keys)
+        if "offload" not in g.index:
+            continue
+        off = g.loc["offload"]
+        for base in [b for b in BASELINES if b in g.index]:
+            row = dict(zip(keys, key if isinstance(key, tuple) else (key,)), baseline=base)
+            for v in values:
+                row[f"offload_{v}"], row[f"baseline_{v}"] = off[v], g.loc[base][v]
+            for ratio, v in RATIOS.items():
+                row[ratio] = g.loc[base][v] / off[v] if v in values and off[v] > 0 else math.nan
+            paper = row["selectivity"] == 1 and base == "no-offload"
+            row.update({f"paper_{k}": v if paper else math.nan for k, v in PAPER.items()})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _x(value) -> str:
+    return "-" if pd.isna(value) else f"{value:.1f}x"
+
+
+def _num(value, scale=1.0, fmt="{:.2f}") -> str:
+    return "-" if pd.isna(value) else fmt.format(value / scale)
+
+
+def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Header and formatted rows of the summary (shared by the text and the HTML table)."""
+    extra = [c for c in s.columns if c in CONFIG and c != "reader"]
+    head = ["sel %", *extra, "baseline", "time s off/base", "time", "compute rx MB off/base", "bytes",
+            "paper", "compute CPU s off/base", "CPU", "paper", "storage CPU s off/base"]
+    rows = []
+    for _, r in s.iterrows():
+        rows.append([f"{r['selectivity']:g}", *[str(r[c]) for c in extra], r["baseline"],
+                     f"{_num(r['offload_total_s'])} / {_num(r['baseline_total_s'])}", _x(r["time_x"]),
+                     f"{_num(r.get('offload_compute_rx_bytes'), 1e6, '{:.1f}')} / "
+                     f"{_num(r.get('baseline_compute_rx_bytes'), 1e6, '{:.1f}')}", _x(r["bytes_x"]),
+                     _x(r["paper_bytes_x"]),
+                     f"{_num(r.get('offload_compute_cpu_s'))} / {_num(r.get('baseline_compute_cpu_s'))}",
+                     _x(r["compute_cpu_x"]), _x(r["paper_compute_cpu_x"]),
+                     f"{_num(r.get('offload_storage_cpu_s'))} / {_num(r.get('baseline_storage_cpu_s'))}"])
+    return head, rows
+
+
+def summary_text(s: pd.DataFrame) -> str:
+    """The summary as a fixed-width table (what ``sae report`` prints)."""
+    if s.empty:
+        return "summary: no offload point with a baseline at the same parameters in this run"
+    head, rows = summary_rows(s)
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join(["offload vs each baseline (medians of measured repetitions; x = baseline / offload, "
+                      "> 1: offload spends less; paper: its 1 % figures vs no-offload)",
+                      line(head), *map(line, rows)])
 
 
 def plot_selectivity(df: pd.DataFrame, out: Path) -> Path:
-    """Selectivity curve: median total time with a p1–p99 band per configuration."""
+    """Selectivity curve: median total time with a p1–p99 band per configuration (reader)."""
     keys = _varying(df, CONFIG)
     s = stats(df, keys + ["selectivity"]).sort_values("selectivity")
     fig, ax = plt.subplots(figsize=(6, 4))
-    for cfg, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
-        label = _label(grp.iloc[0], keys)
-        ax.plot(grp["selectivity"], grp["median"], marker="o", label=label)
+    for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+        ax.plot(grp["selectivity"], grp["median"], marker="o", label=_label(grp.iloc[0], keys))
         ax.fill_between(grp["selectivity"], grp["p1"], grp["p99"], alpha=0.2)
     ax.set_xlabel("selectivity (% of rows kept)")
     ax.set_ylabel("query time (s), median, p1–p99")
-    ax.set_title("Selectivity")
+    ax.set_title("Query time vs selectivity")
+    ax.set_ylim(bottom=0)
     ax.legend(fontsize="small")
     return _save(fig, out / "selectivity.png")
+
+
+def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
+    """Bytes received by and CPU-seconds of the compute hosts vs selectivity, per configuration."""
+    keys = _varying(df, CONFIG)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (col, ylabel, scale) in zip(axes, (("compute_rx_bytes", "bytes received (MB), median", 1e6),
+                                               ("compute_cpu_s", "CPU-seconds, median", 1.0))):
+        s = stats(df, keys + ["selectivity"], col).sort_values("selectivity")
+        for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+            ax.plot(grp["selectivity"], grp["median"] / scale, marker="o", label=_label(grp.iloc[0], keys))
+        ax.set_xlabel("selectivity (% of rows kept)")
+        ax.set_ylabel(ylabel)
+    axes[0].set_yscale("log")
+    axes[0].set_title("Network: bytes to the compute hosts")
+    axes[1].set_title("CPU of the compute hosts")
+    axes[0].legend(fontsize="small")
+    return _save(fig, out / "compute-side.png")
 
 
 def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
@@ -95,59 +209,64 @@ def plot_points(df: pd.DataFrame, out: Path) -> Path:
     return _save(fig, out / "points.png")
 
 
-def _net(metric: pd.Series) -> pd.Series:
-    return metric.replace({"net_rx": "net", "net_tx": "net"})
-
-
-def load_windows(run: RunDir) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Metric windows of every exported repetition (monitor_deploy's ``metrics.parquet`` and
-    ``auc.parquet``): series as point, repetition, metric (``cpu``, ``net`` = received +
-    transmitted), node, t (seconds into the window), value; and areas as point, repetition,
-    metric, node, auc."""
-    series, areas = [], []
-    for f in sorted(run.metrics.glob("*/rep*/metrics.parquet")):
-        ids = {"point": f.parent.parent.name, "repetition": int(f.parent.name[3:])}
-        w = pd.read_parquet(f, columns=["timestamp", "node", "metric", "value"]).assign(
-            metric=lambda d: _net(d["metric"]))
-        w = w[w["metric"].isin(list(METRICS))]
-        w = w.groupby(["metric", "node", "timestamp"], as_index=False)["value"].sum()
-        series.append(w.assign(t=w["timestamp"] - w["timestamp"].min(), **ids))
-        a = pd.read_parquet(f.with_name("auc.parquet"), columns=["metric", "node", "auc"])
-        a = a.assign(metric=_net(a["metric"])).groupby(["metric", "node"], as_index=False)["auc"].sum()
-        areas.append(a.assign(**ids))
-    if not series:
-        return (pd.DataFrame(columns=["point", "repetition", "metric", "node", "t", "value"]),
-                pd.DataFrame(columns=["point", "repetition", "metric", "node", "auc"]))
-    return pd.concat(series, ignore_index=True), pd.concat(areas, ignore_index=True)
-
-
-def plot_resources(df: pd.DataFrame, windows: pd.DataFrame, areas: pd.DataFrame, out: Path) -> list[Path]:
-    """Per-node CPU and network over one representative (median) repetition per configuration,
-    stacked by node, titled with the total area under the curves."""
+def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """(label, row) of the median measured repetition of each configuration, at the lowest
+    selectivity when selectivity varies (the paper's alleviation figure: 1 %)."""
     keys = _varying(df, list(CONFIG) + ["selectivity"])
     d = df[~df["warmup"]]
-    reps = []
-    for _, grp in (d.groupby(keys, dropna=False) if keys else [((), d)]):
+    if "selectivity" in keys:
+        d, keys = d[d["selectivity"] == d["selectivity"].min()], [k for k in keys if k != "selectivity"]
+    out = []
+    for _, grp in (d.groupby(keys, dropna=False, sort=False) if keys else [((), d)]):
         med = grp.iloc[(grp["total_s"] - grp["total_s"].median()).abs().argsort().iloc[0]]
-        reps.append((_label(med, keys), med["point"], med["repetition"]))
+        out.append((_label(med, keys) + (f" at {med['selectivity']:g} %" if "selectivity" in df else ""), med))
+    return out
+
+
+def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.25):
+    """Seconds into the repetition and counter → {node: rate per second} on a regular grid from
+    ``pad`` before ``start`` to ``pad`` after ``end``."""
+    grid = np.arange(start - pad, end + pad + step, step)
+    values = counter_values(counters, grid)
+    return grid[1:] - start, {c: {n: np.diff(v) / step for n, v in nodes.items()} for c, nodes in values.items()}
+
+
+def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
+    """Per-host CPU and network over the representative repetitions (:func:`representatives`),
+    stacked by host; compute hosts in the top row, storage hosts in the bottom row; titles carry
+    the side's total over the repetition."""
+    reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "counters.parquet")
+            for label, row in representatives(df)]
+    reps = [r for r in reps if r[2].exists()]
+    if not reps:
+        return []
+    plan = run.read_yaml(run.plan)
+    points = {p["id"]: p for p in plan["points"]}
+    series = [(label, row, host_rates(pd.read_parquet(path), row["start"], row["end"]))
+              for label, row, path in reps]
     paths = []
-    for metric, ylabel in METRICS.items():
-        m = windows[windows["metric"] == metric]
-        if m.empty:
-            continue
-        fig, axes = plt.subplots(1, len(reps), figsize=(4.5 * len(reps) + 1, 3.6), squeeze=False,
-                                 sharey=True)
-        for ax, (label, point, rep) in zip(axes[0], reps):
-            w = m[(m["point"] == point) & (m["repetition"] == rep)]
-            wide = w.pivot_table(index="t", columns="node", values="value", aggfunc="sum").fillna(0)
-            if not wide.empty:
-                ax.stackplot(wide.index, *[wide[c] for c in wide.columns], labels=list(wide.columns))
-            a = areas[(areas["point"] == point) & (areas["repetition"] == rep)
-                      & (areas["metric"] == metric) & (areas["node"] == "total")]["auc"]
-            ax.set_title(f"{label}\nAUC {a.sum():.3g}", fontsize="small")
-            ax.set_xlabel("seconds into repetition")
-        axes[0][0].set_ylabel(ylabel)
-        axes[0][0].legend(fontsize="small", loc="upper left")
+    for metric, rows in SIDE_ROWS.items():
+        fig, axes = plt.subplots(2, len(series), figsize=(4.2 * len(series) + 1, 6), squeeze=False,
+                                 sharex="col", sharey="row")
+        for col, (label, row, (t, rates)) in enumerate(series):
+            roles = host_roles(run, points[row["point"]])
+            for r, (side, counter) in enumerate(rows):
+                ax = axes[r][col]
+                hosts = [n for n in sorted(rates.get(counter, {})) if roles.get(n) in (side, "both")]
+                scale = 1e6 if counter.startswith("net") else 1.0
+                if hosts:
+                    ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85)
+                total = sum(float(np.sum(rates[counter][n]) * (t[1] - t[0])) for n in hosts) / scale
+                unit = "MB" if scale > 1 else "CPU-s"
+                ax.set_title(f"{label}\n{side}: {total:.3g} {unit}" if r == 0 else f"{side}: {total:.3g} {unit}",
+                             fontsize="small")
+                ax.axvspan(0, row["end"] - row["start"], color="grey", alpha=0.08)
+                if col == 0:
+                    ax.set_ylabel(f"{side} {YLABEL[counter]}")
+                    ax.legend(fontsize="x-small", loc="upper left")
+                if r == 1:
+                    ax.set_xlabel("seconds since the query started")
+        fig.suptitle("CPU per host" if metric == "cpu" else "Network per host", fontsize="medium")
         paths.append(_save(fig, out / f"resources-{metric}.png"))
     return paths
 
@@ -159,22 +278,117 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def point_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per point, in run order: its varied parameters, n measured repetitions, query time p1/p50/p99
+    and the medians of the side resources."""
+    keys = _varying(df, list(CONFIG) + ["selectivity"])
+    t = stats(df, ["order", "point"] + keys).rename(columns={"median": "p50"})
+    extra = [c for c in RESOURCES if c in df]
+    if extra:
+        med = df[~df["warmup"]].groupby("point")[extra].median()
+        t = t.join(med, on="point")
+    return t.sort_values("order").drop(columns="order")
+
+
+PAGE = jinja2.Template("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
+<style>
+body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; border: 1px solid #eee; }
+pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
+.note { color: #555; font-size: 0.9em; }
+</style></head><body>
+<h1>{{ title }}</h1>
+<p class="note">{{ description }}<br>Run directory: <code>{{ root }}</code></p>
+<h2>Summary: offload against each baseline</h2>
+{% if summary %}<p class="note">Medians of the measured repetitions; ratio = baseline / offload (&gt; 1: offload
+spends less). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, both
+during the query. The paper's figures (at 1 %, against its no-offload baseline): {{ paper }}.</p>
+<table><tr>{% for h in summary[0] %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for r in summary[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
+{% else %}<p>No offload point has a baseline at the same parameters in this run.</p>{% endif %}
+<h2>Figures</h2>
+{% for name, data in figures %}<img src="data:image/png;base64,{{ data }}" alt="{{ name }}" title="{{ name }}">
+{% endfor %}
+<h2>Points: query time p1 / p50 / p99</h2>
+<table><tr>{% for h in points[0] %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for r in points[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
+<h2>Hosts</h2>
+<table><tr><th class="l">host</th><th class="l">side</th><th class="l">roles</th></tr>
+{% for h, side, roles in hosts %}<tr><td class="l">{{ h }}</td><td class="l">{{ side }}</td><td class="l">{{ roles }}</td></tr>{% endfor %}
+</table>
+<h2>Warm-up rule</h2><p>{{ warmup }}</p>
+<h2>Plan</h2><pre>{{ plan }}</pre>
+<h2>Versions</h2>
+<table>{% for k, v in versions %}<tr><td class="l">{{ k }}</td><td class="l">{{ v }}</td></tr>{% endfor %}</table>
+</body></html>
+""", autoescape=True)
+
+
+def _cells(t: pd.DataFrame) -> list[list[str]]:
+    def cell(v):
+        if isinstance(v, float):
+            return "-" if math.isnan(v) else f"{v:.4g}"
+        return str(v)
+    return [list(map(str, t.columns))] + [[cell(v) for v in r] for r in t.itertuples(index=False)]
+
+
+def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path]) -> Path:
+    """``report/index.html``: one self-contained page (figures embedded as data URIs)."""
+    plan = Plan.from_dict(run.read_yaml(run.plan))
+    spec = run.read_yaml(run.spec) or {}
+    layout = run.read_yaml(run.layout)
+    hosts = []
+    if layout:
+        from metareserve import Layout
+        lay = Layout.from_dict(layout)
+        sides = lay.host_roles()
+        hosts = [(n, sides.get(n, "-"), ", ".join(lay.roles_of(n))) for n in lay.all_names()]
+    vers = (run.read_yaml(run.versions) or {}).get("controller", {})
+    page = PAGE.render(
+        title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root),
+        description=spec.get("description", "") if isinstance(spec, dict) else "",
+        summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
+        figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
+        points=_cells(point_table(df)), hosts=hosts, warmup=warmup_rule(plan.warmup, plan.repetitions),
+        plan=plan.text(), versions=sorted((k, str(v)) for k, v in vers.items()))
+    path = run.report / "index.html"
+    tmp = path.with_name("index.html.tmp")
+    tmp.write_text(page)
+    tmp.replace(path)
+    return path
+
+
 def make_report(path) -> list[Path]:
-    """Write every plot that fits the run's sweep into ``report/``; returns their paths."""
+    """Write every plot that fits the run's sweep, the summary (``summary.txt``, ``summary.csv``)
+    and ``index.html`` into ``report/``; returns their paths (none when nothing is measured yet)."""
     run = RunDir.find(path)
     df = load_results(run.root)
     run.report.mkdir(exist_ok=True)
     if df.empty or df.loc[~df["warmup"], "total_s"].isna().all():
         return []
-    paths = []
+    figures = []
     varies = _varying(df, ["selectivity", "object_size"])
     if "selectivity" in varies:
-        paths.append(plot_selectivity(df, run.report))
+        figures.append(plot_selectivity(df, run.report))
+        if "compute_rx_bytes" in df and df["compute_rx_bytes"].notna().any():
+            figures.append(plot_compute_side(df, run.report))
     if "object_size" in varies:
-        paths.append(plot_objectsize(df, run.report))
+        figures.append(plot_objectsize(df, run.report))
     if not varies:
-        paths.append(plot_points(df, run.report))
-    windows, areas = load_windows(run)
-    if not windows.empty:
-        paths += plot_resources(df, windows, areas, run.report)
-    return paths
+        figures.append(plot_points(df, run.report))
+    figures += plot_resources(run, df, run.report)
+    s = summary(df)
+    s.to_csv(run.report / "summary.csv", index=False)
+    (run.report / "summary.txt").write_text(summary_text(s) + "\n")
+    return figures + [run.report / "summary.txt", run.report / "summary.csv",
+                      write_html(run, df, s, figures)]
+
+
+def summary_of(path) -> str:
+    """The summary text of a run's report (written by :func:`make_report`), or why there is none."""
+    f = RunDir.find(path).report / "summary.txt"
+    return f.read_text().rstrip() if f.exists() else "summary: no report yet; run 'sae report' first"

@@ -6,9 +6,9 @@ Layout (spec and plan are written first, before any node is touched)::
         spec.yaml  plan.yaml  versions.lock  ledger.json  stages.yaml  reservation.yaml  layout.yaml
         raw/<point>-a<attempt>.jsonl     per-repetition timings as the Spark application wrote them
         logs/<point>-a<attempt>/         driver log, spark-submit output
-        metrics/<point>/rep<k>/          Prometheus window of each repetition (parquet, AUC, PNGs)
+        metrics/<point>/rep<k>/          Prometheus window of each repetition (series, AUCs, raw counters)
         results.parquet                  one row per point × repetition (done ones)
-        report/*.png
+        report/                          index.html (one self-contained page), summary.txt/.csv, *.png
     <out>/<experiment>/latest -> the newest run directory
 """
 from __future__ import annotations
@@ -23,7 +23,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from metareserve import Layout, load_reservation
 from metareserve.errors import UsageError
+from monitor_deploy import counter_totals
 
 from .spec import SECTIONS
 
@@ -116,14 +118,47 @@ def flat_params(params: dict) -> dict:
     return out
 
 
+SIDES = {"compute": ("compute", "both"), "storage": ("storage", "both")}
+"""Which tagged hosts count for each side (a host playing both counts for both)."""
+RESOURCES = {"compute_rx_bytes": ("compute", "net_rx_bytes"), "compute_cpu_s": ("compute", "cpu_seconds"),
+             "storage_cpu_s": ("storage", "cpu_seconds"), "storage_tx_bytes": ("storage", "net_tx_bytes")}
+"""Result column → (side, counter) summed over that side's hosts during each repetition."""
+
+
+def host_roles(run: RunDir, point: dict) -> dict[str, str]:
+    """Node → ``compute``/``storage``/``both`` for a planned point: its explicit layout, else the
+    run's ``layout.yaml`` when the point runs on the first stack, else the default layout on the
+    run's reservation cut to the point's node count."""
+    plan = run.read_yaml(run.plan)
+    roles = point["params"]["cluster"]["layout"]
+    if roles:
+        return Layout.from_dict({"roles": roles}).host_roles()
+    if run.layout.exists() and point["stack_key"] == plan["points"][0]["stack_key"]:
+        return Layout.load(run.layout).host_roles()
+    if not run.reservation.exists():
+        return {}
+    res = load_reservation(run.reservation)
+    return Layout.default(dataclasses.replace(res, nodes=res.nodes[:point["params"]["cluster"]["nodes"]])
+                          ).host_roles()
+
+
+def side_resources(counters: pd.DataFrame, start: float, end: float, roles: dict[str, str]) -> dict:
+    """The :data:`RESOURCES` columns of one repetition from its raw counter samples."""
+    totals = counter_totals(counters, start, end)
+    return {col: sum(v for node, v in totals.get(counter, {}).items() if roles.get(node) in SIDES[side])
+            for col, (side, counter) in RESOURCES.items()}
+
+
 def tidy(run: RunDir) -> pd.DataFrame:
     """The results table of a run: one row per done point × repetition, with timings,
-    parameters (one column each), warm-up flag and metric AUCs."""
+    parameters (one column each), warm-up flag, the compute and storage sides' hosts and
+    resources during the repetition (:data:`RESOURCES`) and metric AUCs."""
     from .ledger import RunLedger
     ledger = RunLedger.load(run.ledger)
     plan = run.read_yaml(run.plan)
     points = {p["id"]: p for p in plan["points"]}
     order = {pid: i for i, pid in enumerate(plan["order"])}
+    roles = {pid: host_roles(run, p) for pid, p in points.items()}
     rows = []
     for e in ledger.entries.values():
         if e["state"] != "done":
@@ -137,6 +172,11 @@ def tidy(run: RunDir) -> pd.DataFrame:
                "total_s": result.get("total_s"), "rows_out": result.get("rows"),
                "checksum": result.get("checksum"), "attempts": e["attempts"]}
         row.update(flat_params(p["params"]))
+        row.update({f"{side}_hosts": ",".join(n for n, r in roles[e["point"]].items() if r in SIDES[side])
+                    for side in SIDES})
+        counters = run.metrics / e["point"] / f"rep{e['repetition']}" / "counters.parquet"
+        if counters.exists() and e["end"]:
+            row.update(side_resources(pd.read_parquet(counters), e["start"], e["end"], roles[e["point"]]))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         rows.append(row)
     df = pd.DataFrame(rows)
@@ -159,8 +199,12 @@ def load_results(path) -> pd.DataFrame:
 
     One row per point × repetition: ``point``, ``repetition``, ``warmup``, ``init_s``,
     ``compute_s``, ``total_s``, ``rows_out`` (rows the query kept), ``checksum``, one column per
-    parameter (``rows`` is the dataset's row count)
-    (``selectivity``, ``object_size``, ``offload``, ...) and ``auc_*`` metric areas.
+    parameter (``rows`` is the dataset's row count) (``selectivity``, ``object_size``,
+    ``reader``, ...), ``compute_hosts``/``storage_hosts`` (comma-separated node names; a host
+    running both Spark and a Ceph daemon is on both sides), and from the repetition's Prometheus
+    window (counters interpolated at its start and end): ``compute_rx_bytes`` (bytes the compute
+    hosts received), ``compute_cpu_s`` and ``storage_cpu_s`` (CPU-seconds of each side's hosts),
+    ``storage_tx_bytes`` (bytes the storage hosts sent), plus ``auc_*`` metric areas.
     Filter ``~df.warmup`` for statistics.
     """
     run = RunDir.find(path)

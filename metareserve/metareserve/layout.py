@@ -124,15 +124,30 @@ class Layout:
 
     @classmethod
     def default(cls, reservation: Reservation) -> "Layout":
-        """The standard layout: node 1 coordinates (spark-master, ceph-mon/mgr/mds, prometheus,
-        driver); every other node is a spark-worker and a ceph-osd. One node plays every role."""
+        """Compute and storage on separate hosts, as the paper's two clusters: the first
+        ``max(1, n // 2)`` nodes store (ceph-osd each; ceph-mon/mgr/mds and prometheus on the
+        first), the others compute (spark-worker each; spark-master and driver on the first), so
+        the compute side's bytes and CPU are not mixed with storage's. Every node is a ceph-client
+        (the connector and ceph-fuse run on compute hosts). One node plays every role."""
         names = [n.name for n in reservation.nodes]
-        head, rest = names[0], names[1:] or names[:1]
+        if len(names) == 1:
+            storage = compute = names
+        else:
+            storage, compute = names[:max(1, len(names) // 2)], names[max(1, len(names) // 2):]
+        head, driver = storage[0], compute[0]
         return cls({
-            "spark-master": [head], "driver": [head], "prometheus": [head],
-            "ceph-mon": [head], "ceph-mgr": [head], "ceph-mds": [head],
-            "spark-worker": list(rest), "ceph-osd": list(rest), "ceph-client": list(names),
+            "ceph-mon": [head], "ceph-mgr": [head], "ceph-mds": [head], "ceph-osd": list(storage),
+            "prometheus": [head], "spark-master": [driver], "driver": [driver],
+            "spark-worker": list(compute), "ceph-client": list(names),
         })
+
+    def host_roles(self) -> dict[str, str]:
+        """Node name → ``compute`` (runs Spark: worker, driver or master), ``storage`` (runs a
+        Ceph daemon) or ``both``; nodes with neither (e.g. only prometheus) are left out."""
+        compute = set(self.all_names("spark-master", "spark-worker", "driver"))
+        storage = set(self.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds"))
+        return {n: "both" if n in compute and n in storage else "compute" if n in compute else "storage"
+                for n in self.all_names() if n in compute | storage}
 
 
 def resolve_layout(reservation: Reservation, *, layout_file=None, role_specs=()) -> Layout:

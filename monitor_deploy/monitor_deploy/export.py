@@ -13,12 +13,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.integrate import simpson
 
 from metareserve.errors import OperationalError, UsageError
 
-from .metrics import METRICS, NODE_LABEL
+from .metrics import COUNTERS, METRICS, NODE_LABEL, source_for
 from .options import parse_time, step_seconds
 
 MAX_POINTS = 10000  # Prometheus refuses query_range with more than 11,000 points per series
@@ -50,6 +51,9 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
     """Query every per-node metric between ``start`` and ``end`` and write into ``out_dir``:
     ``metrics.parquet`` (columns time, timestamp, node, metric, value, unit), ``auc.parquet`` and
     ``auc.csv`` (area under each node's curve by Simpson's rule, plus a ``total`` row per metric),
+    ``counters.parquet`` (raw samples of :data:`~monitor_deploy.metrics.COUNTERS` with their
+    scrape times, one scrape interval either side: :func:`counter_totals` turns them into
+    CPU-seconds and bytes per node over any interval inside the window),
     ``<metric>.png`` (one stacked per-node plot per metric) and ``window.json``.
 
     ``start``/``end`` are epoch seconds or ISO times; ``step`` defaults to the scrape interval;
@@ -73,12 +77,14 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
     step_s = max(step_seconds(step, monitoring.options.interval_seconds), math.ceil((t1 - t0) / MAX_POINTS))
     data = collect(monitoring, t0, t1, step_s, names, keys)
     auc = area_under_curves(data)
+    counters = collect_counters(monitoring, t0, t1, names)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
         data.to_parquet(tmp / "metrics.parquet", index=False)
         auc.to_parquet(tmp / "auc.parquet", index=False)
         auc.to_csv(tmp / "auc.csv", index=False)
+        counters.to_parquet(tmp / "counters.parquet", index=False)
         plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0)
                  for k in keys} if plots else {}
         (tmp / "window.json").write_text(json.dumps(
@@ -113,6 +119,41 @@ def collect(monitoring, t0: float, t1: float, step: float, nodes: list[str], key
     data = pd.concat(frames, ignore_index=True)
     data.insert(0, "time", pd.to_datetime(data["timestamp"], unit="s", utc=True))
     return data.sort_values(["metric", "node", "timestamp"], ignore_index=True)
+
+
+def collect_counters(monitoring, t0: float, t1: float, nodes: list[str]) -> pd.DataFrame:
+    """Raw samples (timestamp, node, counter, series, value) of every counter for ``nodes``
+    from one scrape interval before ``t0`` to ``t1``, as scraped (no rate, no recording rule)."""
+    span = math.ceil(t1 - t0 + 2 * monitoring.options.interval_seconds)
+    source = source_for(monitoring.reservation.provider)
+    rows = []
+    for key, c in COUNTERS.items():
+        for r in monitoring.client.query(f"{c.selector(source, nodes)}[{span}s]", t1):
+            labels = ",".join(f"{k}={v}" for k, v in sorted(r["metric"].items()) if k != "__name__")
+            rows += [(float(t), r["metric"][NODE_LABEL], key, labels, float(v)) for t, v in r["values"]]
+    return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value"])
+
+
+def counter_values(samples: pd.DataFrame, times) -> dict[str, dict[str, np.ndarray]]:
+    """counter → {node: value at each of ``times``}: each series linearly interpolated between
+    its samples (held flat outside them; after a reset it continues from the value before it),
+    summed per node. Differences between two times are what the node spent in between."""
+    times = np.asarray(times, dtype=float)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for (counter, node, _), g in samples.groupby(["counter", "node", "series"], sort=False):
+        g = g.sort_values("timestamp")
+        t, v = g["timestamp"].to_numpy(), g["value"].to_numpy(dtype=float)
+        for i in np.flatnonzero(np.diff(v) < 0):   # a reset
+            v[i + 1:] += v[i]
+        node_values = out.setdefault(counter, {})
+        node_values[node] = node_values.get(node, 0.0) + np.interp(times, t, v)
+    return out
+
+
+def counter_totals(samples: pd.DataFrame, start: float, end: float) -> dict[str, dict[str, float]]:
+    """counter → {node: increase between ``start`` and ``end``} (see :func:`counter_values`)."""
+    return {c: {n: float(v[1] - v[0]) for n, v in nodes.items()}
+            for c, nodes in counter_values(samples, [start, end]).items()}
 
 
 def area_under_curves(data: pd.DataFrame) -> pd.DataFrame:

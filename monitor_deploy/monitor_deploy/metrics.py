@@ -65,3 +65,34 @@ def source_for(provider: str) -> str:
     """Where per-node numbers come from for a reservation provider: ``cgroup`` on the local
     cluster (its hosts share the machine's /proc), ``node`` elsewhere."""
     return "cgroup" if provider == "local" else "node"
+
+
+@dataclasses.dataclass(frozen=True)
+class Counter:
+    """One per-node cumulative counter, exported as raw samples so that totals over any
+    interval inside a window (e.g. one query) come out exact to a scrape: ``node_series`` /
+    ``cgroup_series`` are series selectors (summed over their series per node)."""
+
+    key: str
+    title: str
+    unit: str
+    node_series: str
+    cgroup_series: str
+
+    def selector(self, source: str, nodes: list[str]) -> str:
+        """The selector for ``source`` limited to ``nodes``."""
+        series = self.cgroup_series if source == "cgroup" else self.node_series
+        return series[:-1] + f',{NODE_LABEL}=~"{"|".join(nodes)}"}}'
+
+
+COUNTERS = {c.key: c for c in [
+    Counter("cpu_seconds", "CPU time", "s",
+            'node_cpu_seconds_total{job="node",mode!="idle"}', 'sae_vhost_cpu_seconds_total{job="node"}'),
+    Counter("net_rx_bytes", "Bytes received", "bytes",
+            'node_network_receive_bytes_total{job="node",' + _NET + '}',
+            'node_network_receive_bytes_total{job="node",' + _NET + '}'),
+    Counter("net_tx_bytes", "Bytes transmitted", "bytes",
+            'node_network_transmit_bytes_total{job="node",' + _NET + '}',
+            'node_network_transmit_bytes_total{job="node",' + _NET + '}'),
+]}
+"""Counter key → :class:`Counter`: busy CPU-seconds and network bytes per node."""

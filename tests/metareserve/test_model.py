@@ -74,11 +74,16 @@ def test_unknown_provider():
 
 def test_layout_default_and_lookup():
     res = sample()
-    lay = Layout.default(res)
-    assert lay.names("spark-master") == ["node1"] and lay.names("ceph-osd") == ["node2"]
-    assert "driver" in lay.roles_of("node1") and lay.one(res, "ceph-mon").name == "node1"
+    lay = Layout.default(res)   # compute and storage apart: node1 stores, node2 computes
+    assert lay.names("ceph-osd") == ["node1"] and lay.names("spark-master") == ["node2"]
+    assert "driver" in lay.roles_of("node2") and lay.one(res, "ceph-mon").name == "node1"
+    assert lay.host_roles() == {"node1": "storage", "node2": "compute"}
+    nine = Layout.default(Reservation("x", "ssh", [Node(f"node{i}", "h") for i in range(1, 10)]))
+    assert nine.names("ceph-osd") == [f"node{i}" for i in range(1, 5)]
+    assert nine.names("spark-worker") == [f"node{i}" for i in range(5, 10)]
     one = Layout.default(Reservation("x", "ssh", [Node("solo", "h")]))
     assert one.names("ceph-osd") == ["solo"] and one.names("spark-worker") == ["solo"]
+    assert one.host_roles() == {"solo": "both"}
 
 
 def test_layout_errors(tmp_path):

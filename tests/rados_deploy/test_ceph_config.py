@@ -57,9 +57,13 @@ def test_layout_needs_mon_and_osd():
         Topology.from_layout(res, Layout({"ceph-mon": ["node9"], "ceph-osd": ["node1"]}), CephOptions())
 
 
+HEAD_AND_OSDS = Layout({"ceph-mon": ["node1"], "ceph-mgr": ["node1"], "ceph-mds": ["node1"],
+                        "ceph-osd": ["node2", "node3"], "ceph-client": ["node1", "node2", "node3"]})
+
+
 def test_topology_defaults_and_ids():
     res = reservation()
-    topo = Topology.from_layout(res, Layout.default(res), CephOptions(osds_per_node=2))
+    topo = Topology.from_layout(res, HEAD_AND_OSDS, CephOptions(osds_per_node=2))
     assert topo.mgrs == topo.mdss == ["node1"]
     assert topo.osd_ids("node2") == [0, 1] and topo.osd_ids("node3") == [2, 3] and topo.num_osds == 4
     assert topo.daemons("node1") == ["mon.node1", "mgr.node1", "mds.node1"]
@@ -74,7 +78,7 @@ def test_one_node_every_role():
 
 def _conf(options, node="node2"):
     res = reservation()
-    topo = Topology.from_layout(res, Layout.default(res), options)
+    topo = Topology.from_layout(res, HEAD_AND_OSDS, options)
     text = render_conf(node=node, state="/s", address="10.0.0.2", fsid="f", topo=topo, options=options,
                        mon_host=",".join(a for _, a in mon_addrs(res, topo, options)))
     parser = configparser.ConfigParser(interpolation=None, strict=True)

@@ -10,7 +10,7 @@ import sae
 from metareserve.errors import UsageError
 from sae.ledger import RunLedger
 from sae.planner import plan
-from sae.report import make_report
+from sae.report import make_report, summary, summary_text
 from sae.results import RunDir, versions, write_results
 from sae.spec import Experiment, Sweep
 
@@ -49,37 +49,93 @@ def test_ledger_rejects_unknown_format(tmp_path):
         RunDir.find(tmp_path / "nowhere")
 
 
+ROLES = {"node1": "storage", "node2": "compute", "node3": "compute"}
+# bytes the compute side receives per repetition: offload ships 1/50 of what the baselines ship
+RX = {"offload": 2e6, "no-offload": 100e6, "vanilla": 90e6}
+
+
 def _fill(p, run, ledger, rng):
+    """Done repetitions with timings, monitor_deploy's window files and raw counters, in which
+    each compute host receives half of RX[reader] and the storage host sends all of it."""
+    run.write_yaml(run.layout, {"version": 1, "roles": {
+        "ceph-mon": ["node1"], "ceph-osd": ["node1"], "prometheus": ["node1"],
+        "spark-master": ["node2"], "driver": ["node2"], "spark-worker": ["node2", "node3"]}})
     for pt in p.points:
-        sel = pt.params["workload"]["selectivity"]
+        sel, reader = pt.params["workload"]["selectivity"], pt.params["workload"]["reader"]
         for key, e in ledger.of_point(pt.id).items():
+            t0 = 1e9 + 100 * (pt.index * 10 + e["repetition"])
             init, comp = rng.uniform(0.5, 1), sel / 20 + rng.uniform(0, 0.5)
-            e.update(state="done", start=100.0, end=100 + init + comp,
+            e.update(state="done", start=t0 + 2, end=t0 + 2 + init + comp,
                      result={"init_s": init, "compute_s": comp, "total_s": init + comp,
                              "rows": sel * 10, "checksum": 7}, auc={"cpu": 1.0})
             # monitor_deploy's export format
-            rows = [{"timestamp": 1e9 + t, "node": n, "metric": m, "value": float(rng.uniform(0, 50)),
+            rows = [{"timestamp": t0 + t, "node": n, "metric": m, "value": float(rng.uniform(0, 50)),
                      "unit": "%"} for m in ("cpu", "net_rx", "net_tx", "memory")
-                    for n in ("node1", "node2") for t in range(5)]
+                    for n in ROLES for t in range(5)]
             d = run.metrics / pt.id / f"rep{e['repetition']}"
             d.mkdir(parents=True)
             pd.DataFrame(rows).to_parquet(d / "metrics.parquet")
             pd.DataFrame([{"metric": m, "node": n, "auc": 10.0, "unit": "%·s", "samples": 5}
-                          for m in ("cpu", "net_rx", "net_tx") for n in ("node1", "node2", "total")]
+                          for m in ("cpu", "net_rx", "net_tx") for n in (*ROLES, "total")]
                          ).to_parquet(d / "auc.parquet")
+            # counters move only between the repetition's start and end, at a constant rate
+            span, samples = e["end"] - e["start"], []
+            for t in sorted({*np.arange(t0, e["end"] + 3, 1.0), e["start"], e["end"]}):
+                f = min(max((t - e["start"]) / span, 0), 1)
+                for n, role in ROLES.items():
+                    rx = RX[reader] / 2 if role == "compute" else 0
+                    tx = RX[reader] if role == "storage" else 0
+                    cpu = (1.0 if reader == "offload" else 4.0) if role == "compute" else 3.0
+                    samples += [(t, n, "net_rx_bytes", "device=eth0", 1e9 + f * rx),
+                                (t, n, "net_tx_bytes", "device=eth0", 1e9 + f * tx),
+                                (t, n, "cpu_seconds", "", 50 + f * cpu)]
+            pd.DataFrame(samples, columns=["timestamp", "node", "counter", "series", "value"]
+                         ).to_parquet(d / "counters.parquet")
     ledger.save()
+
+
+READERS = ["offload", "no-offload", "vanilla"]
 
 
 def test_results_and_report_from_synthetic_run(tmp_path):
     sweep = Sweep(cartesian={"selectivity": [1, 50, 100], "object_size": ["4MiB", "8MiB"],
-                             "offload": [True, False]})
+                             "reader": READERS})
     p, run, ledger = _run(tmp_path, sweep)
     _fill(p, run, ledger, np.random.default_rng(0))
     write_results(run)
     df = sae.load_results(tmp_path / "synthetic")
     assert len(df) == len(p.points) * 3 and df["warmup"].sum() == len(p.points)
-    assert {"selectivity", "object_size", "offload", "init_s", "compute_s", "auc_cpu"} <= set(df.columns)
+    assert {"selectivity", "object_size", "reader", "init_s", "compute_s", "auc_cpu"} <= set(df.columns)
     assert list(df.drop_duplicates("point")["point"]) == p.order
+    # the sides' hosts and resources during each repetition, from the raw counters
+    assert set(df["compute_hosts"]) == {"node2,node3"} and set(df["storage_hosts"]) == {"node1"}
+    for reader, g in df.groupby("reader"):
+        assert g["compute_rx_bytes"].to_numpy() == pytest.approx(RX[reader])
+        assert g["storage_tx_bytes"].to_numpy() == pytest.approx(RX[reader])
+        assert g["compute_cpu_s"].to_numpy() == pytest.approx(2 * (1.0 if reader == "offload" else 4.0))
+        assert g["storage_cpu_s"].to_numpy() == pytest.approx(3.0)
     names = sorted(x.name for x in make_report(run.root))
-    assert names == ["objectsize.png", "resources-cpu.png", "resources-net.png", "selectivity.png"]
-    assert all((run.report / n).stat().st_size > 5000 for n in names)
+    assert names == ["compute-side.png", "index.html", "objectsize.png", "resources-cpu.png",
+                     "resources-net.png", "selectivity.png", "summary.csv", "summary.txt"]
+    assert all((run.report / n).stat().st_size > 5000 for n in names if n.endswith(".png"))
+
+
+def test_summary_ratios_offload_vs_each_baseline(tmp_path):
+    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1, 100], "reader": READERS}))
+    _fill(p, run, ledger, np.random.default_rng(1))
+    write_results(run)
+    s = summary(sae.load_results(run.root))
+    one = s[(s["selectivity"] == 1) & (s["baseline"] == "no-offload")].iloc[0]
+    assert one["bytes_x"] == pytest.approx(50) and one["compute_cpu_x"] == pytest.approx(4)
+    assert one["paper_bytes_x"] == 48.9 and one["paper_compute_cpu_x"] == 8.0
+    assert s[(s["selectivity"] == 1) & (s["baseline"] == "vanilla")].iloc[0]["bytes_x"] == pytest.approx(45)
+    assert s[s["selectivity"] == 100]["paper_bytes_x"].isna().all()
+    text = summary_text(s)
+    assert "50.0x" in text and "48.9x" in text and "vanilla" in text
+
+
+def test_host_roles_from_layouts():
+    from metareserve import Layout
+    assert Layout({"ceph-osd": ["node1", "node2"], "spark-worker": ["node2", "node3"],
+                   "prometheus": ["node4"]}).host_roles() == {"node1": "storage", "node2": "both",
+                                                              "node3": "compute"}

@@ -20,7 +20,10 @@ def exp(**kw):
     (dict(sweep=Sweep(cartesian={"selectivity": []})), "has no values"),
     (dict(sweep=Sweep(cartesian={"selectivity": [1, 2]}, where=lambda p: False)), "sweep is empty"),
     (dict(sweep=Sweep(cartesian={"colour": [1]})), "unknown axis 'colour'"),
-    (dict(sweep=Sweep(zipped={"selectivity": [1, 2], "offload": [True]})), "differ in length"),
+    (dict(sweep=Sweep(zipped={"selectivity": [1, 2], "reader": ["offload"]})), "differ in length"),
+    (dict(sweep=Sweep(cartesian={"offload": [True, False]})), "use reader='offload' or 'no-offload'"),
+    (dict(workload=Workload(reader="connector")), "reader 'connector' is not one of offload, no-offload, vanilla"),
+    (dict(profiles={"tiny": {"workload": {"offload": False}}}), "folded into workload.reader"),
     (dict(stages={"warmup": lambda ctx: None}), "unknown stage 'warmup'"),
     (dict(warmup=3), "warmup must be"),
     (dict(repetitions=0), "repetitions must be"),
@@ -37,8 +40,25 @@ def exp(**kw):
 ])
 def test_invalid_experiments_fail_in_one_line(kw, message):
     with pytest.raises(UsageError) as e:
-        plan(exp(**kw))
+        plan(exp(**kw).with_profile("tiny" if "profiles" in kw else None))
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_old_offload_option_fails_in_one_line(tmp_path):
+    f = tmp_path / "old.py"
+    f.write_text("from sae import Experiment, Workload\n"
+                 "experiment = Experiment(name='old', workload=Workload(offload=True))\n")
+    with pytest.raises(UsageError) as e:
+        sae.load_experiment(f)
+    assert str(e.value).startswith(f"{f}:2: Workload(offload=True): workload.offload was folded into "
+                                   "workload.reader") and "\n" not in str(e.value)
+
+
+def test_reader_axis_sets_connector_offload_option():
+    readers = ["offload", "no-offload", "vanilla"]
+    points = validate(exp(sweep=Sweep(cartesian={"selectivity": [1], "reader": readers})))
+    assert [p["workload"]["reader"] for _, p in points] == readers
+    assert "offload" not in points[0][1]["workload"]
 
 
 def test_profiles_override_sections_and_reject_unknown_options():
@@ -100,5 +120,12 @@ def test_shipped_experiments_plan(name, profile):
     e = sae.load_experiment(f"experiments/{name}.py").with_profile(profile)
     p = plan(e, profile=profile)
     assert p.points and p.eta_seconds > 0
-    if profile == "tiny":
-        assert len(p.points) * e.repetitions <= 16 and e.data.rows <= 300_000
+    if profile == "tiny":   # small enough for a 2-core machine (link inflation makes data big cheaply)
+        assert len(p.points) * e.repetitions <= 36 and e.data.rows <= 1_000_000
+
+
+def test_selectivity_tiny_covers_the_papers_points_with_three_readers():
+    e = sae.load_experiment("experiments/selectivity.py").with_profile("tiny")
+    axes = [p.axes for p in plan(e, profile="tiny").points]
+    assert sorted({a["selectivity"] for a in axes}) == [1, 10, 50, 100]
+    assert {a["reader"] for a in axes} == {"offload", "no-offload", "vanilla"} and len(axes) == 12

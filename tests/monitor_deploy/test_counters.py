@@ -1,0 +1,32 @@
+"""Counter totals from raw samples (pure: no nodes)."""
+import pandas as pd
+import pytest
+
+from monitor_deploy import COUNTERS, counter_totals
+
+
+def _samples(rows):
+    return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value"])
+
+
+def test_totals_interpolate_between_scrapes_and_sum_series():
+    # eth0 and eth1 of node2 each count 100 bytes/s, scraped every 2 s
+    rows = [(t, "node2", "net_rx_bytes", dev, 1000 + 100 * t) for dev in ("device=eth0", "device=eth1")
+            for t in range(0, 11, 2)]
+    rows += [(t, "node1", "cpu_seconds", "", 0.5 * t) for t in range(0, 11, 2)]
+    out = counter_totals(_samples(rows), 3.0, 8.0)
+    assert out["net_rx_bytes"] == {"node2": pytest.approx(2 * 500)}
+    assert out["cpu_seconds"] == {"node1": pytest.approx(2.5)}
+
+
+def test_a_reset_counts_from_zero():
+    rows = [(0, "n", "net_tx_bytes", "", 900.0), (2, "n", "net_tx_bytes", "", 1000.0),
+            (4, "n", "net_tx_bytes", "", 50.0), (6, "n", "net_tx_bytes", "", 150.0)]
+    assert counter_totals(_samples(rows), 0, 6)["net_tx_bytes"]["n"] == pytest.approx(1150 - 900)
+
+
+def test_selectors_name_the_nodes():
+    sel = COUNTERS["net_rx_bytes"].selector("cgroup", ["node1", "node2"])
+    assert sel.startswith("node_network_receive_bytes_total{") and sel.endswith(',sae_node=~"node1|node2"}')
+    assert COUNTERS["cpu_seconds"].selector("cgroup", ["n"]).startswith("sae_vhost_cpu_seconds_total{")
+    assert 'mode!="idle"' in COUNTERS["cpu_seconds"].selector("node", ["n"])
