@@ -14,7 +14,8 @@ experiment = Experiment(
     warmup=1,
     pause=5.0,
     profiles={
-        "tiny": {"data": {"rows": 300_000, "object_size": "4MiB"},
+        # selectivity.py's tiny data (4 M rows per query, see there), so both share one dataset
+        "tiny": {"data": {"rows": 1_000_000, "object_size": "16MiB", "link_multiplier": 4},
                  "repetitions": 3, "warmup": 1, "pause": 2.0},
         "paper": {"cluster": {"nodes": 9}, "ceph": {"store": "bluestore", "osd_size": "200GiB"},
                   "spark": {"worker_cores": 8, "worker_memory": "60g", "executor_memory": "48g"},

@@ -7,18 +7,20 @@ compute side's network 48.9x and its CPU 8.0x).
 Compute and storage run on separate hosts (the default layout), so results.parquet's
 compute_rx_bytes / compute_cpu_s answer "what did the compute side spend".
 
-Tiny profile (local cluster, 3 hosts: node1 stores, node2-3 compute): DATA_NOTE below.
+Tiny profile: the local cluster's 3 hosts, node1 stores (Ceph mon/mgr/mds/OSD), node2-3 compute
+(Spark master, driver, 2 workers of 1 core).
 """
 from sae import DataSpec, Experiment, Sweep, Workload
 
 READERS = ["offload", "no-offload", "vanilla"]
 
-# Chosen by measurement (docs/results.md, "Choosing the tiny data"): 1 M physical rows in 16 MiB
-# objects, each linked under 4 names (link_multiplier, no extra storage), so every query scans
-# 4 M rows; at that size the readers' compute-side bytes differ ~100x at 1 % and their query
-# times by more than the repetitions' spread, and the 12 points still take a few minutes.
-DATA_NOTE = "1 M rows x 4 links = 4 M rows per query"
-
+# Tiny data, chosen by measurement (docs/results.md, "The tiny profile"): 1 M physical rows in
+# 16 MiB objects, each linked under 4 names (link_multiplier: no extra storage), so every query
+# scans 4 M rows (~1-2 s each on 2 cores); at that size the compute side receives ~90x fewer
+# bytes with offload than with either baseline at 1 % and the readers' query times differ by
+# more than their repetitions' spread, while the 12 points x 3 repetitions take ~2.5 minutes.
+# 1-s scrapes and 2-s pauses leave a scrape between queries, so each query's bytes and
+# CPU-seconds are read from counters scraped just before and just after it.
 experiment = Experiment(
     name="selectivity",
     description="Query time, compute-side bytes and CPU vs selectivity: offload, no-offload, vanilla",
@@ -30,7 +32,7 @@ experiment = Experiment(
     profiles={
         "tiny": {"data": {"rows": 1_000_000, "object_size": "16MiB", "link_multiplier": 4},
                  "sweep": Sweep(cartesian={"selectivity": [1, 10, 50, 100], "reader": READERS}),
-                 "repetitions": 3, "warmup": 1, "pause": 1.0},
+                 "monitor": {"scrape_interval": "1s"}, "repetitions": 3, "warmup": 1, "pause": 2.0},
         "paper": {"cluster": {"nodes": 9}, "ceph": {"store": "bluestore", "osd_size": "200GiB"},
                   "spark": {"worker_cores": 8, "worker_memory": "60g", "executor_memory": "48g"},
                   "data": {"rows": 100_000_000, "object_size": "64MiB", "link_multiplier": 64},

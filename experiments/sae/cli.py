@@ -76,13 +76,14 @@ def resume(directory):
 @click.argument("directory", type=click.Path())
 @handle_errors
 def report(directory):
-    """(Re)write results.parquet and the report plots of a run directory."""
-    from .report import make_report
+    """(Re)write results.parquet and the report (index.html, summary, figures); print the summary."""
+    from .report import make_report, summary_of
     from .results import RunDir, write_results
     rd = RunDir.find(directory)
     write_results(rd)
     for path in make_report(rd.root):
         click.echo(str(path))
+    click.echo(summary_of(rd.root))
 
 
 @main.command()

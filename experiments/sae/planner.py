@@ -10,9 +10,10 @@ from .spec import Experiment, validate
 
 GLOBAL_HEAD = ("reserve", "distribute")
 GLOBAL_TAIL = ("aggregate", "stop", "release")
-# Rough seconds per stage on the local cluster (2 cores); run = per point, rep = per repetition.
+# Rough seconds per stage on the local cluster (2 cores); run = per point, app = per Spark
+# application (points sharing stack and Spark options share one), rep = per repetition.
 _ETA = {"reserve": 5, "distribute": 1, "install": 90, "start": 45, "generate": 5, "deploy": 10,
-        "build": 15, "run": 35, "rep": 6, "aggregate": 10, "stop": 15, "release": 5}
+        "build": 15, "run": 4, "app": 30, "rep": 2, "aggregate": 10, "stop": 15, "release": 5}
 
 
 def digest(value, n: int = 12) -> str:
@@ -136,8 +137,8 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     steps.append(Step("aggregate", None, "results.parquet and report"))
     if teardown:
         steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
-    eta = sum(_ETA[s.stage] for s in steps) + len(points) * experiment.repetitions * (
-        _ETA["rep"] + experiment.pause)
+    eta = sum(_ETA[s.stage] for s in steps) + len({p.spark_key for p in points}) * _ETA["app"] + len(
+        points) * experiment.repetitions * (_ETA["rep"] + experiment.pause)
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta)
 
 

@@ -43,8 +43,9 @@ PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 network traffic to and 8.0x less CPU on the compute cluster."""
 RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "compute_cpu_s"}
 """Summary ratio → the measured column it divides (baseline median / offload median)."""
-SIDE_ROWS = {"cpu": (("compute", "cpu_seconds"), ("storage", "cpu_seconds")),
-             "net": (("compute", "net_rx_bytes"), ("storage", "net_tx_bytes"))}
+SIDE_ROWS = {"cpu": (("compute", "cpu_seconds", "compute_cpu_s"), ("storage", "cpu_seconds", "storage_cpu_s")),
+             "net": (("compute", "net_rx_bytes", "compute_rx_bytes"), ("storage", "net_tx_bytes", "storage_tx_bytes"))}
+"""Figure → its (side, counter, results column) rows."""
 YLABEL = {"cpu_seconds": "CPU (cores busy)", "net_rx_bytes": "received (MB/s)",
           "net_tx_bytes": "sent (MB/s)"}
 
@@ -234,7 +235,8 @@ def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.
 def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per-host CPU and network over the representative repetitions (:func:`representatives`),
     stacked by host; compute hosts in the top row, storage hosts in the bottom row; titles carry
-    the side's total over the repetition."""
+    the side's total during the query (the results column). The query is shaded; on the local
+    cluster CPU values lag by up to the exporter's interval (1 s)."""
     reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "counters.parquet")
             for label, row in representatives(df)]
     reps = [r for r in reps if r[2].exists()]
@@ -250,22 +252,21 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
                                  sharex="col", sharey="row")
         for col, (label, row, (t, rates)) in enumerate(series):
             roles = host_roles(run, points[row["point"]])
-            for r, (side, counter) in enumerate(rows):
+            for r, (side, counter, column) in enumerate(rows):
                 ax = axes[r][col]
                 hosts = [n for n in sorted(rates.get(counter, {})) if roles.get(n) in (side, "both")]
                 scale = 1e6 if counter.startswith("net") else 1.0
                 if hosts:
                     ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85)
-                total = sum(float(np.sum(rates[counter][n]) * (t[1] - t[0])) for n in hosts) / scale
-                unit = "MB" if scale > 1 else "CPU-s"
-                ax.set_title(f"{label}\n{side}: {total:.3g} {unit}" if r == 0 else f"{side}: {total:.3g} {unit}",
+                total = f"{row[column] / scale:.3g} {'MB' if scale > 1 else 'CPU-s'}" if column in row else "-"
+                ax.set_title(f"{label}\n{side}: {total} in the query" if r == 0 else f"{side}: {total} in the query",
                              fontsize="small")
                 ax.axvspan(0, row["end"] - row["start"], color="grey", alpha=0.08)
                 if col == 0:
                     ax.set_ylabel(f"{side} {YLABEL[counter]}")
                     ax.legend(fontsize="x-small", loc="upper left")
                 if r == 1:
-                    ax.set_xlabel("seconds since the query started")
+                    ax.set_xlabel("seconds since the query started (shaded: the query)")
         fig.suptitle("CPU per host" if metric == "cpu" else "Network per host", fontsize="medium")
         paths.append(_save(fig, out / f"resources-{metric}.png"))
     return paths

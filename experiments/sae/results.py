@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -142,11 +143,27 @@ def host_roles(run: RunDir, point: dict) -> dict[str, str]:
                           ).host_roles()
 
 
-def side_resources(counters: pd.DataFrame, start: float, end: float, roles: dict[str, str]) -> dict:
-    """The :data:`RESOURCES` columns of one repetition from its raw counter samples."""
-    totals = counter_totals(counters, start, end)
+def side_resources(window: Path, start: float, end: float, roles: dict[str, str], *,
+                   after: float | None = None, before: float | None = None) -> dict:
+    """The :data:`RESOURCES` columns of one repetition from the raw counters of its exported
+    window (``after``/``before``: when the queries around it ended and began)."""
+    meta = json.loads((window / "window.json").read_text()) if (window / "window.json").exists() else {}
+    totals = counter_totals(pd.read_parquet(window / "counters.parquet"), start, end, after=after,
+                            before=before, lags=meta.get("counter_lags"))
     return {col: sum(v for node, v in totals.get(counter, {}).items() if roles.get(node) in SIDES[side])
             for col, (side, counter) in RESOURCES.items()}
+
+
+def neighbours(entries) -> dict[tuple, tuple]:
+    """(point, repetition) → (end of the previous query, start of the next one) over every
+    recorded repetition of the run: None before the first (the application's start-up precedes
+    it), infinity after the last (nothing of the run follows)."""
+    spans = sorted((e["start"], e["end"], (e["point"], e["repetition"])) for e in entries
+                   if e.get("start") and e.get("end"))
+    out = {}
+    for i, (_, _, key) in enumerate(spans):
+        out[key] = (spans[i - 1][1] if i else None, spans[i + 1][0] if i + 1 < len(spans) else math.inf)
+    return out
 
 
 def tidy(run: RunDir) -> pd.DataFrame:
@@ -159,6 +176,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
     points = {p["id"]: p for p in plan["points"]}
     order = {pid: i for i, pid in enumerate(plan["order"])}
     roles = {pid: host_roles(run, p) for pid, p in points.items()}
+    around = neighbours(ledger.entries.values())
     rows = []
     for e in ledger.entries.values():
         if e["state"] != "done":
@@ -174,9 +192,10 @@ def tidy(run: RunDir) -> pd.DataFrame:
         row.update(flat_params(p["params"]))
         row.update({f"{side}_hosts": ",".join(n for n, r in roles[e["point"]].items() if r in SIDES[side])
                     for side in SIDES})
-        counters = run.metrics / e["point"] / f"rep{e['repetition']}" / "counters.parquet"
-        if counters.exists() and e["end"]:
-            row.update(side_resources(pd.read_parquet(counters), e["start"], e["end"], roles[e["point"]]))
+        window = run.metrics / e["point"] / f"rep{e['repetition']}"
+        if (window / "counters.parquet").exists() and e["end"]:
+            after, before = around[e["point"], e["repetition"]]
+            row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         rows.append(row)
     df = pd.DataFrame(rows)

@@ -11,6 +11,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -88,7 +89,7 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
         plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0)
                  for k in keys} if plots else {}
         (tmp / "window.json").write_text(json.dumps(
-            {"start": t0, "end": t1, "step": step_s, "nodes": names,
+            {"start": t0, "end": t1, "step": step_s, "nodes": names, "counter_lags": counter_lags(monitoring),
              "queries": {k: METRICS[k].record for k in keys}, "prometheus": monitoring.url}, indent=1))
         _move_into_place(tmp, out_dir)
     except BaseException:
@@ -123,12 +124,16 @@ def collect(monitoring, t0: float, t1: float, step: float, nodes: list[str], key
 
 def collect_counters(monitoring, t0: float, t1: float, nodes: list[str]) -> pd.DataFrame:
     """Raw samples (timestamp, node, counter, series, value) of every counter for ``nodes``
-    from one scrape interval before ``t0`` to ``t1``, as scraped (no rate, no recording rule)."""
-    span = math.ceil(t1 - t0 + 2 * monitoring.options.interval_seconds)
+    as scraped (no rate, no recording rule), from one scrape interval before ``t0`` to one
+    interval plus the counters' lag after ``t1`` (what has been scraped of it), so that
+    :func:`counter_totals` finds a fresh scrape after activity ending at ``t1``."""
+    interval = monitoring.options.interval_seconds
+    t_end = min(t1 + interval + max(counter_lags(monitoring).values()), time.time())
+    span = math.ceil(t_end - t0 + interval)
     source = source_for(monitoring.reservation.provider)
     rows = []
     for key, c in COUNTERS.items():
-        for r in monitoring.client.query(f"{c.selector(source, nodes)}[{span}s]", t1):
+        for r in monitoring.client.query(f"{c.selector(source, nodes)}[{span}s]", t_end):
             labels = ",".join(f"{k}={v}" for k, v in sorted(r["metric"].items()) if k != "__name__")
             rows += [(float(t), r["metric"][NODE_LABEL], key, labels, float(v)) for t, v in r["values"]]
     return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value"])
@@ -150,10 +155,36 @@ def counter_values(samples: pd.DataFrame, times) -> dict[str, dict[str, np.ndarr
     return out
 
 
-def counter_totals(samples: pd.DataFrame, start: float, end: float) -> dict[str, dict[str, float]]:
-    """counter → {node: increase between ``start`` and ``end``} (see :func:`counter_values`)."""
-    return {c: {n: float(v[1] - v[0]) for n, v in nodes.items()}
-            for c, nodes in counter_values(samples, [start, end]).items()}
+def counter_lags(monitoring) -> dict[str, float]:
+    """Counter → how stale a scraped value may be (s): the local cluster's cgroup CPU counter is
+    written every ``vhost_interval``; node_exporter reads everything else when scraped."""
+    cgroup = source_for(monitoring.reservation.provider) == "cgroup"
+    return {k: monitoring.options.vhost_interval if cgroup and k == "cpu_seconds" else 0.0 for k in COUNTERS}
+
+
+def counter_totals(samples: pd.DataFrame, start: float, end: float, *, after: float | None = None,
+                   before: float | None = None, lags: dict | None = None) -> dict[str, dict[str, float]]:
+    """counter → {node: increase between ``start`` and ``end``}.
+
+    Given the quiet interval around them (``after``: the end of the activity before ``start``,
+    ``before``: the start of the activity after ``end``), each series is read at its samples
+    closest to ``start`` and ``end`` inside that interval, allowing for the counter's lag (a
+    scraped value may be ``lags[counter]`` seconds old), so the increase holds all of the
+    activity and none of its neighbours'; where no such sample exists it is interpolated
+    (:func:`counter_values`)."""
+    out: dict[str, dict[str, float]] = {}
+    for (counter, node, series), g in samples.groupby(["counter", "node", "series"], sort=False):
+        t = g["timestamp"].to_numpy(dtype=float)
+        lag = (lags or {}).get(counter, 0.0)
+        a, b = counter_values(g, [start, end])[counter][node]
+        lo = t[(t <= start) & (t >= after + lag)] if after is not None else t[:0]
+        hi = t[(t >= end + lag) & (t <= before)] if before is not None else t[:0]
+        if len(lo) or len(hi):
+            v = counter_values(g, [lo.max() if len(lo) else start, hi.min() if len(hi) else end])
+            a, b = v[counter][node]
+        out.setdefault(counter, {}).setdefault(node, 0.0)
+        out[counter][node] += float(b - a)
+    return out
 
 
 def area_under_curves(data: pd.DataFrame) -> pd.DataFrame:

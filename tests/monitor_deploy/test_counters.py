@@ -1,4 +1,5 @@
 """Counter totals from raw samples (pure: no nodes)."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -30,3 +31,26 @@ def test_selectors_name_the_nodes():
     assert sel.startswith("node_network_receive_bytes_total{") and sel.endswith(',sae_node=~"node1|node2"}')
     assert COUNTERS["cpu_seconds"].selector("cgroup", ["n"]).startswith("sae_vhost_cpu_seconds_total{")
     assert 'mode!="idle"' in COUNTERS["cpu_seconds"].selector("node", ["n"])
+
+
+def _bursts(lag=0.0):
+    """A counter scraped every second (values ``lag`` s old) that rises by 100 during a query on
+    [10.3, 11.6] and by 1000 during its neighbours [7.0, 8.2] and [13.9, 15.0]; idle otherwise."""
+    def value(t):
+        return sum(amount * min(max((t - a) / (b - a), 0), 1)
+                   for a, b, amount in ((7.0, 8.2, 1000), (10.3, 11.6, 100), (13.9, 15.0, 1000)))
+    return _samples([(t, "n", "cpu_seconds", "", value(t - lag)) for t in np.arange(0, 20, 1.0)])
+
+
+@pytest.mark.parametrize("lag", [0.0, 0.5])
+def test_totals_take_the_tightest_scrapes_inside_the_quiet_gap(lag):
+    got = counter_totals(_bursts(lag), 10.3, 11.6, after=8.2, before=13.9, lags={"cpu_seconds": lag})
+    assert got["cpu_seconds"]["n"] == pytest.approx(100)
+    # interpolating at the query's own start and end misses part of it
+    assert counter_totals(_bursts(lag), 10.3, 11.6)["cpu_seconds"]["n"] < 90
+
+
+def test_totals_fall_back_to_interpolation_without_a_quiet_scrape():
+    # neighbours closer than a scrape: no sample lies in the gap, values are interpolated
+    got = counter_totals(_bursts(), 10.3, 11.6, after=10.1, before=11.8)
+    assert got == counter_totals(_bursts(), 10.3, 11.6)
