@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from metareserve.errors import OperationalError, UsageError
-from monitor_deploy import METRICS, NODE_LABEL
+from monitor_deploy import COUNTERS, METRICS, NODE_LABEL, counter_totals
 from monitor_deploy.dashboards import panel_queries
 
 SETTLE = 6.0  # seconds for scrapes and 4-s rate windows to cover the end of an action
@@ -166,6 +166,22 @@ def test_export_window(mon, transfer, tmp_path):
     assert sorted(p.name for p in result.plots.values()) == sorted(f"{k}.png" for k in METRICS)
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in result.plots.values())
     assert json.loads((result.out_dir / "window.json").read_text())["start"] == t0
+    # raw counters: the bytes moved exactly (to a scrape's worth), read at the scrapes around it
+    counters = pd.read_parquet(result.out_dir / "counters.parquet")
+    assert set(counters.counter) == set(COUNTERS) and set(counters.node) == {"node1", "node2", "node3"}
+    moved = counter_totals(counters, t0, t1, after=t0 - 30, before=t1 + 30)
+    assert received <= moved["net_rx_bytes"]["node2"] < 1.03 * received, moved
+    assert received <= moved["net_tx_bytes"]["node1"] < 1.03 * received, moved
+    assert moved["net_rx_bytes"]["node3"] < received / 100, moved
+
+
+def test_counters_hold_the_cpu_seconds_of_a_burn(mon, burn, tmp_path):
+    t0, t1, cpu_seconds = burn
+    result = mon.export(t0, t1, tmp_path / "burn", metrics=["cpu"])
+    used = counter_totals(pd.read_parquet(result.out_dir / "counters.parquet"), t0, t1,
+                          after=t0 - 30, before=t1 + 30)["cpu_seconds"]
+    assert 0.95 * cpu_seconds < used["node2"] < cpu_seconds + 0.1 * (t1 - t0), (used, cpu_seconds)
+    assert used["node3"] < 0.3 * cpu_seconds, used
 
 
 def test_export_subset_iso_times(mon, burn, tmp_path):
