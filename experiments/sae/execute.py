@@ -139,6 +139,9 @@ def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tupl
                          env=dict(build.env) if build else {}, log_dir=rd.logs / tag, on_line=recorder.line)
         except SaeError as e:
             error = str(e)
+        except KeyboardInterrupt:
+            _stop_interrupted(ctx, stack, remote_out, recorder)
+            raise
         raw = rd.raw / f"{tag}.jsonl"
         _fetch(ctx, driver, remote_out, raw)
         recorder.replay(raw)
@@ -146,6 +149,28 @@ def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tupl
                                  f"last repetition")
     recorder.hand_back(on_point)
     return recorder.reached, error
+
+
+def _storage_hint(stack: dict) -> str:
+    """When an application failed: the Ceph daemons that are down, by host, and what to do."""
+    try:
+        down = stack["ceph"].status().down
+    except SaeError:
+        return ""
+    if not down:
+        return ""
+    names = ", ".join(f"{d.name} on {d.host}" for d in down)
+    return f"; Ceph reports {names} down: run 'rados-deploy start' (or 'sae resume', which restarts it)"
+
+
+def _stop_interrupted(ctx: StageContext, stack: dict, remote_out: str, recorder: "Recorder") -> None:
+    """Ctrl-C: stop the application on the driver node, over fresh connections (the interrupt
+    also reached the streaming ones), and fail what it was running so ``sae resume`` reruns it."""
+    driver = stack["spark"].driver_node
+    with ctx.reservation.connect() as cluster:
+        pids = cluster.call(remote, "stop_processes", remote_out, nodes=[driver], stage=f"{STAGE} interrupt")[driver]
+    say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
+    recorder.finish(f"[{driver} {STAGE}] interrupted (Ctrl-C); 'sae resume' reruns it")
 
 
 class Recorder:
@@ -248,7 +273,8 @@ class Recorder:
         ledger = self.ctx.ledger
         missing = [e["repetition"] for e in ledger.of_point(pid).values() if e["state"] == "running"]
         if missing:
-            error = error or f"[{self.driver} {STAGE}] the application skipped repetitions {missing}"
+            error = (error or f"[{self.driver} {STAGE}] the application skipped repetitions {missing}") + \
+                _storage_hint(self.stack)
             ledger.mark(pid, missing, "failed", error=error)
         self.last = time.time()
         self.closed.append((self.points[pid], self.started[pid], self.last, missing,

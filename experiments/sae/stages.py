@@ -13,7 +13,7 @@ import yaml
 
 import metareserve
 from metareserve import Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
-from metareserve.errors import NothingToDo, OperationalError, UsageError
+from metareserve.errors import NothingToDo, OperationalError, SaeError, UsageError
 
 from .console import Quiet
 from .planner import Plan, PlannedPoint, digest
@@ -71,7 +71,10 @@ class StageContext:
         """Give the lease back and close the remote-execution connections (the stack's too)."""
         self.close_stack()
         if self.lease is not None and self.cluster is not None:
-            lease.give(self.cluster, self.lease)
+            try:
+                lease.give(self.cluster, self.lease)
+            except SaeError:   # connections gone (Ctrl-C reaches ssh too): stale once we exit
+                pass
             self.lease = None
         if self.cluster is not None:
             self.cluster.close()

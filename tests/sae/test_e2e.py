@@ -1,7 +1,8 @@
 """Real local-cluster tests: ``sae run experiments/selectivity.py --profile tiny`` end to end on its
 own 3-host cluster; ``sae.run`` from plain Python (run markers need no logging configuration);
 a run on the same cluster that reuses stack and data, whose warm application and then runner are
-killed with SIGKILL mid-sweep, finished by ``sae resume`` with every point exactly once."""
+killed with SIGKILL mid-sweep, finished by ``sae resume`` with every point exactly once; faults:
+Ctrl-C mid-sweep, an OSD killed mid-sweep."""
 import glob
 import json
 import os
@@ -74,9 +75,10 @@ def test_tiny_selectivity_end_to_end(env):
     assert len(df) == len(planned["order"]) * planned["repetitions"]
     assert not df.duplicated(["point", "repetition"]).any()
     assert df.groupby("point")["warmup"].sum().eq(planned["warmup"]).all()
-    # real outcomes: the filter keeps its selectivity of the rows, offload on/off agree exactly
+    # real outcomes: the filter keeps its selectivity of the rows, the three readers agree exactly
+    assert set(df["reader"]) == {"offload", "no-offload", "vanilla"}
     total = df["rows"].iloc[0]
-    for (sel, _), g in df.groupby(["selectivity", "offload"]):
+    for (sel, _), g in df.groupby(["selectivity", "reader"]):
         assert g["rows_out"].nunique() == 1 and abs(g["rows_out"].iloc[0] - total * sel / 100) <= total * 0.002
     assert df.groupby("selectivity")["checksum"].nunique().eq(1).all()
     assert (df["init_s"] > 0).all() and (df["compute_s"] > 0).all()
@@ -85,8 +87,13 @@ def test_tiny_selectivity_end_to_end(env):
         m = pd.read_parquet(run / "metrics" / p / f"rep{rep}" / "metrics.parquet")
         assert {"node1", "node2", "node3"} <= set(m.loc[m.metric == "cpu", "node"])
     assert df["auc_cpu_total"].notna().all()
-    for png in ("selectivity.png", "resources-cpu.png", "resources-net.png"):
+    # compute and storage apart: at 1 % the compute side receives far fewer bytes with offload
+    assert {"compute_rx_bytes", "compute_cpu_s", "storage_cpu_s", "storage_tx_bytes"} <= set(df.columns)
+    rx = df[df.selectivity == 1].groupby("reader")["compute_rx_bytes"].median()
+    assert rx["offload"] * 10 < min(rx["no-offload"], rx["vanilla"]), rx.to_dict()
+    for png in ("selectivity.png", "compute-side.png", "resources-cpu.png", "resources-net.png"):
         assert (run / "report" / png).stat().st_size > 10_000
+    assert (run / "report" / "index.html").stat().st_size > 50_000
     # the run marker was published live: Prometheus holds one window per repetition
     windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
     marked = {(w.point, int(w.repetition)): w for w in windows if w.run_id == run.name}
@@ -98,14 +105,14 @@ def test_tiny_selectivity_end_to_end(env):
 
 
 def _experiment(root: Path, name: str, selectivities, repetitions: int) -> Path:
-    """selectivity.py's tiny profile cut to a few points with offload on: same stack and data."""
+    """selectivity.py's tiny profile cut to a few points of the offload reader: same stack and data."""
     f = root / f"{name}.py"
     f.write_text(
         "import dataclasses, runpy\n"
         "from sae import Sweep\n"
         f"base = runpy.run_path({str(ROOT / 'experiments' / 'selectivity.py')!r})['experiment']\n"
         f"tiny = dict(base.profiles['tiny'], repetitions={repetitions}, warmup=1,\n"
-        f"            sweep=Sweep(cartesian={{'selectivity': {list(selectivities)}, 'offload': [True]}}))\n"
+        f"            sweep=Sweep(cartesian={{'selectivity': {list(selectivities)}, 'reader': ['offload']}}))\n"
         f"experiment = dataclasses.replace(base, name={name!r}, profiles={{'tiny': tiny}})\n")
     return f
 
@@ -189,6 +196,101 @@ def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
     assert df.groupby("selectivity")["rows_out"].nunique().eq(1).all()
     again = sae_cli("resume", run)
     assert again.returncode == 0 and "nothing to resume" in again.stdout
+
+
+def _processes_naming(text: str) -> list[str]:
+    """Command lines of this machine's processes (every local host's) that contain ``text``."""
+    out = []
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            cmd = Path(d, "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            out.append(cmd)
+    return out
+
+
+def _exact(run: Path, planned: dict) -> pd.DataFrame:
+    """The run's results: every point x repetition once, one answer per selectivity."""
+    df = sae.load_results(run)
+    assert len(df) == len(planned["order"]) * planned["repetitions"]
+    assert not df.duplicated(["point", "repetition"]).any()
+    assert df.groupby("selectivity")["rows_out"].nunique().eq(1).all()
+    assert df.groupby("selectivity")["checksum"].nunique().eq(1).all()
+    return df
+
+
+def test_ctrl_c_stops_the_application_and_resume_finishes(env):
+    """Fault: Ctrl-C of ``sae run`` mid-sweep (SIGINT to the whole process group, as a terminal
+    sends it): one line, exit 130, the Spark application stopped, no repetition left running;
+    ``sae resume`` then finishes every repetition once, with the same answers."""
+    root, res = env
+    exp = _experiment(root, "interrupted", [10, 100], 3)
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    p1 = planned["order"][0]
+    proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
+                             "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    run_dir = root / "out" / "interrupted" / "latest"
+    try:
+        _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, p1),
+              "a repetition done")
+        interrupted = time.time()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=180)
+        stopped_after = time.time() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:]
+    assert out.strip().splitlines()[-1] == "error: interrupted"
+    run = run_dir.resolve()
+    assert not _processes_naming(f"/sae/{run.name}/"), "the Spark application outlived Ctrl-C"
+    states = [e["state"] for e in ledger(run)["entries"].values()]
+    assert "running" not in states and "done" in states and set(states) - {"done"}
+    start = time.time()
+    r = sae_cli("resume", run)
+    assert r.returncode == 0, r.stderr[-3000:]
+    _exact(run, planned)
+    print(f"Ctrl-C: stopped in {stopped_after:.1f}s; resume finished in {time.time() - start:.1f}s")
+
+
+def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env):
+    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the point's
+    repetitions fail, naming the OSD and its host, after the op timeout (one task attempt here);
+    ``sae resume`` restarts it and finishes with the same answers as the repetitions done before."""
+    root, res = env
+    exp = _experiment(root, "osd", [10], 3)
+    exp.write_text(exp.read_text().replace("warmup=1,", "warmup=1, ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
+                                                        "spark={'conf': {'spark.task.maxFailures': '1'}},"))
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    p1 = planned["order"][0]
+    proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
+                             "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    run_dir = root / "out" / "osd" / "latest"
+    try:
+        _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, p1),
+              "a repetition done", timeout=900)
+        pidfile = sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0]
+        host = Path(pidfile).parts[-4]
+        osd = Path(pidfile).name[len("ceph-"):-len(".pid")]
+        killed = time.time()
+        os.kill(int(Path(pidfile).read_text().split()[0]), signal.SIGKILL)
+        out, _ = proc.communicate(timeout=900)
+        failed_after = time.time() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out[-3000:]
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
+    start = time.time()
+    r = sae_cli("resume", run_dir.resolve())
+    assert r.returncode == 0, r.stderr[-3000:]
+    _exact(run_dir.resolve(), planned)
+    print(f"killed {osd} on {host}: run failed after {failed_after:.1f}s; resume took {time.time() - start:.1f}s")
 
 
 def test_reserve_and_teardown_without_reservation(tmp_path):
