@@ -46,11 +46,14 @@ def _bootstrap(cc, report: StageReport) -> dict:
     fsid = str(uuid.uuid4())
     cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name)})
-    facts = cc.daemon_facts(topo.mons, stage=STAGE, ports=True)
-    for node in topo.mons:
+    bound = list(dict.fromkeys(topo.mons + topo.mgrs))
+    facts = cc.daemon_facts(bound, stage=STAGE, ports=True)
+    for node in bound:
         for addr, port in facts[node]["busy_ports"]:
-            raise RemoteError(node, "ceph-mon start", f"port {port} on {addr} is in use by another process",
-                              hint="stop that process, or choose CephOptions.mon_port / mon_v1_port")
+            daemon, option = (("ceph-mgr", "mgr_prometheus_port") if port == opts.mgr_prometheus_port
+                              and node in topo.mgrs else ("ceph-mon", "mon_port / mon_v1_port"))
+            raise RemoteError(node, f"{daemon} start", f"port {port} on {addr} is in use by another process",
+                              hint=f"stop that process, or choose CephOptions.{option}")
     mons = mon_addrs(res, topo, opts)
     keys = {"admin": new_key(), "mon": new_key(), **{f"mgr.{n}": new_key() for n in topo.mgrs},
             **{f"mds.{n}": new_key() for n in topo.mdss}}
@@ -130,7 +133,7 @@ def _commands(cc, osds: dict) -> list[dict]:
             cmds.append({"prefix": "config set", "who": f"mgr.{m}", "name": "mgr/prometheus/server_addr",
                          "value": addr, "force": True})
             cmds.append({"prefix": "config set", "who": f"mgr.{m}", "name": "mgr/prometheus/server_port",
-                         "value": "9283", "force": True})
+                         "value": str(opts.mgr_prometheus_port), "force": True})
     return cmds
 
 

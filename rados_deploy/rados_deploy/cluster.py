@@ -78,12 +78,17 @@ class CephCluster(Service):
 
         def kwargs(n):
             binaries = sorted({f"ceph-{d.split('.')[0]}" for d in topo.daemons(n.name)} | {"ceph"})
-            mon_ports = []
-            if ports and n.name in topo.mons:
-                mon_ports = [[n.cluster_address, p] for p in (self.options.mon_port, self.options.mon_v1_port) if p]
-            return {"daemons": topo.daemons(n.name), "binaries": binaries, "ports": mon_ports}
+            return {"daemons": topo.daemons(n.name), "binaries": binaries,
+                    "ports": [[n.cluster_address, p] for p in self.fixed_ports(n.name)] if ports else []}
         return self.cluster.call(remote, "facts", nodes=nodes, stage=stage,
                                  per_node=lambda n: dict(kwargs(n), state=self.state_dir(n.name)))
+
+    def fixed_ports(self, node: str) -> list[int]:
+        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module)."""
+        o, topo = self.options, self.topology
+        mon = [o.mon_port, o.mon_v1_port] if node in topo.mons else []
+        mgr = [o.mgr_prometheus_port] if node in topo.mgrs and o.mgr_prometheus else []
+        return [p for p in mon + mgr if p]
 
     def start_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
         """Start one daemon (``osd.3``) on ``node`` unless running; foreground (``-f``), by pid."""

@@ -20,7 +20,8 @@ class CephOptions:
     and ``max_write_size_mb`` lift the OSD limits for 128 MiB+ objects; ``op_timeout`` is the
     clients' ``rados_osd_op_timeout`` in seconds. ``packages``/``client_packages`` are Debian
     package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools.
-    ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
+    ``mgr_prometheus_port`` is where the mgr's prometheus module serves (when
+    ``mgr_prometheus``). ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
     would take Spark's 7077/7078).
     """
 
@@ -36,6 +37,7 @@ class CephOptions:
     client_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLIENT_PACKAGES))
     class_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLASS_BUILD_PACKAGES))
     mgr_prometheus: bool = True
+    mgr_prometheus_port: int = 9283
     fs_name: str = "cephfs"
     replicas: int = 1
     pgs_per_osd: int = 16
@@ -49,7 +51,8 @@ class CephOptions:
             raise UsageError(f"CephOptions.store must be 'bluestore' or 'memstore', not {self.store!r}")
         self.osd_size = parse_size(self.osd_size, what="CephOptions.osd_size")
         self.max_object_size = parse_size(self.max_object_size, what="CephOptions.max_object_size")
-        for name in ("osds_per_node", "max_write_size_mb", "op_timeout", "replicas", "pgs_per_osd", "mon_port"):
+        for name in ("osds_per_node", "max_write_size_mb", "op_timeout", "replicas", "pgs_per_osd", "mon_port",
+                     "mgr_prometheus_port"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UsageError(f"CephOptions.{name} must be a positive integer, not {value!r}")

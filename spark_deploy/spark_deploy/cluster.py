@@ -209,7 +209,7 @@ class SparkCluster(Service):
                 raise RemoteError(n, stage, problem)
 
     def _write_config(self, stage: str) -> dict[str, bool]:
-        secret = self._auth_secret(stage)
+        secret = self.auth_secret(stage)
 
         def defaults(node):
             return spark_defaults(node=node.name, python=self.python(node.name), paths=self.paths(node.name),
@@ -222,7 +222,7 @@ class SparkCluster(Service):
                                                   "text": metrics_properties()})
         return {n: a[n] or b[n] for n in self.nodes}
 
-    def _auth_secret(self, stage: str) -> str:
+    def auth_secret(self, stage: str) -> str:
         """The deployment's RPC secret (``spark.authenticate``): made once on the master node,
         mode 600, and never logged."""
         master = self.master_node

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from metareserve.errors import OperationalError, UsageError
 from metareserve.log import node_log
+from metareserve import node_agent
 
 from . import remote
 from .decide import failure_line, rejected_options
@@ -72,6 +73,23 @@ def build_argv(*, spark_home: str, master_url: str, deploy_mode: str, app: str, 
     for key, value in (conf or {}).items():
         argv += ["--conf", f"{key}={value}"]
     return argv + list(spark_args) + [app] + [str(a) for a in args]
+
+
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def _driver_secret_args(spark, path: str, nodes: list[str], conf: dict) -> str:
+    """The cluster-mode driver's extra Java options, reading the RPC secret from ``path``.
+
+    A standalone worker strips ``-Dspark.authenticate.secret`` from the driver it launches, and
+    the driver refuses to start without it (SPARK-25078); a JVM argument file (mode 600, on every
+    worker, removed after the submit) carries it instead, so it is never on a command line.
+    """
+    secret = spark.auth_secret(STAGE)
+    spark.cluster.call(node_agent, "write_file", path, f"-Dspark.authenticate.secret={secret}\n",
+                       mode=0o600, nodes=nodes, stage=STAGE)
+    user = conf.get(DRIVER_JAVA_OPTIONS) or spark.options.conf.get(DRIVER_JAVA_OPTIONS, "")
+    return f"@{path} {user}".strip()
 
 
 _FLAGS = {"--verbose", "-v", "--supervise", "--help", "-h", "--version"}
@@ -158,15 +176,21 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     own_events = "spark.eventLog.dir" not in conf and "spark.eventLog.dir" not in spark.options.conf
     if own_events:
         conf["spark.eventLog.dir"] = f"file://{rdir}/events"
+    if deploy_mode == "cluster":
+        conf[DRIVER_JAVA_OPTIONS] = _driver_secret_args(spark, f"{rdir}/driver-auth.args", targets, conf)
     argv = build_argv(spark_home=spark.spark_home(node), master_url=spark.master_url, deploy_mode=deploy_mode,
                       app=where(app), args=args, py_files=[where(p) for p in py_files],
                       jars=[where(j) for j in jars], files=[where(f) for f in files], conf=conf,
                       spark_args=spark_args)
     run_env = dict(spark.env(node), **{k: str(v) for k, v in (env or {}).items()})
     sink = on_line or (lambda line: node_log(node, STAGE, line))
-    r = spark.cluster.connection(spark.reservation.node(node)).call(
-        remote, "spark_submit", (argv, run_env, f"{rdir}/driver.log", rdir, stream or on_line is not None),
-        stage=STAGE, timeout=None, on_log=sink)
+    try:
+        r = spark.cluster.connection(spark.reservation.node(node)).call(
+            remote, "spark_submit", (argv, run_env, f"{rdir}/driver.log", rdir, stream or on_line is not None),
+            stage=STAGE, timeout=None, on_log=sink)
+    finally:
+        if deploy_mode == "cluster":
+            spark.cluster.run(["rm", "-f", f"{rdir}/driver-auth.args"], nodes=targets, stage=STAGE, check=False)
     local = Path(log_dir or default_log_dir()) / sid
     if r["rc"] == 0 and deploy_mode == "cluster" and any(_DRIVER_FAILED.search(ln) for ln in r["output"]):
         r["rc"] = 1   # spark-submit exits 0 even when the cluster-mode driver failed

@@ -49,6 +49,20 @@ def test_mon_port_in_use_is_refused_before_starting_anything(ceph_cluster, local
         ceph.uninstall()
 
 
+def test_mgr_prometheus_port_in_use_is_refused_before_starting_anything(ceph_cluster, local_cluster, cluster):
+    """The session cluster's mgr serves its prometheus module on node1:9283 already."""
+    ceph = CephCluster(sibling(local_cluster, "q"), one_node("node1"),
+                       CephOptions(mon_port=3700, mon_v1_port=None), cluster=cluster)
+    try:
+        with pytest.raises(RemoteError, match=r"^\[node1 ceph-mgr start\] port 9283 on [\d.]+ is in use.*"
+                                              r"CephOptions.mgr_prometheus_port"):
+            ceph.start()
+        assert running_daemons(ceph) == []
+        assert ceph_cluster.status().ok
+    finally:
+        ceph.uninstall()
+
+
 def test_missing_package_names_host_and_stage(local_cluster, cluster):
     ceph = CephCluster(sibling(local_cluster, "k"), one_node("node2"),
                        CephOptions(packages=["sae-no-such-package"], class_build_packages=[]), cluster=cluster)

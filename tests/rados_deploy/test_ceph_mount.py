@@ -23,7 +23,8 @@ def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster)
     res = sibling(local_cluster, "u")
     roles = {r: ["node1"] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd")}
     ceph = CephCluster(res, Layout(dict(roles, **{"ceph-client": ["node2", "node3"]})),
-                       CephOptions(store="memstore", osd_size="512MiB", mon_port=3600, mon_v1_port=None),
+                       CephOptions(store="memstore", osd_size="512MiB", mon_port=3600, mon_v1_port=None,
+                                       mgr_prometheus=False),
                        cluster=cluster)
     readers = ["node2", "node3"]
     try:

@@ -15,6 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from metareserve.errors import UsageError
+from fixtures.spark import SPARK_ROLES
 from spark_deploy import SubmitError
 
 APPS = Path(__file__).parent / "apps"
@@ -152,9 +153,10 @@ def _scrape_until_complete(urls: dict, app: threading.Thread) -> dict:
 
 def test_cli_status_and_start_on_the_running_cluster(spark_cluster, local_cluster):
     exe = Path(sys.executable).parent / "spark-deploy"
-    st = subprocess.run([str(exe), "status", "-r", str(local_cluster.path)], capture_output=True, text=True)
+    roles = [f"--role={role}={','.join(nodes)}" for role, nodes in SPARK_ROLES.items()]
+    st = subprocess.run([str(exe), "status", "-r", str(local_cluster.path), *roles], capture_output=True, text=True)
     assert st.returncode == 0, st.stderr
     assert "spark-master running" in st.stdout and "2 of 2 workers ALIVE" in st.stdout
-    start = subprocess.run([str(exe), "start", "-r", str(local_cluster.path)], capture_output=True, text=True)
+    start = subprocess.run([str(exe), "start", "-r", str(local_cluster.path), *roles], capture_output=True, text=True)
     assert start.returncode == 0, start.stderr
     assert "spark start: no changes on 3 nodes; 2 workers ALIVE" in start.stdout

@@ -6,7 +6,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
-from ..errors import GroupError, OperationalError, RemoteError
+from ..errors import GroupError, RemoteError
 from ..log import node_log, progress
 from ..model import Node, Reservation
 from . import node_agent
@@ -141,8 +141,10 @@ class Cluster:
             try:
                 node_agent.apt_install(union)
             except RuntimeError as e:
-                raise OperationalError(f"[controller {stage}] {e}; check that this machine reaches "
-                                       "its Debian mirrors ('apt-get update')") from None
+                raise RemoteError(",".join(wanted), stage, f"{e} (installed on the controller, whose "
+                                  "package database these hosts share)",
+                                  hint="check the package names and that this machine reaches its "
+                                       "Debian mirrors ('apt-get update')") from None
         return Results({name: {"installed": [p for p in ps if p in missing],
                                "already": [p for p in ps if p not in missing]}
                         for name, ps in wanted.items()})

@@ -159,7 +159,8 @@ def apt_install(packages, update=True, timeout=1800):
                 env=env, timeout=timeout)
         if r["rc"] != 0:
             lines = [l for l in (r["stderr"] + r["stdout"]).splitlines() if l.strip()]
-            raise RuntimeError("apt-get install %s failed: %s" % (" ".join(missing), lines[-1] if lines else r["rc"]))
+            errors = [l for l in lines if l.startswith("E:")] or lines[-1:]
+            raise RuntimeError("apt-get install %s failed: %s" % (" ".join(missing), " ".join(errors) or r["rc"]))
         still = missing_packages(missing)
         if still:
             raise RuntimeError("packages still missing after apt-get install: %s" % " ".join(still))
