@@ -33,7 +33,7 @@ from pathlib import Path
 
 import data_deploy as dd
 import metareserve
-from metareserve import Layout
+from metareserve import Cluster, Layout
 from metareserve.log import setup
 from rados_deploy import CephCluster, CephOptions
 from sae import connector
@@ -57,15 +57,14 @@ class Sampler(threading.Thread):
     def __init__(self, res, interval: float = 1.0):
         super().__init__(daemon=True)
         # own connections: a running spark-submit keeps the shared driver-node channel busy
-        self.res, self.cluster, self.interval = res, res.connect(), interval
+        self.res, self.cluster, self.interval = res, Cluster(res), interval
         self.samples: list[tuple[float, dict, dict]] = []
         self.stop = threading.Event()
 
     def sample(self):
         t = time.time()
         rx = self.cluster.run(["cat", "/sys/class/net/eth0/statistics/rx_bytes"], stage="bench sample")
-        cpu = {n: int(Path(s["cpu_usage_file"]).read_text()) / 1e9
-               for n, s in self.res.provider_state["nodes"].items()}
+        cpu = {n: int(Path(f).read_text()) / 1e9 for n, f in self.res.cpu_accounting.usage_files.items()}
         self.samples.append((t, {n: int(r["stdout"]) for n, r in rx.items()}, cpu))
 
     def run(self):
@@ -104,7 +103,7 @@ def main():
                      "ceph-client": [n.name for n in res.nodes], "spark-master": ["node1"],
                      "driver": ["node1"], "spark-worker": ["node4", "node5"]})
     try:
-        with res.connect() as cluster:
+        with Cluster(res) as cluster:
             ceph = CephCluster(res, layout, CephOptions(store="bluestore", osd_size="8GiB"), cluster=cluster)
             spark = SparkCluster(res, layout, SparkOptions(worker_cores=1, worker_memory="2g"), cluster=cluster)
             ceph.install(), ceph.start()
@@ -115,7 +114,7 @@ def main():
                       link_multiplier=args.link_multiplier,
                       ceph_conf=ceph.client_conf("node2"), cluster=cluster, layout=layout)
             spec = connector.build(spark=spark, ceph=ceph)
-            mp = connector.mount_cephfs(ceph, nodes=CLIENTS, cluster=cluster).details["mountpoint"]
+            mp = ceph.mount(CLIENTS).details["mountpoint"]
             thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in args.selectivities.items()}
             cfg = {"path": DEST, "vanilla": f"file://{mp}{DEST}", "options": spec.options,
                    "register": spec.register, "thresholds": thresholds, "reps": args.reps, "pause": 3,
@@ -149,9 +148,8 @@ def main():
             if args.keep:
                 print(f"cluster kept: {res.path}")
                 return
-            connector.unmount_cephfs(ceph, nodes=CLIENTS, cluster=cluster)
             spark.uninstall()
-            ceph.stop(), ceph.uninstall()
+            ceph.stop(), ceph.uninstall()   # stop unmounts first
     finally:
         if not args.keep:
             metareserve.release(res)

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 import data_deploy as dd
-from metareserve import load_reservation
+from metareserve import Cluster, load_reservation
 
 
 def rados_put_seconds(cluster, node: str, conf: str, pool: str, files, staging: str) -> float:
@@ -39,7 +39,7 @@ def main() -> None:
     ap.add_argument("--pool", default="cephfs_data")
     a = ap.parse_args()
     res = load_reservation(a.reservation)
-    with tempfile.TemporaryDirectory() as tmp, res.connect() as cluster:
+    with tempfile.TemporaryDirectory() as tmp, Cluster(res) as cluster:
         split = dd.split(dd.generate(a.rows, seed=1, out=f"{tmp}/gen"), out=f"{tmp}/split", object_size=a.object_size)
         mib = split.bytes / (1 << 20)
         common = dict(plugin="cephfs", object_size=a.object_size, node=a.node, ceph_conf=a.ceph_conf, cluster=cluster)

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import metareserve
-from metareserve import node_agent
+from metareserve import Cluster, node_agent
 from metareserve.remote import ssh_argv
 
 
@@ -37,7 +37,7 @@ def main() -> None:
         rows = []
         for n in (1, 4, 8, 16):
             names = [x.name for x in res.nodes[:n]]
-            with res.connect() as c:
+            with Cluster(res) as c:
                 connect = timed(lambda: c.call(node_agent, "pid_alive", 1, nodes=names, stage="bench"))
                 call = statistics.median(timed(lambda: c.call(node_agent, "pid_alive", 1, nodes=names,
                                                               stage="bench")) for _ in range(args.repeat))

@@ -19,7 +19,7 @@ from importlib import resources
 import click
 
 import metareserve
-from metareserve import Layout
+from metareserve import Cluster, Layout
 from rados_deploy import CephCluster, CephOptions
 from rados_deploy.config import Topology, mon_addrs, pg_counts, render_conf
 
@@ -107,7 +107,7 @@ def main(repeat: int) -> None:
     res = metareserve.reserve(provider="local", name="rbench", nodes=3, out="/tmp/rbench.yaml")
     rows = []
     try:
-        with res.connect() as cluster:
+        with Cluster(res) as cluster:
             for store in ("memstore", "bluestore"):
                 for osds in (1, 3):
                     tool, hand = [], []

@@ -11,7 +11,7 @@ import os
 import pytest
 
 import metareserve
-from metareserve import errors
+from metareserve import Cluster, errors
 
 pytest_plugins = ["fixtures.ceph", "fixtures.spark", "fixtures.monitor", "fixtures.data"]
 
@@ -39,5 +39,5 @@ def local_cluster(tmp_path_factory):
 @pytest.fixture(scope="session")
 def cluster(local_cluster):
     """A remote-execution Cluster over the session's local cluster."""
-    with local_cluster.connect() as c:
+    with Cluster(local_cluster) as c:
         yield c

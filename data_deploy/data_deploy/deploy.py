@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import time
 
-from metareserve import Layout, Reservation, StageReport, format_size, load_reservation
+from metareserve import Cluster, Layout, Reservation, StageReport, format_size, load_reservation
 from metareserve.errors import OperationalError, RemoteError, UsageError, last_line
 
 from . import remote
@@ -90,7 +90,7 @@ def _connected(res: Reservation, cluster):
     if cluster is not None:
         yield cluster
     else:
-        with res.connect() as c:
+        with Cluster(res) as c:
             yield c
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 
 import metareserve
-from metareserve import Layout, LeaseHeld, lease, load_reservation
+from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
 from .stages import data_cache
@@ -17,7 +17,7 @@ def stop_stack(res) -> list[str]:
     from spark_deploy import SparkCluster
     out = []
     layout = Layout.default(res)
-    with res.connect() as cluster:
+    with Cluster(res) as cluster:
         held = lease.holder(cluster)
         if held is not None:
             raise LeaseHeld(res.name, held)

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from metareserve import StageReport
+from metareserve import Cluster, StageReport
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
@@ -167,7 +167,7 @@ def _stop_interrupted(ctx: StageContext, stack: dict, remote_out: str, recorder:
     """Ctrl-C: stop the application on the driver node, over fresh connections (the interrupt
     also reached the streaming ones), and fail what it was running so ``sae resume`` reruns it."""
     driver = stack["spark"].driver_node
-    with ctx.reservation.connect() as cluster:
+    with Cluster(ctx.reservation) as cluster:
         pids = cluster.call(remote, "stop_processes", remote_out, nodes=[driver], stage=f"{STAGE} interrupt")[driver]
     say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
     recorder.finish(f"[{driver} {STAGE}] interrupted (Ctrl-C); 'sae resume' reruns it")

@@ -31,9 +31,8 @@ def build(ctx: StageContext, stack: dict) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(p.params["workload"]["reader"] == "vanilla" for p in points):
         nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-        mounted = connector.mount_cephfs(ceph, nodes=nodes, cluster=ctx.connect())
-        merge_report(report, mounted, "ceph-fuse mount")
-        stack["mount"] = mounted.details.get("mountpoint")
+        merge_report(report, ceph.mount(nodes), "ceph-fuse mount")
+        stack["mount"] = ceph.mountpoint
     return report
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 import metareserve
-from metareserve import Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
+from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import NothingToDo, OperationalError, SaeError, UsageError
 
 from .console import Quiet
@@ -47,7 +47,7 @@ class StageContext:
         if self.reservation is None:
             self.reservation = load_reservation(self.run.reservation)
         if self.cluster is None:
-            self.cluster = self.reservation.connect()
+            self.cluster = Cluster(self.reservation)
         return self.cluster
 
     def reservation_for(self, point: PlannedPoint) -> Reservation:

@@ -10,6 +10,7 @@ from . import api, lease, providers
 from .cli_support import Group, handle_errors, reservation_option
 from .errors import OperationalError, SaeError
 from .model import load_reservation
+from .remote import Cluster
 
 
 @click.group(cls=Group)
@@ -68,7 +69,7 @@ def show(reservation):
     for n in res.nodes:
         click.echo(f"  {n.name}\t{n.user}@{n.host}:{n.port}\taddress {n.cluster_address}")
     try:
-        with res.connect() as cluster:
+        with Cluster(res) as cluster:
             held = lease.holder(cluster)
         click.echo(f"leased by {held.describe()}" if held else "lease: free")
     except SaeError as e:
@@ -80,7 +81,7 @@ def show(reservation):
 @handle_errors
 def break_lease(reservation):
     """Remove a reservation's lease whose holder is gone for good (e.g. another machine died)."""
-    with load_reservation(reservation).connect() as cluster:
+    with Cluster(load_reservation(reservation)) as cluster:
         click.echo(lease.break_lease(cluster))
 
 

@@ -135,11 +135,6 @@ class Reservation:
         self.path = path
         return path
 
-    def connect(self, **kwargs):
-        """A :class:`metareserve.remote.Cluster` over these nodes (a context manager)."""
-        from .remote import Cluster
-        return Cluster(self, **kwargs)
-
 
 _NODE_KEYS = {"name": str, "host": str, "port": int, "user": str, "identity": str,
               "address": str, "python": str, "labels": dict}

@@ -27,7 +27,7 @@ class Service(abc.ABC):
     def cluster(self) -> Cluster:
         """The remote-execution Cluster used for every stage."""
         if self._cluster is None:
-            self._cluster = self.reservation.connect()
+            self._cluster = Cluster(self.reservation)
         return self._cluster
 
     def close(self) -> None:

@@ -3,6 +3,7 @@
 dominates); the tests check its answers."""
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -19,13 +20,13 @@ def spec(spark_cluster, ceph_cluster):
 
 
 @pytest.fixture(scope="module")
-def mounted(spark_cluster, ceph_cluster, cluster):
+def mounted(spark_cluster, ceph_cluster):
     nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
-    report = connector.mount_cephfs(ceph_cluster, nodes=nodes, cluster=cluster)
+    report = ceph_cluster.mount(nodes)
     try:
         yield report
     finally:
-        connector.unmount_cephfs(ceph_cluster, nodes=nodes, cluster=cluster)
+        ceph_cluster.unmount(nodes)
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +135,41 @@ def test_sql_view_using_the_source(answers):
     assert same(out["sql_using"], out["repeated"]["vanilla"][out["repeated"]["queries"].index("sql-lt1")])
 
 
-def test_build_and_mount_are_idempotent(spark_cluster, ceph_cluster, cluster, spec, mounted):
+def test_build_and_mount_are_idempotent(spark_cluster, ceph_cluster, spec, mounted):
     again = connector.build(spark=spark_cluster, ceph=ceph_cluster)
     assert not again.report.changed, again.report.summary()
     assert again.py_files == spec.py_files == [] and again.jars == spec.jars and spec.register == []
     nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
-    assert not connector.mount_cephfs(ceph_cluster, nodes=nodes, cluster=cluster).changed
+    assert not ceph_cluster.mount(nodes).changed
+
+
+COUNT_APP = """
+import json, sys
+from pyspark.sql import SparkSession
+cfg = json.loads(sys.argv[1])
+spark = SparkSession.builder.appName("sae connector session").getOrCreate()
+print("sae-count", spark.read.format("sae-ceph").options(**cfg["options"]).load(cfg["path"]).count())
+"""
+
+
+def _library_sessions(ceph) -> set:
+    """MDS session ids of libcephfs clients (ceph-fuse mounts, which name a mount point, left out)."""
+    mds = ceph.topology.mdss[0]
+    r = ceph.cluster.run(["ceph", "-c", ceph.client_conf(mds), "tell", f"mds.{mds}", "session", "ls",
+                          "--format", "json"], nodes=[mds], stage="test sessions")[mds]["stdout"]
+    return {s["id"] for s in json.loads(r) if "mount_point" not in s.get("client_metadata", {})}
+
+
+def test_finished_application_closes_its_cephfs_session(spark_cluster, ceph_cluster, spec, taxi_dataset, tmp_path):
+    """The driver's CephFS session ends with its JVM (left open, it lingers on the MDS and delays
+    the next application's first mount)."""
+    before = _library_sessions(ceph_cluster)
+    app = tmp_path / "count.py"
+    app.write_text(COUNT_APP)
+    result = spark_cluster.submit(str(app), args=[json.dumps({"path": taxi_dataset.dest, "options": spec.options})],
+                                  log_dir=tmp_path, stream=False, **spec.submit_kwargs())
+    assert f"sae-count {taxi_dataset.rows}" in result.stdout
+    deadline = time.monotonic() + 30
+    while _library_sessions(ceph_cluster) - before and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not _library_sessions(ceph_cluster) - before, "the application's CephFS session outlived it"

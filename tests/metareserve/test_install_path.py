@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from metareserve import RemoteError, node_agent
+from metareserve import Cluster, RemoteError, node_agent
 
 pytestmark = pytest.mark.cluster
 
@@ -63,7 +63,7 @@ def test_other_providers_install_on_the_node_and_name_it(local_cluster, absent_p
     """An ssh reservation of the same hosts installs on each node: here that fails, in one line
     naming node and stage, and nothing is installed."""
     as_ssh = dataclasses.replace(local_cluster, provider="ssh")
-    with as_ssh.connect() as c, pytest.raises(RemoteError) as e:
+    with Cluster(as_ssh) as c, pytest.raises(RemoteError) as e:
         c.apt_install([absent_package], nodes=["node1"], stage="test install")
     assert str(e.value).startswith("[node1 test install] ")
     assert f"apt-get install {absent_package} failed" in str(e.value)

@@ -31,8 +31,8 @@ def test_waiting_holder_gets_the_lease_when_it_is_given_back(cluster, local_clus
     first = lease.acquire(cluster, "results/run-a")
     script = textwrap.dedent(f"""
         import time
-        from metareserve import load_reservation, lease
-        with load_reservation({str(local_cluster.path)!r}).connect() as c:
+        from metareserve import Cluster, load_reservation, lease
+        with Cluster(load_reservation({str(local_cluster.path)!r})) as c:
             start = time.time()
             me = lease.acquire(c, "results/run-b", wait=60, poll=0.2)
             print(round(time.time() - start, 1), me.holder)
@@ -50,8 +50,8 @@ def test_waiting_holder_gets_the_lease_when_it_is_given_back(cluster, local_clus
 def test_lease_of_a_killed_holder_is_taken_over(cluster, local_cluster):
     script = textwrap.dedent(f"""
         import time
-        from metareserve import load_reservation, lease
-        with load_reservation({str(local_cluster.path)!r}).connect() as c:
+        from metareserve import Cluster, load_reservation, lease
+        with Cluster(load_reservation({str(local_cluster.path)!r})) as c:
             lease.acquire(c, "results/killed")
             print("held", flush=True)
             time.sleep(300)

@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 import metareserve
-from metareserve import GroupError, NothingToDo, node_agent
+from metareserve import Cluster, GroupError, node_agent
 from metareserve.cli import main
 from metareserve.providers.local import cgroup_dirs
 
@@ -65,7 +65,7 @@ def test_killed_sshd_names_host_others_still_answer(local_cluster):
     os.kill(int(pidfile.read_text()), signal.SIGTERM)
     time.sleep(0.5)
     try:
-        with local_cluster.connect() as c:
+        with Cluster(local_cluster) as c:
             with pytest.raises(GroupError) as e:
                 c.run(["hostname"], stage="after kill")
         err = e.value
@@ -96,7 +96,7 @@ def test_release_leaves_nothing(tmp_path):
     res = metareserve.load_reservation(out)
     st = res.provider_state
     # a daemon started on a node must die with the release
-    with res.connect() as c:
+    with Cluster(res) as c:
         c.call(node_agent, "start_daemon", ["sleep", "600"], f"{res.node_dir('node1', 'x')}/s.pid",
                f"{res.node_dir('node1', 'x')}/s.log", nodes=["node1"], stage="daemon")
     sleeper = int(Path(res.node_dir("node1", "x"), "s.pid").read_text())

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from metareserve import Cluster
 from metareserve.errors import UsageError
 from fixtures.spark import SPARK_ROLES
 from spark_deploy import SubmitError
@@ -119,7 +120,7 @@ def test_python_pi_while_every_metrics_endpoint_serves_prometheus_text(spark_clu
     try:
         families = _scrape_until_complete(urls, app)
     finally:
-        with local_cluster.connect() as other:       # the shared connection is busy with the submit
+        with Cluster(local_cluster) as other:       # the shared connection is busy with the submit
             other.run(["touch", marker], nodes=[spark_cluster.driver_node], stage="test")
         app.join()
     r = done["r"]

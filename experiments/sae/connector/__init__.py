@@ -3,15 +3,12 @@ filters and projects inside the OSDs (docs/connector.md, docs/protocol.md).
 
 - :func:`build` → :class:`SubmitSpec`: object class, the JVM data source jar (``jvm/``), Spark
   conf and read options for ``spark.read.format("sae-ceph")``.
-- :func:`mount_cephfs` / :func:`unmount_cephfs`: ceph-fuse mounts for the vanilla Parquet baseline.
 - :mod:`sae.connector.protocol`: the scan request in Python (test vectors, OSD tests).
 """
 from .build import FORMAT, SubmitSpec, build, cache_dir
-from .mount import default_mountpoint, mount_cephfs, unmount_cephfs
 from .protocol import Request, ScanError, decode_error, decode_request
 
 #: Extra Python requirements of the Spark nodes' venv: none (the data source runs in the JVM).
 REQUIREMENTS: tuple[str, ...] = ()
 
-__all__ = ["build", "SubmitSpec", "cache_dir", "mount_cephfs", "unmount_cephfs", "default_mountpoint",
-           "Request", "ScanError", "decode_error", "decode_request", "FORMAT", "REQUIREMENTS"]
+__all__ = ["build", "SubmitSpec", "cache_dir", "Request", "ScanError", "decode_error", "decode_request", "FORMAT", "REQUIREMENTS"]

@@ -18,6 +18,26 @@ final class CephFiles {
   private static final int S_IFMT = 0170000, S_IFDIR = 0040000;
   private static final Map<String, Pointer> MOUNTS = new ConcurrentHashMap<>();
 
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(CephFiles::unmountAll, "sae-cephfs-unmount"));
+  }
+
+  /**
+   * Closes this JVM's CephFS sessions as it exits: a session left open stays on the MDS until it
+   * times out and delays the next application's first mount. Bounded, so a dead MDS cannot hold
+   * the exit.
+   */
+  private static void unmountAll() {
+    Thread closer = new Thread(() -> MOUNTS.values().forEach(m -> Native.cephfs().ceph_shutdown(m)));
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private CephFiles() {}
 
   /** One file = one object: {@code <inode hex>.00000000} in {@code pool}. */

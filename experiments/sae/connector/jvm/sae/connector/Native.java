@@ -41,6 +41,7 @@ final class Native {
     int ceph_closedir(Pointer mount, Pointer dir);
     int ceph_statx(Pointer mount, String path, Pointer statx, int want, int flags);
     int ceph_getxattr(Pointer mount, String path, String name, Pointer value, long size);
+    int ceph_shutdown(Pointer mount);
   }
 
   private static final class Holder {
