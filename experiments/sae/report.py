@@ -128,6 +128,20 @@ def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
+def window_note(df: pd.DataFrame) -> str:
+    """One line naming the measured repetitions whose bytes and CPU are unknown because their
+    Prometheus window is incomplete (empty when every window is complete)."""
+    if "metric_window" not in df:
+        return ""
+    d = df[~df["warmup"]]
+    bad = d[~d["metric_window"].isin(["complete", "off"])]
+    if bad.empty:
+        return ""
+    kinds = ", ".join(f"{n} {k}" for k, n in bad["metric_window"].value_counts().items())
+    return (f"{len(bad)} of {len(d)} measured repetitions have no complete metric window ({kinds}: Prometheus "
+            f"or an exporter was down); their bytes and CPU-seconds are left out of the medians, not zero")
+
+
 def summary_text(s: pd.DataFrame) -> str:
     """The summary as a fixed-width table (what ``sae report`` prints)."""
     if s.empty:
@@ -300,11 +314,12 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; border: 1px solid #eee; }
 pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
-.note { color: #555; font-size: 0.9em; }
+.note { color: #555; font-size: 0.9em; } .warn { color: #a00; }
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="note">{{ description }}<br>Run directory: <code>{{ root }}</code></p>
 <h2>Summary: offload against each baseline</h2>
+{% if note %}<p class="warn"><strong>Warning:</strong> {{ note }}.</p>{% endif %}
 {% if summary %}<p class="note">Medians of the measured repetitions; ratio = baseline / offload (&gt; 1: offload
 spends less). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, both
 during the query. The paper's figures (at 1 %, against its no-offload baseline): {{ paper }}.</p>
@@ -337,7 +352,7 @@ def _cells(t: pd.DataFrame) -> list[list[str]]:
     return [list(map(str, t.columns))] + [[cell(v) for v in r] for r in t.itertuples(index=False)]
 
 
-def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path]) -> Path:
+def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], note: str = "") -> Path:
     """``report/index.html``: one self-contained page (figures embedded as data URIs)."""
     plan = Plan.from_dict(run.read_yaml(run.plan))
     spec = run.read_yaml(run.spec) or {}
@@ -350,7 +365,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         hosts = [(n, sides.get(n, "-"), ", ".join(lay.roles_of(n))) for n in lay.all_names()]
     vers = (run.read_yaml(run.versions) or {}).get("controller", {})
     page = PAGE.render(
-        title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root),
+        title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), note=note,
         description=spec.get("description", "") if isinstance(spec, dict) else "",
         summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
@@ -384,9 +399,10 @@ def make_report(path) -> list[Path]:
     figures += plot_resources(run, df, run.report)
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
-    (run.report / "summary.txt").write_text(summary_text(s) + "\n")
+    note = window_note(df)
+    (run.report / "summary.txt").write_text(summary_text(s) + (f"\nwarning: {note}" if note else "") + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
-                      write_html(run, df, s, figures)]
+                      write_html(run, df, s, figures, note)]
 
 
 def summary_of(path) -> str:

@@ -26,7 +26,7 @@ import yaml
 
 from metareserve import Layout, load_reservation
 from metareserve.errors import UsageError
-from monitor_deploy import counter_totals
+from monitor_deploy import counter_gaps, counter_totals
 
 from .spec import SECTIONS
 
@@ -146,12 +146,20 @@ def host_roles(run: RunDir, point: dict) -> dict[str, str]:
 def side_resources(window: Path, start: float, end: float, roles: dict[str, str], *,
                    after: float | None = None, before: float | None = None) -> dict:
     """The :data:`RESOURCES` columns of one repetition from the raw counters of its exported
-    window (``after``/``before``: when the queries around it ended and began)."""
+    window (``after``/``before``: when the queries around it ended and began), and
+    ``metric_window``: ``complete``, or ``partial`` (a host's counters were not scraped
+    throughout, e.g. Prometheus was down: the columns are then left empty, never undercounted)
+    or ``missing`` (no window was exported)."""
+    if not (window / "counters.parquet").exists():
+        return {"metric_window": "missing"}
     meta = json.loads((window / "window.json").read_text()) if (window / "window.json").exists() else {}
-    totals = counter_totals(pd.read_parquet(window / "counters.parquet"), start, end, after=after,
-                            before=before, lags=meta.get("counter_lags"))
-    return {col: sum(v for node, v in totals.get(counter, {}).items() if roles.get(node) in SIDES[side])
-            for col, (side, counter) in RESOURCES.items()}
+    samples = pd.read_parquet(window / "counters.parquet")
+    if counter_gaps(samples, start, end, sorted(roles), meta.get("step", 1.0)):
+        return {"metric_window": "partial"}
+    totals = counter_totals(samples, start, end, after=after, before=before, lags=meta.get("counter_lags"))
+    return {"metric_window": "complete",
+            **{col: sum(v for node, v in totals.get(counter, {}).items() if roles.get(node) in SIDES[side])
+               for col, (side, counter) in RESOURCES.items()}}
 
 
 def neighbours(entries) -> dict[tuple, tuple]:
@@ -177,6 +185,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
     order = {pid: i for i, pid in enumerate(plan["order"])}
     roles = {pid: host_roles(run, p) for pid, p in points.items()}
     around = neighbours(ledger.entries.values())
+    exclusive = (run.root / "lease.yaml").exists()
     rows = []
     for e in ledger.entries.values():
         if e["state"] != "done":
@@ -188,12 +197,14 @@ def tidy(run: RunDir) -> pd.DataFrame:
                "start": e["start"], "end": e["end"],
                "init_s": result.get("init_s"), "compute_s": result.get("compute_s"),
                "total_s": result.get("total_s"), "rows_out": result.get("rows"),
-               "checksum": result.get("checksum"), "attempts": e["attempts"]}
+               "checksum": result.get("checksum"), "attempts": e["attempts"], "exclusive": exclusive}
         row.update(flat_params(p["params"]))
         row.update({f"{side}_hosts": ",".join(n for n, r in roles[e["point"]].items() if r in SIDES[side])
                     for side in SIDES})
         window = run.metrics / e["point"] / f"rep{e['repetition']}"
-        if (window / "counters.parquet").exists() and e["end"]:
+        if not p["params"]["monitor"]["enabled"]:
+            row["metric_window"] = "off"
+        elif e["end"]:
             after, before = around[e["point"], e["repetition"]]
             row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
@@ -223,7 +234,9 @@ def load_results(path) -> pd.DataFrame:
     running both Spark and a Ceph daemon is on both sides), and from the repetition's Prometheus
     window (counters interpolated at its start and end): ``compute_rx_bytes`` (bytes the compute
     hosts received), ``compute_cpu_s`` and ``storage_cpu_s`` (CPU-seconds of each side's hosts),
-    ``storage_tx_bytes`` (bytes the storage hosts sent), plus ``auc_*`` metric areas.
+    ``storage_tx_bytes`` (bytes the storage hosts sent), ``metric_window`` (``complete``; else
+    ``partial``/``missing``/``off`` and those four columns empty), plus ``auc_*`` metric areas;
+    ``exclusive``: the run held its cluster's lease (no other run measured beside it).
     Filter ``~df.warmup`` for statistics.
     """
     run = RunDir.find(path)

@@ -187,6 +187,27 @@ def counter_totals(samples: pd.DataFrame, start: float, end: float, *, after: fl
     return out
 
 
+def counter_gaps(samples: pd.DataFrame, start: float, end: float, nodes, interval: float) -> list[str]:
+    """Why the counters of ``nodes`` do not fully cover ``start``..``end`` (empty: they do).
+
+    Covered means: every counter of every node was scraped at or before ``start`` and at or after
+    ``end``, and never missed more than one scrape in between (a gap of at most 2.5 intervals),
+    e.g. not while Prometheus or an exporter was down."""
+    gaps = []
+    for node in nodes:
+        for counter in COUNTERS:
+            t = np.sort(samples.loc[(samples["node"] == node) & (samples["counter"] == counter),
+                                    "timestamp"].unique().astype(float))
+            if not len(t) or t.min() > start or t.max() < end:
+                where = "at all" if not len(t) else "before the start" if t.min() > start else "after the end"
+                gaps.append(f"{node} {counter}: no scrape {where}")
+                continue
+            around = t[(t >= t[t <= start].max()) & (t <= t[t >= end].min())]   # the scrapes spanning it
+            if len(around) > 1 and np.diff(around).max() > 2.5 * interval:
+                gaps.append(f"{node} {counter}: {np.diff(around).max():.1f} s without a scrape")
+    return gaps
+
+
 def area_under_curves(data: pd.DataFrame) -> pd.DataFrame:
     """Area under each (metric, node) curve by Simpson's rule over time in seconds, plus totals."""
     rows = []

@@ -77,7 +77,7 @@ def test_tiny_selectivity_end_to_end(env):
     assert df.groupby("point")["warmup"].sum().eq(planned["warmup"]).all()
     # real outcomes: the filter keeps its selectivity of the rows, the three readers agree exactly
     assert set(df["reader"]) == {"offload", "no-offload", "vanilla"}
-    total = df["rows"].iloc[0]
+    total = df["rows"].iloc[0] * df["link_multiplier"].iloc[0] * df["copy_multiplier"].iloc[0]   # rows scanned
     for (sel, _), g in df.groupby(["selectivity", "reader"]):
         assert g["rows_out"].nunique() == 1 and abs(g["rows_out"].iloc[0] - total * sel / 100) <= total * 0.002
     assert df.groupby("selectivity")["checksum"].nunique().eq(1).all()
@@ -102,6 +102,13 @@ def test_tiny_selectivity_end_to_end(env):
         assert abs(w.start - row.start) < 2 and abs(w.end - row.end) < 2
     status = sae_cli("status", run)
     assert status.returncode == 0 and f"{len(df)} done, 0 failed" in status.stdout
+    # no secret of the stack (Spark's RPC secret, Ceph keys) is written into the run directory
+    secrets = [p.read_text().strip() for p in Path(res.state_root).glob("*/spark/auth-secret")]
+    secrets += [line.split("=", 1)[1].strip() for k in Path(res.state_root).glob("*/ceph/*keyring")
+                for line in k.read_text().splitlines() if line.strip().startswith("key")]
+    assert secrets
+    leaks = [str(f) for f in run.rglob("*") if f.is_file() and any(x.encode() in f.read_bytes() for x in secrets)]
+    assert leaks == [], f"secrets written into {leaks}"
 
 
 def _experiment(root: Path, name: str, selectivities, repetitions: int) -> Path:
@@ -291,6 +298,91 @@ def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env):
     assert r.returncode == 0, r.stderr[-3000:]
     _exact(run_dir.resolve(), planned)
     print(f"killed {osd} on {host}: run failed after {failed_after:.1f}s; resume took {time.time() - start:.1f}s")
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid``."""
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(Path(stat).parent.name))
+    return out
+
+
+def _run_until_first_done(root: Path, exp: Path, name: str, planned: dict):
+    """Start ``sae run`` and return (process, run directory) once the first point has a done
+    repetition."""
+    proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
+                             "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    run_dir = root / "out" / name / "latest"
+    try:
+        _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, planned["order"][0]),
+              "a repetition done", timeout=900)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, run_dir.resolve()
+
+
+def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env):
+    """Fault: kill -9 of a Spark worker and its executor mid-sweep: Spark runs the lost tasks on
+    the other worker (or the repetition fails and ``sae resume`` reruns it, its start stage
+    bringing the worker back); every recorded answer is exact."""
+    root, res = env
+    exp = _experiment(root, "worker", [50, 100], 4)
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    proc, run = _run_until_first_done(root, exp, "worker", planned)
+    try:
+        worker = int(next(Path(res.state_root, "node3", "spark", "pids").glob("*Worker*.pid")).read_text())
+        executors = _children(worker)
+        killed = time.time()
+        for pid in [worker, *executors]:
+            os.kill(pid, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=900)
+        ended_after = time.time() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert executors, "the worker had no executor to lose"
+    assert proc.returncode in (0, 1), out[-3000:]
+    start = time.time()
+    if proc.returncode:
+        assert out.strip().splitlines()[-1].startswith("error: "), out[-3000:]
+        r = sae_cli("resume", run)
+        assert r.returncode == 0, r.stderr[-3000:]
+    df = _exact(run, planned)
+    assert (df.loc[df.selectivity == 100, "rows_out"] == df["rows"] * df["link_multiplier"]).all()
+    print(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {proc.returncode}); "
+          f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {time.time() - start:.1f}s")
+
+
+def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env):
+    """Fault: kill -9 of Prometheus mid-sweep: the run completes with every answer; repetitions
+    without a full metric window are marked so (``metric_window``), their bytes and CPU left
+    empty rather than zero, and the report says so. The next run's start stage restarts it."""
+    root, res = env
+    exp = _experiment(root, "blind", [50, 100], 3)
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    proc, run = _run_until_first_done(root, exp, "blind", planned)
+    try:
+        pidfile = Path(res.state_root, "node1", "monitor", "prometheus.pid")
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        out, _ = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out[-3000:]
+    df = _exact(run, planned)
+    blind = df[df["metric_window"] != "complete"]
+    assert len(blind) and set(blind["metric_window"]) <= {"partial", "missing"}
+    assert blind[["compute_rx_bytes", "compute_cpu_s", "storage_cpu_s"]].isna().all().all()
+    assert df["exclusive"].all()
+    assert "no complete metric window" in (run / "report" / "summary.txt").read_text()
 
 
 def test_reserve_and_teardown_without_reservation(tmp_path):

@@ -1,6 +1,7 @@
 """Pure layer: ledger states and resume bookkeeping, tidy results and report plots from a
 synthetic run directory (no nodes)."""
 import json
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -139,3 +140,30 @@ def test_host_roles_from_layouts():
     assert Layout({"ceph-osd": ["node1", "node2"], "spark-worker": ["node2", "node3"],
                    "prometheus": ["node4"]}).host_roles() == {"node1": "storage", "node2": "both",
                                                               "node3": "compute"}
+
+
+def test_repetitions_without_a_full_metric_window_are_marked_not_zero(tmp_path):
+    """Prometheus down during one repetition (its scrapes stop at the start) and during the export
+    of another (no window): both are marked, their side columns empty, the report warns."""
+    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1], "reader": READERS}))
+    _fill(p, run, ledger, np.random.default_rng(2))
+    off = next(pt for pt in p.points if pt.params["workload"]["reader"] == "offload")
+    entries = sorted(ledger.of_point(off.id).values(), key=lambda e: e["repetition"])
+    gap, gone = entries[1], entries[2]
+    counters = run.metrics / off.id / f"rep{gap['repetition']}" / "counters.parquet"
+    c = pd.read_parquet(counters)
+    c[(c.timestamp <= gap["start"]) | (c.timestamp > gap["end"] + 2)].to_parquet(counters)
+    shutil.rmtree(run.metrics / off.id / f"rep{gone['repetition']}")
+    write_results(run)
+    df = sae.load_results(run.root).set_index(["point", "repetition"])
+    assert df.loc[(off.id, gap["repetition"]), "metric_window"] == "partial"
+    assert df.loc[(off.id, gone["repetition"]), "metric_window"] == "missing"
+    for key in [(off.id, gap["repetition"]), (off.id, gone["repetition"])]:
+        assert df.loc[key, ["compute_rx_bytes", "compute_cpu_s"]].isna().all()
+    others = df.drop(index=[(off.id, gap["repetition"]), (off.id, gone["repetition"])])
+    assert set(others["metric_window"]) == {"complete"} and others["compute_rx_bytes"].gt(0).all()
+    assert df["exclusive"].eq(False).all()   # the synthetic run holds no lease
+    make_report(run.root)
+    warning = (run.report / "summary.txt").read_text().splitlines()[-1]
+    assert warning.startswith("warning: 2 of ") and "1 partial, 1 missing" in warning
+    assert "no complete metric window" in (run.report / "index.html").read_text()

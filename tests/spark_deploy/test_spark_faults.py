@@ -1,0 +1,93 @@
+"""Fault: a node lost in the middle of ``spark install`` (its sshd and every session it serves
+killed, on a 2-host local cluster of this test's own, so the session's connections are spared):
+one error naming the host and the stage; once the host is back, the same install completes."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import metareserve
+from metareserve import Cluster, Layout, runtime
+from metareserve.errors import NothingToDo, OperationalError
+from spark_deploy import SparkCluster, SparkOptions
+
+pytestmark = pytest.mark.cluster
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, children first."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                kids += _tree(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            pass
+    return kids + [pid]
+
+
+@pytest.fixture
+def own_cluster(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("local cluster tests need root")
+    res = metareserve.reserve(provider="local", name=f"t{os.getpid() % 100000}lost", nodes=2,
+                              out=tmp_path / "cluster.yaml")
+    try:
+        yield res
+    finally:
+        try:
+            metareserve.release(res)
+        except NothingToDo:
+            pass
+
+
+def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster):
+    res = own_cluster
+    layout = Layout({"spark-master": ["node1"], "driver": ["node1"], "spark-worker": ["node2"]})
+    # a requirement set of its own: a fresh node venv is built (pip installs pyspark: seconds)
+    options = SparkOptions(python_packages=["packaging"], worker_cores=1, worker_memory="1g")
+    venv = None
+    with Cluster(res) as cluster:
+        spark = SparkCluster(res, layout, options, cluster=cluster)
+        venv = Path(spark.python("node2")).parents[1]
+        sshd = int(Path(res.node_dir("node2", "sshd"), "sshd.pid").read_text())
+        lost = threading.Event()
+
+        def lose_node2():
+            deadline = time.monotonic() + 600
+            while not venv.exists() and time.monotonic() < deadline:   # the venv build has begun
+                time.sleep(0.05)
+            for pid in _tree(sshd):
+                os.kill(pid, signal.SIGKILL)
+            lost.set()
+
+        killer = threading.Thread(target=lose_node2, daemon=True)
+        killer.start()
+        try:
+            with pytest.raises(OperationalError) as e:
+                spark.install()
+        finally:
+            killer.join()
+        assert lost.is_set()
+        assert "[node2 spark install" in str(e.value), str(e.value)
+        assert len(str(e.value).splitlines()) == 1
+    try:
+        # the host comes back (reserving the same name restores its sshd); the same install completes
+        metareserve.reserve(provider="local", name=res.name, nodes=2, out=res.path)
+        with Cluster(res) as cluster:
+            spark = SparkCluster(res, layout, options, cluster=cluster)
+            report = spark.install()
+            assert set(report.nodes) == {"node1", "node2"}
+            r = cluster.run([spark.python("node2"), "-c", "import pyspark, packaging; print(pyspark.__version__)"],
+                            nodes=["node2"], stage="test")
+            assert r["node2"]["stdout"].strip()
+            assert not spark.install().changed
+    finally:
+        with Cluster(res) as cluster:
+            SparkCluster(res, layout, options, cluster=cluster).uninstall(purge=True)
+    assert runtime.SOFTWARE_ROOT in str(venv) and not venv.exists()
