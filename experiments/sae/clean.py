@@ -7,7 +7,7 @@ import metareserve
 from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
-from .stages import data_cache
+from .context import data_cache
 
 
 def stop_stack(res) -> list[str]:

@@ -30,7 +30,7 @@ from metareserve.log import node_log, say
 from . import remote
 from .app import APP
 from .reader import app_config
-from .stages import StageContext, dataset_dirs
+from .context import StageContext, dataset_dirs
 
 TAG = "sae-rep "
 STAGE = "sae run"

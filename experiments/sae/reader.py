@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from metareserve import StageReport
 
-from .stages import StageContext, dataset_path, merge_report
+from .context import StageContext, dataset_path, merge_report
 
 
 def python_packages() -> list[str]:

@@ -14,6 +14,7 @@ from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
 from . import stages as builtin
+from .context import StageContext
 from .console import RunConsole
 from .ledger import RunLedger
 from .loader import load_experiment
@@ -174,8 +175,8 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
     ledger.begin_session(command)
     unfinished = _unfinished(p, ledger)
     console = RunConsole(p, ledger, unfinished)
-    ctx = builtin.StageContext(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options,
-                               console=console)
+    ctx = StageContext(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options,
+                       console=console)
     reports = rd.read_yaml(rd.stages) or []
 
     def record(index: int, stage: str, point: str | None, start: float, outcome: str, report=None,
@@ -248,7 +249,7 @@ def _step(ctx, index: int, stage: str, point, record) -> None:
     """Run one stage step (the experiment's own function if it replaces the stage), recording
     it in the ledger in a finally block. Setup failures stop the run; run failures are
     recorded per repetition and the next point goes on."""
-    fn = ctx.experiment.stages.get(stage) or getattr(builtin, f"stage_{stage}")
+    fn = ctx.experiment.stages.get(stage) or builtin.BUILTIN[stage]
     where = f"point {point.id}" if point else "run"
     ctx.console.step_started(index, stage, where)
     start, outcome, error, report = time.time(), "failed", None, None

@@ -14,7 +14,7 @@ from sae.ledger import RunLedger
 from sae.planner import plan
 from sae.results import RunDir, versions
 from sae.spec import Experiment, Sweep
-from sae.stages import StageContext
+from sae.context import StageContext
 
 
 def _ctx(tmp_path):

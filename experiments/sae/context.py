@@ -1,0 +1,112 @@
+"""What every stage and the run loop share: the :class:`StageContext` a stage gets, report
+merging, and where the controller keeps sae's state and the datasets."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
+from metareserve.errors import SaeError
+
+from .console import Quiet
+from .planner import PlannedPoint, Plan, digest
+
+CONTROLLER = "controller"
+
+
+@dataclasses.dataclass
+class StageContext:
+    """What a stage gets: the experiment, plan, run directory, ledger and options; the current
+    ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
+    the live deployer objects of the current stack (``ceph``, ``spark``, ``monitoring``, ``build``);
+    ``console`` is what the person at the console reads (:mod:`sae.console`)."""
+
+    experiment: object
+    plan: Plan
+    run: object
+    ledger: object
+    options: object
+    point: PlannedPoint | None = None
+    reservation: Reservation | None = None
+    cluster: object = None
+    stack: dict = dataclasses.field(default_factory=dict)
+    stack_key: str | None = None
+    console: object = dataclasses.field(default_factory=Quiet)
+    apps: int = 0   # Spark applications submitted in this session (names their raw files)
+    lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation
+
+    def connect(self):
+        """The open remote-execution Cluster (loading the run's reservation if needed)."""
+        if self.reservation is None:
+            self.reservation = load_reservation(self.run.reservation)
+        if self.cluster is None:
+            self.cluster = Cluster(self.reservation)
+        return self.cluster
+
+    def reservation_for(self, point: PlannedPoint) -> Reservation:
+        """The reservation cut to the point's node count."""
+        self.connect()
+        return sub_reservation(self.reservation, point.params["cluster"]["nodes"])
+
+    def layout_for(self, point: PlannedPoint) -> Layout:
+        """The point's layout (explicit roles or the default one), validated."""
+        res = self.reservation_for(point)
+        roles = point.params["cluster"]["layout"]
+        layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
+        return layout.validate(res)
+
+    def close_stack(self) -> None:
+        """Close the connections the stack's run marker opened for itself."""
+        if self.stack.get("marker_monitoring") is not None:
+            self.stack["marker_monitoring"].close()
+
+    def close(self) -> None:
+        """Give the lease back and close the remote-execution connections (the stack's too)."""
+        self.close_stack()
+        if self.lease is not None and self.cluster is not None:
+            try:
+                lease.give(self.cluster, self.lease)
+            except SaeError:   # connections gone (Ctrl-C reaches ssh too): stale once we exit
+                pass
+            self.lease = None
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+
+def sub_reservation(res: Reservation, nodes: int) -> Reservation:
+    """``res`` limited to its first ``nodes`` nodes (same name, so per-node state is shared)."""
+    return dataclasses.replace(res, nodes=list(res.nodes[:nodes]))
+
+
+def merge_report(report: StageReport, part: StageReport | None, what: str) -> None:
+    """Fold a deployer's StageReport into ``report``, node by node, prefixed with ``what``."""
+    for node, outcome in (part.nodes.items() if part else []):
+        old = report.nodes.get(node)
+        report.add(node, outcome.changed or bool(old and old.changed),
+                   (f"{old.message}; " if old else "") + f"{what}: {outcome.message}", log=False)
+
+
+def sae_home() -> Path:
+    """The controller's sae state directory (``$SAE_HOME``, default ``~/.sae``)."""
+    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae"))
+
+
+def data_cache() -> Path:
+    """Controller-side dataset cache (``$SAE_HOME/data``), shared by runs."""
+    return sae_home() / "data"
+
+
+def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
+    """(generated or ingested source dir, split dir) of the point's dataset in the cache."""
+    d = point.params["data"]
+    source = data_cache() / digest([d["generator"], d["rows"], d["seed"], d["input"]])
+    return source / "source", source / f"split-{d['object_size']}"
+
+
+def dataset_path(point: PlannedPoint) -> str:
+    """Where the point's dataset lives in CephFS."""
+    d = point.params["data"]
+    return "/sae/" + digest([d["generator"], d["rows"], d["seed"], d["input"], d["object_size"],
+                             d["link_multiplier"], d["copy_multiplier"]])
