@@ -153,6 +153,8 @@ def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tupl
 
 def _storage_hint(stack: dict) -> str:
     """When an application failed: the Ceph daemons that are down, by host, and what to do."""
+    if stack.get("ceph") is None:
+        return ""
     try:
         down = stack["ceph"].status().down
     except SaeError:
