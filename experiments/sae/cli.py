@@ -38,7 +38,7 @@ def run(file, provider, reservation, profile, out, teardown, skip, wait_lease):
     rd = runner.run(file, profile=profile, out=out,
                     options=runner.RunOptions(provider=provider, reservation=reservation,
                                               teardown=teardown, skip=skip, wait_lease=wait_lease))
-    click.echo(str(rd.root))
+    _finished(rd.root)
 
 
 @main.command()
@@ -69,7 +69,17 @@ def status(directory, as_json):
 @handle_errors
 def resume(directory):
     """Continue a run: skip what is done, retry what failed or was interrupted."""
-    click.echo(str(runner.resume(directory).root))
+    _finished(runner.resume(directory).root)
+
+
+def _finished(root) -> None:
+    """The report's summary and where the report is (stderr, for the person), then the run
+    directory (stdout's last line, for scripts)."""
+    from .report import summary_of
+    report = root / "report" / "index.html"
+    if report.exists():
+        click.echo(f"{summary_of(root)}\nreport: {report}", err=True)
+    click.echo(str(root))
 
 
 @main.command()

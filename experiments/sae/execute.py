@@ -23,11 +23,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from metareserve import Cluster, StageReport
+from metareserve import Cluster, StageReport, node_agent
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
-from . import remote
 from .app import APP
 from .reader import app_config
 from .context import StageContext, dataset_dirs
@@ -108,11 +107,19 @@ def _remote_dir(ctx: StageContext, stack: dict) -> str:
     return f"{ctx.reservation.node_dir(stack['spark'].driver_node, 'sae')}/{ctx.run.root.name}"
 
 
+def _stop_applications(cluster, driver: str, text: str, stage: str) -> list[int]:
+    """Stop (SIGTERM, then SIGKILL after 30 s) every process on the driver node whose command
+    line names ``text`` (an application's output path: spark-submit, its JVM and the Python
+    app all name it); returns their pids."""
+    pids = cluster.call(node_agent, "pids_naming", text, nodes=[driver], stage=stage)[driver]
+    cluster.call(node_agent, "stop_pids", pids, 30.0, nodes=[driver], stage=stage)
+    return pids
+
+
 def _kill_orphans(ctx: StageContext, stack: dict) -> None:
     """Stop applications of this run that a killed runner left behind (their raw files name them)."""
     driver = stack["spark"].driver_node
-    killed = ctx.connect().call(remote, "kill_orphans", f"{_remote_dir(ctx, stack)}/*.jsonl",
-                                nodes=[driver], stage=f"{STAGE} orphans")[driver]
+    killed = _stop_applications(ctx.connect(), driver, f"{_remote_dir(ctx, stack)}/", f"{STAGE} orphans")
     if killed:
         say(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
 
@@ -170,7 +177,7 @@ def _stop_interrupted(ctx: StageContext, stack: dict, remote_out: str, recorder:
     also reached the streaming ones), and fail what it was running so ``sae resume`` reruns it."""
     driver = stack["spark"].driver_node
     with Cluster(ctx.reservation) as cluster:
-        pids = cluster.call(remote, "stop_processes", remote_out, nodes=[driver], stage=f"{STAGE} interrupt")[driver]
+        pids = _stop_applications(cluster, driver, remote_out, f"{STAGE} interrupt")
     say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
     recorder.finish(f"[{driver} {STAGE}] interrupted (Ctrl-C); 'sae resume' reruns it")
 

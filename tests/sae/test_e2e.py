@@ -6,11 +6,9 @@ Ctrl-C mid-sweep, an OSD killed mid-sweep."""
 import glob
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,7 +18,7 @@ import yaml
 
 import metareserve
 import sae
-from metareserve.errors import NothingToDo
+from fixtures.cluster import own_local_cluster
 from monitor_deploy import Monitoring
 from sae.clean import stop_stack
 
@@ -32,23 +30,8 @@ SETUP = ("install", "start", "generate", "deploy", "build")
 @pytest.fixture(scope="module")
 def env():
     """Its own local cluster (the session's may run other packages' Ceph), always released."""
-    if os.geteuid() != 0:
-        pytest.skip("local cluster tests need root")
-    # Not under pytest's basetemp: concurrent pytest sessions prune old ones while this runs.
-    root = Path(tempfile.mkdtemp(prefix="sae-e2e-"))
-    res = metareserve.reserve(provider="local", name=f"t{os.getpid() % 100000}sae", nodes=3,
-                              out=root / "reservation.yaml")
-    try:
-        yield root, res
-    finally:
-        try:
-            stop_stack(res)
-        finally:
-            try:
-                metareserve.release(res)
-            except NothingToDo:
-                pass
-            shutil.rmtree(root, ignore_errors=True)
+    with own_local_cluster("sae", before_release=stop_stack) as cluster:
+        yield cluster
 
 
 def sae_cli(*args, **kw):
@@ -228,76 +211,12 @@ def _exact(run: Path, planned: dict) -> pd.DataFrame:
     return df
 
 
-def test_ctrl_c_stops_the_application_and_resume_finishes(env):
-    """Fault: Ctrl-C of ``sae run`` mid-sweep (SIGINT to the whole process group, as a terminal
-    sends it): one line, exit 130, the Spark application stopped, no repetition left running;
-    ``sae resume`` then finishes every repetition once, with the same answers."""
-    root, res = env
-    exp = _experiment(root, "interrupted", [10, 100], 3)
-    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    p1 = planned["order"][0]
-    proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
-                             "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    run_dir = root / "out" / "interrupted" / "latest"
-    try:
-        _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, p1),
-              "a repetition done")
-        interrupted = time.time()
-        os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=180)
-        stopped_after = time.time() - interrupted
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out[-3000:]
-    assert out.strip().splitlines()[-1] == "error: interrupted"
-    run = run_dir.resolve()
-    assert not _processes_naming(f"/sae/{run.name}/"), "the Spark application outlived Ctrl-C"
-    states = [e["state"] for e in ledger(run)["entries"].values()]
-    assert "running" not in states and "done" in states and set(states) - {"done"}
+def _resume_exact(run: Path, planned: dict) -> tuple[pd.DataFrame, float]:
+    """``sae resume`` the run; its exact results (:func:`_exact`) and how long the resume took."""
     start = time.time()
     r = sae_cli("resume", run)
     assert r.returncode == 0, r.stderr[-3000:]
-    _exact(run, planned)
-    print(f"Ctrl-C: stopped in {stopped_after:.1f}s; resume finished in {time.time() - start:.1f}s")
-
-
-def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env):
-    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the point's
-    repetitions fail, naming the OSD and its host, after the op timeout (one task attempt here);
-    ``sae resume`` restarts it and finishes with the same answers as the repetitions done before."""
-    root, res = env
-    exp = _experiment(root, "osd", [10], 3)
-    exp.write_text(exp.read_text().replace("warmup=1,", "warmup=1, ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
-                                                        "spark={'conf': {'spark.task.maxFailures': '1'}},"))
-    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    p1 = planned["order"][0]
-    proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
-                             "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    run_dir = root / "out" / "osd" / "latest"
-    try:
-        _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, p1),
-              "a repetition done", timeout=900)
-        pidfile = sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0]
-        host = Path(pidfile).parts[-4]
-        osd = Path(pidfile).name[len("ceph-"):-len(".pid")]
-        killed = time.time()
-        os.kill(int(Path(pidfile).read_text().split()[0]), signal.SIGKILL)
-        out, _ = proc.communicate(timeout=900)
-        failed_after = time.time() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, out[-3000:]
-    last = out.strip().splitlines()[-1]
-    assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
-    start = time.time()
-    r = sae_cli("resume", run_dir.resolve())
-    assert r.returncode == 0, r.stderr[-3000:]
-    _exact(run_dir.resolve(), planned)
-    print(f"killed {osd} on {host}: run failed after {failed_after:.1f}s; resume took {time.time() - start:.1f}s")
+    return _exact(run, planned), time.time() - start
 
 
 def _children(pid: int) -> list[int]:
@@ -329,6 +248,59 @@ def _run_until_first_done(root: Path, exp: Path, name: str, planned: dict):
     return proc, run_dir.resolve()
 
 
+def test_ctrl_c_stops_the_application_and_resume_finishes(env):
+    """Fault: Ctrl-C of ``sae run`` mid-sweep (SIGINT to the whole process group, as a terminal
+    sends it): one line, exit 130, the Spark application stopped, no repetition left running;
+    ``sae resume`` then finishes every repetition once, with the same answers."""
+    root, res = env
+    exp = _experiment(root, "interrupted", [10, 100], 3)
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    proc, run = _run_until_first_done(root, exp, "interrupted", planned)
+    try:
+        interrupted = time.time()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=180)
+        stopped_after = time.time() - interrupted
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-3000:]
+    assert out.strip().splitlines()[-1] == "error: interrupted"
+    assert not _processes_naming(f"/sae/{run.name}/"), "the Spark application outlived Ctrl-C"
+    states = [e["state"] for e in ledger(run)["entries"].values()]
+    assert "running" not in states and "done" in states and set(states) - {"done"}
+    _, took = _resume_exact(run, planned)
+    print(f"Ctrl-C: stopped in {stopped_after:.1f}s; resume finished in {took:.1f}s")
+
+
+def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env):
+    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the point's
+    repetitions fail, naming the OSD and its host, after the op timeout (one task attempt here);
+    ``sae resume`` restarts it and finishes with the same answers as the repetitions done before."""
+    root, res = env
+    exp = _experiment(root, "osd", [10], 3)
+    exp.write_text(exp.read_text().replace("warmup=1,", "warmup=1, ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
+                                                        "spark={'conf': {'spark.task.maxFailures': '1'}},"))
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    proc, run = _run_until_first_done(root, exp, "osd", planned)
+    try:
+        pidfile = sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0]
+        host = Path(pidfile).parts[-4]
+        osd = Path(pidfile).name[len("ceph-"):-len(".pid")]
+        killed = time.time()
+        os.kill(int(Path(pidfile).read_text().split()[0]), signal.SIGKILL)
+        out, _ = proc.communicate(timeout=900)
+        failed_after = time.time() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, out[-3000:]
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
+    _, took = _resume_exact(run, planned)
+    print(f"killed {osd} on {host}: run failed after {failed_after:.1f}s; resume took {took:.1f}s")
+
+
 def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env):
     """Fault: kill -9 of a Spark worker and its executor mid-sweep: Spark runs the lost tasks on
     the other worker (or the repetition fails and ``sae resume`` reruns it, its start stage
@@ -350,15 +322,14 @@ def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env):
             proc.kill()
     assert executors, "the worker had no executor to lose"
     assert proc.returncode in (0, 1), out[-3000:]
-    start = time.time()
+    took = 0.0
     if proc.returncode:
         assert out.strip().splitlines()[-1].startswith("error: "), out[-3000:]
-        r = sae_cli("resume", run)
-        assert r.returncode == 0, r.stderr[-3000:]
+        _, took = _resume_exact(run, planned)
     df = _exact(run, planned)
     assert (df.loc[df.selectivity == 100, "rows_out"] == df["rows"] * df["link_multiplier"]).all()
     print(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {proc.returncode}); "
-          f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {time.time() - start:.1f}s")
+          f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {took:.1f}s")
 
 
 def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env):

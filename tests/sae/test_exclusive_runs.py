@@ -1,11 +1,8 @@
 """Two runs on one cluster: the second is refused in one line naming the first (run directory,
 pid, machine); ``sae status`` shows the hold; after the first is killed (-9) the lease is free."""
-import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -13,9 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import metareserve
+from fixtures.cluster import own_local_cluster
 from metareserve.cli import main as metareserve_cli
-from metareserve.errors import NothingToDo
 from sae.clean import stop_stack
 
 pytestmark = pytest.mark.cluster
@@ -26,20 +22,8 @@ SAE = str(Path(sys.executable).with_name("sae"))
 
 @pytest.fixture
 def cluster_file():
-    root = Path(tempfile.mkdtemp(prefix="sae-lease-"))
-    res = metareserve.reserve(provider="local", name=f"t{os.getpid() % 100000}ls", nodes=3,
-                              out=root / "reservation.yaml")
-    try:
-        yield root, res
-    finally:
-        try:
-            stop_stack(res)
-        finally:
-            try:
-                metareserve.release(res)
-            except NothingToDo:
-                pass
-            shutil.rmtree(root, ignore_errors=True)
+    with own_local_cluster("ls", before_release=stop_stack) as cluster:
+        yield cluster
 
 
 def _wait_for(what, fn, timeout=300):

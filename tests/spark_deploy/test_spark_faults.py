@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.cluster import own_local_cluster
 import metareserve
 from metareserve import Cluster, Layout, runtime
-from metareserve.errors import NothingToDo, OperationalError
+from metareserve.errors import OperationalError
 from spark_deploy import SparkCluster, SparkOptions
 
 pytestmark = pytest.mark.cluster
@@ -32,18 +33,9 @@ def _tree(pid: int) -> list[int]:
 
 
 @pytest.fixture
-def own_cluster(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("local cluster tests need root")
-    res = metareserve.reserve(provider="local", name=f"t{os.getpid() % 100000}lost", nodes=2,
-                              out=tmp_path / "cluster.yaml")
-    try:
+def own_cluster():
+    with own_local_cluster("lost", nodes=2) as (_, res):
         yield res
-    finally:
-        try:
-            metareserve.release(res)
-        except NothingToDo:
-            pass
 
 
 def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster):

@@ -210,35 +210,56 @@ def start_daemon(argv, pidfile, logfile, env=None, cwd=None, write_pid=True):
     return {"pid": proc.pid, "started": True}
 
 
+def stop_pids(pids, timeout=10.0, sig=15):
+    """Send ``sig`` to each live pid, SIGKILL those alive after ``timeout``; returns the killed."""
+    import signal as _signal
+    pids = [p for p in pids if pid_alive(p)]
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + timeout
+    while time.time() < deadline and any(pid_alive(p) for p in pids):
+        time.sleep(0.1)
+    killed = [p for p in pids if pid_alive(p)]
+    for pid in killed:
+        try:
+            os.kill(pid, _signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + 5
+    while time.time() < deadline and any(pid_alive(p) for p in killed):
+        time.sleep(0.1)
+    return killed
+
+
+def pids_naming(text):
+    """Live processes (other than this one) whose command line contains ``text``."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if text in cmd and pid_alive(int(name)):
+            out.append(int(name))
+    return out
+
+
 def stop_daemon(pidfile, timeout=10.0, sig=15):
     """SIGTERM the pid in ``pidfile``, SIGKILL after ``timeout``; returns {"pid", "stopped", "killed"}."""
-    import signal as _signal
     pid = read_pid(pidfile)
-    if not pid or not pid_alive(pid):
-        try:
-            os.unlink(pidfile)
-        except OSError:
-            pass
-        return {"pid": pid, "stopped": False, "killed": False}
-    killed = False
-    try:
-        os.kill(pid, sig)
-        deadline = time.time() + timeout
-        while time.time() < deadline and pid_alive(pid):
-            time.sleep(0.1)
-        if pid_alive(pid):
-            os.kill(pid, _signal.SIGKILL)
-            killed = True
-            deadline = time.time() + 5
-            while time.time() < deadline and pid_alive(pid):
-                time.sleep(0.1)
-    except ProcessLookupError:
-        pass
+    stopped = bool(pid and pid_alive(pid))
+    killed = bool(stopped and stop_pids([pid], timeout, sig))
     try:
         os.unlink(pidfile)
     except OSError:
         pass
-    return {"pid": pid, "stopped": True, "killed": killed}
+    return {"pid": pid, "stopped": stopped, "killed": killed}
 
 
 def port_open(host, port, timeout=0.5):
