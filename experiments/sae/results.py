@@ -210,6 +210,8 @@ def tidy(run: RunDir) -> pd.DataFrame:
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         rows.append(row)
     df = pd.DataFrame(rows)
+    for col in [c for c in RESOURCES if c not in df and "metric_window" in df]:
+        df[col] = math.nan   # no complete window at all: the columns are there, empty
     if not df.empty:
         df = df.sort_values(["order", "repetition"]).reset_index(drop=True)
     return df

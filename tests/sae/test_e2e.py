@@ -327,7 +327,7 @@ def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env):
         assert out.strip().splitlines()[-1].startswith("error: "), out[-3000:]
         _, took = _resume_exact(run, planned)
     df = _exact(run, planned)
-    assert (df.loc[df.selectivity == 100, "rows_out"] == df["rows"] * df["link_multiplier"]).all()
+    assert set(df.loc[df.selectivity == 100, "rows_out"]) == {df["rows"].iloc[0] * df["link_multiplier"].iloc[0]}
     print(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {proc.returncode}); "
           f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {took:.1f}s")
 
