@@ -6,7 +6,9 @@ import dataclasses
 import hashlib
 import json
 
-from .spec import Experiment, validate
+from metareserve import format_size
+
+from .spec import SIZES, Experiment, validate
 
 GLOBAL_HEAD = ("reserve", "distribute")
 GLOBAL_TAIL = ("aggregate", "stop", "release")
@@ -143,4 +145,5 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
 
 
 def _describe(params: dict, *sections: str) -> str:
-    return ", ".join(f"{k}={v}" for s in sections for k, v in params[s].items() if v not in (None, {}))
+    return ", ".join(f"{k}={format_size(v) if k in SIZES else v}" for s in sections
+                     for k, v in params[s].items() if v not in (None, {}))

@@ -29,11 +29,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from metareserve import parse_size  # noqa: E402
+from metareserve import format_size  # noqa: E402
 from monitor_deploy import counter_values  # noqa: E402
 
 from .planner import Plan  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
+from .spec import SIZES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "object_size", "rows", "link_multiplier", "nodes",
           "store")
@@ -70,7 +71,12 @@ def _varying(df: pd.DataFrame, columns) -> list[str]:
 
 
 def _label(row, keys) -> str:
-    return ", ".join(str(row[k]) if k == "reader" else f"{k}={row[k]}" for k in keys) or "all"
+    return ", ".join(str(row[k]) if k == "reader" else f"{k}={_shown(k, row[k])}" for k in keys) or "all"
+
+
+def _shown(column: str, value) -> str:
+    """A parameter's value as a person reads it (sizes, stored in bytes, in binary units)."""
+    return format_size(int(value)) if column in SIZES and not pd.isna(value) else str(value)
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +203,7 @@ def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
         d = df[df["selectivity"] == sel]
         init = stats(d, ["object_size"] + keys, "init_s")
         comp = stats(d, ["object_size"] + keys, "compute_s")
-        order = [parse_size(s, what="object size") for s in init["object_size"]]
+        order = [int(s) for s in init["object_size"]]
         init = init.assign(order=order).sort_values(["order"] + keys)
         comp = comp.set_index(["object_size"] + keys).loc[
             list(init.set_index(["object_size"] + keys).index)].reset_index()

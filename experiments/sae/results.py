@@ -61,6 +61,10 @@ class RunDir:
     stages = property(lambda self: self.root / "stages.yaml")
     reservation = property(lambda self: self.root / "reservation.yaml")
     layout = property(lambda self: self.root / "layout.yaml")
+
+    def stack_layout(self, stack_key: str) -> Path:
+        """The layout of one stack of the run (``layouts/<stack key>.yaml``)."""
+        return self.root / "layouts" / f"{stack_key}.yaml"
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
@@ -101,6 +105,7 @@ class RunDir:
 
     def write_yaml(self, path: Path, data) -> None:
         """Write YAML atomically."""
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
         os.replace(tmp, path)
@@ -127,13 +132,16 @@ RESOURCES = {"compute_rx_bytes": ("compute", "net_rx_bytes"), "compute_cpu_s": (
 
 
 def host_roles(run: RunDir, point: dict) -> dict[str, str]:
-    """Node → ``compute``/``storage``/``both`` for a planned point: its explicit layout, else the
-    run's ``layout.yaml`` when the point runs on the first stack, else the default layout on the
+    """Node → ``compute``/``storage``/``both`` for a planned point: its explicit layout, else its
+    stack's layout as distributed (``layouts/``; runs before it: ``layout.yaml`` for the first
+    stack), else the default layout on the
     run's reservation cut to the point's node count."""
     plan = run.read_yaml(run.plan)
     roles = point["params"]["cluster"]["layout"]
     if roles:
         return Layout.from_dict({"roles": roles}).host_roles()
+    if run.stack_layout(point["stack_key"]).exists():
+        return Layout.load(run.stack_layout(point["stack_key"])).host_roles()
     if run.layout.exists() and point["stack_key"] == plan["points"][0]["stack_key"]:
         return Layout.load(run.layout).host_roles()
     if not run.reservation.exists():

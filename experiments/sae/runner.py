@@ -66,6 +66,8 @@ def prepare(file, *, profile: str | None, options: RunOptions) -> tuple[Experime
         raise UsageError(f"{file}: {e}") from None
     if options.reservation:
         builtin.check_reservation(load_reservation(options.reservation), p, str(options.reservation))
+    else:
+        builtin.check_own_node_names(p, str(file))
     return experiment, p
 
 

@@ -22,6 +22,8 @@ STAGES = ("reserve", "distribute", "install", "start", "generate", "deploy", "bu
           "aggregate", "stop", "release")
 COMPRESSIONS = ("none", "lz4", "zstd")
 READERS = ("offload", "no-offload", "vanilla")
+SIZES = ("osd_size", "object_size")
+"""Size parameters: any spelling in an experiment file, bytes once validated."""
 """How a point reads its data: the connector with filters and projection in the OSDs
 (``offload``), the same connector with the OSDs returning every row and column (``no-offload``,
 the thesis's baseline) or vanilla Spark Parquet over a CephFS mount (``vanilla``)."""
@@ -212,7 +214,8 @@ def axis_target(name: str) -> tuple[str, str]:
 
 
 def resolve_point(experiment: Experiment, axes: dict) -> dict:
-    """The full parameter set of one sweep point: section → field → value (plain data)."""
+    """The full parameter set of one sweep point: section → field → value (plain data;
+    :func:`validate` then turns sizes into bytes, so a size's spelling is not its identity)."""
     sections = {s: dataclasses.asdict(getattr(experiment, s)) for s in SECTIONS}
     for name, value in axes.items():
         section, field = axis_target(name)
@@ -233,8 +236,8 @@ def validate_point(params: dict, where: str) -> None:
             if role not in ROLES:
                 bad(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
             for n in [names] if isinstance(names, str) else names:
-                if n not in {f"node{i}" for i in range(1, c["nodes"] + 1)}:
-                    bad(f"cluster.layout role {role} names {n!r}, not one of node1..node{c['nodes']}")
+                if not isinstance(n, str) or not n:
+                    bad(f"cluster.layout role {role} names {n!r}, not a node name")
     _int(sp["worker_cores"], 1, f"{where}: spark.worker_cores")
     if ceph["store"] not in STORES:
         bad(f"ceph.store {ceph['store']!r} is not one of {', '.join(STORES)}")
@@ -302,10 +305,17 @@ def validate(experiment: Experiment) -> list[tuple[dict, dict]]:
     axes_list = experiment.sweep.points()
     if not axes_list:
         raise UsageError(f"{where}: the sweep is empty (its 'where' filter keeps no point)")
-    points = []
+    points, seen = [], {}
     for i, axes in enumerate(axes_list):
         params = resolve_point(experiment, axes)
         validate_point(params, f"{where} point {i} {_axes_text(axes)}".rstrip())
+        params["data"]["object_size"] = parse_size(params["data"]["object_size"], what="data.object_size")
+        params["ceph"]["osd_size"] = parse_size(params["ceph"]["osd_size"], what="ceph.osd_size")
+        key = repr(params)
+        if key in seen:   # e.g. object sizes "4M" and "4MiB": the same bytes, the same point
+            raise UsageError(f"{where}: sweep points {seen[key]} ({_axes_text(points[seen[key]][0])}) and {i} "
+                             f"({_axes_text(axes)}) are the same point; list each value once")
+        seen[key] = i
         points.append((axes, params))
     return points
 

@@ -36,6 +36,19 @@ def check_reservation(res: Reservation, p: Plan, source: str) -> None:
                 raise UsageError(f"{source}: point {point.id}: {e}") from None
 
 
+def check_own_node_names(p: Plan, source: str) -> None:
+    """UsageError if a point's layout names a node outside node1..nodeN, the names of the
+    reservations sae makes itself (hosts named otherwise come with ``--reservation``)."""
+    for point in p.points:
+        need, roles = point.params["cluster"]["nodes"], point.params["cluster"]["layout"] or {}
+        own = {f"node{i}" for i in range(1, need + 1)}
+        for role, names in roles.items():
+            for n in [names] if isinstance(names, str) else names:
+                if n not in own:
+                    raise UsageError(f"{source}: point {point.id}: cluster.layout role {role} names {n!r}, not "
+                                     f"one of node1..node{need}; for hosts named otherwise pass --reservation")
+
+
 def reservation_name(experiment_name: str) -> str:
     """The local-cluster name sae reserves (and reattaches to) for an experiment."""
     return ("sae-" + experiment_name.replace("_", "-"))[:20].rstrip("-")
@@ -66,10 +79,13 @@ def stage_reserve(ctx: StageContext) -> StageReport:
 
 
 def stage_distribute(ctx: StageContext) -> StageReport:
-    """Resolve and check every stack's layout; write the first one to ``layout.yaml`` and
-    report a change where a node's roles differ from the last run on this reservation."""
+    """Resolve and check every stack's layout; write each to ``layouts/<stack key>.yaml`` (the
+    first also to ``layout.yaml``) and report a change where a node's roles differ from the last
+    run on this reservation."""
     report = StageReport("distribute")
     layouts = {p.stack_key: ctx.layout_for(p) for p in ctx.plan.points}
+    for key, layout in layouts.items():
+        ctx.run.write_yaml(ctx.run.stack_layout(key), layout.to_dict())
     first = layouts[ctx.plan.points[0].stack_key]
     ctx.run.write_yaml(ctx.run.layout, first.to_dict())
     record = sae_home() / "layouts" / f"{ctx.reservation.name}.yaml"

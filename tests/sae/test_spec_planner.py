@@ -3,7 +3,9 @@
 import pytest
 
 import sae
+from metareserve import parse_size
 from metareserve.errors import UsageError
+from sae.context import dataset_dirs, dataset_path
 from sae.planner import plan
 from sae.spec import CephSpec, DataSpec, Experiment, Sweep, Workload, validate
 
@@ -36,7 +38,7 @@ def exp(**kw):
     (dict(data=DataSpec(object_size="16MB")), "16000000 bytes is not a multiple of 64KiB"),
     (dict(ceph=CephSpec(osd_size="8 furlongs")), "ceph.osd_size: '8 furlongs' is not a size"),
     (dict(ceph=CephSpec(osd_size="0GiB")), "ceph.osd_size: '0GiB' is below the minimum"),
-    (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": ["node3"]})), "node3"),
+    (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": [3]})), "names 3, not a node name"),
 ])
 def test_invalid_experiments_fail_in_one_line(kw, message):
     with pytest.raises(UsageError) as e:
@@ -93,7 +95,7 @@ def test_planner_groups_stack_and_data_changes():
     stores = [pt.params["ceph"]["store"] for pt in p.points]
     assert stores == ["memstore"] * 4 + ["bluestore"] * 4
     sizes = [pt.params["data"]["object_size"] for pt in p.points]
-    assert sizes[:4] == ["4MiB", "4MiB", "8MiB", "8MiB"]
+    assert sizes[:4] == [4 << 20, 4 << 20, 8 << 20, 8 << 20]   # bytes
     runs = [st.point for st in p.steps if st.stage == "run"]
     assert runs == p.order
     # Plans are deterministic: same experiment, same ids and order.
@@ -110,7 +112,19 @@ def test_spark_change_restarts_spark_only():
 @pytest.mark.parametrize("osd_size, object_size", [("4G", "8M"), ("1.5GB", "0.25GiB"), (4 << 30, 4 << 20)])
 def test_validate_accepts_sizes_in_every_unit_family(osd_size, object_size):
     (_, params), *_ = validate(exp(ceph=CephSpec(osd_size=osd_size), data=DataSpec(object_size=object_size)))
-    assert params["ceph"]["osd_size"] == osd_size and params["data"]["object_size"] == object_size
+    assert params["ceph"]["osd_size"] == parse_size(osd_size, what="osd") > 0
+    assert params["data"]["object_size"] == parse_size(object_size, what="object") > 0
+
+
+def test_a_size_is_its_bytes_not_its_spelling():
+    """"4M", "4MiB" and 4194304 are one object size: one point id, one dataset, one CephFS path."""
+    plans = [plan(exp(data=DataSpec(object_size=size))) for size in ("4M", "4MiB", 4 << 20)]
+    assert len({p.points[0].id for p in plans}) == 1
+    assert len({p.points[0].data_key for p in plans}) == 1
+    assert len({dataset_path(p.points[0]) for p in plans}) == 1 and len({dataset_dirs(p.points[0]) for p in plans}) == 1
+    with pytest.raises(UsageError, match=r"sweep points 0 \(object_size=4M\) and 1 \(object_size=4MiB\) are the "
+                                         r"same point"):
+        plan(exp(sweep=Sweep(cartesian={"object_size": ["4M", "4MiB"]})))
 
 
 @pytest.mark.parametrize("name", ["selectivity", "objectsize", "objectsize_selectivity",
@@ -129,3 +143,25 @@ def test_selectivity_tiny_covers_the_papers_points_with_three_readers():
     axes = [p.axes for p in plan(e, profile="tiny").points]
     assert sorted({a["selectivity"] for a in axes}) == [1, 10, 50, 100]
     assert {a["reader"] for a in axes} == {"offload", "no-offload", "vanilla"} and len(axes) == 12
+
+
+def test_layout_node_names_are_checked_against_the_hosts_that_run_it(tmp_path):
+    """An explicit layout may name an ssh reservation's hosts (db1, ...); without --reservation
+    (sae reserves node1..nodeN itself) and against a given reservation, unknown names are refused
+    by ``sae plan``/``sae run`` before anything is touched."""
+    from metareserve import Node, Reservation
+    from sae.runner import RunOptions, prepare
+    f = tmp_path / "named.py"
+    f.write_text("from sae import ClusterSpec, Experiment\n"
+                 "roles = {'ceph-mon': ['db1'], 'ceph-mgr': ['db1'], 'ceph-mds': ['db1'], 'ceph-osd': ['db1'],\n"
+                 "         'spark-master': ['db2'], 'driver': ['db2'], 'spark-worker': ['db2', 'db3']}\n"
+                 "experiment = Experiment(name='named', cluster=ClusterSpec(nodes=3, layout=roles))\n")
+    with pytest.raises(UsageError, match=r"role ceph-mon names 'db1', not one of node1..node3; .*--reservation"):
+        prepare(f, profile=None, options=RunOptions())
+    hosts = Reservation(name="mine", provider="ssh", nodes=[Node(name=f"db{i}", host=f"10.0.0.{i}") for i in (1, 2, 3)])
+    hosts.save(tmp_path / "hosts.yaml")
+    _, p = prepare(f, profile=None, options=RunOptions(reservation=str(tmp_path / "hosts.yaml")))
+    assert p.points[0].params["cluster"]["layout"]["spark-worker"] == ["db2", "db3"]
+    f.write_text(f.read_text().replace("'db3']", "'db9']"))
+    with pytest.raises(UsageError, match="db9"):
+        prepare(f, profile=None, options=RunOptions(reservation=str(tmp_path / "hosts.yaml")))
