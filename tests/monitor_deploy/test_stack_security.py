@@ -16,7 +16,7 @@ def test_monitoring_and_spark_listen_only_on_the_cluster_address(monitoring, spa
         out = cluster.run(["ss", "-H", "-ltnp"], nodes=[node.name], stage="test listen")[node.name]["stdout"]
         ours = [line.split() for line in out.splitlines() if any(p in line for p in PROCESSES)]
         seen |= {p for p in PROCESSES for line in out.splitlines() if p in line}
-        local = {fields[3].rsplit(":", 1)[0] for fields in ours}
+        local = {fields[3].rsplit(":", 1)[0].replace("[::ffff:", "").rstrip("]") for fields in ours}  # v4-mapped
         assert local <= {node.cluster_address}, f"{node.name}: listeners on {local}: {ours}"
     assert seen == set(PROCESSES), f"not every daemon was found listening: {seen}"
 
