@@ -17,6 +17,7 @@ from data_deploy import check_object_size
 from metareserve import parse_size
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
+from spark_deploy import SparkOptions
 
 STAGES = ("reserve", "distribute", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
@@ -239,6 +240,11 @@ def validate_point(params: dict, where: str) -> None:
                 if not isinstance(n, str) or not n:
                     bad(f"cluster.layout role {role} names {n!r}, not a node name")
     _int(sp["worker_cores"], 1, f"{where}: spark.worker_cores")
+    try:   # as the deployer will, after reserving
+        SparkOptions(worker_cores=sp["worker_cores"], worker_memory=sp["worker_memory"],
+                     executor_memory=sp["executor_memory"])
+    except UsageError as e:
+        bad(str(e).replace("SparkOptions: ", "spark: ", 1))
     if ceph["store"] not in STORES:
         bad(f"ceph.store {ceph['store']!r} is not one of {', '.join(STORES)}")
     parse_size(ceph["osd_size"], what=f"{where}: ceph.osd_size")
