@@ -19,15 +19,17 @@ from metareserve.errors import UsageError
 from metareserve.layout import ROLES
 from spark_deploy import SparkOptions
 
+from .connector.protocol import CODECS
+
 STAGES = ("reserve", "distribute", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
-COMPRESSIONS = ("none", "lz4", "zstd")
+COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 READERS = ("offload", "no-offload", "vanilla")
-SIZES = ("osd_size", "object_size")
-"""Size parameters: any spelling in an experiment file, bytes once validated."""
 """How a point reads its data: the connector with filters and projection in the OSDs
 (``offload``), the same connector with the OSDs returning every row and column (``no-offload``,
 the thesis's baseline) or vanilla Spark Parquet over a CephFS mount (``vanilla``)."""
+SIZES = ("osd_size", "object_size")
+"""Size parameters: any spelling in an experiment file, bytes once validated."""
 _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='offload' or "
                  "'no-offload' (or 'vanilla'), e.g. Sweep(cartesian={'reader': [...]})")
 STORES = ("memstore", "bluestore")
