@@ -135,8 +135,8 @@ def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tupl
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause,
            "points": [point_config(ctx, stack, p) for p in points]}
     s = points[0].params["spark"]
-    conf = {"spark.driver.memory": s["driver_memory"], "spark.executor.memory": s["executor_memory"],
-            **(build.conf if build else {}), **s["conf"]}
+    # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
+    conf = {"spark.driver.memory": s["driver_memory"], **(build.conf if build else {}), **s["conf"]}
     recorder = Recorder(ctx, stack, points)
     error = None
     with recorder:
