@@ -80,8 +80,8 @@ def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[
             todo.append(point)
         else:
             now = time.time()
-            record_aucs(ctx.ledger, point, export_windows(ctx, stack.get("monitoring"), point,
-                                                          _timings(ctx, point, None)))
+            ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.get("monitoring"), point,
+                                                            _timings(ctx, point, None)))
             _hand_back(on_point, stack, point, now, time.time(), False, "repetitions were done; windows exported")
     if todo and any(e["attempts"] for p in todo for e in ctx.ledger.of_point(p.id).values()):
         _kill_orphans(ctx, stack)
@@ -130,7 +130,7 @@ def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tupl
     spark, build, rd = stack["spark"], stack.get("build"), ctx.run
     driver = spark.driver_node
     ctx.apps += 1
-    tag = f"s{len(ctx.ledger.data['runs'])}-{ctx.apps}-{points[0].id}"
+    tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause,
            "points": [point_config(ctx, stack, p) for p in points]}
@@ -269,10 +269,8 @@ class Recorder:
             if rep in self.done[pid] or rep not in ledger.pending(pid):
                 return
             self.done[pid].add(rep)
-            ledger.mark(pid, [rep], "done", timings={rep: {"start": event["start"], "end": event["end"]}})
-            entry = next(e for e in ledger.of_point(pid).values() if e["repetition"] == rep)
-            entry["result"] = {k: event[k] for k in RESULT_KEYS}
-            ledger.save()
+            ledger.mark(pid, [rep], "done", timings={rep: {"start": event["start"], "end": event["end"]}},
+                        results={rep: {k: event[k] for k in RESULT_KEYS}})
             self.ctx.console.repetition_done(self.points[pid], rep, event["total_s"])
         elif kind == "point-end" and pid in self.reached:
             self._close(pid, event.get("error") and f"[{self.driver} {STAGE}] point {pid}: {event['error']}")
@@ -294,8 +292,8 @@ class Recorder:
         (its start and end: when the application began and finished its share)."""
         for point, start, end, missing, error in self.closed:
             timings = _timings(self.ctx, point, self.done[point.id])
-            record_aucs(self.ctx.ledger, point, export_windows(self.ctx, self.stack.get("monitoring"),
-                                                               point, timings))
+            self.ctx.ledger.record_aucs(point.id, export_windows(self.ctx, self.stack.get("monitoring"),
+                                                                 point, timings))
             _hand_back(on_point, self.stack, point, start, end, bool(timings),
                        f"{len(timings)} of {len(timings) + len(missing)} repetitions done", error)
 
@@ -356,11 +354,3 @@ def export_windows(ctx: StageContext, monitoring, point, timings: dict) -> dict[
         out[rep] = {f"{metric}_{node}": round(v, 6) for metric, nodes in result.auc_dict.items()
                     for node, v in nodes.items()}
     return out
-
-
-def record_aucs(ledger, point, aucs: dict[int, dict]) -> None:
-    """Store each repetition's areas under the curves in its ledger entry."""
-    for e in ledger.of_point(point.id).values():
-        if e["repetition"] in aucs:
-            e["auc"] = aucs[e["repetition"]]
-    ledger.save()

@@ -92,13 +92,30 @@ class RunLedger:
         self.data["runs"].append({"command": command, "pid": os.getpid(), "start": time.time()})
         self.save()
 
+    @property
+    def sessions(self) -> int:
+        """How many run/resume invocations this run has had (this one included)."""
+        return len(self.data["runs"])
+
+    @property
+    def executed(self) -> list[str]:
+        """Point ids whose run step completed, in order (once each on a clean run)."""
+        return list(self.data["executed"])
+
+    @property
+    def steps(self) -> list[dict]:
+        return list(self.data["steps"])
+
     def mark(self, point_id: str, repetitions, state: str, *, error: str | None = None,
-             timings: dict | None = None) -> None:
-        """Set ``state`` for the given repetitions of a point (``timings``: rep → {start, end})."""
+             timings: dict | None = None, results: dict | None = None) -> None:
+        """Set ``state`` for the given repetitions of a point (``timings``: rep → {start, end};
+        ``results``: rep → the query's result values)."""
         assert state in STATES
         for e in self.of_point(point_id).values():
             if e["repetition"] not in repetitions:
                 continue
+            if results and e["repetition"] in results:
+                e["result"] = dict(results[e["repetition"]])
             if state == "running":
                 e["attempts"] += 1
                 e["start"], e["end"] = time.time(), None
@@ -106,6 +123,13 @@ class RunLedger:
             if t:
                 e["start"], e["end"] = t["start"], t["end"]
             e["state"], e["error"] = state, error
+        self.save()
+
+    def record_aucs(self, point_id: str, aucs: dict[int, dict]) -> None:
+        """Store each repetition's areas under the metric curves (rep → {metric_node: area})."""
+        for e in self.of_point(point_id).values():
+            if e["repetition"] in aucs:
+                e["auc"] = aucs[e["repetition"]]
         self.save()
 
     def step(self, index: int, stage: str, point: str | None, *, start: float, end: float,

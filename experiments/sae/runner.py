@@ -137,7 +137,7 @@ def _spec_dict(experiment: Experiment) -> dict:
 def _unfinished(p: Plan, ledger: RunLedger) -> list[str]:
     """Point ids whose run is not finished: repetitions pending, or its run step never recorded
     done (a runner killed between the last repetition and the window export)."""
-    executed = set(ledger.data["executed"])
+    executed = set(ledger.executed)
     return [pid for pid in p.order if ledger.pending(pid) or pid not in executed]
 
 
@@ -187,7 +187,7 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
         ledger.step(index, stage, point, start=start, end=end, outcome=outcome, error=error,
                     changed={n: o.changed for n, o in report.nodes.items()} if report else {})
         if outcome != "skipped":
-            reports.append({"session": len(ledger.data["runs"]), "step": index, "stage": stage, "point": point,
+            reports.append({"session": ledger.sessions, "step": index, "stage": stage, "point": point,
                             "nodes": {n: {"changed": o.changed, "message": o.message}
                                       for n, o in (report.nodes.items() if report else [])}})
             rd.write_yaml(rd.stages, reports)
@@ -295,7 +295,7 @@ def status(path) -> dict:
             "counts": ledger.counts(), "points": points,
             "failures": [f"point {e['point']} repetition {e['repetition']}: {e['error']}"
                          for e in ledger.failures()],
-            "sessions": len(ledger.data["runs"]), "steps": len(ledger.data["steps"])}
+            "sessions": ledger.sessions, "steps": len(ledger.steps)}
 
 
 def status_text(info: dict) -> str:
