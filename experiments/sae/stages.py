@@ -134,19 +134,24 @@ def stage_release(ctx: StageContext) -> StageReport:
 
 
 # -- stack stages -----------------------------------------------------------------------------
+def ceph_options(ceph: dict):
+    """The one translation of a point's (or a recorded stack's) ``ceph`` section into
+    rados_deploy's options."""
+    from rados_deploy import CephOptions
+    return CephOptions(store=ceph["store"], osd_size=ceph["osd_size"], osds_per_node=ceph["osds_per_node"])
+
+
 def _stack(ctx: StageContext, point: PlannedPoint) -> dict:
     """Deployer objects for the point's stack (built once per stack key, kept in ``ctx``)."""
     from monitor_deploy import Monitoring, MonitorOptions
-    from rados_deploy import CephCluster, CephOptions
+    from rados_deploy import CephCluster
     from spark_deploy import SparkCluster, SparkOptions
 
     if ctx.stack_key != point.stack_key:
         ctx.close_stack()
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
         c, m = point.params["ceph"], point.params["monitor"]
-        ctx.stack = {"ceph": CephCluster(res, layout, CephOptions(store=c["store"], osd_size=c["osd_size"],
-                                                                  osds_per_node=c["osds_per_node"]),
-                                         cluster=cluster),
+        ctx.stack = {"ceph": CephCluster(res, layout, ceph_options(c), cluster=cluster),
                      "monitoring": None, "marker": None}
         if m["enabled"]:
             options = MonitorOptions(scrape_interval=m["scrape_interval"])
@@ -174,7 +179,7 @@ def stage_install(ctx: StageContext) -> StageReport:
     """Install Ceph, Spark and monitoring for the point's stack. A different stack deployed
     before on this reservation (recorded in ``$SAE_HOME/stacks``) is stopped and its Ceph state
     removed first (packages stay)."""
-    from rados_deploy import CephCluster, CephOptions
+    from rados_deploy import CephCluster
     report = StageReport("install")
     record = _stack_record(ctx)
     old = yaml.safe_load(record.read_text()) if record.exists() else None
@@ -183,7 +188,7 @@ def stage_install(ctx: StageContext) -> StageReport:
             merge_report(report, ctx.stack["spark"].stop(), "previous spark stop")
         res = sub_reservation(ctx.reservation, old["nodes"])
         layout = Layout.from_dict({"roles": old["layout"]}).validate(res)
-        previous = CephCluster(res, layout, CephOptions(**old["ceph"]), cluster=ctx.connect())
+        previous = CephCluster(res, layout, ceph_options(old["ceph"]), cluster=ctx.connect())
         merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
     for name in ("ceph", "spark", "monitoring"):
