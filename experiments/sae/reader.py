@@ -44,7 +44,6 @@ def app_config(ctx: StageContext, stack: dict) -> dict:
                 "path": f"file://{stack['mount']}{dataset_path(point)}"}
     b = stack["build"]
     options = {"offload": str(w["reader"] == "offload").lower(), "compression": w["compression"]}
-    if w["batch_size"]:
-        options["batch_size"] = w["batch_size"]
+    options.update({knob: str(w[knob]) for knob in ("batch_size", "objects_per_partition") if w[knob]})
     return {"format": b.format, "options": {**b.options, **options}, "register": list(b.register),
             "path": dataset_path(point)}

@@ -36,8 +36,8 @@ from .planner import Plan  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
 
-CONFIG = ("reader", "compression", "batch_size", "object_size", "rows", "link_multiplier", "nodes",
-          "store")
+CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "rows",
+          "link_multiplier", "nodes", "store")
 BASELINES = ("no-offload", "vanilla")
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less

@@ -91,11 +91,14 @@ class Workload:
     """The query: keep rows whose ``column`` lies below the threshold that lets ``selectivity``
     percent of rows pass, and checksum ``columns`` (empty: every column) of them, read by
     ``reader`` (one of :data:`READERS`). ``compression`` is the connector's reply compression
-    (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored."""
+    (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored.
+    ``batch_size`` (rows per Arrow batch) and ``objects_per_partition`` (objects per Spark task;
+    None: packed by bytes, as Spark packs files) tune the connector; None keeps its default."""
 
     reader: str = "offload"
     compression: str = "zstd"
     batch_size: int | None = None
+    objects_per_partition: int | None = None
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
@@ -266,8 +269,9 @@ def validate_point(params: dict, where: str) -> None:
         bad(f"workload.reader {w['reader']!r} is not one of {', '.join(READERS)}{hint}")
     if w["compression"] not in COMPRESSIONS:
         bad(f"workload.compression {w['compression']!r} is not one of {', '.join(COMPRESSIONS)}")
-    if w["batch_size"] is not None:
-        _int(w["batch_size"], 1, f"{where}: workload.batch_size")
+    for knob in ("batch_size", "objects_per_partition"):
+        if w[knob] is not None:
+            _int(w[knob], 1, f"{where}: workload.{knob}")
     cols = w["columns"]
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
         bad(f"workload.columns must be a list of column names, not {cols!r}")

@@ -39,6 +39,7 @@ def exp(**kw):
     (dict(ceph=CephSpec(osd_size="8 furlongs")), "ceph.osd_size: '8 furlongs' is not a size"),
     (dict(ceph=CephSpec(osd_size="0GiB")), "ceph.osd_size: '0GiB' is below the minimum"),
     (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": [3]})), "names 3, not a node name"),
+    (dict(workload=Workload(objects_per_partition=0)), "workload.objects_per_partition must be an integer >= 1"),
     (dict(spark=sae.SparkSpec(worker_memory="2 gigs")), "spark: worker_memory must look like 512m or 2g"),
     (dict(spark=sae.SparkSpec(executor_memory=4)), "spark: executor_memory must look like 512m or 2g"),
 ])
