@@ -33,7 +33,7 @@ from pathlib import Path
 
 import data_deploy as dd
 import metareserve
-from metareserve import Cluster, Layout
+from metareserve import Cluster, Layout, lease
 from metareserve.log import setup
 from rados_deploy import CephCluster, CephOptions
 from sae import connector
@@ -103,7 +103,7 @@ def main():
                      "ceph-client": [n.name for n in res.nodes], "spark-master": ["node1"],
                      "driver": ["node1"], "spark-worker": ["node4", "node5"]})
     try:
-        with Cluster(res) as cluster:
+        with Cluster(res) as cluster, lease.leased(cluster, "bench/connector_bench.py"):   # no run measures beside it
             ceph = CephCluster(res, layout, CephOptions(store="bluestore", osd_size="8GiB"), cluster=cluster)
             spark = SparkCluster(res, layout, SparkOptions(worker_cores=1, worker_memory="2g"), cluster=cluster)
             ceph.install(), ceph.start()
