@@ -15,6 +15,22 @@ from metareserve import Cluster, errors
 
 pytest_plugins = ["fixtures.ceph", "fixtures.spark", "fixtures.monitor", "fixtures.data"]
 
+FIGURES: list[str] = []
+
+
+@pytest.fixture
+def figure(request):
+    """``figure(text)`` records a measured figure (a fault's recovery time, what the user saw);
+    the session's figures are printed together at the end of the run."""
+    return lambda text: FIGURES.append(f"{request.node.name}: {text}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FIGURES:
+        terminalreporter.section("figures")
+        for line in FIGURES:
+            terminalreporter.write_line(line)
+
 
 def _name(tag: str) -> str:
     return f"t{os.getpid() % 100000}{tag}"

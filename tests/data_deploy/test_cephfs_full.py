@@ -90,7 +90,7 @@ def _deploy(ceph, split, copies):
                               ceph_conf=ceph.client_conf(NODE), cluster=ceph.cluster)
 
 
-def test_full_cephfs_fails_in_one_line_shows_nothing_and_resumes(small_ceph, dataset):
+def test_full_cephfs_fails_in_one_line_shows_nothing_and_resumes(small_ceph, dataset, figure):
     client_python(small_ceph, NODE, QUOTA.format(pool=small_ceph.data_pool, bytes=4 << 20, fill=True))
     _wait_health(small_ceph, lambda checks: "POOL_FULL" in checks)
     start = time.monotonic()
@@ -110,4 +110,5 @@ def test_full_cephfs_fails_in_one_line_shows_nothing_and_resumes(small_ceph, dat
     check = data_deploy.verify(small_ceph.reservation, DEST, plugin="cephfs", node=NODE, layout=small_ceph.layout,
                                ceph_conf=small_ceph.client_conf(NODE), cluster=small_ceph.cluster)
     assert check.ok, check
-    print(f"failed after {failed_after:.1f}s; resumed in {time.monotonic() - start - failed_after:.1f}s")
+    figure(f"CephFS full: {text}; failed after {failed_after:.1f}s; once space was freed the deploy "
+           f"resumed in {time.monotonic() - start - failed_after:.1f}s, nothing half-visible")

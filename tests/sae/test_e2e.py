@@ -248,7 +248,7 @@ def _run_until_first_done(root: Path, exp: Path, name: str, planned: dict):
     return proc, run_dir.resolve()
 
 
-def test_ctrl_c_stops_the_application_and_resume_finishes(env):
+def test_ctrl_c_stops_the_application_and_resume_finishes(env, figure):
     """Fault: Ctrl-C of ``sae run`` mid-sweep (SIGINT to the whole process group, as a terminal
     sends it): one line, exit 130, the Spark application stopped, no repetition left running;
     ``sae resume`` then finishes every repetition once, with the same answers."""
@@ -270,10 +270,10 @@ def test_ctrl_c_stops_the_application_and_resume_finishes(env):
     states = [e["state"] for e in ledger(run)["entries"].values()]
     assert "running" not in states and "done" in states and set(states) - {"done"}
     _, took = _resume_exact(run, planned)
-    print(f"Ctrl-C: stopped in {stopped_after:.1f}s; resume finished in {took:.1f}s")
+    figure(f"Ctrl-C: stopped in {stopped_after:.1f}s; resume finished in {took:.1f}s")
 
 
-def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env):
+def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, figure):
     """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the point's
     repetitions fail, naming the OSD and its host, after the op timeout (one task attempt here);
     ``sae resume`` restarts it and finishes with the same answers as the repetitions done before."""
@@ -298,10 +298,10 @@ def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env):
     last = out.strip().splitlines()[-1]
     assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
     _, took = _resume_exact(run, planned)
-    print(f"killed {osd} on {host}: run failed after {failed_after:.1f}s; resume took {took:.1f}s")
+    figure(f"killed {osd} on {host}: run failed after {failed_after:.1f}s with {last!r}; resume took {took:.1f}s")
 
 
-def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env):
+def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env, figure):
     """Fault: kill -9 of a Spark worker and its executor mid-sweep: Spark runs the lost tasks on
     the other worker (or the repetition fails and ``sae resume`` reruns it, its start stage
     bringing the worker back); every recorded answer is exact."""
@@ -328,11 +328,11 @@ def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env):
         _, took = _resume_exact(run, planned)
     df = _exact(run, planned)
     assert set(df.loc[df.selectivity == 100, "rows_out"]) == {df["rows"].iloc[0] * df["link_multiplier"].iloc[0]}
-    print(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {proc.returncode}); "
+    figure(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {proc.returncode}); "
           f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {took:.1f}s")
 
 
-def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env):
+def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env, figure):
     """Fault: kill -9 of Prometheus mid-sweep: the run completes with every answer; repetitions
     without a full metric window are marked so (``metric_window``), their bytes and CPU left
     empty rather than zero, and the report says so. The next run's start stage restarts it."""
@@ -353,7 +353,9 @@ def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env):
     assert len(blind) and set(blind["metric_window"]) <= {"partial", "missing"}
     assert blind[["compute_rx_bytes", "compute_cpu_s", "storage_cpu_s"]].isna().all().all()
     assert df["exclusive"].all()
-    assert "no complete metric window" in (run / "report" / "summary.txt").read_text()
+    warning = (run / "report" / "summary.txt").read_text().strip().splitlines()[-1]
+    assert "no complete metric window" in warning
+    figure(f"Prometheus killed after the first repetition: run completed (exit 0), answers exact; {warning}")
 
 
 def test_reserve_and_teardown_without_reservation(tmp_path):

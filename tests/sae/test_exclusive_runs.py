@@ -39,7 +39,7 @@ def _installed(run: Path) -> bool:
     return any(s["stage"] == "install" for s in steps or [])
 
 
-def test_second_run_is_refused_naming_the_first(cluster_file):
+def test_second_run_is_refused_naming_the_first(cluster_file, figure):
     root, res = cluster_file
     first = subprocess.Popen([SAE, "run", "experiments/selectivity.py", "-r", str(root / "reservation.yaml"),
                               "--out", str(root / "a")], cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -52,6 +52,7 @@ def test_second_run_is_refused_naming_the_first(cluster_file):
         errors = [line for line in second.stderr.splitlines() if line.startswith("error:")]
         assert second.returncode == 1 and len(errors) == 1, second.stderr[-2000:]
         assert f"is in use by {run_a} (pid {first.pid} on " in errors[0]
+        figure(f"a second run on a leased cluster: {errors[0]}")
         status = subprocess.run([SAE, "status", str(run_a)], capture_output=True, text=True).stdout
         assert f"holds the lease of {res.name!r} (pid {first.pid}" in status
         shown = CliRunner().invoke(metareserve_cli, ["show", "-r", str(root / "reservation.yaml")]).output

@@ -38,7 +38,7 @@ def own_cluster():
         yield res
 
 
-def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster):
+def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster, figure):
     res = own_cluster
     layout = Layout({"spark-master": ["node1"], "driver": ["node1"], "spark-worker": ["node2"]})
     # a requirement set of its own: a fresh node venv is built (pip installs pyspark: seconds)
@@ -68,7 +68,7 @@ def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster):
         assert lost.is_set()
         assert "[node2 spark install" in str(e.value), str(e.value)
         assert len(str(e.value).splitlines()) == 1
-    print(f"node lost during install: {e.value}")
+    figure(f"node lost during spark install: {e.value}")
     try:
         # the host comes back (reserving the same name restores its sshd); the same install completes
         start = time.monotonic()
@@ -80,7 +80,7 @@ def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster):
             r = cluster.run([spark.python("node2"), "-c", "import pyspark, packaging; print(pyspark.__version__)"],
                             nodes=["node2"], stage="test")
             assert r["node2"]["stdout"].strip()
-            print(f"host back and install completed in {time.monotonic() - start:.1f}s")
+            figure(f"host back and install completed in {time.monotonic() - start:.1f}s")
             assert not spark.install().changed
     finally:
         with Cluster(res) as cluster:
