@@ -232,9 +232,9 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _run_until_first_done(root: Path, exp: Path, name: str, planned: dict):
-    """Start ``sae run`` and return (process, run directory) once the first point has a done
-    repetition."""
+def _run_with_fault(root: Path, exp: Path, name: str, planned: dict, fault):
+    """``sae run`` until the first point has a done repetition, then ``fault(proc)``; returns
+    (exit code, output, seconds from the fault to the run's end, run directory)."""
     proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
                              "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -242,10 +242,13 @@ def _run_until_first_done(root: Path, exp: Path, name: str, planned: dict):
     try:
         _wait(proc, lambda: (run_dir / "ledger.json").exists() and "done" in _states(run_dir, planned["order"][0]),
               "a repetition done", timeout=900)
-    except BaseException:
-        proc.kill()
-        raise
-    return proc, run_dir.resolve()
+        at = time.time()
+        fault(proc)
+        out, _ = proc.communicate(timeout=900)
+        return proc.returncode, out, time.time() - at, run_dir.resolve()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def test_ctrl_c_stops_the_application_and_resume_finishes(env, figure):
@@ -255,16 +258,9 @@ def test_ctrl_c_stops_the_application_and_resume_finishes(env, figure):
     root, res = env
     exp = _experiment(root, "interrupted", [10, 100], 3)
     planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    proc, run = _run_until_first_done(root, exp, "interrupted", planned)
-    try:
-        interrupted = time.time()
-        os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=180)
-        stopped_after = time.time() - interrupted
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, out[-3000:]
+    code, out, stopped_after, run = _run_with_fault(root, exp, "interrupted", planned,
+                                                    lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    assert code == 130, out[-3000:]
     assert out.strip().splitlines()[-1] == "error: interrupted"
     assert not _processes_naming(f"/sae/{run.name}/"), "the Spark application outlived Ctrl-C"
     states = [e["state"] for e in ledger(run)["entries"].values()]
@@ -282,19 +278,15 @@ def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, fi
     exp.write_text(exp.read_text().replace("warmup=1,", "warmup=1, ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
                                                         "spark={'conf': {'spark.task.maxFailures': '1'}},"))
     planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    proc, run = _run_until_first_done(root, exp, "osd", planned)
-    try:
-        pidfile = sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0]
-        host = Path(pidfile).parts[-4]
-        osd = Path(pidfile).name[len("ceph-"):-len(".pid")]
-        killed = time.time()
-        os.kill(int(Path(pidfile).read_text().split()[0]), signal.SIGKILL)
-        out, _ = proc.communicate(timeout=900)
-        failed_after = time.time() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 1, out[-3000:]
+    killed = {}
+
+    def kill_osd(_):   # the stack (bluestore) was deployed by this run
+        pidfile = Path(sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0])
+        killed.update(host=pidfile.parts[-4], osd=pidfile.name[len("ceph-"):-len(".pid")])
+        os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
+    code, out, failed_after, run = _run_with_fault(root, exp, "osd", planned, kill_osd)
+    assert code == 1, out[-3000:]
+    host, osd = killed["host"], killed["osd"]
     last = out.strip().splitlines()[-1]
     assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
     _, took = _resume_exact(run, planned)
@@ -308,28 +300,24 @@ def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env, figure):
     root, res = env
     exp = _experiment(root, "worker", [50, 100], 4)
     planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    proc, run = _run_until_first_done(root, exp, "worker", planned)
-    try:
+    lost = []
+
+    def kill_worker(_):
         worker = int(next(Path(res.state_root, "node3", "spark", "pids").glob("*Worker*.pid")).read_text())
-        executors = _children(worker)
-        killed = time.time()
-        for pid in [worker, *executors]:
+        lost.extend([worker, *_children(worker)])
+        for pid in lost:
             os.kill(pid, signal.SIGKILL)
-        out, _ = proc.communicate(timeout=900)
-        ended_after = time.time() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert executors, "the worker had no executor to lose"
-    assert proc.returncode in (0, 1), out[-3000:]
+    code, out, ended_after, run = _run_with_fault(root, exp, "worker", planned, kill_worker)
+    assert len(lost) > 1, "the worker had no executor to lose"
+    assert code in (0, 1), out[-3000:]
     took = 0.0
-    if proc.returncode:
+    if code:
         assert out.strip().splitlines()[-1].startswith("error: "), out[-3000:]
         _, took = _resume_exact(run, planned)
     df = _exact(run, planned)
     assert set(df.loc[df.selectivity == 100, "rows_out"]) == {df["rows"].iloc[0] * df["link_multiplier"].iloc[0]}
-    figure(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {proc.returncode}); "
-          f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {took:.1f}s")
+    figure(f"killed the worker on node3: run ended after {ended_after:.1f}s (exit {code}); "
+           f"{df['attempts'].gt(1).sum()} repetitions rerun; resume {took:.1f}s")
 
 
 def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env, figure):
@@ -339,15 +327,10 @@ def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env, figu
     root, res = env
     exp = _experiment(root, "blind", [50, 100], 3)
     planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    proc, run = _run_until_first_done(root, exp, "blind", planned)
-    try:
-        pidfile = Path(res.state_root, "node1", "monitor", "prometheus.pid")
-        os.kill(int(pidfile.read_text()), signal.SIGKILL)
-        out, _ = proc.communicate(timeout=900)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, out[-3000:]
+    prometheus = Path(res.state_root, "node1", "monitor", "prometheus.pid")
+    code, out, _, run = _run_with_fault(root, exp, "blind", planned,
+                                        lambda _: os.kill(int(prometheus.read_text()), signal.SIGKILL))
+    assert code == 0, out[-3000:]
     df = _exact(run, planned)
     blind = df[df["metric_window"] != "complete"]
     assert len(blind) and set(blind["metric_window"]) <= {"partial", "missing"}
