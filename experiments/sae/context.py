@@ -7,12 +7,39 @@ import os
 from pathlib import Path
 
 from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
-from metareserve.errors import SaeError
+from metareserve.errors import SaeError, UsageError
 
-from .console import Quiet
+from .console import Quiet, RunConsole
+from .ledger import RunLedger
 from .planner import PlannedPoint, Plan, digest
+from .results import RunDir
+from .spec import STAGES, Experiment
 
 CONTROLLER = "controller"
+
+
+@dataclasses.dataclass
+class RunOptions:
+    """How to run: provider (when sae reserves), an existing reservation file, teardown at end,
+    stages to skip (e.g. ``install`` on nodes known to be ready), and ``warm``: points that share
+    a stack and Spark options run in one Spark application (False: one application per point,
+    the reference bench/sae_overhead.py measures against)."""
+
+    provider: str = "local"
+    reservation: str | None = None
+    teardown: bool = False
+    skip: tuple = ()
+    warm: bool = True
+    wait_lease: float = 0.0
+
+    def __post_init__(self):
+        self.skip = tuple(self.skip)
+        if not self.wait_lease >= 0:
+            raise UsageError(f"--wait-lease {self.wait_lease}: give seconds >= 0")
+        for stage in self.skip:
+            if stage not in STAGES or stage in ("reserve", "run"):
+                raise UsageError(f"--skip {stage}: not a skippable stage (skippable: "
+                                 f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
 
 
 @dataclasses.dataclass
@@ -22,17 +49,17 @@ class StageContext:
     the live deployer objects of the current stack (``ceph``, ``spark``, ``monitoring``, ``build``);
     ``console`` is what the person at the console reads (:mod:`sae.console`)."""
 
-    experiment: object
+    experiment: Experiment
     plan: Plan
-    run: object
-    ledger: object
-    options: object
+    run: RunDir
+    ledger: RunLedger
+    options: RunOptions
     point: PlannedPoint | None = None
     reservation: Reservation | None = None
-    cluster: object = None
+    cluster: Cluster | None = None
     stack: dict = dataclasses.field(default_factory=dict)
     stack_key: str | None = None
-    console: object = dataclasses.field(default_factory=Quiet)
+    console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
     apps: int = 0   # Spark applications submitted in this session (names their raw files)
     lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation
 

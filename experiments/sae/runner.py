@@ -14,40 +14,16 @@ from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
 from . import stages as builtin
-from .context import StageContext
+from .context import RunOptions, StageContext
 from .console import RunConsole
 from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan as make_plan
 from .results import RunDir, versions
-from .spec import STAGES, Experiment
+from .spec import Experiment
 
 SETUP_KEYS = {"install": "stack_key", "start": "spark_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}
-
-
-@dataclasses.dataclass
-class RunOptions:
-    """How to run: provider (when sae reserves), an existing reservation file, teardown at end,
-    stages to skip (e.g. ``install`` on nodes known to be ready), and ``warm``: points that share
-    a stack and Spark options run in one Spark application (False: one application per point,
-    the reference bench/sae_overhead.py measures against)."""
-
-    provider: str = "local"
-    reservation: str | None = None
-    teardown: bool = False
-    skip: tuple = ()
-    warm: bool = True
-    wait_lease: float = 0.0
-
-    def __post_init__(self):
-        self.skip = tuple(self.skip)
-        if not self.wait_lease >= 0:
-            raise UsageError(f"--wait-lease {self.wait_lease}: give seconds >= 0")
-        for stage in self.skip:
-            if stage not in STAGES or stage in ("reserve", "run"):
-                raise UsageError(f"--skip {stage}: not a skippable stage (skippable: "
-                                 f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
 
 
 def _file_hash(path: Path) -> str:
