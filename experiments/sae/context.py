@@ -8,7 +8,11 @@ from pathlib import Path
 
 from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import SaeError, UsageError
+from monitor_deploy import Monitoring
+from rados_deploy import CephCluster
+from spark_deploy import SparkCluster
 
+from .connector import SubmitSpec
 from .console import Quiet, RunConsole
 from .ledger import RunLedger
 from .planner import PlannedPoint, Plan, digest
@@ -43,10 +47,34 @@ class RunOptions:
 
 
 @dataclasses.dataclass
+class Stack:
+    """The live deployer objects of one stack (nodes, layout, Ceph, monitoring), built once per
+    stack key; ``spark`` is rebuilt when a point's Spark options (``spark_key``) change. The
+    build stage adds the connector's ``build`` and, for vanilla points, the CephFS ``mount``."""
+
+    ceph: CephCluster
+    monitoring: Monitoring | None = None
+    marker_monitoring: Monitoring | None = None   # own connections: it publishes while spark-submit streams
+    spark: SparkCluster | None = None
+    spark_key: str | None = None
+    build: SubmitSpec | None = None
+    mount: str | None = None
+
+    @property
+    def marker(self):
+        """The run marker (None without monitoring)."""
+        return self.marker_monitoring.marker if self.marker_monitoring else None
+
+    def deployers(self, *names: str) -> list[tuple[str, object]]:
+        """(name, deployer) for each of ``names`` (ceph, spark, monitoring) this stack has."""
+        return [(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
+
+
+@dataclasses.dataclass
 class StageContext:
     """What a stage gets: the experiment, plan, run directory, ledger and options; the current
     ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
-    the live deployer objects of the current stack (``ceph``, ``spark``, ``monitoring``, ``build``);
+    the live deployer objects of the current :class:`Stack`;
     ``console`` is what the person at the console reads (:mod:`sae.console`)."""
 
     experiment: Experiment
@@ -57,7 +85,7 @@ class StageContext:
     point: PlannedPoint | None = None
     reservation: Reservation | None = None
     cluster: Cluster | None = None
-    stack: dict = dataclasses.field(default_factory=dict)
+    stack: Stack | None = None
     stack_key: str | None = None
     console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
     apps: int = 0   # Spark applications submitted in this session (names their raw files)
@@ -85,8 +113,8 @@ class StageContext:
 
     def close_stack(self) -> None:
         """Close the connections the stack's run marker opened for itself."""
-        if self.stack.get("marker_monitoring") is not None:
-            self.stack["marker_monitoring"].close()
+        if self.stack is not None and self.stack.marker_monitoring is not None:
+            self.stack.marker_monitoring.close()
 
     def close(self) -> None:
         """Give the lease back and close the remote-execution connections (the stack's too)."""

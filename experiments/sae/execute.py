@@ -29,7 +29,7 @@ from metareserve.log import node_log, say
 
 from .app import APP
 from .reader import app_config
-from .context import StageContext, dataset_dirs
+from .context import Stack, StageContext, dataset_dirs
 
 TAG = "sae-rep "
 STAGE = "sae run"
@@ -56,7 +56,7 @@ def threshold(point) -> float:
     return data_deploy.selectivity_threshold(source, w["selectivity"] / 100, column=w["column"])
 
 
-def point_config(ctx: StageContext, stack: dict, point) -> dict:
+def point_config(ctx: StageContext, stack: Stack, point) -> dict:
     """One point's part of the application's configuration (query and reader parameters)."""
     pending = ctx.ledger.pending(point.id)
     w = point.params["workload"]
@@ -66,7 +66,7 @@ def point_config(ctx: StageContext, stack: dict, point) -> dict:
             **app_config(dataclasses.replace(ctx, point=point), stack)}
 
 
-def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[[PointOutcome], None]) -> None:
+def run_points(ctx: StageContext, stack: Stack, points: list, on_point: Callable[[PointOutcome], None]) -> None:
     """Run every pending repetition of ``points`` (same stack and Spark options, in order),
     calling ``on_point`` once per point as it finishes (done or failed).
 
@@ -80,7 +80,7 @@ def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[
             todo.append(point)
         else:
             now = time.time()
-            ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.get("monitoring"), point,
+            ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, point,
                                                             _timings(ctx, point, None)))
             _hand_back(on_point, stack, point, now, time.time(), False, "repetitions were done; windows exported")
     if todo and any(e["attempts"] for p in todo for e in ctx.ledger.of_point(p.id).values()):
@@ -88,7 +88,7 @@ def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[
     while todo:
         reached, error = _application(ctx, stack, todo, on_point)
         if not reached:
-            error = error or f"[{stack['spark'].driver_node} spark-submit] the application reached no point"
+            error = error or f"[{stack.spark.driver_node} spark-submit] the application reached no point"
             for point in todo:
                 ctx.ledger.mark(point.id, ctx.ledger.pending(point.id), "failed", error=error)
                 _hand_back(on_point, stack, point, time.time(), time.time(), False, "not run", error)
@@ -96,15 +96,15 @@ def run_points(ctx: StageContext, stack: dict, points: list, on_point: Callable[
         todo = [p for p in todo if p.id not in reached]
 
 
-def _hand_back(on_point, stack: dict, point, start: float, end: float, changed: bool, message: str,
+def _hand_back(on_point, stack: Stack, point, start: float, end: float, changed: bool, message: str,
                error: str | None = None) -> None:
     report = StageReport("run")
-    report.add(stack["spark"].driver_node, changed, f"point {point.id}: {message}", log=False)
+    report.add(stack.spark.driver_node, changed, f"point {point.id}: {message}", log=False)
     on_point(PointOutcome(point, start, end, report, error))
 
 
-def _remote_dir(ctx: StageContext, stack: dict) -> str:
-    return f"{ctx.reservation.node_dir(stack['spark'].driver_node, 'sae')}/{ctx.run.root.name}"
+def _remote_dir(ctx: StageContext, stack: Stack) -> str:
+    return f"{ctx.reservation.node_dir(stack.spark.driver_node, 'sae')}/{ctx.run.root.name}"
 
 
 def _stop_applications(cluster, driver: str, text: str, stage: str) -> list[int]:
@@ -116,18 +116,18 @@ def _stop_applications(cluster, driver: str, text: str, stage: str) -> list[int]
     return pids
 
 
-def _kill_orphans(ctx: StageContext, stack: dict) -> None:
+def _kill_orphans(ctx: StageContext, stack: Stack) -> None:
     """Stop applications of this run that a killed runner left behind (their raw files name them)."""
-    driver = stack["spark"].driver_node
+    driver = stack.spark.driver_node
     killed = _stop_applications(ctx.connect(), driver, f"{_remote_dir(ctx, stack)}/", f"{STAGE} orphans")
     if killed:
         say(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
 
 
-def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tuple[set[str], str | None]:
+def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tuple[set[str], str | None]:
     """One spark-submit for ``points``; returns the ids of the points the application reached
     and spark-submit's error (None if it exited 0)."""
-    spark, build, rd = stack["spark"], stack.get("build"), ctx.run
+    spark, build, rd = stack.spark, stack.build, ctx.run
     driver = spark.driver_node
     ctx.apps += 1
     tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
@@ -158,12 +158,12 @@ def _application(ctx: StageContext, stack: dict, points: list, on_point) -> tupl
     return recorder.reached, error
 
 
-def _storage_hint(stack: dict) -> str:
+def _storage_hint(stack: Stack) -> str:
     """When an application failed: the Ceph daemons that are down, by host, and what to do."""
-    if stack.get("ceph") is None:
+    if stack.ceph is None:
         return ""
     try:
-        down = stack["ceph"].status().down
+        down = stack.ceph.status().down
     except SaeError:
         return ""
     if not down:
@@ -172,10 +172,10 @@ def _storage_hint(stack: dict) -> str:
     return f"; Ceph reports {names} down: run 'rados-deploy start' (or 'sae resume', which restarts it)"
 
 
-def _stop_interrupted(ctx: StageContext, stack: dict, remote_out: str, recorder: "Recorder") -> None:
+def _stop_interrupted(ctx: StageContext, stack: Stack, remote_out: str, recorder: "Recorder") -> None:
     """Ctrl-C: stop the application on the driver node, over fresh connections (the interrupt
     also reached the streaming ones), and fail what it was running so ``sae resume`` reruns it."""
-    driver = stack["spark"].driver_node
+    driver = stack.spark.driver_node
     with Cluster(ctx.reservation) as cluster:
         pids = _stop_applications(cluster, driver, remote_out, f"{STAGE} interrupt")
     say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
@@ -190,17 +190,17 @@ class Recorder:
     query is in wait in ``closed`` (in order) for their windows to be exported.
     """
 
-    def __init__(self, ctx: StageContext, stack: dict, points: list):
+    def __init__(self, ctx: StageContext, stack: Stack, points: list):
         self.ctx, self.stack = ctx, stack
         self.points = {p.id: p for p in points}
-        self.driver = stack["spark"].driver_node
+        self.driver = stack.spark.driver_node
         self.reached: set[str] = set()
         self.closed: list[tuple] = []    # (point, start, end, missing repetitions, error)
         self.started: dict[str, float] = {}
         self.last = time.time()          # the previous point's end (the first point's: the submit)
         self.done: dict[str, set[int]] = {p.id: set() for p in points}
         self.events, self.marks = queue.Queue(), queue.Queue()
-        self.marker = stack.get("marker")
+        self.marker = stack.marker
         self.threads = [threading.Thread(target=fn, daemon=True) for fn in (self._record, self._publish)]
         self.errors: list[str] = []
 
@@ -292,7 +292,7 @@ class Recorder:
         (its start and end: when the application began and finished its share)."""
         for point, start, end, missing, error in self.closed:
             timings = _timings(self.ctx, point, self.done[point.id])
-            self.ctx.ledger.record_aucs(point.id, export_windows(self.ctx, self.stack.get("monitoring"),
+            self.ctx.ledger.record_aucs(point.id, export_windows(self.ctx, self.stack.monitoring,
                                                                  point, timings))
             _hand_back(on_point, self.stack, point, start, end, bool(timings),
                        f"{len(timings)} of {len(timings) + len(missing)} repetitions done", error)

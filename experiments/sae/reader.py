@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from metareserve import StageReport
 
-from .context import StageContext, dataset_path, merge_report
+from .context import Stack, StageContext, dataset_path, merge_report
 
 
 def python_packages() -> list[str]:
@@ -21,28 +21,28 @@ def python_packages() -> list[str]:
     return list(REQUIREMENTS)
 
 
-def build(ctx: StageContext, stack: dict) -> StageReport:
+def build(ctx: StageContext, stack: Stack) -> StageReport:
     """Build the connector (object class included), mount CephFS where vanilla points need it."""
     from . import connector
     report = StageReport("build")
-    spark, ceph = stack["spark"], stack["ceph"]
-    stack["build"] = connector.build(spark=spark, ceph=ceph)
-    merge_report(report, stack["build"].report, "connector")
+    spark, ceph = stack.spark, stack.ceph
+    stack.build = connector.build(spark=spark, ceph=ceph)
+    merge_report(report, stack.build.report, "connector")
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(p.params["workload"]["reader"] == "vanilla" for p in points):
         nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
         merge_report(report, ceph.mount(nodes), "ceph-fuse mount")
-        stack["mount"] = ceph.mountpoint
+        stack.mount = ceph.mountpoint
     return report
 
 
-def app_config(ctx: StageContext, stack: dict) -> dict:
+def app_config(ctx: StageContext, stack: Stack) -> dict:
     """Reader part of the Spark application's configuration for the current point."""
     w, point = ctx.point.params["workload"], ctx.point
     if w["reader"] == "vanilla":
         return {"format": "parquet", "options": {}, "register": [],
-                "path": f"file://{stack['mount']}{dataset_path(point)}"}
-    b = stack["build"]
+                "path": f"file://{stack.mount}{dataset_path(point)}"}
+    b = stack.build
     options = {"offload": str(w["reader"] == "offload").lower(), "compression": w["compression"]}
     options.update({knob: str(w[knob]) for knob in ("batch_size", "objects_per_partition") if w[knob]})
     return {"format": b.format, "options": {**b.options, **options}, "register": list(b.register),

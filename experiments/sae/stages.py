@@ -14,9 +14,9 @@ import metareserve
 from metareserve import Layout, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import NothingToDo, OperationalError, UsageError
 
-from .context import (CONTROLLER, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
-                      sub_reservation)
 from . import reader
+from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
+                      sub_reservation)
 from .execute import run_points
 from .planner import Plan, PlannedPoint
 
@@ -111,11 +111,9 @@ def stage_aggregate(ctx: StageContext) -> StageReport:
 def stage_stop(ctx: StageContext) -> StageReport:
     """Stop Spark, monitoring and Ceph of the live stack (kept running by default for reuse)."""
     report = StageReport("stop")
-    for name in ("spark", "monitoring", "ceph"):
-        obj = ctx.stack.get(name)
-        if obj is not None:
-            for node, outcome in obj.stop().nodes.items():
-                report.add(node, outcome.changed, f"{name}: {outcome.message}", log=False)
+    for name, deployer in (ctx.stack.deployers("spark", "monitoring", "ceph") if ctx.stack else []):
+        for node, outcome in deployer.stop().nodes.items():
+            report.add(node, outcome.changed, f"{name}: {outcome.message}", log=False)
     return report
 
 
@@ -141,7 +139,7 @@ def ceph_options(ceph: dict):
     return CephOptions(store=ceph["store"], osd_size=ceph["osd_size"], osds_per_node=ceph["osds_per_node"])
 
 
-def _stack(ctx: StageContext, point: PlannedPoint) -> dict:
+def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
     """Deployer objects for the point's stack (built once per stack key, kept in ``ctx``)."""
     from monitor_deploy import Monitoring, MonitorOptions
     from rados_deploy import CephCluster
@@ -151,23 +149,20 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> dict:
         ctx.close_stack()
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
         c, m = point.params["ceph"], point.params["monitor"]
-        ctx.stack = {"ceph": CephCluster(res, layout, ceph_options(c), cluster=cluster),
-                     "monitoring": None, "marker": None}
+        ctx.stack = Stack(ceph=CephCluster(res, layout, ceph_options(c), cluster=cluster))
         if m["enabled"]:
             options = MonitorOptions(scrape_interval=m["scrape_interval"])
-            ctx.stack["monitoring"] = Monitoring(res, layout, options, cluster=cluster)
-            # The marker publishes while spark-submit streams: it gets its own connections.
-            ctx.stack["marker_monitoring"] = Monitoring(res, layout, options)
-            ctx.stack["marker"] = ctx.stack["marker_monitoring"].marker
-        ctx.stack_key, ctx.stack["spark_key"] = point.stack_key, None
-    if ctx.stack["spark_key"] != point.spark_key:
+            ctx.stack.monitoring = Monitoring(res, layout, options, cluster=cluster)
+            ctx.stack.marker_monitoring = Monitoring(res, layout, options)
+        ctx.stack_key = point.stack_key
+    if ctx.stack.spark_key != point.spark_key:
         s = point.params["spark"]
-        ctx.stack["spark"] = SparkCluster(
+        ctx.stack.spark = SparkCluster(
             ctx.reservation_for(point), ctx.layout_for(point),
             SparkOptions(worker_cores=s["worker_cores"], worker_memory=s["worker_memory"],
                          executor_memory=s["executor_memory"], python_packages=reader.python_packages()),
             cluster=ctx.connect())
-        ctx.stack["spark_key"] = point.spark_key
+        ctx.stack.spark_key = point.spark_key
     return ctx.stack
 
 
@@ -184,16 +179,15 @@ def stage_install(ctx: StageContext) -> StageReport:
     record = _stack_record(ctx)
     old = yaml.safe_load(record.read_text()) if record.exists() else None
     if old and old["stack_key"] != ctx.point.stack_key:
-        if ctx.stack.get("spark"):
-            merge_report(report, ctx.stack["spark"].stop(), "previous spark stop")
+        if ctx.stack is not None and ctx.stack.spark is not None:
+            merge_report(report, ctx.stack.spark.stop(), "previous spark stop")
         res = sub_reservation(ctx.reservation, old["nodes"])
         layout = Layout.from_dict({"roles": old["layout"]}).validate(res)
         previous = CephCluster(res, layout, ceph_options(old["ceph"]), cluster=ctx.connect())
         merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
-    for name in ("ceph", "spark", "monitoring"):
-        if stack.get(name):
-            merge_report(report, stack[name].install(), name)
+    for name, deployer in stack.deployers("ceph", "spark", "monitoring"):
+        merge_report(report, deployer.install(), name)
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(yaml.safe_dump({
         "stack_key": ctx.point.stack_key, "nodes": ctx.point.params["cluster"]["nodes"],
@@ -205,9 +199,8 @@ def stage_start(ctx: StageContext) -> StageReport:
     """Start (or reconfigure) Ceph, Spark and monitoring for the point."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
-    for name in ("ceph", "spark", "monitoring"):
-        if stack.get(name):
-            merge_report(report, stack[name].start(), name)
+    for name, deployer in stack.deployers("ceph", "spark", "monitoring"):
+        merge_report(report, deployer.start(), name)
     return report
 
 
@@ -246,7 +239,7 @@ def stage_deploy(ctx: StageContext) -> StageReport:
     return data_deploy.deploy(ctx.reservation_for(ctx.point), split_dir, plugin="cephfs",
                               dest=dataset_path(ctx.point), object_size=d["object_size"],
                               link_multiplier=d["link_multiplier"], copy_multiplier=d["copy_multiplier"],
-                              node=client, layout=layout, ceph_conf=stack["ceph"].client_conf(client),
+                              node=client, layout=layout, ceph_conf=stack.ceph.client_conf(client),
                               cluster=ctx.connect()).stage
 
 

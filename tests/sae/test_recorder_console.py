@@ -14,7 +14,7 @@ from sae.ledger import RunLedger
 from sae.planner import plan
 from sae.results import RunDir, versions
 from sae.spec import Experiment, Sweep
-from sae.context import StageContext
+from sae.context import Stack, StageContext
 
 
 def _ctx(tmp_path):
@@ -37,7 +37,7 @@ def test_recorder_records_each_repetition_once_and_fails_the_interrupted_point(t
     caplog.set_level(logging.INFO, logger="sae")
     ctx, p = _ctx(tmp_path)
     a, b, c = p.order
-    stack = {"spark": types.SimpleNamespace(driver_node="node1")}   # the driver's name is all it reads
+    stack = Stack(ceph=None, spark=types.SimpleNamespace(driver_node="node1"))   # the driver's name is all it reads
     events = [{"event": "app", "pid": 1, "jvm_pid": 2}, {"event": "point", "point": a},
               *[_rep(a, r, 10 + r) for r in range(3)], {"event": "point-end", "point": a, "error": None},
               {"event": "point", "point": b}, _rep(b, 0, 20)]      # the application dies here
