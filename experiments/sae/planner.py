@@ -12,10 +12,11 @@ from .spec import SIZES, Experiment, validate
 
 GLOBAL_HEAD = ("reserve", "distribute")
 GLOBAL_TAIL = ("aggregate", "stop", "release")
-# Rough seconds per stage on the local cluster (2 cores); run = per point, app = per Spark
-# application (points sharing stack and Spark options share one), rep = per repetition.
-_ETA = {"reserve": 5, "distribute": 1, "install": 90, "start": 45, "generate": 5, "deploy": 10,
-        "build": 15, "run": 4, "app": 30, "rep": 2, "aggregate": 10, "stop": 15, "release": 5}
+# Rough seconds per stage on the local cluster (2 cores; a first run on a new machine, node
+# software installed then); run = per point, app = per Spark application (points sharing stack and
+# Spark options share one), rep = per repetition besides the pause.
+_ETA = {"reserve": 5, "distribute": 1, "install": 60, "start": 30, "generate": 5, "deploy": 10,
+        "build": 25, "run": 2, "app": 30, "rep": 1.5, "aggregate": 5, "stop": 15, "release": 5}
 
 
 def digest(value, n: int = 12) -> str:
