@@ -102,12 +102,12 @@ class StageContext:
     def reservation_for(self, point: PlannedPoint) -> Reservation:
         """The reservation cut to the point's node count."""
         self.connect()
-        return sub_reservation(self.reservation, point.params["cluster"]["nodes"])
+        return sub_reservation(self.reservation, point.spec.cluster.nodes)
 
     def layout_for(self, point: PlannedPoint) -> Layout:
         """The point's layout (explicit roles or the default one), validated."""
         res = self.reservation_for(point)
-        roles = point.params["cluster"]["layout"]
+        roles = point.spec.cluster.layout
         layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
         return layout.validate(res)
 
@@ -155,13 +155,13 @@ def data_cache() -> Path:
 
 def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
     """(generated or ingested source dir, split dir) of the point's dataset in the cache."""
-    d = point.params["data"]
-    source = data_cache() / digest([d["generator"], d["rows"], d["seed"], d["input"]])
-    return source / "source", source / f"split-{d['object_size']}"
+    d = point.spec.data
+    source = data_cache() / digest([d.generator, d.rows, d.seed, d.input])
+    return source / "source", source / f"split-{d.object_size}"
 
 
 def dataset_path(point: PlannedPoint) -> str:
     """Where the point's dataset lives in CephFS."""
-    d = point.params["data"]
-    return "/sae/" + digest([d["generator"], d["rows"], d["seed"], d["input"], d["object_size"],
-                             d["link_multiplier"], d["copy_multiplier"]])
+    d = point.spec.data
+    return "/sae/" + digest([d.generator, d.rows, d.seed, d.input, d.object_size, d.link_multiplier,
+                             d.copy_multiplier])

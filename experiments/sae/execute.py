@@ -51,18 +51,18 @@ class PointOutcome:
 def threshold(point) -> float:
     """The ``column < t`` threshold that keeps the point's selectivity of rows."""
     import data_deploy
-    w = point.params["workload"]
+    w = point.spec.workload
     source, _ = dataset_dirs(point)
-    return data_deploy.selectivity_threshold(source, w["selectivity"] / 100, column=w["column"])
+    return data_deploy.selectivity_threshold(source, w.selectivity / 100, column=w.column)
 
 
 def point_config(ctx: StageContext, stack: Stack, point) -> dict:
     """One point's part of the application's configuration (query and reader parameters)."""
     pending = ctx.ledger.pending(point.id)
-    w = point.params["workload"]
+    w = point.spec.workload
     warmup = ctx.experiment.warmup
     return {"point": point.id, "reps": pending, "prewarm": warmup if min(pending) >= warmup else 0,
-            "column": w["column"], "threshold": threshold(point), "columns": list(w["columns"]),
+            "column": w.column, "threshold": threshold(point), "columns": list(w.columns),
             **app_config(dataclasses.replace(ctx, point=point), stack)}
 
 
@@ -134,9 +134,9 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause,
            "points": [point_config(ctx, stack, p) for p in points]}
-    s = points[0].params["spark"]
+    s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
-    conf = {"spark.driver.memory": s["driver_memory"], **(build.conf if build else {}), **s["conf"]}
+    conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}
     recorder = Recorder(ctx, stack, points)
     error = None
     with recorder:

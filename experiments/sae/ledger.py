@@ -38,7 +38,7 @@ class RunLedger:
         entries = {}
         for p in plan.points:
             for rep in range(plan.repetitions):
-                entries[entry_key(p.params, versions, rep)] = {
+                entries[entry_key(p.spec.params(), versions, rep)] = {
                     "point": p.id, "repetition": rep, "warmup": rep < plan.warmup, "state": "todo",
                     "attempts": 0, "start": None, "end": None, "error": None}
         ledger = cls(path, {"version": FORMAT_VERSION, "experiment": plan.experiment,

@@ -8,7 +8,7 @@ import json
 
 from metareserve import format_size
 
-from .spec import SIZES, Experiment, validate
+from .spec import SIZES, Experiment, PointSpec, validate
 
 GLOBAL_HEAD = ("reserve", "distribute")
 GLOBAL_TAIL = ("aggregate", "stop", "release")
@@ -27,19 +27,36 @@ def digest(value, n: int = 12) -> str:
 
 @dataclasses.dataclass
 class PlannedPoint:
-    """One sweep point: its sweep index, id (hash of its parameters), axes and full parameters,
-    and the keys of what it needs deployed (stack = nodes + Ceph + monitoring; spark; data)."""
+    """One sweep point: its sweep index, id (hash of its parameters), axes and resolved
+    :class:`PointSpec`, and the keys of what it needs deployed (stack = nodes + Ceph +
+    monitoring; spark; data)."""
 
     index: int
     id: str
     axes: dict
-    params: dict
+    spec: PointSpec
     stack_key: str
     spark_key: str
     data_key: str
 
+    @classmethod
+    def of(cls, index: int, axes: dict, spec: PointSpec) -> "PlannedPoint":
+        """The planned point of a resolved one: its id and deployment keys from its parameters."""
+        params = spec.params()
+        stack = digest([params["cluster"], params["ceph"], params["monitor"]])
+        return cls(index=index, id=digest(params, 8), axes=axes, spec=spec, stack_key=stack,
+                   spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]]))
+
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
+                "stack_key": self.stack_key, "spark_key": self.spark_key, "data_key": self.data_key}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "PlannedPoint":
+        """The point ``to_dict`` wrote."""
+        fields = dict(data)
+        spec = PointSpec.from_params(fields.pop("params"), f"plan point {data['id']}")
+        return cls(**fields, spec=spec)
 
 
 @dataclasses.dataclass
@@ -85,7 +102,7 @@ class Plan:
     def from_dict(cls, data: dict) -> "Plan":
         """The plan ``to_dict`` wrote (e.g. a run directory's plan.yaml)."""
         return cls(data["experiment"], data["profile"], data["repetitions"], data["warmup"],
-                   [PlannedPoint(**p) for p in data["points"]], [Step(**s) for s in data["steps"]],
+                   [PlannedPoint.from_dict(p) for p in data["points"]], [Step(**s) for s in data["steps"]],
                    data["eta_seconds"])
 
     def text(self) -> str:
@@ -110,12 +127,7 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     options, each group in first-appearance order, so every distinct stack is built once and
     every dataset deployed once per stack. With ``teardown`` the plan ends with stop/release.
     """
-    points = []
-    for i, (axes, params) in enumerate(validate(experiment)):
-        stack = digest([params["cluster"], params["ceph"], params["monitor"]])
-        points.append(PlannedPoint(
-            index=i, id=digest(params, 8), axes=axes, params=params, stack_key=stack,
-            spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]])))
+    points = [PlannedPoint.of(i, axes, spec) for i, (axes, spec) in enumerate(validate(experiment))]
     first = {}
     for p in points:
         for key in (p.stack_key, p.data_key, p.spark_key):
@@ -126,12 +138,12 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     seen: set[str] = set()
     for p in points:
         if p.stack_key not in seen:
-            steps += [Step("install", p.id, "new stack: " + _describe(p.params, "cluster", "ceph", "monitor")),
+            steps += [Step("install", p.id, "new stack: " + _describe(p.spec, "cluster", "ceph", "monitor")),
                       Step("start", p.id, "start Ceph, Spark, monitoring")]
         elif p.spark_key not in seen:
-            steps.append(Step("start", p.id, "Spark options change: " + _describe(p.params, "spark")))
+            steps.append(Step("start", p.id, "Spark options change: " + _describe(p.spec, "spark")))
         if p.data_key not in seen:
-            steps += [Step("generate", p.id, "dataset " + _describe(p.params, "data")),
+            steps += [Step("generate", p.id, "dataset " + _describe(p.spec, "data")),
                       Step("deploy", p.id, "deploy the dataset into CephFS")]
         if p.stack_key not in seen:
             steps.append(Step("build", p.id, "connector and object class for this stack"))
@@ -145,6 +157,7 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta)
 
 
-def _describe(params: dict, *sections: str) -> str:
+def _describe(spec: PointSpec, *sections: str) -> str:
+    params = spec.params()
     return ", ".join(f"{k}={format_size(v) if k in SIZES else v}" for s in sections
                      for k, v in params[s].items() if v not in (None, {}))

@@ -29,7 +29,7 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     stack.build = connector.build(spark=spark, ceph=ceph)
     merge_report(report, stack.build.report, "connector")
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
-    if any(p.params["workload"]["reader"] == "vanilla" for p in points):
+    if any(p.spec.workload.reader == "vanilla" for p in points):
         nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
         merge_report(report, ceph.mount(nodes), "ceph-fuse mount")
         stack.mount = ceph.mountpoint
@@ -38,12 +38,10 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
 
 def app_config(ctx: StageContext, stack: Stack) -> dict:
     """Reader part of the Spark application's configuration for the current point."""
-    w, point = ctx.point.params["workload"], ctx.point
-    if w["reader"] == "vanilla":
+    w, point = ctx.point.spec.workload, ctx.point
+    if w.reader == "vanilla":
         return {"format": "parquet", "options": {}, "register": [],
                 "path": f"file://{stack.mount}{dataset_path(point)}"}
     b = stack.build
-    options = {"offload": str(w["reader"] == "offload").lower(), "compression": w["compression"]}
-    options.update({knob: str(w[knob]) for knob in ("batch_size", "objects_per_partition") if w[knob]})
-    return {"format": b.format, "options": {**b.options, **options}, "register": list(b.register),
+    return {"format": b.format, "options": {**b.options, **w.connector_options()}, "register": list(b.register),
             "path": dataset_path(point)}

@@ -32,7 +32,6 @@ import pandas as pd  # noqa: E402
 from metareserve import format_size  # noqa: E402
 from monitor_deploy import counter_values  # noqa: E402
 
-from .planner import Plan  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
 
@@ -262,8 +261,7 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     reps = [r for r in reps if r[2].exists()]
     if not reps:
         return []
-    plan = run.read_yaml(run.plan)
-    points = {p["id"]: p for p in plan["points"]}
+    points = {p.id: p for p in run.load_plan().points}
     series = [(label, row, host_rates(pd.read_parquet(path), row["start"], row["end"]))
               for label, row, path in reps]
     paths = []
@@ -360,7 +358,7 @@ def _cells(t: pd.DataFrame) -> list[list[str]]:
 
 def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], note: str = "") -> Path:
     """``report/index.html``: one self-contained page (figures embedded as data URIs)."""
-    plan = Plan.from_dict(run.read_yaml(run.plan))
+    plan = run.load_plan()
     spec = run.read_yaml(run.spec) or {}
     layout = run.read_yaml(run.layout)
     hosts = []

@@ -28,7 +28,8 @@ from metareserve import Layout, load_reservation
 from metareserve.errors import UsageError
 from monitor_deploy import counter_gaps, counter_totals
 
-from .spec import SECTIONS
+from .planner import Plan, PlannedPoint
+from .spec import SECTIONS, PointSpec
 
 COMPONENTS = ("sae", "metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy",
               "pyspark", "pyarrow", "pandas")
@@ -113,11 +114,16 @@ class RunDir:
     def read_yaml(self, path: Path):
         return yaml.safe_load(path.read_text()) if path.exists() else None
 
+    def load_plan(self) -> Plan:
+        """The run's plan (``plan.yaml``, written before anything ran)."""
+        return Plan.from_dict(self.read_yaml(self.plan))
 
-def flat_params(params: dict) -> dict:
+
+def flat_params(spec: PointSpec) -> dict:
     """One column per parameter, named by field (field names are unique across sections);
     dict-valued parameters (layout, conf) become JSON text."""
     out = {}
+    params = spec.params()
     for section in SECTIONS:
         for k, v in params[section].items():
             out[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
@@ -131,24 +137,22 @@ RESOURCES = {"compute_rx_bytes": ("compute", "net_rx_bytes"), "compute_cpu_s": (
 """Result column → (side, counter) summed over that side's hosts during each repetition."""
 
 
-def host_roles(run: RunDir, point: dict) -> dict[str, str]:
+def host_roles(run: RunDir, point: PlannedPoint) -> dict[str, str]:
     """Node → ``compute``/``storage``/``both`` for a planned point: its explicit layout, else its
     stack's layout as distributed (``layouts/``; runs before it: ``layout.yaml`` for the first
     stack), else the default layout on the
     run's reservation cut to the point's node count."""
-    plan = run.read_yaml(run.plan)
-    roles = point["params"]["cluster"]["layout"]
+    roles = point.spec.cluster.layout
     if roles:
         return Layout.from_dict({"roles": roles}).host_roles()
-    if run.stack_layout(point["stack_key"]).exists():
-        return Layout.load(run.stack_layout(point["stack_key"])).host_roles()
-    if run.layout.exists() and point["stack_key"] == plan["points"][0]["stack_key"]:
+    if run.stack_layout(point.stack_key).exists():
+        return Layout.load(run.stack_layout(point.stack_key)).host_roles()
+    if run.layout.exists() and point.stack_key == run.load_plan().points[0].stack_key:
         return Layout.load(run.layout).host_roles()
     if not run.reservation.exists():
         return {}
     res = load_reservation(run.reservation)
-    return Layout.default(dataclasses.replace(res, nodes=res.nodes[:point["params"]["cluster"]["nodes"]])
-                          ).host_roles()
+    return Layout.default(dataclasses.replace(res, nodes=res.nodes[:point.spec.cluster.nodes])).host_roles()
 
 
 def side_resources(window: Path, start: float, end: float, roles: dict[str, str], *,
@@ -188,9 +192,9 @@ def tidy(run: RunDir) -> pd.DataFrame:
     resources during the repetition (:data:`RESOURCES`) and metric AUCs."""
     from .ledger import RunLedger
     ledger = RunLedger.load(run.ledger)
-    plan = run.read_yaml(run.plan)
-    points = {p["id"]: p for p in plan["points"]}
-    order = {pid: i for i, pid in enumerate(plan["order"])}
+    plan = run.load_plan()
+    points = {p.id: p for p in plan.points}
+    order = {pid: i for i, pid in enumerate(plan.order)}
     roles = {pid: host_roles(run, p) for pid, p in points.items()}
     around = neighbours(ledger.entries.values())
     exclusive = (run.root / "lease.yaml").exists()
@@ -200,17 +204,17 @@ def tidy(run: RunDir) -> pd.DataFrame:
             continue
         p = points[e["point"]]
         result = e.get("result") or {}
-        row = {"experiment": plan["experiment"], "profile": plan["profile"], "point": e["point"],
+        row = {"experiment": plan.experiment, "profile": plan.profile, "point": e["point"],
                "order": order[e["point"]], "repetition": e["repetition"], "warmup": e["warmup"],
                "start": e["start"], "end": e["end"],
                "init_s": result.get("init_s"), "compute_s": result.get("compute_s"),
                "total_s": result.get("total_s"), "rows_out": result.get("rows"),
                "checksum": result.get("checksum"), "attempts": e["attempts"], "exclusive": exclusive}
-        row.update(flat_params(p["params"]))
+        row.update(flat_params(p.spec))
         row.update({f"{side}_hosts": ",".join(n for n, r in roles[e["point"]].items() if r in SIDES[side])
                     for side in SIDES})
         window = run.metrics / e["point"] / f"rep{e['repetition']}"
-        if not p["params"]["monitor"]["enabled"]:
+        if not p.spec.monitor.enabled:
             row["metric_window"] = "off"
         elif e["end"]:
             after, before = around[e["point"], e["repetition"]]

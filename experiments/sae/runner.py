@@ -256,16 +256,12 @@ def status(path) -> dict:
     """Summary of a run directory: counts per state, per-point progress, failures, steps."""
     rd = RunDir.find(path)
     ledger = RunLedger.load(rd.ledger)
-    p = rd.read_yaml(rd.plan)
-    points = []
-    for pid in p["order"]:
-        entries = ledger.of_point(pid).values()
-        axes = next(x["axes"] for x in p["points"] if x["id"] == pid)
-        points.append({"point": pid, "axes": axes,
-                       "states": [e["state"] for e in entries]})
+    p = rd.load_plan()
+    points = [{"point": pt.id, "axes": pt.axes, "states": [e["state"] for e in ledger.of_point(pt.id).values()]}
+              for pt in p.points]
     held = rd.read_yaml(rd.root / "lease.yaml")
     holder = LeaseHolder(**{k: v for k, v in held.items() if k != "reservation"}) if held else None
-    return {"run": str(rd.root), "experiment": p["experiment"], "profile": p["profile"],
+    return {"run": str(rd.root), "experiment": p.experiment, "profile": p.profile,
             "lease": (f"{'holds' if not holder.is_gone() else 'held'} the lease of {held['reservation']!r} "
                       f"(pid {holder.pid} on {holder.host})") if holder else "no lease taken yet",
             "counts": ledger.counts(), "points": points,

@@ -17,7 +17,9 @@ from data_deploy import check_object_size
 from metareserve import parse_size
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
-from spark_deploy import SparkOptions
+from monitor_deploy import MonitorOptions
+from rados_deploy import CephOptions
+from spark_deploy import SparkOptions, check_conf, check_memory
 
 from .connector.protocol import CODECS
 
@@ -60,7 +62,7 @@ class CephSpec:
     """Ceph OSD store and size."""
 
     store: str = "memstore"
-    osd_size: str = "4GiB"
+    osd_size: int | str = "4GiB"
     osds_per_node: int = 1
 
 
@@ -81,7 +83,7 @@ class DataSpec:
     rows: int = 200_000
     seed: int = 0
     input: str | None = None
-    object_size: str = "8MiB"
+    object_size: int | str = "8MiB"
     link_multiplier: int = 1
     copy_multiplier: int = 1
 
@@ -107,6 +109,14 @@ class Workload:
     def __post_init__(self, offload):
         if offload is not None:
             raise UsageError(f"Workload(offload={offload!r}): {_OFFLOAD_GONE}")
+
+    def connector_options(self) -> dict[str, str]:
+        """The one mapping from this workload to the connector's read options (``offload``,
+        ``compression``, and the tuning knobs that are set); vanilla reads take none."""
+        options = {"offload": str(self.reader == "offload").lower(), "compression": self.compression}
+        options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
+                        if getattr(self, knob)})
+        return options
 
 
 SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
@@ -219,68 +229,123 @@ def axis_target(name: str) -> tuple[str, str]:
     raise UsageError(f"sweep: unknown axis {name!r} (axes: {', '.join(known)})")
 
 
-def resolve_point(experiment: Experiment, axes: dict) -> dict:
-    """The full parameter set of one sweep point: section → field → value (plain data;
-    :func:`validate` then turns sizes into bytes, so a size's spelling is not its identity)."""
-    sections = {s: dataclasses.asdict(getattr(experiment, s)) for s in SECTIONS}
-    for name, value in axes.items():
-        section, field = axis_target(name)
-        sections[section][field] = value
-    return sections
+@dataclasses.dataclass(frozen=True)
+class PointSpec:
+    """One resolved sweep point: every section with the point's axes applied and sizes in bytes
+    (a size's spelling is not its identity), plus the deployers' own options built from them.
+    Building one is validation: a bad value raises UsageError naming ``where``."""
+
+    cluster: ClusterSpec
+    spark: SparkSpec
+    ceph: CephSpec
+    monitor: MonitorSpec
+    data: DataSpec
+    workload: Workload
+    where: dataclasses.InitVar[str] = "point"
+    ceph_options: CephOptions = dataclasses.field(init=False, repr=False, compare=False)
+    spark_options: SparkOptions = dataclasses.field(init=False, repr=False, compare=False)
+    monitor_options: MonitorOptions | None = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self, where):
+        _check(self, where)
+        try:
+            self._build_options()
+        except UsageError as e:   # as the deployers would, after reserving
+            raise UsageError(f"{where}: {e}") from None
+
+    def _build_options(self) -> None:
+        sized = {"ceph": dataclasses.replace(self.ceph, osd_size=parse_size(self.ceph.osd_size, what="osd_size")),
+                 "data": dataclasses.replace(self.data, object_size=parse_size(self.data.object_size,
+                                                                               what="object_size"))}
+        for name, value in sized.items():
+            object.__setattr__(self, name, value)
+        options = {"ceph_options": ceph_options(self.ceph), "spark_options": spark_options(self.spark),
+                   "monitor_options": MonitorOptions(scrape_interval=self.monitor.scrape_interval)
+                   if self.monitor.enabled else None}
+        for name, value in options.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def resolve(cls, experiment: "Experiment", axes: dict, where: str = "point") -> "PointSpec":
+        """The experiment's sections with ``axes`` ({axis name: value}) applied, validated."""
+        changes: dict[str, dict] = {s: {} for s in SECTIONS}
+        for name, value in axes.items():
+            section, field = axis_target(name)
+            changes[section][field] = value
+        return cls(**{s: dataclasses.replace(getattr(experiment, s), **changes[s]) for s in SECTIONS},
+                   where=where)
+
+    @classmethod
+    def from_params(cls, params: dict, where: str = "point") -> "PointSpec":
+        """The point :meth:`params` wrote (e.g. into a run's plan.yaml)."""
+        return cls(**{s: _replace(SECTIONS[s](), params[s], f"{where} {s}") for s in SECTIONS}, where=where)
+
+    def params(self) -> dict:
+        """Plain data, section → field → value (plan.yaml, point ids, result columns)."""
+        return {s: dataclasses.asdict(getattr(self, s)) for s in SECTIONS}
 
 
-def validate_point(params: dict, where: str) -> None:
+def ceph_options(ceph: CephSpec) -> CephOptions:
+    """The one translation of a ``ceph`` section into rados_deploy's options."""
+    return CephOptions(store=ceph.store, osd_size=ceph.osd_size, osds_per_node=ceph.osds_per_node)
+
+
+def spark_options(spark: SparkSpec) -> SparkOptions:
+    """The one translation of a ``spark`` section into spark_deploy's options (the application's
+    driver memory and ``conf`` travel with the submit, checked as Spark would)."""
+    check_memory(spark.driver_memory, "spark: driver_memory")
+    check_conf(spark.conf, "spark: conf")
+    return SparkOptions.from_dict({"worker_cores": spark.worker_cores, "worker_memory": spark.worker_memory,
+                                   "executor_memory": spark.executor_memory}, source="spark")
+
+
+def _check(point: PointSpec, where: str) -> None:
     """Check one resolved point; UsageError naming ``where`` and the bad value."""
     def bad(msg):
         raise UsageError(f"{where}: {msg}")
-    c, sp, ceph, m, d, w = (params[s] for s in SECTIONS)
-    _int(c["nodes"], 1, f"{where}: cluster.nodes")
-    if c["layout"] is not None:
-        if not isinstance(c["layout"], dict):
+    c, sp, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)
+    _int(c.nodes, 1, f"{where}: cluster.nodes")
+    if c.layout is not None:
+        if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")
-        for role, names in c["layout"].items():
+        for role, names in c.layout.items():
             if role not in ROLES:
                 bad(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
             for n in [names] if isinstance(names, str) else names:
                 if not isinstance(n, str) or not n:
                     bad(f"cluster.layout role {role} names {n!r}, not a node name")
-    _int(sp["worker_cores"], 1, f"{where}: spark.worker_cores")
-    try:   # as the deployer will, after reserving
-        SparkOptions(worker_cores=sp["worker_cores"], worker_memory=sp["worker_memory"],
-                     executor_memory=sp["executor_memory"])
-    except UsageError as e:
-        bad(str(e).replace("SparkOptions: ", "spark: ", 1))
-    if ceph["store"] not in STORES:
-        bad(f"ceph.store {ceph['store']!r} is not one of {', '.join(STORES)}")
-    parse_size(ceph["osd_size"], what=f"{where}: ceph.osd_size")
-    _int(ceph["osds_per_node"], 1, f"{where}: ceph.osds_per_node")
-    if not isinstance(m["enabled"], bool):
+    _int(sp.worker_cores, 1, f"{where}: spark.worker_cores")
+    if ceph.store not in STORES:
+        bad(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
+    parse_size(ceph.osd_size, what=f"{where}: ceph.osd_size")
+    _int(ceph.osds_per_node, 1, f"{where}: ceph.osds_per_node")
+    if not isinstance(m.enabled, bool):
         bad("monitor.enabled must be true or false")
-    if d["input"] is None:
-        _int(d["rows"], 1, f"{where}: data.rows")
+    if d.input is None:
+        _int(d.rows, 1, f"{where}: data.rows")
     try:
-        check_object_size(d["object_size"])
+        check_object_size(d.object_size)
     except UsageError as e:
         bad(f"data.{e}")
-    _int(d["link_multiplier"], 1, f"{where}: data.link_multiplier")
-    _int(d["copy_multiplier"], 1, f"{where}: data.copy_multiplier")
-    if w["reader"] not in READERS:
-        hint = "; " + _OFFLOAD_GONE if w["reader"] == "connector" else ""
-        bad(f"workload.reader {w['reader']!r} is not one of {', '.join(READERS)}{hint}")
-    if w["compression"] not in COMPRESSIONS:
-        bad(f"workload.compression {w['compression']!r} is not one of {', '.join(COMPRESSIONS)}")
+    _int(d.link_multiplier, 1, f"{where}: data.link_multiplier")
+    _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier")
+    if w.reader not in READERS:
+        hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
+        bad(f"workload.reader {w.reader!r} is not one of {', '.join(READERS)}{hint}")
+    if w.compression not in COMPRESSIONS:
+        bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
     for knob in ("batch_size", "objects_per_partition"):
-        if w[knob] is not None:
-            _int(w[knob], 1, f"{where}: workload.{knob}")
-    cols = w["columns"]
+        if getattr(w, knob) is not None:
+            _int(getattr(w, knob), 1, f"{where}: workload.{knob}")
+    cols = w.columns
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
         bad(f"workload.columns must be a list of column names, not {cols!r}")
-    if d["input"] is None:   # generated taxi data: the schema is known now
-        unknown = [c for c in [*cols, w["column"]] if c not in TAXI_SCHEMA.names]
+    if d.input is None:   # generated taxi data: the schema is known now
+        unknown = [c for c in [*cols, w.column] if c not in TAXI_SCHEMA.names]
         if unknown:
             bad(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
                 f"{', '.join(TAXI_SCHEMA.names)})")
-    sel = w["selectivity"]
+    sel = w.selectivity
     if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")
 
@@ -290,8 +355,8 @@ def _int(value, minimum: int, what: str) -> None:
         raise UsageError(f"{what} must be an integer >= {minimum}, not {value!r}")
 
 
-def validate(experiment: Experiment) -> list[tuple[dict, dict]]:
-    """Validate an experiment (after its profile); returns (axes, resolved params) per sweep
+def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
+    """Validate an experiment (after its profile); returns (axes, resolved point) per sweep
     point, in sweep order."""
     where = f"experiment {experiment.name!r}"
     if not isinstance(experiment.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", experiment.name):
@@ -319,16 +384,13 @@ def validate(experiment: Experiment) -> list[tuple[dict, dict]]:
         raise UsageError(f"{where}: the sweep is empty (its 'where' filter keeps no point)")
     points, seen = [], {}
     for i, axes in enumerate(axes_list):
-        params = resolve_point(experiment, axes)
-        validate_point(params, f"{where} point {i} {_axes_text(axes)}".rstrip())
-        params["data"]["object_size"] = parse_size(params["data"]["object_size"], what="data.object_size")
-        params["ceph"]["osd_size"] = parse_size(params["ceph"]["osd_size"], what="ceph.osd_size")
-        key = repr(params)
+        spec = PointSpec.resolve(experiment, axes, f"{where} point {i} {_axes_text(axes)}".rstrip())
+        key = repr(spec.params())
         if key in seen:   # e.g. object sizes "4M" and "4MiB": the same bytes, the same point
             raise UsageError(f"{where}: sweep points {seen[key]} ({_axes_text(points[seen[key]][0])}) and {i} "
                              f"({_axes_text(axes)}) are the same point; list each value once")
         seen[key] = i
-        points.append((axes, params))
+        points.append((axes, spec))
     return points
 
 

@@ -19,16 +19,17 @@ from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_pat
                       sub_reservation)
 from .execute import run_points
 from .planner import Plan, PlannedPoint
+from .spec import CephSpec, ceph_options
 
 
 def check_reservation(res: Reservation, p: Plan, source: str) -> None:
     """UsageError if ``res`` is too small for any point or a point's layout names unknown nodes."""
     for point in p.points:
-        need = point.params["cluster"]["nodes"]
+        need = point.spec.cluster.nodes
         if len(res.nodes) < need:
             raise UsageError(f"{source}: reservation {res.name!r} has {len(res.nodes)} nodes but point "
                              f"{point.id} needs {need} (cluster.nodes); reserve more nodes or lower cluster.nodes")
-        roles = point.params["cluster"]["layout"]
+        roles = point.spec.cluster.layout
         if roles:
             try:
                 Layout.from_dict({"roles": roles}).validate(sub_reservation(res, need))
@@ -40,7 +41,7 @@ def check_own_node_names(p: Plan, source: str) -> None:
     """UsageError if a point's layout names a node outside node1..nodeN, the names of the
     reservations sae makes itself (hosts named otherwise come with ``--reservation``)."""
     for point in p.points:
-        need, roles = point.params["cluster"]["nodes"], point.params["cluster"]["layout"] or {}
+        need, roles = point.spec.cluster.nodes, point.spec.cluster.layout or {}
         own = {f"node{i}" for i in range(1, need + 1)}
         for role, names in roles.items():
             for n in [names] if isinstance(names, str) else names:
@@ -58,7 +59,7 @@ def reservation_name(experiment_name: str) -> str:
 def stage_reserve(ctx: StageContext) -> StageReport:
     """Use the given reservation, or reserve (reattach to) ``sae-<experiment>`` nodes."""
     report = StageReport("reserve")
-    need = max(p.params["cluster"]["nodes"] for p in ctx.plan.points)
+    need = max(p.spec.cluster.nodes for p in ctx.plan.points)
     if ctx.options.reservation:
         res = load_reservation(ctx.options.reservation)
         check_reservation(res, ctx.plan, str(ctx.options.reservation))
@@ -132,36 +133,25 @@ def stage_release(ctx: StageContext) -> StageReport:
 
 
 # -- stack stages -----------------------------------------------------------------------------
-def ceph_options(ceph: dict):
-    """The one translation of a point's (or a recorded stack's) ``ceph`` section into
-    rados_deploy's options."""
-    from rados_deploy import CephOptions
-    return CephOptions(store=ceph["store"], osd_size=ceph["osd_size"], osds_per_node=ceph["osds_per_node"])
-
-
 def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
     """Deployer objects for the point's stack (built once per stack key, kept in ``ctx``)."""
-    from monitor_deploy import Monitoring, MonitorOptions
+    from monitor_deploy import Monitoring
     from rados_deploy import CephCluster
-    from spark_deploy import SparkCluster, SparkOptions
+    from spark_deploy import SparkCluster
 
     if ctx.stack_key != point.stack_key:
         ctx.close_stack()
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
-        c, m = point.params["ceph"], point.params["monitor"]
-        ctx.stack = Stack(ceph=CephCluster(res, layout, ceph_options(c), cluster=cluster))
-        if m["enabled"]:
-            options = MonitorOptions(scrape_interval=m["scrape_interval"])
+        ctx.stack = Stack(ceph=CephCluster(res, layout, point.spec.ceph_options, cluster=cluster))
+        options = point.spec.monitor_options
+        if options is not None:
             ctx.stack.monitoring = Monitoring(res, layout, options, cluster=cluster)
             ctx.stack.marker_monitoring = Monitoring(res, layout, options)
         ctx.stack_key = point.stack_key
     if ctx.stack.spark_key != point.spark_key:
-        s = point.params["spark"]
-        ctx.stack.spark = SparkCluster(
-            ctx.reservation_for(point), ctx.layout_for(point),
-            SparkOptions(worker_cores=s["worker_cores"], worker_memory=s["worker_memory"],
-                         executor_memory=s["executor_memory"], python_packages=reader.python_packages()),
-            cluster=ctx.connect())
+        options = dataclasses.replace(point.spec.spark_options, python_packages=reader.python_packages())
+        ctx.stack.spark = SparkCluster(ctx.reservation_for(point), ctx.layout_for(point), options,
+                                       cluster=ctx.connect())
         ctx.stack.spark_key = point.spark_key
     return ctx.stack
 
@@ -183,15 +173,15 @@ def stage_install(ctx: StageContext) -> StageReport:
             merge_report(report, ctx.stack.spark.stop(), "previous spark stop")
         res = sub_reservation(ctx.reservation, old["nodes"])
         layout = Layout.from_dict({"roles": old["layout"]}).validate(res)
-        previous = CephCluster(res, layout, ceph_options(old["ceph"]), cluster=ctx.connect())
+        previous = CephCluster(res, layout, ceph_options(CephSpec(**old["ceph"])), cluster=ctx.connect())
         merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
     for name, deployer in stack.deployers("ceph", "spark", "monitoring"):
         merge_report(report, deployer.install(), name)
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(yaml.safe_dump({
-        "stack_key": ctx.point.stack_key, "nodes": ctx.point.params["cluster"]["nodes"],
-        "layout": ctx.layout_for(ctx.point).roles, "ceph": ctx.point.params["ceph"]}))
+        "stack_key": ctx.point.stack_key, "nodes": ctx.point.spec.cluster.nodes,
+        "layout": ctx.layout_for(ctx.point).roles, "ceph": dataclasses.asdict(ctx.point.spec.ceph)}))
     return report
 
 
@@ -210,19 +200,19 @@ def stage_generate(ctx: StageContext) -> StageReport:
     controller, cached across runs."""
     import data_deploy
     report = StageReport("generate")
-    d = ctx.point.params["data"]
+    d = ctx.point.spec.data
     source, split_dir = dataset_dirs(ctx.point)
     done = source / ".complete"
     if done.exists():
         report.add(CONTROLLER, False, f"dataset in cache {source}")
     else:
-        if d["input"]:
-            data_deploy.ingest(d["input"], source)
+        if d.input:
+            data_deploy.ingest(d.input, source)
         else:
-            data_deploy.generate(d["rows"], seed=d["seed"], out=source)
+            data_deploy.generate(d.rows, seed=d.seed, out=source)
         done.write_text("ok")
-        report.add(CONTROLLER, True, f"{d['rows']} rows generated into {source}")
-    split = data_deploy.split(sorted(source.glob("*.parquet")), out=split_dir, object_size=d["object_size"])
+        report.add(CONTROLLER, True, f"{d.rows} rows generated into {source}")
+    split = data_deploy.split(sorted(source.glob("*.parquet")), out=split_dir, object_size=d.object_size)
     report.add(CONTROLLER, report.nodes[CONTROLLER].changed or split.changed,
                f"{report.nodes[CONTROLLER].message}; split: {split.summary()}", log=False)
     return report
@@ -231,14 +221,14 @@ def stage_generate(ctx: StageContext) -> StageReport:
 def stage_deploy(ctx: StageContext) -> StageReport:
     """Deploy the split dataset into CephFS (link/copy multipliers applied)."""
     import data_deploy
-    d = ctx.point.params["data"]
+    d = ctx.point.spec.data
     stack = _stack(ctx, ctx.point)
     _, split_dir = dataset_dirs(ctx.point)
     layout = ctx.layout_for(ctx.point)
     client = layout.names("driver")[0]
     return data_deploy.deploy(ctx.reservation_for(ctx.point), split_dir, plugin="cephfs",
-                              dest=dataset_path(ctx.point), object_size=d["object_size"],
-                              link_multiplier=d["link_multiplier"], copy_multiplier=d["copy_multiplier"],
+                              dest=dataset_path(ctx.point), object_size=d.object_size,
+                              link_multiplier=d.link_multiplier, copy_multiplier=d.copy_multiplier,
                               node=client, layout=layout, ceph_conf=stack.ceph.client_conf(client),
                               cluster=ctx.connect()).stage
 

@@ -6,7 +6,8 @@
 ...     spark.submit("pi.py", args=[10]).exit_code
 """
 from .cluster import DaemonStatus, SparkCluster, SparkStatus
-from .options import SparkOptions
+from .options import SparkOptions, check_conf, check_memory
 from .submit import SubmitError, SubmitResult
 
-__all__ = ["SparkCluster", "SparkOptions", "SparkStatus", "DaemonStatus", "SubmitResult", "SubmitError"]
+__all__ = ["SparkCluster", "SparkOptions", "SparkStatus", "DaemonStatus", "SubmitResult", "SubmitError",
+           "check_memory", "check_conf"]

@@ -13,6 +13,20 @@ PINNED_PYTHON = ("pyarrow==26.0.1", "pandas<3")
 _MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
 
 
+def check_memory(value, what: str) -> None:
+    """UsageError unless ``value`` is a JVM memory size as Spark takes it (``512m``, ``2g``)."""
+    if not isinstance(value, str) or not _MEMORY.match(value):
+        raise UsageError(f"{what} must look like 512m or 2g, not {value!r}")
+
+
+def check_conf(conf, what: str) -> None:
+    """UsageError unless ``conf`` maps Spark properties (``spark.*``) to values."""
+    if not isinstance(conf, dict):
+        raise UsageError(f"{what} must be a dict")
+    if not all(isinstance(k, str) and k.startswith("spark.") for k in conf):
+        raise UsageError(f"{what} keys must be Spark properties (spark.*)")
+
+
 @dataclasses.dataclass
 class SparkOptions:
     """Options of a Spark standalone deployment.
@@ -55,17 +69,15 @@ class SparkOptions:
         if not isinstance(self.worker_cores, int) or isinstance(self.worker_cores, bool) or self.worker_cores < 1:
             raise UsageError(f"{source}: worker_cores must be a positive integer, not {self.worker_cores!r}")
         for name in ("worker_memory", "executor_memory"):
-            if not isinstance(getattr(self, name), str) or not _MEMORY.match(getattr(self, name)):
-                raise UsageError(f"{source}: {name} must look like 512m or 2g, not {getattr(self, name)!r}")
+            check_memory(getattr(self, name), f"{source}: {name}")
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(self.metrics_namespace)):
             raise UsageError(f"{source}: metrics_namespace must be an identifier, not {self.metrics_namespace!r}")
-        for name, kind in (("python_packages", list), ("env", dict), ("conf", dict)):
+        for name, kind in (("python_packages", list), ("env", dict)):
             if not isinstance(getattr(self, name), kind):
                 raise UsageError(f"{source}: {name} must be a {kind.__name__}")
         if not all(isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k) for k in self.env):
             raise UsageError(f"{source}: env keys must be environment variable names")
-        if not all(isinstance(k, str) and k.startswith("spark.") for k in self.conf):
-            raise UsageError(f"{source}: conf keys must be Spark properties (spark.*)")
+        check_conf(self.conf, f"{source}: conf")
         return self
 
     @property

@@ -62,7 +62,7 @@ def _fill(p, run, ledger, rng):
         "ceph-mon": ["node1"], "ceph-osd": ["node1"], "prometheus": ["node1"],
         "spark-master": ["node2"], "driver": ["node2"], "spark-worker": ["node2", "node3"]}})
     for pt in p.points:
-        sel, reader = pt.params["workload"]["selectivity"], pt.params["workload"]["reader"]
+        sel, reader = pt.spec.workload.selectivity, pt.spec.workload.reader
         for key, e in ledger.of_point(pt.id).items():
             t0 = 1e9 + 100 * (pt.index * 10 + e["repetition"])
             init, comp = rng.uniform(0.5, 1), sel / 20 + rng.uniform(0, 0.5)
@@ -147,7 +147,7 @@ def test_repetitions_without_a_full_metric_window_are_marked_not_zero(tmp_path):
     of another (no window): both are marked, their side columns empty, the report warns."""
     p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1], "reader": READERS}))
     _fill(p, run, ledger, np.random.default_rng(2))
-    off = next(pt for pt in p.points if pt.params["workload"]["reader"] == "offload")
+    off = next(pt for pt in p.points if pt.spec.workload.reader == "offload")
     entries = sorted(ledger.of_point(off.id).values(), key=lambda e: e["repetition"])
     gap, gone = entries[1], entries[2]
     counters = run.metrics / off.id / f"rep{gap['repetition']}" / "counters.parquet"

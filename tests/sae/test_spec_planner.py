@@ -42,6 +42,9 @@ def exp(**kw):
     (dict(workload=Workload(objects_per_partition=0)), "workload.objects_per_partition must be an integer >= 1"),
     (dict(spark=sae.SparkSpec(worker_memory="2 gigs")), "spark: worker_memory must look like 512m or 2g"),
     (dict(spark=sae.SparkSpec(executor_memory=4)), "spark: executor_memory must look like 512m or 2g"),
+    (dict(spark=sae.SparkSpec(driver_memory="lots")), "spark: driver_memory must look like 512m or 2g"),
+    (dict(spark=sae.SparkSpec(conf={"executor.cores": 2})), "spark: conf keys must be Spark properties"),
+    (dict(monitor=sae.MonitorSpec(scrape_interval="2 parsecs")), "scrape interval '2 parsecs' is not a Prometheus"),
 ])
 def test_invalid_experiments_fail_in_one_line(kw, message):
     with pytest.raises(UsageError) as e:
@@ -62,8 +65,9 @@ def test_old_offload_option_fails_in_one_line(tmp_path):
 def test_reader_axis_sets_connector_offload_option():
     readers = ["offload", "no-offload", "vanilla"]
     points = validate(exp(sweep=Sweep(cartesian={"selectivity": [1], "reader": readers})))
-    assert [p["workload"]["reader"] for _, p in points] == readers
-    assert "offload" not in points[0][1]["workload"]
+    assert [p.workload.reader for _, p in points] == readers
+    assert [p.workload.connector_options()["offload"] for _, p in points[:2]] == ["true", "false"]
+    assert "offload" not in points[0][1].params()["workload"]
 
 
 def test_profiles_override_sections_and_reject_unknown_options():
@@ -84,7 +88,7 @@ def test_sweep_cartesian_zipped_and_filter():
     assert len(pts) == 5
     assert {"selectivity": 50, "object_size": "8MiB", "rows": 20} in pts
     points = validate(exp(sweep=s))
-    assert points[0][1]["workload"]["selectivity"] == 1 and points[0][1]["data"]["rows"] == 10
+    assert points[0][1].workload.selectivity == 1 and points[0][1].data.rows == 10
 
 
 def test_planner_groups_stack_and_data_changes():
@@ -95,9 +99,9 @@ def test_planner_groups_stack_and_data_changes():
     p = plan(exp(sweep=s))
     stages = [st.stage for st in p.steps]
     assert stages.count("install") == 2 and stages.count("deploy") == 4 and stages.count("run") == 8
-    stores = [pt.params["ceph"]["store"] for pt in p.points]
+    stores = [pt.spec.ceph.store for pt in p.points]
     assert stores == ["memstore"] * 4 + ["bluestore"] * 4
-    sizes = [pt.params["data"]["object_size"] for pt in p.points]
+    sizes = [pt.spec.data.object_size for pt in p.points]
     assert sizes[:4] == [4 << 20, 4 << 20, 8 << 20, 8 << 20]   # bytes
     runs = [st.point for st in p.steps if st.stage == "run"]
     assert runs == p.order
@@ -114,9 +118,9 @@ def test_spark_change_restarts_spark_only():
 
 @pytest.mark.parametrize("osd_size, object_size", [("4G", "8M"), ("1.5GB", "0.25GiB"), (4 << 30, 4 << 20)])
 def test_validate_accepts_sizes_in_every_unit_family(osd_size, object_size):
-    (_, params), *_ = validate(exp(ceph=CephSpec(osd_size=osd_size), data=DataSpec(object_size=object_size)))
-    assert params["ceph"]["osd_size"] == parse_size(osd_size, what="osd") > 0
-    assert params["data"]["object_size"] == parse_size(object_size, what="object") > 0
+    (_, spec), *_ = validate(exp(ceph=CephSpec(osd_size=osd_size), data=DataSpec(object_size=object_size)))
+    assert spec.ceph.osd_size == spec.ceph_options.osd_size == parse_size(osd_size, what="osd") > 0
+    assert spec.data.object_size == parse_size(object_size, what="object") > 0
 
 
 def test_a_size_is_its_bytes_not_its_spelling():
@@ -164,7 +168,7 @@ def test_layout_node_names_are_checked_against_the_hosts_that_run_it(tmp_path):
     hosts = Reservation(name="mine", provider="ssh", nodes=[Node(name=f"db{i}", host=f"10.0.0.{i}") for i in (1, 2, 3)])
     hosts.save(tmp_path / "hosts.yaml")
     _, p = prepare(f, profile=None, options=RunOptions(reservation=str(tmp_path / "hosts.yaml")))
-    assert p.points[0].params["cluster"]["layout"]["spark-worker"] == ["db2", "db3"]
+    assert p.points[0].spec.cluster.layout["spark-worker"] == ["db2", "db3"]
     f.write_text(f.read_text().replace("'db3']", "'db9']"))
     with pytest.raises(UsageError, match="db9"):
         prepare(f, profile=None, options=RunOptions(reservation=str(tmp_path / "hosts.yaml")))
