@@ -105,7 +105,9 @@ def main():
     try:
         with Cluster(res) as cluster, lease.leased(cluster, "bench/connector_bench.py"):   # no run measures beside it
             ceph = CephCluster(res, layout, CephOptions(store="bluestore", osd_size="8GiB"), cluster=cluster)
-            spark = SparkCluster(res, layout, SparkOptions(worker_cores=1, worker_memory="2g"), cluster=cluster)
+            spark = SparkCluster(res, layout, SparkOptions(worker_cores=1, worker_memory="2g",
+                                                                  system_packages=list(connector.SYSTEM_PACKAGES)),
+                                 cluster=cluster)
             ceph.install(), ceph.start()
             spark.install(), spark.start()
             split = dd.split(dd.generate(args.rows, seed=1, out=work / "gen"), out=work / "split",

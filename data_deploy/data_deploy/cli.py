@@ -13,7 +13,7 @@ target_options = [
                  help="Writing node (repeatable for local); default from the plugin and layout."),
     click.option("--ceph-conf", metavar="PATH",
                  help="Client ceph.conf on the node (cephfs; 'rados-deploy status' prints it; "
-                      "default <state root>/<node>/ceph/ceph.conf)."),
+                      "default Ceph's own /etc/ceph/ceph.conf)."),
 ]
 
 

@@ -133,6 +133,10 @@ def dataset_id(entries: list[dict]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+CEPH_DEFAULT_CONF = "/etc/ceph/ceph.conf"
+"""Where Ceph's tools look for a cluster's conf when none is named."""
+
+
 def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_conf) -> str | None:
     """Install what the plugin needs on ``nodes``; return the ceph.conf path (cephfs) after
     checking it is readable there."""
@@ -140,13 +144,14 @@ def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_c
         cluster.apt_install(plugin.apt_packages, nodes=nodes, stage=f"{STAGE} install")
     if not plugin.needs_ceph:
         return None
-    conf = ceph_conf or f"{res.node_dir(nodes[0], 'ceph')}/ceph.conf"
+    conf = ceph_conf or CEPH_DEFAULT_CONF
     r = cluster.run(["test", "-r", conf], nodes=nodes, stage=STAGE, check=False)
     missing = [n for n, out in r.items() if out["rc"] != 0]
     if missing:
-        raise UsageError(f"[{missing[0]} {STAGE}] no readable ceph.conf at {conf}; pass --ceph-conf PATH "
-                         f"(rados-deploy status prints the client conf; it is "
-                         f"<state root>/<node>/ceph/ceph.conf)")
+        given = "" if ceph_conf else " (Ceph's default)"
+        raise UsageError(f"[{missing[0]} {STAGE}] no readable ceph.conf at {conf}{given}; pass --ceph-conf PATH, "
+                         f"the client conf on that node (for a rados-deploy cluster 'rados-deploy status' "
+                         f"prints it as CEPH_CONF=...)")
     return conf
 
 
@@ -164,8 +169,8 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
         link_multiplier: names per physical file (hard links, no new data).
         copy_multiplier: physical copies of every file (new inodes and objects).
         node: writing node(s); default from the plugin and ``layout`` (default layout if None).
-        ceph_conf: path of a client ceph.conf on the node (cephfs; default
-            ``reservation.node_dir(node, "ceph")/ceph.conf``).
+        ceph_conf: path of a client ceph.conf on the node (cephfs; default Ceph's own
+            :data:`CEPH_DEFAULT_CONF`).
         cluster: an open :class:`metareserve.Cluster` to reuse.
     Returns:
         A :class:`DeployReport`; ``changed`` is False when the same dataset and layout were

@@ -12,13 +12,10 @@ from metareserve import StageReport
 from .context import Stack, StageContext, dataset_path, merge_report
 
 
-def python_packages() -> list[str]:
-    """Extra Python requirements of the nodes' Spark venv (the connector's)."""
-    try:
-        from .connector import REQUIREMENTS
-    except ImportError:
-        return []
-    return list(REQUIREMENTS)
+def system_packages() -> list[str]:
+    """Debian packages the Spark nodes need for the connector (spark_deploy installs them)."""
+    from .connector import SYSTEM_PACKAGES
+    return list(SYSTEM_PACKAGES)
 
 
 def build(ctx: StageContext, stack: Stack) -> StageReport:

@@ -149,7 +149,7 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
             ctx.stack.marker_monitoring = Monitoring(res, layout, options)
         ctx.stack_key = point.stack_key
     if ctx.stack.spark_key != point.spark_key:
-        options = dataclasses.replace(point.spec.spark_options, python_packages=reader.python_packages())
+        options = dataclasses.replace(point.spec.spark_options, system_packages=reader.system_packages())
         ctx.stack.spark = SparkCluster(ctx.reservation_for(point), ctx.layout_for(point), options,
                                        cluster=ctx.connect())
         ctx.stack.spark_key = point.spark_key

@@ -71,6 +71,11 @@ def start(ceph):
     report = ceph.start()
     _summary(report)
     click.echo(f"bring-up {report.details['bringup_seconds']} s; health {report.details.get('health')}")
+    _client_confs(ceph)
+
+
+def _client_confs(ceph) -> None:
+    """Where each client node's ceph.conf is (what data-deploy --ceph-conf and CEPH_CONF take)."""
     for node in ceph.topology.clients:
         click.echo(f"{node}: CEPH_CONF={ceph.client_conf(node)}")
 
@@ -93,6 +98,7 @@ def status(ceph):
     st = ceph.status()
     for line in st.lines():
         click.echo(line)
+    _client_confs(ceph)
     if not st.ok:
         sys.exit(1)
 

@@ -60,6 +60,22 @@ class CephCluster(Service):
                              "add it under 'ceph-client'")
         return self.conf_path(node)
 
+    @property
+    def shared_client_conf(self) -> str:
+        """One path that names a client ceph.conf on every node :meth:`link_client_conf` was
+        given (e.g. one ``CEPH_CONF`` for Spark executors wherever they run)."""
+        return f"{self.reservation.state_root}/ceph-client.conf"
+
+    def link_client_conf(self, nodes: list[str]) -> StageReport:
+        """Point :attr:`shared_client_conf` at each node's :meth:`client_conf` (idempotent)."""
+        report = StageReport("ceph client conf", details={"path": self.shared_client_conf})
+        valid = sorted({self.client_conf(n) for n in nodes})
+        for node in nodes:   # one by one: local-cluster nodes share the link
+            now = self.cluster.call(remote, "link_conf", self.shared_client_conf, self.client_conf(node), valid,
+                                    nodes=[node], stage=report.stage)[node]
+            report.add(node, now, f"linked {self.shared_client_conf}" if now else f"{self.shared_client_conf} current")
+        return report
+
     def log_path(self, node: str, daemon: str) -> str:
         return f"{self.state_dir(node)}/log/ceph-{daemon}.log"
 

@@ -277,6 +277,24 @@ def install_class(root, classdir, files, osd_pids):
     return {"changed": changed, "stale": stale}
 
 
+def link_conf(path, target, valid):
+    """Make ``path`` a symlink to ``target`` unless it already names one of the ``valid`` confs
+    and is readable (nodes sharing a disk share the link). True if it changed."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        current = os.readlink(path)
+    except OSError:
+        current = None
+    if current in valid and os.access(path, os.R_OK):
+        return False
+    tmp = path + ".tmp"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+    return True
+
+
 def fuse_mount(conf, mountpoint, cache=False):
     """Mount CephFS at ``mountpoint`` with ceph-fuse unless something is mounted there; without
     ``cache`` no client data cache (every read reaches the OSDs). True if mounted now."""

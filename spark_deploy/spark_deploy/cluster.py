@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 import time
+from pathlib import Path
 
 from metareserve import Layout, Reservation, Service, StageReport, node_agent, runtime
 from metareserve.errors import RemoteError, UsageError
@@ -146,7 +147,8 @@ class SparkCluster(Service):
         stage = "spark install"
         report = StageReport(stage)
         before = self._software(stage)
-        java = self.cluster.apt_install(software.JAVA_PACKAGES, nodes=self.nodes, stage=f"{stage} java")
+        java = self.cluster.apt_install([*software.JAVA_PACKAGES, *self.options.system_packages],
+                                        nodes=self.nodes, stage=f"{stage} java")
         runtime.ensure_python_env(self.cluster, self.options.requirements, nodes=self.nodes,
                                   stage=f"{stage} python")
         if self.options.spark_source:
@@ -353,6 +355,12 @@ class SparkCluster(Service):
                   [f"removed {p}" for p in found[n]]
             report.add(n, bool(did), "; ".join(did) if did else f"nothing left under {self.paths(n).root}")
         return report
+
+    def compile_jar(self, sources, out, *, classpath=(), stage: str = "spark compile"):
+        """Compile the Java sources under ``sources`` against this deployment's Spark jars on
+        the driver node and fetch the jar to ``out`` (see :func:`spark_deploy.jar.compile_jar`)."""
+        from .jar import compile_jar
+        return compile_jar(self, Path(sources), Path(out), classpath=classpath, stage=stage)
 
     def submit(self, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
                env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None) -> SubmitResult:

@@ -32,7 +32,9 @@ class SparkOptions:
     """Options of a Spark standalone deployment.
 
     ``version`` pins pyspark from PyPI unless ``spark_source`` names a Spark tarball (path or
-    URL). ``env`` reaches daemons, executors and the driver; ``conf`` adds spark-defaults entries;
+    URL). ``python_packages`` join the nodes' Python env; ``system_packages`` (Debian package
+    names, e.g. a library a job's jars load) are installed with Java on every node.
+    ``env`` reaches daemons, executors and the driver; ``conf`` adds spark-defaults entries;
     ``prefix`` replaces the per-node state directory (default
     ``reservation.node_dir(node, "spark")``; ``{node}`` in it is replaced by the node name).
     """
@@ -48,6 +50,7 @@ class SparkOptions:
     worker_ui_port: int = 8081
     metrics_namespace: str = "sae"
     python_packages: list = dataclasses.field(default_factory=list)
+    system_packages: list = dataclasses.field(default_factory=list)
     env: dict = dataclasses.field(default_factory=dict)
     conf: dict = dataclasses.field(default_factory=dict)
     prefix: str | None = None
@@ -72,7 +75,7 @@ class SparkOptions:
             check_memory(getattr(self, name), f"{source}: {name}")
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(self.metrics_namespace)):
             raise UsageError(f"{source}: metrics_namespace must be an identifier, not {self.metrics_namespace!r}")
-        for name, kind in (("python_packages", list), ("env", dict)):
+        for name, kind in (("python_packages", list), ("system_packages", list), ("env", dict)):
             if not isinstance(getattr(self, name), kind):
                 raise UsageError(f"{source}: {name} must be a {kind.__name__}")
         if not all(isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k) for k in self.env):

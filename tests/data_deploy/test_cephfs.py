@@ -4,6 +4,7 @@ import json
 import os
 import threading
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -11,7 +12,7 @@ import pytest
 
 import data_deploy as dd
 from data_deploy import remote
-from metareserve.errors import OperationalError, SaeError
+from metareserve.errors import OperationalError, SaeError, UsageError
 
 NODE = "node1"
 
@@ -170,3 +171,15 @@ def test_unreachable_cephfs_is_one_line(local_cluster, cluster, conf, big_split,
                   ceph_conf=str(bad), cluster=cluster)
     msg = str(e.value)
     assert "\n" not in msg and "[node1 data-deploy" in msg and "cannot mount CephFS" in msg
+
+
+@pytest.mark.parametrize("given", [None, "/nonexistent/ceph.conf"])
+def test_missing_ceph_conf_is_one_line_naming_node_and_path(local_cluster, cluster, big_split, given):
+    # data_deploy knows no deployer's paths: without --ceph-conf it looks where Ceph does
+    assert not Path(dd.CEPH_DEFAULT_CONF).exists()
+    with pytest.raises(UsageError) as e:
+        dd.deploy(local_cluster, big_split.out, dest="/data/never", object_size="16MiB", node=NODE,
+                  ceph_conf=given, cluster=cluster)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"[{NODE} data-deploy]")
+    assert f"no readable ceph.conf at {given or '/etc/ceph/ceph.conf (Ceph' }" in msg and "--ceph-conf" in msg

@@ -37,6 +37,8 @@ def test_entry_point_status_and_idempotent_start(ceph_cluster, local_cluster, tm
     st = subprocess.run([RADOS_DEPLOY, "status", *args], capture_output=True, text=True)
     assert st.returncode == 0, st.stderr
     assert "osd.2" in st.stdout and "health HEALTH_OK" in st.stdout
+    client = ceph_cluster.topology.clients[0]
+    assert f"{client}: CEPH_CONF={ceph_cluster.client_conf(client)}" in st.stdout.splitlines()
     again = subprocess.run([RADOS_DEPLOY, "start", *args], capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert "ceph start: no changes on 3 nodes" in again.stdout

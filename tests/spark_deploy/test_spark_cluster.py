@@ -46,17 +46,22 @@ def parquet_dir(spark_cluster, cluster):
     return path
 
 
+ODD = "odd dir $(touch {mark}) 'q' \"dq\""
+"""A source directory name a shell would run or split: compile_jar must pass it as one argument."""
+
+
 @pytest.fixture(scope="module")
-def count_jar(spark_cluster, cluster, tmp_path_factory):
-    """Count.java compiled with javac against $SPARK_HOME/jars on the driver node, fetched here."""
-    node = spark_cluster.driver_node
-    build = f"{spark_cluster.paths(node).root}/test-build"
-    cluster.put(str(APPS / "Count.java"), f"{build}/Count.java", nodes=[node], stage="test javac")
-    cluster.run(f'cd {build} && javac -cp "{spark_cluster.spark_home(node)}/jars/*" -d out Count.java '
-                f'&& jar cf count.jar -C out .', nodes=[node], stage="test javac")
+def count_jar(spark_cluster, tmp_path_factory):
+    """Count.java compiled by SparkCluster.compile_jar on the driver node, from a directory
+    whose name holds spaces, quotes and ``$(...)``; fetched here."""
     local = tmp_path_factory.mktemp("jar")
-    cluster.get(f"{build}/count.jar", str(local), nodes=[node], stage="test javac")
-    return local / node / "count.jar"
+    mark = local / "shell-ran"
+    src = local / "src" / ODD.format(mark=mark)
+    src.mkdir(parents=True)
+    (src / "Count.java").write_text((APPS / "Count.java").read_text())
+    jar = spark_cluster.compile_jar(local / "src", local / "count.jar", stage="test compile")
+    assert not mark.exists(), "a source path reached a shell"
+    return jar
 
 
 def test_workers_alive_and_second_runs_change_nothing(spark_cluster):
@@ -67,6 +72,12 @@ def test_workers_alive_and_second_runs_change_nothing(spark_cluster):
         assert set(report.nodes) == {"node1", "node2", "node3"}
         assert not report.changed, report.nodes
     assert spark_cluster.start().details["alive_workers"] == 2
+
+
+def test_compiled_jar_holds_the_class_and_no_shell_ran(count_jar):
+    listing = subprocess.run(["jar", "tf", str(count_jar)], capture_output=True, text=True, check=True).stdout
+    assert "Count.class" in listing.split()
+    assert not (count_jar.parent / "shell-ran").exists()
 
 
 def test_java_parquet_count_client_and_cluster_mode(spark_cluster, parquet_dir, count_jar, tmp_path):

@@ -5,10 +5,8 @@ filters and projects inside the OSDs (docs/connector.md, docs/protocol.md).
   conf and read options for ``spark.read.format("sae-ceph")``.
 - :mod:`sae.connector.protocol`: the scan request in Python (test vectors, OSD tests).
 """
-from .build import FORMAT, SubmitSpec, build, cache_dir
+from .build import FORMAT, SYSTEM_PACKAGES, SubmitSpec, build, cache_dir
 from .protocol import Request, ScanError, decode_error, decode_request
 
-#: Extra Python requirements of the Spark nodes' venv: none (the data source runs in the JVM).
-REQUIREMENTS: tuple[str, ...] = ()
-
-__all__ = ["build", "SubmitSpec", "cache_dir", "Request", "ScanError", "decode_error", "decode_request", "FORMAT", "REQUIREMENTS"]
+__all__ = ["build", "SubmitSpec", "cache_dir", "Request", "ScanError", "decode_error", "decode_request", "FORMAT",
+           "SYSTEM_PACKAGES"]

@@ -9,12 +9,13 @@ import os
 from pathlib import Path
 
 from metareserve import StageReport
+from metareserve.errors import UsageError
 
 FORMAT = "sae-ceph"
-JDK = "openjdk-17-jdk-headless"
-JNA = "libjna-java"
-#: Debian's JNA (libjna-java), put on the driver's and executors' system class path (it loads its
-#: native part from the system's JNI directory, once per JVM).
+#: Debian packages every Spark node needs (``SparkOptions.system_packages``): JNA, whose jar goes
+#: on the driver's and executors' system class path (it loads its native part from the system's
+#: JNI directory, once per JVM).
+SYSTEM_PACKAGES = ("libjna-java",)
 JNA_JAR = "/usr/share/java/jna.jar"
 #: Executor JVM flags: Arrow Java checks bounds and the reference count on every value read and
 #: nulls twice (ArrowColumnVector asks isNullAt first); measured as ~30 % of executor samples at
@@ -66,52 +67,20 @@ def _digest(paths: list[Path]) -> str:
 
 
 def connector_jar(spark, *, out_dir: Path | None = None, stage: str = "connector build") -> tuple[Path, bool]:
-    """Compile the data source with javac on the driver node against that node's Spark jars and
-    JNA and fetch the jar; returns (local jar path, whether it was built now)."""
-    sources = jvm_sources()
-    key = _digest(sources)
-    out = (out_dir or cache_dir()) / f"sae-connector-{key}.jar"
+    """The data source jar, compiled by spark_deploy on the driver node against that node's
+    Spark jars and JNA, cached by source digest; returns (local jar path, whether built now)."""
+    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources())}.jar"
     if out.exists():
         return out, False
-    node = spark.driver_node
-    work = f"{spark.paths(node).work}/connector-{key}"
-    spark.cluster.run(["rm", "-rf", work], nodes=[node], stage=stage)
-    for src in sources:
-        rel = src.relative_to(_JVM)
-        spark.cluster.write(f"{work}/src/{rel}", src.read_text(), nodes=[node], stage=stage)
-    home = spark.spark_home(node)
-    script = (f"set -e; cd {work}; mkdir -p classes; find src -name '*.java' > sources.txt; "
-              f"javac --release 17 -nowarn -cp '{home}/jars/*:{JNA_JAR}' -d classes @sources.txt; "
-              f"jar cf sae-connector.jar -C classes . -C src META-INF")
-    spark.cluster.run(script, nodes=[node], stage=stage, timeout=600,
-                      hint=f"javac needs {JDK}, {JNA} and Spark's jars under {home}/jars")
-    local = out.parent / f".fetch-{key}"
-    spark.cluster.get(f"{work}/sae-connector.jar", str(local), nodes=[node], stage=stage)
-    (local / node / "sae-connector.jar").replace(out)
-    return out, True
-
-
-def conf_link(ceph, nodes: list[str], *, stage: str = "connector build") -> tuple[str, dict]:
-    """One ceph.conf path valid on every node, so executors anywhere share one ``ceph_conf``
-    option: a link to the node's client conf, kept if it already names any node's client conf
-    (nodes of a local cluster share the disk, hence the link). Returns (path, node → changed)."""
-    path = f"{ceph.reservation.state_root}/connector/ceph.conf"
-    valid = " ".join(sorted({ceph.client_conf(n) for n in nodes}))
-    changed = {}
-    for node in nodes:   # one by one: they may share the link
-        r = ceph.cluster.run(
-            f"mkdir -p $(dirname {path}); t=$(readlink {path} || true); "
-            f"for v in {valid}; do if [ \"$t\" = \"$v\" ] && [ -r {path} ]; then echo same; exit 0; fi; done; "
-            f"ln -sfn {ceph.client_conf(node)} {path}", nodes=[node], stage=stage)
-        changed[node] = r[node]["stdout"].strip() != "same"
-    return path, changed
+    return spark.compile_jar(_JVM, out, classpath=[JNA_JAR], stage=stage), True
 
 
 def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpec:
     """Build everything a Spark app needs to read through the connector.
 
     Args:
-        spark: a started :class:`spark_deploy.SparkCluster` (the jar is compiled on its driver).
+        spark: a started :class:`spark_deploy.SparkCluster` (the jar is compiled on its driver)
+            installed with :data:`SYSTEM_PACKAGES` among its ``system_packages``.
         ceph: the :class:`rados_deploy.CephCluster` holding the data; the Spark nodes must be its
             ceph-clients (librados2 and libcephfs2 there).
         install_class: also build/install the ``sae`` object class (``ceph.install_class()``);
@@ -124,15 +93,17 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
     if install_class:
         for node, o in ceph.install_class().nodes.items():
             report.add(node, o.changed, f"object class: {o.message}", log=False)
+    missing = sorted(set(SYSTEM_PACKAGES) - set(spark.options.system_packages))
+    if missing:
+        raise UsageError(f"connector build: the Spark deployment lacks system_packages {', '.join(missing)}; "
+                         f"give SparkOptions(system_packages=[...]) sae.connector.SYSTEM_PACKAGES and install")
     nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-    apt = spark.cluster.apt_install(stage=f"{report.stage} apt", nodes=nodes,
-                                    per_node=lambda n: [JDK, JNA] if n.name == spark.driver_node else [JNA])
     jar, built = connector_jar(spark, out_dir=Path(out_dir) if out_dir else None, stage=report.stage)
-    conf_path, linked = conf_link(ceph, nodes, stage=report.stage)
+    linked = ceph.link_client_conf(nodes)
+    conf_path = ceph.shared_client_conf
     for node in nodes:
-        what = [w for w, c in ((f"installed {', '.join(apt[node]['installed'])}", apt[node]["installed"]),
-                               ("compiled the data source", built and node == spark.driver_node),
-                               (f"linked {conf_path}", linked[node])) if c]
+        what = [w for w, c in (("compiled the data source", built and node == spark.driver_node),
+                               (f"linked {conf_path}", linked.nodes[node].changed)) if c]
         prev = report.nodes.get(node)
         changed = bool(what) or bool(prev and prev.changed)
         msg = "; ".join(what) or f"{jar.name} up to date"

@@ -1,0 +1,35 @@
+"""Compile a jar against a deployment's own Spark jars, on its driver node (where the JDK that
+``install`` put there and the Spark version the jobs run with both are)."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def compile_jar(spark, sources: Path, out: Path, *, classpath=(), stage: str = "spark compile") -> Path:
+    """Compile the ``*.java`` files under ``sources`` (resources under ``sources/META-INF``
+    are packed too) with ``javac --release 17`` on ``spark``'s driver node, against
+    ``$SPARK_HOME/jars/*`` and ``classpath``, and fetch the jar to ``out``. Commands go to the
+    node as argument lists (no shell), so paths may hold any character."""
+    node, sources = spark.driver_node, Path(sources)
+    work = f"{spark.paths(node).work}/jar-{out.stem}"
+    files = sorted(p.relative_to(sources).as_posix() for p in sources.rglob("*") if p.is_file())
+    cluster = spark.cluster
+    cluster.run(["rm", "-rf", work], nodes=[node], stage=stage)
+    for rel in files:
+        cluster.write(f"{work}/src/{rel}", (sources / rel).read_text(), nodes=[node], stage=stage)
+    cp = ":".join([f"{spark.spark_home(node)}/jars/*", *classpath])   # javac expands the '*'
+    java = [f"{work}/src/{rel}" for rel in files if rel.endswith(".java")]
+    cluster.run(["javac", "--release", "17", "-nowarn", "-cp", cp, "-d", f"{work}/classes", *java],
+                nodes=[node], stage=stage, timeout=600,
+                hint="'spark-deploy install' puts the JDK on every node; run it first")
+    resources = ["-C", f"{work}/src", "META-INF"] if (sources / "META-INF").is_dir() else []
+    cluster.run(["jar", "cf", f"{work}/{out.name}", "-C", f"{work}/classes", ".", *resources],
+                nodes=[node], stage=stage)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".fetch-") as tmp:
+        cluster.get(f"{work}/{out.name}", tmp, nodes=[node], stage=stage)
+        shutil.move(str(Path(tmp) / node / out.name), out.with_name(out.name + ".tmp"))
+    out.with_name(out.name + ".tmp").replace(out)
+    return out
