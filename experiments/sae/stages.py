@@ -67,7 +67,7 @@ def stage_reserve(ctx: StageContext) -> StageReport:
     else:
         res = metareserve.reserve(provider=ctx.options.provider, name=reservation_name(ctx.experiment.name),
                                   nodes=need, out=ctx.run.reservation)
-        again = res.provider_state.get("reattached")
+        again = res.reattached
         report.add(CONTROLLER, not again, f"{'reattached to' if again else 'reserved'} {res.name!r} "
                                           f"({len(res.nodes)} nodes)")
     res.save(ctx.run.reservation)

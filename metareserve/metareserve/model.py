@@ -95,6 +95,12 @@ class Reservation:
         return self.provider_state.get("state_root", f"/var/lib/sae/{self.name}")
 
     @property
+    def reattached(self) -> bool:
+        """True when ``reserve`` found these nodes already up and reattached to them (nothing
+        new was reserved)."""
+        return bool(self.provider_state.get("reattached"))
+
+    @property
     def shares_controller_packages(self) -> bool:
         """True when the nodes share the controller's filesystem and Debian package database
         (a local cluster's network namespaces, which have no route to the package mirrors):

@@ -76,7 +76,7 @@ def test_killed_sshd_names_host_others_still_answer(local_cluster):
         # reserving the same name reattaches and restores the missing sshd
         again = metareserve.reserve(provider="local", name=local_cluster.name, nodes=3,
                                     out=local_cluster.path)
-    assert again.provider_state.get("reattached")
+    assert again.reattached
     assert all(h.ok for h in metareserve.check(again))
 
 
