@@ -3,20 +3,25 @@ from __future__ import annotations
 
 import shutil
 
+import yaml
+
 import metareserve
 from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
-from .context import data_cache
+from .context import data_cache, stack_record
 
 
 def stop_stack(res) -> list[str]:
-    """Stop Spark, monitoring and Ceph (default layout) on ``res``; one line per component."""
+    """Stop Spark, monitoring and Ceph on ``res`` (by the layout of the stack sae last installed
+    there, else the default one); one line per component."""
     from monitor_deploy import Monitoring
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster
     out = []
-    layout = Layout.default(res)
+    record = stack_record(res.name)
+    roles = (yaml.safe_load(record.read_text()) or {}).get("layout") if record.exists() else None
+    layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
     with Cluster(res) as cluster:
         held = lease.holder(cluster)
         if held is not None:

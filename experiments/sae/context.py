@@ -148,6 +148,12 @@ def sae_home() -> Path:
     return Path(os.environ.get("SAE_HOME", Path.home() / ".sae"))
 
 
+def stack_record(reservation_name: str) -> Path:
+    """Where the stack last installed on a reservation is recorded (stack key, nodes, layout roles,
+    ceph section): the install stage replaces it by its record, ``sae clean`` stops by it."""
+    return sae_home() / "stacks" / f"{reservation_name}.yaml"
+
+
 def data_cache() -> Path:
     """Controller-side dataset cache (``$SAE_HOME/data``), shared by runs."""
     return sae_home() / "data"

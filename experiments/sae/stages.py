@@ -6,7 +6,6 @@ An experiment may replace any stage with its own ``fn(ctx: StageContext) -> Stag
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import yaml
 
@@ -16,7 +15,7 @@ from metareserve.errors import NothingToDo, OperationalError, UsageError
 
 from . import reader
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
-                      sub_reservation)
+                      stack_record, sub_reservation)
 from .execute import run_points
 from .planner import Plan, PlannedPoint
 from .spec import CephSpec, ceph_options
@@ -156,17 +155,13 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
     return ctx.stack
 
 
-def _stack_record(ctx: StageContext) -> Path:
-    return sae_home() / "stacks" / f"{ctx.reservation.name}.yaml"
-
-
 def stage_install(ctx: StageContext) -> StageReport:
     """Install Ceph, Spark and monitoring for the point's stack. A different stack deployed
     before on this reservation (recorded in ``$SAE_HOME/stacks``) is stopped and its Ceph state
     removed first (packages stay)."""
     from rados_deploy import CephCluster
     report = StageReport("install")
-    record = _stack_record(ctx)
+    record = stack_record(ctx.reservation.name)
     old = yaml.safe_load(record.read_text()) if record.exists() else None
     if old and old["stack_key"] != ctx.point.stack_key:
         if ctx.stack is not None and ctx.stack.spark is not None:
