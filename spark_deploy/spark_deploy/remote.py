@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -99,7 +100,9 @@ def remove(paths):
 
 
 def spark_submit(argv, env, log_path, cwd=None, stream=True):
-    """Run spark-submit, streaming its combined output and writing it to ``log_path``.
+    """Run spark-submit, streaming its output and writing it to ``log_path``. Its stdout (the
+    application's prints) and stderr (Spark's log) are read apart, line by line, so a long line
+    of the application is never cut by a log line written meanwhile.
 
     Returns {"rc", "output" (last 200 lines), "seconds"}.
     """
@@ -108,21 +111,30 @@ def spark_submit(argv, env, log_path, cwd=None, stream=True):
     os.makedirs(os.path.dirname(log_path), exist_ok=True)
     start = time.time()
     tail = []
+    lock = threading.Lock()
     with open(log_path, "w") as log:
         try:
             proc = subprocess.Popen(argv, cwd=cwd, env=full_env, text=True, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
         except OSError as e:
             return {"rc": 127, "output": [str(e)], "seconds": 0.0}
-        for line in proc.stdout:
-            log.write(line)
-            line = line.rstrip("\n")
-            tail.append(line)
-            del tail[:-200]
-            if stream:
-                sae_emit(line)
+
+        def pump(pipe):
+            for line in pipe:
+                with lock:
+                    log.write(line)
+                    line = line.rstrip("\n")
+                    tail.append(line)
+                    del tail[:-200]
+                    if stream:
+                        sae_emit(line)
+        readers = [threading.Thread(target=pump, args=(pipe,), daemon=True) for pipe in (proc.stdout, proc.stderr)]
+        for t in readers:
+            t.start()
         rc = proc.wait()
+        for t in readers:
+            t.join()
     return {"rc": rc, "output": tail, "seconds": round(time.time() - start, 3)}
 
 

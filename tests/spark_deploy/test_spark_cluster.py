@@ -2,6 +2,7 @@
 stages, Python and Java applications with checked answers, exit statuses, metrics endpoints."""
 from __future__ import annotations
 
+import json
 import logging
 import math
 import subprocess
@@ -105,6 +106,29 @@ def test_failing_application_exit_status_reaches_caller(spark_cluster, tmp_path,
                              on_line=lines.append)
     assert r.exit_code == 4 and r.driver_log.is_file()
     assert any("exiting with 4 on purpose" in ln for ln in lines) and "exiting with 4" not in caplog.text
+
+
+LONG_LINE_APP = """
+import json, sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.appName("long line").getOrCreate()
+n = spark.range(1000).count()
+for i in range(8):
+    print("long-line " + json.dumps({"n": n, "i": i, "pad": "x" * 400_000}), flush=True)
+spark.stop()   # Spark logs while the application's lines are still on their way
+"""
+
+
+def test_a_long_application_line_arrives_whole_beside_sparks_log(spark_cluster, tmp_path):
+    app = tmp_path / "long_line.py"
+    app.write_text(LONG_LINE_APP)
+    lines = []
+    r = spark_cluster.submit(app, log_dir=tmp_path, on_line=lines.append)
+    assert r.exit_code == 0
+    got = [ln for ln in lines if ln.startswith("long-line ")]
+    assert [json.loads(ln[len("long-line "):]) for ln in got] == [{"n": 1000, "i": i, "pad": "x" * 400_000}
+                                                                  for i in range(8)]
+    assert any("SparkContext" in ln for ln in lines)   # Spark's log came through the same callback
 
 
 def test_bad_submit_option_and_python_cluster_mode(spark_cluster, tmp_path):
