@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import shutil
 
-import yaml
-
 import metareserve
 from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
-from .context import data_cache, stack_record
+from .context import StackRecord, data_cache
 
 
 def stop_stack(res) -> list[str]:
@@ -19,9 +17,8 @@ def stop_stack(res) -> list[str]:
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster
     out = []
-    record = stack_record(res.name)
-    roles = (yaml.safe_load(record.read_text()) or {}).get("layout") if record.exists() else None
-    layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
+    record = StackRecord.load(res.name)
+    layout = Layout.from_dict({"roles": record.layout}) if record else Layout.default(res)
     with Cluster(res) as cluster:
         held = lease.holder(cluster)
         if held is not None:

@@ -6,6 +6,8 @@ import dataclasses
 import os
 from pathlib import Path
 
+import yaml
+
 from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import SaeError, UsageError
 from monitor_deploy import Monitoring
@@ -148,10 +150,31 @@ def sae_home() -> Path:
     return Path(os.environ.get("SAE_HOME", Path.home() / ".sae"))
 
 
-def stack_record(reservation_name: str) -> Path:
-    """Where the stack last installed on a reservation is recorded (stack key, nodes, layout roles,
-    ceph section): the install stage replaces it by its record, ``sae clean`` stops by it."""
-    return sae_home() / "stacks" / f"{reservation_name}.yaml"
+@dataclasses.dataclass
+class StackRecord:
+    """The stack sae last installed on a reservation (``$SAE_HOME/stacks/<name>.yaml``): its key,
+    node count, layout roles and ceph section. The install stage replaces a different one and
+    writes its own; ``sae clean`` stops by its layout."""
+
+    stack_key: str
+    nodes: int
+    layout: dict
+    ceph: dict
+
+    @staticmethod
+    def path(reservation_name: str) -> Path:
+        return sae_home() / "stacks" / f"{reservation_name}.yaml"
+
+    @classmethod
+    def load(cls, reservation_name: str) -> "StackRecord | None":
+        """The record, or None when sae installed nothing on that reservation."""
+        path = cls.path(reservation_name)
+        return cls(**yaml.safe_load(path.read_text())) if path.exists() else None
+
+    def save(self, reservation_name: str) -> None:
+        path = self.path(reservation_name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(dataclasses.asdict(self)))
 
 
 def data_cache() -> Path:

@@ -303,7 +303,7 @@ def _check(point: PointSpec, where: str) -> None:
     """Check one resolved point; UsageError naming ``where`` and the bad value."""
     def bad(msg):
         raise UsageError(f"{where}: {msg}")
-    c, sp, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)
+    c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
     _int(c.nodes, 1, f"{where}: cluster.nodes")
     if c.layout is not None:
         if not isinstance(c.layout, dict):
@@ -314,7 +314,6 @@ def _check(point: PointSpec, where: str) -> None:
             for n in [names] if isinstance(names, str) else names:
                 if not isinstance(n, str) or not n:
                     bad(f"cluster.layout role {role} names {n!r}, not a node name")
-    _int(sp.worker_cores, 1, f"{where}: spark.worker_cores")
     if ceph.store not in STORES:
         bad(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
     parse_size(ceph.osd_size, what=f"{where}: ceph.osd_size")

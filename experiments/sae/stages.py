@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 
-import yaml
-
 import metareserve
 from metareserve import Layout, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import NothingToDo, OperationalError, UsageError
 
 from . import reader
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
-                      stack_record, sub_reservation)
+                      StackRecord, sub_reservation)
 from .execute import run_points
 from .planner import Plan, PlannedPoint
 from .spec import CephSpec, ceph_options
@@ -161,22 +159,19 @@ def stage_install(ctx: StageContext) -> StageReport:
     removed first (packages stay)."""
     from rados_deploy import CephCluster
     report = StageReport("install")
-    record = stack_record(ctx.reservation.name)
-    old = yaml.safe_load(record.read_text()) if record.exists() else None
-    if old and old["stack_key"] != ctx.point.stack_key:
+    old = StackRecord.load(ctx.reservation.name)
+    if old and old.stack_key != ctx.point.stack_key:
         if ctx.stack is not None and ctx.stack.spark is not None:
             merge_report(report, ctx.stack.spark.stop(), "previous spark stop")
-        res = sub_reservation(ctx.reservation, old["nodes"])
-        layout = Layout.from_dict({"roles": old["layout"]}).validate(res)
-        previous = CephCluster(res, layout, ceph_options(CephSpec(**old["ceph"])), cluster=ctx.connect())
+        res = sub_reservation(ctx.reservation, old.nodes)
+        layout = Layout.from_dict({"roles": old.layout}).validate(res)
+        previous = CephCluster(res, layout, ceph_options(CephSpec(**old.ceph)), cluster=ctx.connect())
         merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
     for name, deployer in stack.deployers("ceph", "spark", "monitoring"):
         merge_report(report, deployer.install(), name)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(yaml.safe_dump({
-        "stack_key": ctx.point.stack_key, "nodes": ctx.point.spec.cluster.nodes,
-        "layout": ctx.layout_for(ctx.point).roles, "ceph": dataclasses.asdict(ctx.point.spec.ceph)}))
+    StackRecord(ctx.point.stack_key, ctx.point.spec.cluster.nodes, ctx.layout_for(ctx.point).roles,
+                dataclasses.asdict(ctx.point.spec.ceph)).save(ctx.reservation.name)
     return report
 
 

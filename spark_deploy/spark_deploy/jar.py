@@ -2,7 +2,6 @@
 ``install`` put there and the Spark version the jobs run with both are)."""
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,8 +27,7 @@ def compile_jar(spark, sources: Path, out: Path, *, classpath=(), stage: str = "
     cluster.run(["jar", "cf", f"{work}/{out.name}", "-C", f"{work}/classes", ".", *resources],
                 nodes=[node], stage=stage)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".fetch-") as tmp:
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".fetch-") as tmp:   # same disk: atomic rename
         cluster.get(f"{work}/{out.name}", tmp, nodes=[node], stage=stage)
-        shutil.move(str(Path(tmp) / node / out.name), out.with_name(out.name + ".tmp"))
-    out.with_name(out.name + ".tmp").replace(out)
+        (Path(tmp) / node / out.name).replace(out)
     return out
