@@ -18,6 +18,8 @@ Warm-up repetitions are excluded from every statistic (they stay in results.parq
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import math
 from pathlib import Path
 
@@ -290,10 +292,27 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     return paths
 
 
+_kept: contextvars.ContextVar[list | None] = contextvars.ContextVar("sae_report_kept", default=None)
+
+
+@contextlib.contextmanager
+def keeping_figures():
+    """Within the block, figures are saved and kept open: yields the list of (path, Figure)."""
+    token = _kept.set([])
+    try:
+        yield _kept.get()
+    finally:
+        _kept.reset(token)
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    kept = _kept.get()
+    if kept is None:
+        plt.close(fig)
+    else:
+        kept.append((path, fig))
     return path
 
 
