@@ -19,7 +19,6 @@ import yaml
 import metareserve
 import sae
 from monitor_deploy import Monitoring
-from sae.clean import stop_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -27,10 +26,9 @@ SETUP = ("install", "start", "generate", "deploy", "build")
 
 
 @pytest.fixture(scope="module")
-def env(own_local_cluster):
-    """Its own local cluster (the session's may run other packages' Ceph), always released."""
-    with own_local_cluster("sae", before_release=stop_stack) as cluster:
-        yield cluster
+def env(sae_cluster):
+    """The sae runs' own local cluster (fixtures/sae.py; the session's runs other packages' Ceph)."""
+    return sae_cluster
 
 
 def sae_cli(*args, **kw):
