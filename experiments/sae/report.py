@@ -297,7 +297,7 @@ _kept: contextvars.ContextVar[list | None] = contextvars.ContextVar("sae_report_
 
 @contextlib.contextmanager
 def keeping_figures():
-    """Within the block, figures are saved and kept open: yields the list of (path, Figure)."""
+    """Within the block, every figure saved is also kept: yields the list of (path, Figure)."""
     token = _kept.set([])
     try:
         yield _kept.get()
@@ -308,10 +308,8 @@ def keeping_figures():
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    kept = _kept.get()
-    if kept is None:
-        plt.close(fig)
-    else:
+    plt.close(fig)   # out of pyplot's figure list; the Figure itself still draws
+    if (kept := _kept.get()) is not None:
         kept.append((path, fig))
     return path
 

@@ -60,8 +60,11 @@ def test_failed_command_names_node_stage_and_stderr(cluster):
 
 def test_killed_sshd_names_host_others_still_answer(local_cluster):
     pidfile = Path(local_cluster.node_dir("node2", "sshd")) / "sshd.pid"
-    os.kill(int(pidfile.read_text()), signal.SIGTERM)
-    time.sleep(0.5)
+    pid = int(pidfile.read_text())
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while node_agent.pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     try:
         with Cluster(local_cluster) as c:
             with pytest.raises(GroupError) as e:
