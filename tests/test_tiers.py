@@ -14,6 +14,8 @@ GUARDED = """
 import os, subprocess, sys
 from pathlib import Path
 
+import pytest
+
 def test_netns():
     subprocess.run(["ip", "netns", "add", "tier-guard-{pid}"])
 
@@ -25,6 +27,18 @@ def test_leaves_a_daemon(tmp_path):
     link.symlink_to("/bin/sleep")
     pid = os.posix_spawn(str(link), [str(link), "600"], dict(os.environ))   # not through subprocess
     Path("{pidfile}").write_text(str(pid))
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    link = tmp_path_factory.mktemp("bin") / "prometheus"
+    link.symlink_to("/bin/sleep")
+    Path("{pidfile}.2").write_text(str(os.posix_spawn(str(link), [str(link), "600"], dict(os.environ))))
+    yield
+
+
+def test_uses_a_session_fixture_that_starts_a_daemon(server):
+    pass
+
 
 def test_one_shot_programs_are_fine():
     assert subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True).stdout == "42\\n"
@@ -56,12 +70,14 @@ def test_guard_fails_pure_tests_that_start_or_leave_daemons(tmp_path):
     try:
         r = _pytest("-p", "fixtures.tiers", "-q", "-rA", "test_guarded.py", cwd=tmp_path)
     finally:
-        if pidfile.exists():
-            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        for f in (pidfile, pidfile.with_name(pidfile.name + ".2")):
+            if f.exists():
+                os.kill(int(f.read_text()), signal.SIGKILL)
         subprocess.run(["ip", "netns", "del", f"tier-guard-{os.getpid()}"], capture_output=True)
     out = r.stdout
-    assert "2 failed, 2 passed, 1 error" in out, out[-3000:]   # test_leaves_a_daemon: passes, then fails at teardown
+    assert "2 failed, 3 passed, 2 errors" in out, out[-3000:]   # the daemons' tests pass, then fail at teardown
     assert "test_netns - " in out and "creates or enters a network namespace (ip netns add" in out
     assert "starts sshd (/usr/sbin/sshd -t" in out
     assert "test_leaves_a_daemon - " in out and "left running:" in out and " ceph-mon;" in out
+    assert "test_uses_a_session_fixture_that_starts_a_daemon left running:" in out and " prometheus;" in out
     assert "ask for a cluster fixture" in out
