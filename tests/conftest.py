@@ -2,7 +2,8 @@
 
 Package tests live in tests/<package>/. Stack fixtures that several packages' tests share
 (a running Ceph cluster, Spark cluster, monitoring, a deployed dataset) live in
-tests/fixtures/<package>.py and are registered here.
+tests/fixtures/<package>.py and are registered here. fixtures/tiers.py marks every test that uses
+one of them (or this file's) ``cluster`` and guards the fast tier (``pytest -m "not cluster"``).
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 import metareserve
 from metareserve import Cluster, errors
 
-pytest_plugins = ["fixtures.ceph", "fixtures.spark", "fixtures.monitor", "fixtures.data"]
+pytest_plugins = ["fixtures.tiers", "fixtures.cluster", "fixtures.ceph", "fixtures.spark", "fixtures.monitor",
+                  "fixtures.data", "fixtures.sae"]
 
 FIGURES: list[str] = []
 

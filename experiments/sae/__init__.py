@@ -1,8 +1,10 @@
 """sae: compute-to-storage offloading experiments from reservation to plot.
 
 Notebook API: :func:`load_experiment`, :func:`plan`, :func:`run`, :func:`resume`,
-:func:`status`, :func:`load_results`, :func:`make_report`.
+:func:`status`, :func:`load_results`, :func:`make_report`, :func:`figures`; ``run`` and
+``resume`` return a :class:`RunHandle` (run directory, results, summary, figures).
 """
+from .handle import RunHandle, figures
 from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan
@@ -14,4 +16,4 @@ from .spec import (CephSpec, ClusterSpec, DataSpec, Experiment, MonitorSpec, Spa
 
 __all__ = ["Experiment", "ClusterSpec", "SparkSpec", "CephSpec", "MonitorSpec", "DataSpec",
            "Workload", "Sweep", "load_experiment", "plan", "Plan", "run", "resume", "status",
-           "RunOptions", "RunLedger", "load_results", "make_report", "RunDir"]
+           "RunOptions", "RunLedger", "load_results", "make_report", "RunDir", "RunHandle", "figures"]

@@ -18,6 +18,8 @@ Warm-up repetitions are excluded from every statistic (they stay in results.parq
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import math
 from pathlib import Path
 
@@ -290,10 +292,25 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     return paths
 
 
+_kept: contextvars.ContextVar[list | None] = contextvars.ContextVar("sae_report_kept", default=None)
+
+
+@contextlib.contextmanager
+def keeping_figures():
+    """Within the block, every figure saved is also kept: yields the list of (path, Figure)."""
+    token = _kept.set([])
+    try:
+        yield _kept.get()
+    finally:
+        _kept.reset(token)
+
+
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plt.close(fig)   # out of pyplot's figure list; the Figure itself still draws
+    if (kept := _kept.get()) is not None:
+        kept.append((path, fig))
     return path
 
 

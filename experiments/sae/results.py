@@ -119,14 +119,21 @@ class RunDir:
         return Plan.from_dict(self.read_yaml(self.plan))
 
 
+QUALIFIED = {"layout": "cluster_layout", "conf": "spark_conf", "enabled": "monitor_enabled",
+             "input": "data_input"}
+"""Parameters whose field name alone says nothing → their column (section_field). Run
+directories written before carry the bare names; :func:`load_results` renames them."""
+
+
 def flat_params(spec: PointSpec) -> dict:
-    """One column per parameter, named by field (field names are unique across sections);
-    dict-valued parameters (layout, conf) become JSON text."""
+    """One column per parameter, named by field (field names are unique across sections;
+    :data:`QUALIFIED` ones carry their section); dict-valued parameters (layout, conf) become
+    JSON text."""
     out = {}
     params = spec.params()
     for section in SECTIONS:
         for k, v in params[section].items():
-            out[k] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
+            out[QUALIFIED.get(k, k)] = json.dumps(v, sort_keys=True) if isinstance(v, dict) else v
     return out
 
 
@@ -244,16 +251,18 @@ def load_results(path) -> pd.DataFrame:
     One row per point × repetition: ``point``, ``repetition``, ``warmup``, ``init_s``,
     ``compute_s``, ``total_s``, ``rows_out`` (rows the query kept), ``checksum``, one column per
     parameter (``rows`` is the dataset's row count) (``selectivity``, ``object_size``,
-    ``reader``, ...), ``compute_hosts``/``storage_hosts`` (comma-separated node names; a host
+    ``reader``, ...; ``cluster_layout``, ``spark_conf``, ``monitor_enabled``, ``data_input``
+    carry their section), ``compute_hosts``/``storage_hosts`` (comma-separated node names; a host
     running both Spark and a Ceph daemon is on both sides), and from the repetition's Prometheus
     window (counters interpolated at its start and end): ``compute_rx_bytes`` (bytes the compute
     hosts received), ``compute_cpu_s`` and ``storage_cpu_s`` (CPU-seconds of each side's hosts),
     ``storage_tx_bytes`` (bytes the storage hosts sent), ``metric_window`` (``complete``; else
     ``partial``/``missing``/``off`` and those four columns empty), plus ``auc_*`` metric areas;
     ``exclusive``: the run held its cluster's lease (no other run measured beside it).
-    Filter ``~df.warmup`` for statistics.
+    Filter ``~df.warmup`` for statistics. Every column: docs/results.md.
     """
     run = RunDir.find(path)
     if run.results.exists():
-        return pd.read_parquet(run.results)
+        df = pd.read_parquet(run.results)
+        return df.rename(columns={k: v for k, v in QUALIFIED.items() if v not in df})
     return tidy(run)

@@ -16,6 +16,7 @@ from metareserve.log import say
 from . import stages as builtin
 from .context import RunOptions, StageContext
 from .console import RunConsole
+from .handle import RunHandle
 from .ledger import RunLedger
 from .loader import load_experiment
 from .planner import Plan, plan as make_plan
@@ -47,8 +48,9 @@ def prepare(file, *, profile: str | None, options: RunOptions) -> tuple[Experime
     return experiment, p
 
 
-def run(file, *, profile: str | None = None, out="results", options: RunOptions | None = None) -> RunDir:
-    """Run the experiment in ``file`` into a new run directory under ``out``; returns it.
+def run(file, *, profile: str | None = None, out="results", options: RunOptions | None = None) -> RunHandle:
+    """Run the experiment in ``file`` into a new run directory under ``out``; returns its handle
+    (``.root``: the directory, ``.results``, ``.summary``, ``.figures()``).
 
     ``profile`` defaults to ``tiny`` when the experiment defines it.
     The spec and plan are written first, then every step of the plan is executed in order.
@@ -70,12 +72,13 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
     ledger = RunLedger.create(rd.ledger, p, vers)
     say(None, "sae run", f"run directory {rd.root}")
     _execute(experiment, p, rd, ledger, options, command="run")
-    return rd
+    return RunHandle.of(rd.root)
 
 
-def resume(path) -> RunDir:
+def resume(path) -> RunHandle:
     """Continue the run in ``path``: done repetitions are skipped, failed or interrupted ones
-    rerun, setup stages re-checked (they report no changes where nothing is missing)."""
+    rerun, setup stages re-checked (they report no changes where nothing is missing); returns
+    the run's handle."""
     rd = RunDir.find(path)
     spec = rd.read_yaml(rd.spec)
     file = Path(spec["file"])
@@ -91,7 +94,7 @@ def resume(path) -> RunDir:
         from metareserve.errors import NothingToDo
         raise NothingToDo(f"{rd.root}: every repetition is done; nothing to resume")
     _execute(experiment, p, rd, ledger, options, command="resume")
-    return rd
+    return RunHandle.of(rd.root)
 
 
 def _spec_dict(experiment: Experiment) -> dict:

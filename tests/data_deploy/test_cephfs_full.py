@@ -16,8 +16,6 @@ from fixtures.ceph import client_python, sibling
 from metareserve import Layout, OperationalError
 from rados_deploy import CephCluster, CephOptions
 
-pytestmark = pytest.mark.cluster
-
 NODE, DEST, OBJECT_SIZE = "node3", "/full/taxi", "4MiB"
 QUOTA = """
 import json, os, rados

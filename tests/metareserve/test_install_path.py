@@ -14,8 +14,6 @@ import pytest
 
 from metareserve import Cluster, RemoteError, node_agent
 
-pytestmark = pytest.mark.cluster
-
 PACKAGE, BINARY = "hello", "/usr/bin/hello"
 
 

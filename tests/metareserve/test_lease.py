@@ -11,8 +11,6 @@ from click.testing import CliRunner
 from metareserve import LeaseHeld, lease
 from metareserve.cli import main
 
-pytestmark = pytest.mark.cluster
-
 
 def test_second_holder_is_refused_naming_the_first(cluster):
     with lease.leased(cluster, "results/run-a") as first:

@@ -15,8 +15,6 @@ from metareserve import Cluster, GroupError, node_agent
 from metareserve.cli import main
 from metareserve.providers.local import cgroup_dirs
 
-pytestmark = pytest.mark.cluster
-
 
 def test_check_passes_on_every_host(local_cluster):
     results = metareserve.check(local_cluster)
@@ -62,8 +60,11 @@ def test_failed_command_names_node_stage_and_stderr(cluster):
 
 def test_killed_sshd_names_host_others_still_answer(local_cluster):
     pidfile = Path(local_cluster.node_dir("node2", "sshd")) / "sshd.pid"
-    os.kill(int(pidfile.read_text()), signal.SIGTERM)
-    time.sleep(0.5)
+    pid = int(pidfile.read_text())
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while node_agent.pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     try:
         with Cluster(local_cluster) as c:
             with pytest.raises(GroupError) as e:
@@ -88,7 +89,7 @@ def test_reattach_changes_nothing_and_size_mismatch_is_refused(local_cluster, ca
         metareserve.reserve(provider="local", name=local_cluster.name, nodes=2, out="/tmp/x.yaml")
 
 
-def test_release_leaves_nothing(tmp_path):
+def test_release_leaves_nothing(tmp_path, own_reservations):
     out = tmp_path / "r.yaml"
     r = CliRunner().invoke(main, ["reserve", "--nodes", "2", "--name", f"rel{os.getpid() % 10000}",
                                   "--out", str(out)])
@@ -164,7 +165,7 @@ def test_streamed_lines_carry_node_and_stage(cluster, caplog):
         assert f"[{node} chatty] first" in caplog.text and f"[{node} chatty] second" in caplog.text
 
 
-def test_concurrent_reserves_get_distinct_subnets(tmp_path):
+def test_concurrent_reserves_get_distinct_subnets(tmp_path, own_reservations):
     from concurrent.futures import ThreadPoolExecutor
     names = [f"cc{os.getpid() % 1000}{i}" for i in range(3)]
     with ThreadPoolExecutor(3) as pool:

@@ -61,7 +61,11 @@ def test_cli_missing_reservation(tmp_path, monkeypatch):
 
 
 def test_env_reservation(tmp_path, monkeypatch):
-    path = sample().save(tmp_path / "r.yaml")
+    # node1 refuses SSH at once: ``show`` asks it for the lease (sample()'s 10.0.0.1 drops
+    # packets, a 40-s wait for a pure test)
+    res = sample()
+    res.nodes[0] = Node("node1", "127.0.0.1", port=9, address="10.1.0.1")
+    path = res.save(tmp_path / "r.yaml")
     monkeypatch.setenv("SAE_RESERVATION", str(path))
     r = CliRunner().invoke(main, ["show"])
     assert r.exit_code == 0 and "alice@host2.example:2222" in r.output

@@ -221,7 +221,12 @@ def test_run_marker_windows_from_prometheus(mon):
     with mon.marker.run("sel-1", point="selectivity=1", repetition=2):
         time.sleep(3)
     a, b = mon.marker.finished[-2:]
-    time.sleep(SETTLE)
+
+    def scraped_after_the_end():
+        active = mon.query("sae_run_active")
+        return (len(mon.marker.windows(t0, time.time())) == 2 and bool(active)
+                and all(float(r["value"][1]) == 0 for r in active))
+    wait_for(scraped_after_the_end, "both windows, the marker's end scraped")
     windows = mon.marker.windows(t0, time.time())
     assert [(w.run_id, w.point, w.repetition) for w in windows] == \
         [("sel-1", "selectivity=1", "1"), ("sel-1", "selectivity=1", "2")]

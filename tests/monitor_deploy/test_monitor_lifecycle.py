@@ -1,7 +1,6 @@
 """Full lifecycle on an own 2-host local cluster: start, reload, stop and uninstall leave nothing."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +8,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import metareserve
 from metareserve import Layout, node_agent
 from metareserve.errors import OperationalError
 from monitor_deploy import Monitoring, MonitorOptions
@@ -17,15 +15,9 @@ from monitor_deploy.cli import main
 
 
 @pytest.fixture(scope="module")
-def res(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("local cluster tests need root")
-    out = tmp_path_factory.mktemp("mon-lifecycle") / "cluster.yaml"
-    reservation = metareserve.reserve(provider="local", name=f"t{os.getpid() % 100000}ml", nodes=2, out=out)
-    try:
+def res(own_local_cluster):
+    with own_local_cluster("ml", nodes=2) as (_, reservation):
         yield reservation
-    finally:
-        metareserve.release(reservation)
 
 
 def pids(mon):

@@ -3,9 +3,6 @@ only on their node's cluster address (never on every interface), and no secret o
 readable by others or written anywhere but its own private file."""
 from __future__ import annotations
 
-import pytest
-
-pytestmark = pytest.mark.cluster
 
 PROCESSES = ('"prometheus"', '"prometheus-node', '"java"')   # ss's names (cut to 15 characters)
 

@@ -3,7 +3,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 from click.testing import CliRunner
 
 from rados_deploy.cli import main
@@ -23,14 +22,12 @@ def test_bad_store_is_a_usage_error(tmp_path):
     assert r.exit_code == 2 and "'filestore' is not one of" in r.output
 
 
-@pytest.mark.cluster
 def test_layout_without_osds_is_a_usage_error(local_cluster):
     r = CliRunner().invoke(main, ["start", "-r", str(local_cluster.path), "--role", "ceph-mon=node1"])
     assert r.exit_code == 2
     assert r.output.strip() == "error: layout has no ceph-osd node; add one under 'roles: ceph-osd:'"
 
 
-@pytest.mark.cluster
 def test_entry_point_status_and_idempotent_start(ceph_cluster, local_cluster, tmp_path):
     layout = ceph_cluster.layout.save(tmp_path / "layout.yaml")
     args = ["-r", str(local_cluster.path), "--layout", str(layout)]

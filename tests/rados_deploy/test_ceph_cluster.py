@@ -9,8 +9,6 @@ import pytest
 from fixtures.ceph import client_python, kill_daemon
 from metareserve import node_agent
 
-pytestmark = pytest.mark.cluster
-
 RADOS_RW = """
 import json, os, rados
 r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)

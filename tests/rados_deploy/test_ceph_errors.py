@@ -8,8 +8,6 @@ from fixtures.ceph import running_daemons, sibling
 from metareserve import Layout, RemoteError, UsageError
 from rados_deploy import CephCluster, CephOptions
 
-pytestmark = pytest.mark.cluster
-
 
 def one_node(node):
     return Layout({r: [node] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd")})

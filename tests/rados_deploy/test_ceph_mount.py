@@ -2,13 +2,9 @@
 never outlive the cluster: ``stop`` unmounts them on every node first."""
 from __future__ import annotations
 
-import pytest
-
 from fixtures.ceph import client_python, sibling
 from metareserve import Layout
 from rados_deploy import CephCluster, CephOptions
-
-pytestmark = pytest.mark.cluster
 
 WRITE = """
 import os, cephfs

@@ -1,10 +1,6 @@
 """Ceph daemons listen only on their node's cluster address, never on every interface."""
 from __future__ import annotations
 
-import pytest
-
-pytestmark = pytest.mark.cluster
-
 
 def test_daemons_bind_only_the_cluster_address(ceph_cluster, cluster):
     for node in ceph_cluster.topology.nodes:

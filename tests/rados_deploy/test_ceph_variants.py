@@ -6,8 +6,6 @@ from fixtures.ceph import client_python, kill_daemon, running_daemons, sibling
 from metareserve import Layout, OperationalError
 from rados_deploy import CephCluster, CephOptions
 
-pytestmark = pytest.mark.cluster
-
 WRITE = """
 import json, os, rados
 r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)

@@ -18,9 +18,7 @@ import yaml
 
 import metareserve
 import sae
-from fixtures.cluster import own_local_cluster
 from monitor_deploy import Monitoring
-from sae.clean import stop_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -28,10 +26,9 @@ SETUP = ("install", "start", "generate", "deploy", "build")
 
 
 @pytest.fixture(scope="module")
-def env():
-    """Its own local cluster (the session's may run other packages' Ceph), always released."""
-    with own_local_cluster("sae", before_release=stop_stack) as cluster:
-        yield cluster
+def env(sae_cluster):
+    """The sae runs' own local cluster (fixtures/sae.py; the session's runs other packages' Ceph)."""
+    return sae_cluster
 
 
 def sae_cli(*args, **kw):
@@ -341,7 +338,7 @@ def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env, figu
     figure(f"Prometheus killed after the first repetition: run completed (exit 0), answers exact; {warning}")
 
 
-def test_reserve_and_teardown_without_reservation(tmp_path):
+def test_reserve_and_teardown_without_reservation(tmp_path, own_reservations):
     """Without --reservation sae reserves its own cluster and, with --teardown, releases it
     (install/start skipped, data/build stages replaced by no-ops: reserve, distribute, stop and
     release are real)."""

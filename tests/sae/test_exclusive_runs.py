@@ -10,20 +10,16 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from fixtures.cluster import own_local_cluster
 from metareserve.cli import main as metareserve_cli
-from sae.clean import stop_stack
-
-pytestmark = pytest.mark.cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
 
 
 @pytest.fixture
-def cluster_file():
-    with own_local_cluster("ls", before_release=stop_stack) as cluster:
-        yield cluster
+def cluster_file(sae_cluster):
+    """The sae runs' shared cluster (fixtures/sae.py): the lease matters here, not the stack."""
+    return sae_cluster
 
 
 def _wait_for(what, fn, timeout=300):

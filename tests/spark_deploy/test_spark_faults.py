@@ -11,13 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.cluster import own_local_cluster
 import metareserve
 from metareserve import Cluster, Layout, runtime
 from metareserve.errors import OperationalError
 from spark_deploy import SparkCluster, SparkOptions
-
-pytestmark = pytest.mark.cluster
 
 
 def _tree(pid: int) -> list[int]:
@@ -33,7 +30,7 @@ def _tree(pid: int) -> list[int]:
 
 
 @pytest.fixture
-def own_cluster():
+def own_cluster(own_local_cluster):
     with own_local_cluster("lost", nodes=2) as (_, res):
         yield res
 

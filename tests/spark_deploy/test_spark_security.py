@@ -1,10 +1,6 @@
 """Spark's RPC is authenticated with a generated per-deployment secret that stays private."""
 from __future__ import annotations
 
-import pytest
-
-pytestmark = pytest.mark.cluster
-
 
 def _conf(cluster, node: str, path: str) -> dict[str, str]:
     text = cluster.run(["cat", path], nodes=[node], stage="test read")[node]["stdout"]
