@@ -3,7 +3,7 @@
 Reservation files are the contract between metareserve and every other sae package;
 :class:`Cluster` runs commands, Python functions and file transfers on many nodes in parallel.
 """
-from . import lease
+from . import lease, validate
 from .api import check, extend, list_reservations, release, reserve
 from .errors import (ConnectError, GroupError, NothingToDo, OperationalError, RemoteError,
                      SaeError, UsageError)
@@ -20,4 +20,4 @@ __all__ = ["Node", "Reservation", "CpuAccounting", "load_reservation", "Layout",
            "Cluster", "Results", "call_local", "node_agent", "reserve", "release", "extend",
            "list_reservations", "check", "SaeError", "NothingToDo", "UsageError",
            "OperationalError", "RemoteError", "ConnectError", "GroupError", "StageReport", "Outcome", "Service",
-           "parse_size", "format_size", "LeaseHeld", "LeaseHolder", "leased", "lease"]
+           "parse_size", "format_size", "LeaseHeld", "LeaseHolder", "leased", "lease", "validate"]

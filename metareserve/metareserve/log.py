@@ -79,7 +79,7 @@ def setup(verbose: bool = False) -> None:
     handler._sae = True
     root.addHandler(handler)
     root.setLevel(level)
-    for noisy in ("remoto", "execnet", "paramiko", "urllib3", "matplotlib", "py4j"):
+    for noisy in ("execnet", "paramiko", "urllib3", "matplotlib", "py4j"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

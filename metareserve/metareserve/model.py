@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from . import validate
 from .errors import UsageError
 
 FORMAT_VERSION = 1
@@ -35,6 +36,17 @@ class Node:
     address: str | None = None
     python: str = "python3"
     labels: dict = dataclasses.field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self):
+        validate.name(self.name, "node name")
+        validate.host(self.host)
+        validate.port(self.port)
+        validate.user(self.user)
+        if self.identity is not None:
+            validate.path(self.identity, "identity")
+        if self.address is not None:
+            validate.address(self.address)
+        validate.program(self.python, "python")
 
     @property
     def cluster_address(self) -> str:
@@ -163,6 +175,12 @@ def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservati
     for key in ("name", "provider"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise bad(f"'{key}' must be a non-empty string")
+    try:
+        validate.name(data["name"], "reservation name")
+        if data.get("ssh_config") is not None:
+            validate.path(data["ssh_config"], "ssh_config")
+    except UsageError as e:
+        raise bad(str(e)) from None
     raw_nodes = data.get("nodes")
     if not isinstance(raw_nodes, list) or not raw_nodes:
         raise bad("'nodes' must be a non-empty list")
@@ -181,7 +199,10 @@ def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservati
         if raw["name"] in seen:
             raise bad(f"node name {raw['name']!r} appears twice")
         seen.add(raw["name"])
-        nodes.append(Node(**raw))
+        try:
+            nodes.append(Node(**raw))
+        except UsageError as e:
+            raise bad(f"nodes[{i}]: {e}") from None
     state = data.get("provider_state") or {}
     if not isinstance(state, dict):
         raise bad("'provider_state' must be a mapping")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -86,7 +87,7 @@ def ensure_python_env(cluster: Cluster, requirements: list[str], *, nodes=None, 
                   f"if [ -e {venv}/.complete ]; then exit 0; fi; rm -rf {venv}; "
                   f"python3 -m venv --system-site-packages {venv}; "
                   f"{venv}/bin/pip install -q --no-index --find-links {SOFTWARE_ROOT}/wheels/{eid} "
-                  + " ".join(f"'{r}'" for r in requirements) + f"; touch {venv}/.complete")
+                  + shlex.join(requirements) + f"; touch {venv}/.complete")
         cluster.run(script, nodes=todo, stage=stage, timeout=1800,
                     hint="see the pip output above; the wheels come from the controller's cache")
         for n in todo:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from .. import validate
 from ..errors import UsageError
 from ..model import Reservation, read_yaml, reservation_from_dict
 from . import Provider
@@ -40,6 +41,11 @@ class SshProvider(Provider):
         """
         if options:
             raise UsageError(f"ssh provider: unknown option(s) {', '.join(sorted(options))}")
+        validate.name(name, "reservation name")
+        if ssh_config:
+            validate.path(str(ssh_config), "--ssh-config")
+        for alias in hosts:
+            validate.host(alias, "--host")
         if bool(hosts) == bool(hosts_file):
             raise UsageError("ssh provider: give either --host ALIAS (repeatable) or --hosts-file FILE")
         if hosts_file:

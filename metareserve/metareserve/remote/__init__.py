@@ -1,4 +1,4 @@
-"""Remote execution over SSH (remoto/execnet): commands, shipped Python modules, files."""
+"""Remote execution over SSH (execnet): commands, shipped Python modules, files."""
 from .cluster import Cluster, Results
 from .connection import ssh_argv
 from .dispatch import call_local

@@ -1,9 +1,14 @@
-"""One SSH connection to one node, via remoto/execnet. remoto's quirks are wrapped here only."""
+"""One SSH connection to one node, via execnet: ssh options live in a generated ssh_config file."""
 from __future__ import annotations
 
+import atexit
+import hashlib
 import json
 import logging
+import os
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -26,18 +31,48 @@ _CONNECT_HINTS = [
 ]
 
 
-def ssh_argv(reservation: Reservation, node: Node) -> list[str]:
-    """ssh options (without the ``ssh`` word and the target) for reaching ``node``."""
-    argv = []
-    if reservation.ssh_config:
-        argv += ["-F", reservation.ssh_config]
+def ssh_config_text(reservation: Reservation, node: Node) -> str:
+    """The ssh_config for reaching ``node``: one option per line (every value was validated when
+    the reservation was loaded, so none can become another option), then the reservation's
+    ``ssh_config`` (or ``~/.ssh/config``), whose settings apply where these set nothing."""
+    lines = [f"User {node.user}", "BatchMode yes", "ConnectTimeout 10",
+             "ServerAliveInterval 15", "ServerAliveCountMax 4"]
     if node.port != 22:
-        argv += ["-p", str(node.port)]
+        lines.insert(0, f"Port {node.port}")
     if node.identity:
-        argv += ["-i", node.identity, "-o", "IdentitiesOnly=yes"]
-    argv += ["-l", node.user, "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
-             "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"]
-    return argv
+        lines += [f"IdentityFile {node.identity}", "IdentitiesOnly yes"]
+    if reservation.ssh_config:
+        lines.append(f"Include {reservation.ssh_config}")
+    elif os.path.exists(os.path.expanduser("~/.ssh/config")):
+        lines.append("Include ~/.ssh/config")
+    return "\n".join(lines) + "\n"
+
+
+_CONFIG_DIR: list[str] = []
+_CONFIG_LOCK = threading.Lock()
+
+
+def ssh_config_file(reservation: Reservation, node: Node) -> str:
+    """A private file (mode 0600 in a 0700 directory of this process) holding
+    :func:`ssh_config_text`; the same content gives the same file."""
+    text = ssh_config_text(reservation, node)
+    with _CONFIG_LOCK:
+        if not _CONFIG_DIR:
+            _CONFIG_DIR.append(tempfile.mkdtemp(prefix="metareserve-ssh-"))
+            atexit.register(shutil.rmtree, _CONFIG_DIR[0], True)
+    path = os.path.join(_CONFIG_DIR[0], hashlib.sha256(text.encode()).hexdigest()[:16])
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=_CONFIG_DIR[0])      # mode 0600, a name of its own per writer
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    return path
+
+
+def ssh_argv(reservation: Reservation, node: Node) -> list[str]:
+    """ssh options (without the ``ssh`` word and the target) for reaching ``node``: ``-F`` and the
+    node's own config file; no value from the reservation is on the command line."""
+    return ["-F", ssh_config_file(reservation, node)]
 
 
 def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
@@ -73,17 +108,16 @@ class NodeConnection:
         self._lock = threading.RLock()
 
     def _connect(self, stage: str):
-        import remoto  # imported lazily: remoto pulls execnet, costly for CLIs that never connect
-        opts = " ".join(ssh_argv(self.reservation, self.node))
-        sudo = self.node.user != "root"
+        import execnet  # imported lazily: costly for CLIs that never connect
+        # execnet puts ssh_config after -F as one argv item; host and python were validated at
+        # load (single tokens, no '-' first), so the spec cannot carry another option or key.
+        interpreter = ("sudo " if self.node.user != "root" else "") + self.node.python
+        spec = (f"ssh_config={ssh_config_file(self.reservation, self.node)}"
+                f"//ssh={self.node.host}//python={interpreter}")
         delay = 0.5
         for attempt in range(1, self.retries + 1):
             try:
-                conn = remoto.Connection(self.node.host, logger=logging.getLogger(f"remoto.{self.node.name}"),
-                                         sudo=sudo, interpreter=self.node.python, ssh_options=opts,
-                                         use_ssh=True)
-                # remoto 1.2.1 leaves execnet's str-coercion defaults half set; JSON avoids it anyway.
-                return conn
+                return execnet.makegateway(spec)
             except Exception as e:  # execnet raises HostNotFound/EOFError/OSError on connect
                 log.debug("[%s %s] connect attempt %d failed: %s", self.node.name, stage, attempt, e)
                 if attempt == self.retries:
@@ -98,7 +132,7 @@ class NodeConnection:
                 self._conn = self._connect(stage)
             key = module.__name__
             if key not in self._channels:
-                self._channels[key] = self._conn.gateway.remote_exec(dispatch.program(module))
+                self._channels[key] = self._conn.remote_exec(dispatch.program(module))
             return self._channels[key]
 
     def call(self, module, fn: str, args=(), kwargs=None, *, stage: str, timeout: float | None,
