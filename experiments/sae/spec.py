@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
 from data_deploy import check_object_size
 from metareserve import parse_size
+from metareserve.validate import name as validate_name
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
 from monitor_deploy import MonitorOptions
@@ -36,6 +36,8 @@ _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='
                  "'no-offload' (or 'vanilla'), e.g. Sweep(cartesian={'reader': [...]})")
 STORES = ("memstore", "bluestore")
 PROVIDERS = ("local", "ssh", "cloudlab")
+MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
+MAX_PAUSE = 3600.0           # seconds between repetitions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -349,17 +351,21 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")
 
 
-def _int(value, minimum: int, what: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise UsageError(f"{what} must be an integer >= {minimum}, not {value!r}")
+def _int(value, minimum: int, what: str, maximum: int | None = None) -> None:
+    if (isinstance(value, bool) or not isinstance(value, int) or value < minimum
+            or maximum is not None and value > maximum):
+        upper = f" and <= {maximum}" if maximum is not None else ""
+        raise UsageError(f"{what} must be an integer >= {minimum}{upper}, not {value!r}")
 
 
 def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     """Validate an experiment (after its profile); returns (axes, resolved point) per sweep
     point, in sweep order."""
     where = f"experiment {experiment.name!r}"
-    if not isinstance(experiment.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", experiment.name):
-        raise UsageError(f"{where}: name must be letters, digits, '_', '.', '-'")
+    try:
+        validate_name(experiment.name, "name")
+    except UsageError as e:
+        raise UsageError(f"{where}: {e}") from None
     for key in SECTIONS:
         if not isinstance(getattr(experiment, key), SECTIONS[key]):
             raise UsageError(f"{where}: {key} must be a {SECTIONS[key].__name__}")
@@ -370,7 +376,11 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
             raise UsageError(f"{where}: unknown stage {stage!r} (stages: {', '.join(STAGES)})")
         if not callable(fn):
             raise UsageError(f"{where}: stage {stage!r} must be a function taking a StageContext")
-    _int(experiment.repetitions, 1, f"{where}: repetitions")
+    _int(experiment.repetitions, 1, f"{where}: repetitions", maximum=MAX_REPETITIONS)
+    if (isinstance(experiment.pause, bool) or not isinstance(experiment.pause, (int, float))
+            or not 0 <= experiment.pause <= MAX_PAUSE):
+        raise UsageError(f"{where}: pause must be a number of seconds from 0 to {MAX_PAUSE}, "
+                         f"not {experiment.pause!r}")
     if isinstance(experiment.warmup, bool) or not isinstance(experiment.warmup, int) \
             or not 0 <= experiment.warmup < experiment.repetitions:
         raise UsageError(f"{where}: warmup must be an integer in [0, repetitions), not {experiment.warmup!r}")
@@ -384,13 +394,24 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     points, seen = [], {}
     for i, axes in enumerate(axes_list):
         spec = PointSpec.resolve(experiment, axes, f"{where} point {i} {_axes_text(axes)}".rstrip())
-        key = repr(spec.params())
-        if key in seen:   # e.g. object sizes "4M" and "4MiB": the same bytes, the same point
+        key = repr(_same_value(spec.params()))
+        if key in seen:   # e.g. object sizes "4M" and "4MiB", selectivities 1 and 1.0: the same point
             raise UsageError(f"{where}: sweep points {seen[key]} ({_axes_text(points[seen[key]][0])}) and {i} "
                              f"({_axes_text(axes)}) are the same point; list each value once")
         seen[key] = i
         points.append((axes, spec))
     return points
+
+
+def _same_value(value):
+    """``value`` with numbers as floats, so 1 and 1.0 compare as the one value they are."""
+    if isinstance(value, dict):
+        return {k: _same_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_same_value(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def _axes_text(axes: dict) -> str:

@@ -172,8 +172,11 @@ class SparkCluster(Service):
                                                      "python": self.python(n.name)})
 
     def _mkdirs(self, stage: str) -> None:
-        self.cluster.call(node_agent, "run", nodes=self.nodes, stage=stage,
-                          per_node=lambda n: {"argv": ["mkdir", "-p", *self.paths(n.name).all()]})
+        """Create the state directories and mark the root as spark-deploy's (uninstall removes
+        only a marked root)."""
+        self.cluster.call(remote, "make_state_dirs", nodes=self.nodes, stage=stage,
+                          per_node=lambda n: {"root": self.paths(n.name).root,
+                                              "dirs": self.paths(n.name).all()})
 
     # -- start ------------------------------------------------------------------------------
     def start(self) -> StageReport:
@@ -269,7 +272,8 @@ class SparkCluster(Service):
                                  timeout=START_TIMEOUT + 60)[node]
 
     def _log_tail(self, d: Daemon) -> str:
-        r = self.cluster.run(f"tail -n 40 {self.paths(d.node).logs}/spark-{d.ident}-{d.cls}-1-*.out",
+        pattern = shlex.quote(f"{self.paths(d.node).logs}/spark-{d.ident}-{d.cls}-1-") + "*.out"
+        r = self.cluster.run(f"tail -n 40 {pattern}",
                              nodes=[d.node], stage=f"{d.role} start", check=False)[d.node]
         lines = [ln for ln in r["stdout"].splitlines() if "ERROR" in ln or "Exception" in ln]
         return (lines or r["stdout"].splitlines() or ["no log"])[-1].strip()
@@ -344,10 +348,10 @@ class SparkCluster(Service):
         stage = "spark uninstall"
         report = StageReport(stage)
         stopped = self.stop()
-        targets = {n: [self.paths(n).root] for n in self.nodes}
+        targets = {n: [[self.paths(n).root, remote.STATE_MARKER]] for n in self.nodes}
         if purge:
             for n in self.nodes:
-                targets[n] += software.software_paths(self, n)
+                targets[n] += [[p, None] for p in software.software_paths(self, n)]
         found = self.cluster.call(remote, "remove", nodes=self.nodes, stage=stage,
                                   per_node=lambda n: {"paths": targets[n.name]})
         for n in self.nodes:

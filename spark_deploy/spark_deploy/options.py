@@ -7,7 +7,10 @@ from pathlib import Path
 
 import yaml
 
+from metareserve import validate
 from metareserve.errors import UsageError
+
+from .software import tarball_name
 
 PINNED_PYTHON = ("pyarrow==26.0.1", "pandas<3")
 _MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
@@ -81,6 +84,10 @@ class SparkOptions:
         if not all(isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k) for k in self.env):
             raise UsageError(f"{source}: env keys must be environment variable names")
         check_conf(self.conf, f"{source}: conf")
+        if self.prefix is not None:
+            check_prefix(self.prefix, f"{source}: prefix")
+        if self.spark_source is not None:
+            tarball_name(self.spark_source)
         return self
 
     @property
@@ -115,3 +122,15 @@ class SparkOptions:
         except yaml.YAMLError as e:
             raise UsageError(f"{p}: malformed YAML: {getattr(e, 'problem', e)}") from None
         return cls.from_dict(data, str(p))
+
+
+def check_prefix(prefix, what: str) -> None:
+    """A per-node state directory: an absolute path of safe characters at least two levels deep
+    (uninstall removes it), ``{node}`` standing for the node name."""
+    try:
+        path = validate.path(str(prefix).replace("{node}", "node"), what)
+    except UsageError as e:
+        raise UsageError(str(e)) from None
+    if not path.startswith("/") or len([p for p in path.split("/") if p]) < 2:
+        raise UsageError(f"{what} {prefix!r} must be an absolute directory at least two levels deep "
+                         f"(such as /srv/spark/{{node}}): uninstall removes it")

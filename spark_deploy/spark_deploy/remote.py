@@ -86,10 +86,24 @@ def unpack_tarball(archive, dest):
         return {"changed": True}
 
 
+STATE_MARKER = ".sae-spark-deploy"
+
+
+def make_state_dirs(root, dirs):
+    """Create ``dirs`` and mark ``root`` as made by spark-deploy."""
+    for d in dirs:
+        os.makedirs(d, exist_ok=True)
+    open(os.path.join(root, STATE_MARKER), "a").close()
+    return True
+
+
 def remove(paths):
-    """Remove files or directory trees; returns the paths that existed."""
+    """Remove ``[path, marker]`` entries: a directory only when ``marker`` (if given) is in it,
+    a file or tree otherwise; returns the paths removed."""
     found = []
-    for p in paths:
+    for p, marker in paths:
+        if marker and not os.path.exists(os.path.join(p, marker)):
+            continue
         if os.path.lexists(p):
             found.append(p)
             if os.path.isdir(p) and not os.path.islink(p):

@@ -8,7 +8,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from metareserve import runtime
+from metareserve import runtime, validate
 from metareserve.errors import OperationalError, UsageError
 from metareserve.log import node_log
 
@@ -24,7 +24,7 @@ def tarball_name(source: str) -> str:
     base = source.rstrip("/").rsplit("/", 1)[-1]
     if not _SUFFIX.search(base):
         raise UsageError(f"spark_source {source!r}: expected a .tgz, .tar.gz or .tar Spark distribution")
-    return _SUFFIX.sub("", base)
+    return validate.name(_SUFFIX.sub("", base), f"spark_source {source!r}: distribution name")
 
 
 def tarball_home(source: str) -> str:

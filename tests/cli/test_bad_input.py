@@ -41,6 +41,10 @@ CASES = [
     ("spark-deploy", ["start", "-r", "RES", "--role", f"spark-master={INJECT}"], "does not have"),
     ("spark-deploy", ["start", "-r", "RES", "--spark-conf", "novalue"], "KEY=VALUE"),
     ("spark-deploy", ["start", "-r", "RES", "--worker-cores", "two"], "'--worker-cores'"),
+    ("spark-deploy", ["uninstall", "-r", "RES", "--prefix", "/"], "prefix"),
+    ("spark-deploy", ["uninstall", "-r", "RES", "--prefix", "/srv/../"], "prefix"),
+    ("spark-deploy", ["uninstall", "-r", "RES", "--prefix", f"/srv/x;{INJECT}"], "prefix"),
+    ("spark-deploy", ["uninstall", "-r", "RES", "--purge", "--spark-source", "/tmp/...tgz"], "spark_source"),
     ("rados-deploy", ["start", "-r", "RES", "--osd-size", "12XB"], "12XB"),
     ("rados-deploy", ["start", "-r", "RES", "--osds-per-node", "0"], "osds_per_node"),
     ("rados-deploy", ["start", "-r", "RES", "--fs-name", f"a b{INJECT}"], "fs_name"),
@@ -58,7 +62,17 @@ CASES = [
     ("sae", ["run", EXPERIMENT, "--skip", "nostage"], "nostage"),
     ("sae", ["plan", "BROKEN.py"], "BROKEN.py"),
     ("sae", ["run", EXPERIMENT, "-r", "missing.yaml"], "missing.yaml"),
+    ("sae", ["plan", "DOTDOT.py"], "name '..'"),
+    ("sae", ["run", "DOTDOT.py", "--out", "out"], "name '..'"),
+    ("sae", ["plan", "DUPLICATE.py"], "same point"),
+    ("sae", ["plan", "NANPAUSE.py"], "pause"),
+    ("sae", ["plan", "HUGEREPS.py"], "repetitions"),
 ]
+
+EXPERIMENTS = {"DOTDOT": "Experiment(name='..')",
+               "DUPLICATE": "Experiment(name='d', sweep=Sweep(cartesian={'selectivity': [1, 1.0]}))",
+               "NANPAUSE": "Experiment(name='p', pause=float('nan'))",
+               "HUGEREPS": "Experiment(name='r', repetitions=10**9)"}
 
 
 @pytest.fixture
@@ -70,6 +84,8 @@ def workdir(tmp_path, monkeypatch):
     (tmp_path / "BROKEN").write_text("nodes: [unclosed\n")
     (tmp_path / "BROKEN.py").write_text("experiment = (\n")
     (tmp_path / "SRC").mkdir()
+    for stem, text in EXPERIMENTS.items():
+        (tmp_path / f"{stem}.py").write_text(f"from sae import Experiment, Sweep\nexperiment = {text}\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SAE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SAE_LOCAL_STATE", str(tmp_path / "local-state"))
