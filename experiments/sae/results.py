@@ -26,6 +26,7 @@ import yaml
 
 from metareserve import Layout, load_reservation
 from metareserve.errors import UsageError
+from metareserve.model import read_yaml
 from monitor_deploy import counter_gaps, counter_totals
 
 from .planner import Plan, PlannedPoint
@@ -112,7 +113,7 @@ class RunDir:
         os.replace(tmp, path)
 
     def read_yaml(self, path: Path):
-        return yaml.safe_load(path.read_text()) if path.exists() else None
+        return read_yaml(path, f"run file {path.name}") if path.exists() else None
 
     def load_plan(self) -> Plan:
         """The run's plan (``plan.yaml``, written before anything ran)."""

@@ -81,11 +81,17 @@ def resume(path) -> RunHandle:
     the run's handle."""
     rd = RunDir.find(path)
     spec = rd.read_yaml(rd.spec)
+    keys = ("file", "file_sha256", "options", "profile")
+    if not isinstance(spec, dict) or any(k not in spec for k in keys) or not isinstance(spec["options"], dict):
+        raise UsageError(f"{rd.spec}: not the spec sae wrote (needs {', '.join(keys)}); start a new run")
     file = Path(spec["file"])
     if not file.exists() or _file_hash(file) != spec["file_sha256"]:
         raise UsageError(f"{file}: the experiment file changed or vanished since run {rd.root.name} "
                          f"started; start a new run with 'sae run'")
-    options = RunOptions(**spec["options"])
+    try:
+        options = RunOptions(**spec["options"])
+    except TypeError as e:
+        raise UsageError(f"{rd.spec}: options not sae's ({e}); start a new run") from None
     experiment, p = prepare(file, profile=spec["profile"], options=options)
     if yaml.safe_load(yaml.safe_dump(p.to_dict())) != rd.read_yaml(rd.plan):   # as stored: tuples are lists
         raise UsageError(f"{rd.plan}: the plan differs from the recorded one; start a new run")

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import time
+import traceback
+from pathlib import Path
 
 import click
 
@@ -71,4 +75,23 @@ def handle_errors(fn):
         except KeyboardInterrupt:
             click.echo("error: interrupted", err=True)
             sys.exit(130)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as e:   # a bug or an unforeseen state: one line, the traceback in a file
+            command = click.get_current_context().command_path
+            where = _traceback_file(command)
+            click.echo(f"error: [{command}] unexpected {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                       f"; the traceback is in {where}", err=True)
+            sys.exit(1)
     return wrapper
+
+
+def _traceback_file(command: str) -> str:
+    """Write the current exception's traceback to ``$SAE_HOME/logs/`` (mode 0600); its path."""
+    logs = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "logs"
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = logs / f"{command.replace(' ', '-')}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(traceback.format_exc())
+    return str(path)

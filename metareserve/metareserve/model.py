@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from . import validate
 from .errors import UsageError
 
 FORMAT_VERSION = 1
+MAX_FILE_BYTES = 16 << 20     # reservations, layouts and hosts files are small
 ENV_RESERVATION = "SAE_RESERVATION"
 
 
@@ -214,9 +216,16 @@ def read_yaml(path: str | os.PathLike, what: str) -> Any:
     """Parse a YAML file; UsageError naming the file (and line) if missing, unreadable or malformed."""
     p = Path(path)
     try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{p}: {what} is not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise UsageError(f"{p}: {what} is {st.st_size} bytes; files over {MAX_FILE_BYTES} bytes are refused")
         text = p.read_text()
     except FileNotFoundError:
         raise UsageError(f"{p}: {what} not found") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{p}: {what} is not UTF-8 text") from None
     except OSError as e:
         raise UsageError(f"{p}: cannot read {what}: {e.strerror}") from None
     try:

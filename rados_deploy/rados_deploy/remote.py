@@ -134,14 +134,21 @@ def prepare(state, files, daemon_dirs=()):
                     continue
         except OSError:
             pass
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        write_private(path, text, mode)
         changed.append(rel)
     return changed
+
+
+def write_private(path, text, mode=0o600):
+    """Write ``path`` atomically through a temporary file born with ``mode`` (no window in which
+    a key is readable by others)."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, mode)          # O_CREAT's mode is filtered by the umask; never widen it
+    os.replace(tmp, path)
 
 
 def mon_mkfs(state, conf, mon_id, fsid, mons):
@@ -168,13 +175,10 @@ def osd_mkfs(state, conf, osd_id, uuid, secret=None, device=None):
     if device and not os.path.exists(device):
         raise RuntimeError("bluestore device %s does not exist on this node" % device)
     shutil.rmtree(data, ignore_errors=True)
-    os.makedirs(data)
+    os.makedirs(data, mode=0o700)
     argv = ["ceph-osd", "-c", conf, "-i", str(osd_id), "--mkfs", "--osd-uuid", uuid]
-    if secret:
-        with open(os.path.join(data, "keyring"), "w") as f:
-            f.write("[osd.%d]\n\tkey = %s\n" % (osd_id, secret))
-        os.chmod(os.path.join(data, "keyring"), 0o600)
-        argv += ["--key", secret]
+    if secret:   # the key reaches the OSD through its keyring file, never its command line
+        write_private(os.path.join(data, "keyring"), "[osd.%d]\n\tkey = %s\n" % (osd_id, secret))
     _run(argv, "ceph-osd --mkfs -i %d" % osd_id, timeout=600)
 
 

@@ -34,6 +34,9 @@ CASES = [
     ("metareserve", ["reserve", "--cpu-limit", "-1", "--out", "r.yaml"], "cpu"),
     ("metareserve", ["show", "-r", "missing.yaml"], "missing.yaml"),
     ("metareserve", ["show", "-r", "BROKEN"], "malformed YAML"),
+    ("metareserve", ["show", "-r", "FIFO"], "not a regular file"),
+    ("metareserve", ["check", "-r", "/dev/zero"], "not a regular file"),
+    ("spark-deploy", ["start", "-r", "FIFO"], "not a regular file"),
     ("spark-deploy", ["start", "-r", "RES", "--worker-cores", "0"], "worker_cores"),
     ("spark-deploy", ["start", "-r", "RES", "--worker-memory", "lots"], "worker_memory"),
     ("spark-deploy", ["start", "-r", "RES", "--executor-memory", f"1g;{INJECT}"], "executor_memory"),
@@ -84,6 +87,7 @@ def workdir(tmp_path, monkeypatch):
     (tmp_path / "BROKEN").write_text("nodes: [unclosed\n")
     (tmp_path / "BROKEN.py").write_text("experiment = (\n")
     (tmp_path / "SRC").mkdir()
+    os.mkfifo(tmp_path / "FIFO")
     for stem, text in EXPERIMENTS.items():
         (tmp_path / f"{stem}.py").write_text(f"from sae import Experiment, Sweep\nexperiment = {text}\n")
     monkeypatch.chdir(tmp_path)
