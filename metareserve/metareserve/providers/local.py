@@ -14,6 +14,8 @@ from __future__ import annotations
 import fcntl
 import ipaddress
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -78,8 +80,7 @@ class LocalProvider(Provider):
         nodes = 3 if nodes is None else nodes
         if not (1 <= nodes <= MAX_NODES):
             raise UsageError(f"local provider: --nodes must be between 1 and {MAX_NODES}, not {nodes}")
-        if not name or len(name) > 20 or not name.replace("-", "").isalnum():
-            raise UsageError(f"local provider: name {name!r} must be 1-20 letters, digits or '-'")
+        _check_name(name)
         if cpu_limit is not None and not cpu_limit > 0:
             raise UsageError(f"local provider: --cpu-limit must be a positive number of cores, not {cpu_limit}")
         _ensure_packages()
@@ -199,7 +200,8 @@ class LocalProvider(Provider):
             for p in procs:
                 with open(p, "w") as f:
                     f.write(str(os.getpid()))
-        script = f"hostname {node.name} && exec {SSHD} -f {cfg} -E {ndir / 'sshd.log'}"
+        script = (f"hostname {shlex.quote(node.name)} && exec {SSHD} -f {shlex.quote(str(cfg))} "
+                  f"-E {shlex.quote(str(ndir / 'sshd.log'))}")
         subprocess.run(["ip", "netns", "exec", info["netns"], "unshare", "--uts", "sh", "-c", script],
                        preexec_fn=join_cgroup, check=True, capture_output=True, timeout=30)
         deadline = time.monotonic() + 20
@@ -212,13 +214,26 @@ class LocalProvider(Provider):
                                f"see {ndir / 'sshd.log'}")
 
     def release(self, reservation: Reservation) -> str:
-        """Kill every process of every host, remove namespaces, bridge, cgroups and state."""
+        """Kill every process of every host, remove namespaces, bridge, cgroups and state.
+
+        Acts only on what the provider recorded when it created the cluster (its own copy of the
+        reservation under the state root), never on names or paths a reservation file states."""
         _require_root()
-        st = reservation.provider_state
-        sdir = Path(st.get("state_dir", state_base() / reservation.name))
-        if not sdir.exists() and not any(
-                info["netns"] in _sh("ip", "netns", "list").stdout for info in st.get("nodes", {}).values()):
-            raise NothingToDo(f"local cluster {reservation.name!r} is already released")
+        _check_name(reservation.name)
+        sdir = state_base() / reservation.name
+        record = sdir / "reservation.yaml"
+        if not record.exists():
+            ours = [ns for ns in _sh("ip", "netns", "list").stdout.split() if ns.startswith(f"sae-{reservation.name}-node")]
+            if not ours:
+                raise NothingToDo(f"local cluster {reservation.name!r} is already released")
+            raise OperationalError(f"[local release] {record} is missing but namespaces {', '.join(ours)} exist; "
+                                   f"remove them with 'ip netns del'")
+        st = load_reservation(record).provider_state
+        given = {k: v for k, v in reservation.provider_state.items() if k != "reattached"}
+        if given != {k: v for k, v in st.items() if k != "reattached"}:
+            raise UsageError(f"{reservation.path or reservation.name}: provider_state differs from the local "
+                             f"provider's record {record}; release with that file")
+        _check_recorded_names(reservation.name, st)
         killed = 0
         for name, info in st.get("nodes", {}).items():
             killed += _kill_node_processes(info)
@@ -227,10 +242,31 @@ class LocalProvider(Provider):
             _sh("ip", "link", "del", info["veth"], check=False)
             for d in cgroup_dirs(info["cgroup"]):
                 _rmdir_cgroup(d)
-        _sh("ip", "link", "del", st.get("bridge", ""), check=False)
+        _sh("ip", "link", "del", st["bridge"], check=False)
         shutil.rmtree(sdir, ignore_errors=True)
         return (f"released local cluster {reservation.name!r}: {len(st.get('nodes', {}))} hosts, "
                 f"{killed} processes stopped, namespaces, bridge, cgroups and {sdir} removed")
+
+
+def _check_name(name) -> None:
+    if not isinstance(name, str) or not name or len(name) > 20 or not name.replace("-", "").isalnum() \
+            or not name.isascii() or name.startswith("-"):
+        raise UsageError(f"local provider: name {name!r} must be 1-20 ASCII letters, digits or '-'")
+
+
+def _check_recorded_names(name: str, st: dict) -> None:
+    """Every name in the provider's record follows the provider's own patterns (so even a record
+    edited by hand cannot point release at another interface, namespace, cgroup or directory)."""
+    k = ipaddress.ip_network(st["subnet"]).network_address.packed[2]
+    expected_dir = str(state_base() / name)
+    ok = (st.get("state_dir") == expected_dir and st.get("state_root") == f"{expected_dir}/nodes"
+          and st.get("bridge") == f"saebr{k}"
+          and all(info.get("netns") == f"sae-{name}-{node}" and info.get("cgroup") == f"sae-{name}-{node}"
+                  and re.fullmatch(rf"sae{k}v[0-9]+", str(info.get("veth"))) and re.fullmatch(r"node[0-9]+", node)
+                  for node, info in st.get("nodes", {}).items()))
+    if not ok:
+        raise UsageError(f"[local release] the record of {name!r} names resources that are not the local "
+                         f"provider's (sae-{name}-nodeN, saebr{k}, {expected_dir}); nothing was touched")
 
 
 def _require_root() -> None:
