@@ -83,11 +83,12 @@ def ensure_python_env(cluster: Cluster, requirements: list[str], *, nodes=None, 
             continue
         wheels = fetch_wheels(requirements, version, stage=f"{stage} fetch")
         cluster.put(f"{wheels}/", f"{SOFTWARE_ROOT}/wheels/{eid}/", nodes=todo, stage=f"{stage} push")
+        q_venv, q_wheels = shlex.quote(venv), shlex.quote(f"{SOFTWARE_ROOT}/wheels/{eid}")
         script = (f"set -e; mkdir -p {SOFTWARE_ROOT}/py; exec 9>{SOFTWARE_ROOT}/py/.lock; flock 9; "
-                  f"if [ -e {venv}/.complete ]; then exit 0; fi; rm -rf {venv}; "
-                  f"python3 -m venv --system-site-packages {venv}; "
-                  f"{venv}/bin/pip install -q --no-index --find-links {SOFTWARE_ROOT}/wheels/{eid} "
-                  + shlex.join(requirements) + f"; touch {venv}/.complete")
+                  f"if [ -e {q_venv}/.complete ]; then exit 0; fi; rm -rf {q_venv}; "
+                  f"python3 -m venv --system-site-packages {q_venv}; "
+                  f"{q_venv}/bin/pip install -q --no-index --find-links {q_wheels} "
+                  + shlex.join(requirements) + f"; touch {q_venv}/.complete")
         cluster.run(script, nodes=todo, stage=stage, timeout=1800,
                     hint="see the pip output above; the wheels come from the controller's cache")
         for n in todo:
