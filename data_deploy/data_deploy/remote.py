@@ -584,26 +584,43 @@ def clean(backend, dest, ceph_conf=None, staging=None):
     fs = _open(backend, ceph_conf)
     try:
         existed = fs.stat(dest) is not None
-        removed = sum(_remove_dir(fs, d) for d in (dest, work_dir(dest)))
+        removed = _remove_dir(fs, dest, _recorded_names(fs, dest)) + _remove_dir(fs, work_dir(dest), None)
         return {"removed": removed, "existed": existed}
     finally:
         fs.close()
 
 
-def _remove_dir(fs, path):
-    """Remove a dataset directory (manifest first); returns the files removed."""
+def _recorded_names(fs, dest):
+    """The file names a deploy recorded in ``dest``'s manifest; DeployError when ``dest`` exists
+    without one (not a dataset data-deploy made: nothing there is removed)."""
+    try:
+        if fs.stat(dest) is None or not fs.listdir(dest):
+            return set()
+        manifest = json.loads(fs.read_text(os.path.join(dest, MANIFEST)) or "null")
+    except (fs.missing, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
+        raise DeployError("%s holds no data-deploy manifest: it is not a dataset data-deploy made, so "
+                          "nothing was removed; remove it yourself if it should go" % dest)
+    return {p for e in manifest["files"] for c in e.get("copies", []) for p in c.get("paths", [])}
+
+
+def _remove_dir(fs, path, names):
+    """Remove the manifest, then ``names`` (None: every file, for data-deploy's own hidden work
+    directory), then the directory if that left it empty; returns the files removed."""
     removed = 0
     try:
         if fs.stat(path) is None:
             return 0
-        names = fs.listdir(path)
-        if MANIFEST in names:
+        present = fs.listdir(path)
+        if MANIFEST in present:
             fs.unlink(os.path.join(path, MANIFEST))
-        for name in names:
-            if name != MANIFEST:
+        for name in present:
+            if name != MANIFEST and (names is None or name in names):
                 fs.unlink(os.path.join(path, name))
                 removed += 1
-        fs.rmdir(path)
+        if not fs.listdir(path):
+            fs.rmdir(path)
     except fs.missing:  # another node sharing this disk removed it concurrently
         pass
     return removed

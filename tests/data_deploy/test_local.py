@@ -88,3 +88,18 @@ def test_disk_full_is_one_line_and_nothing_looks_complete(local_cluster, cluster
         assert not v.ok and "does not exist" in v.problems[0]   # readers see nothing
     finally:
         cluster.run(["umount", small], nodes=["node2"], stage="test")
+
+
+def test_clean_removes_only_what_a_deploy_recorded(local_cluster, cluster, split_dataset, dest, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("not a dataset")
+    with pytest.raises(Exception, match="no data-deploy manifest"):
+        dd.clean(local_cluster, str(mine), plugin="local", node="node2", cluster=cluster)
+    assert (mine / "notes.txt").read_text() == "not a dataset"
+    dd.deploy(local_cluster, split_dataset.out, plugin="local", dest=dest, object_size="4MiB",
+              node="node2", cluster=cluster)
+    (tmp_path / "taxi" / "added-by-hand.txt").write_text("keep")
+    dd.clean(local_cluster, dest, plugin="local", node="node2", cluster=cluster)
+    assert os.listdir(dest) == ["added-by-hand.txt"]
+    os.unlink(os.path.join(dest, "added-by-hand.txt"))
