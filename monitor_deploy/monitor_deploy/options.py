@@ -7,13 +7,13 @@ import re
 
 from metareserve.errors import UsageError
 
-_DURATION = re.compile(r"^(\d+)(ms|s|m|h|d|w|y)$")
+_DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)", re.ASCII)
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 
 
 def duration_seconds(text: str, *, what: str = "duration") -> float:
     """Seconds in a Prometheus duration such as ``2s``, ``5m`` or ``2d``; UsageError otherwise."""
-    m = _DURATION.match(str(text).strip())
+    m = _DURATION.fullmatch(str(text).strip())
     if not m:
         raise UsageError(f"{what} {text!r} is not a Prometheus duration (e.g. 2s, 30s, 5m, 2d)")
     return int(m.group(1)) * _UNIT_SECONDS[m.group(2)]

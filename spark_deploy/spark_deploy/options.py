@@ -13,12 +13,12 @@ from metareserve.errors import UsageError
 from .software import tarball_name
 
 PINNED_PYTHON = ("pyarrow==26.0.1", "pandas<3")
-_MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
+_MEMORY = re.compile(r"[0-9]+[kmgt]?", re.IGNORECASE | re.ASCII)
 
 
 def check_memory(value, what: str) -> None:
     """UsageError unless ``value`` is a JVM memory size as Spark takes it (``512m``, ``2g``)."""
-    if not isinstance(value, str) or not _MEMORY.match(value):
+    if not isinstance(value, str) or not _MEMORY.fullmatch(value):
         raise UsageError(f"{what} must look like 512m or 2g, not {value!r}")
 
 
