@@ -11,15 +11,16 @@ import yaml
 from click.testing import CliRunner
 
 from metareserve.cli import main as metareserve_cli
+from sae.clean import stop_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
 
 
 @pytest.fixture
-def cluster_file(sae_cluster):
-    """The sae runs' shared cluster (fixtures/sae.py): the lease matters here, not the stack."""
-    return sae_cluster
+def cluster_file(own_local_cluster):
+    with own_local_cluster("ls", before_release=stop_stack) as cluster:
+        yield cluster
 
 
 def _wait_for(what, fn, timeout=300):
