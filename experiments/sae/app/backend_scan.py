@@ -20,9 +20,15 @@ import sys
 import threading
 import time
 
-import cephfs
 import pyarrow as pa
-import rados
+
+try:
+    import cephfs
+    import rados
+except ImportError:   # a python other than the distribution's: its Ceph bindings (same ABI) are there
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import cephfs
+    import rados
 
 TAG = "sae-backend "
 ERROR_MAGIC = b"SAEE"   # the protocol's error frame (docs/protocol.md); decoded by the controller
