@@ -19,7 +19,9 @@ experiment = Experiment(
     repetitions=21,
     warmup=1,
     profiles={
-        "tiny": profiles.tiny(sweep=Sweep(cartesian={"columns": [ONE, FOUR, ALL], "reader": READERS})),
+        # every column first: its queries compile every column's read path in the one warm
+        # application, so the narrow queries after it are not charged for warming up
+        "tiny": profiles.tiny(sweep=Sweep(cartesian={"columns": [ALL, FOUR, ONE], "reader": READERS})),
         "paper": profiles.paper(),
     },
 )

@@ -62,17 +62,19 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
     OperationalError at the end if any experiment failed (the others ran)."""
     options = options or RunOptions()
     files = experiment_files(directory)
-    entries = []
+    entries, profiles = [], set()
     for f in files:   # every usage error before anything runs
-        experiment, _ = runner.prepare(f, profile=profile, options=options)
+        experiment, p = runner.prepare(f, profile=profile, options=options)
         entries.append(Entry(str(f.resolve()), experiment.name, experiment.description))
-    root = _new_root(Path(out), profile)
+        profiles.add(p.profile or "default")
+    label = profiles.pop() if len(profiles) == 1 else "mixed"
+    root = _new_root(Path(out), label)
     say(None, STAGE, f"{len(entries)} experiments; index {root / 'index.html'}")
     start = time.time()
     for n, (f, entry) in enumerate(zip(files, entries), 1):
         last = n == len(entries)
         entry.status, t0 = "running", time.time()
-        _write(root, entries, profile, time.time() - start)
+        _write(root, entries, label, time.time() - start)
         say(None, STAGE, f"experiment {n}/{len(entries)}: {entry.experiment}")
         try:
             handle = runner.run(f, profile=profile, out=out,
@@ -85,7 +87,7 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
         finally:
             entry.seconds = round(time.time() - t0, 1)
             entry.headline = _headline(entry.run)
-            _write(root, entries, profile, time.time() - start)
+            _write(root, entries, label, time.time() - start)
     failed = [e for e in entries if e.status == "failed"]
     say(None, STAGE, f"done in {_minutes(time.time() - start)}: {len(entries) - len(failed)} of {len(entries)} "
                      f"experiments ran; index {root / 'index.html'}")
@@ -96,13 +98,13 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
     return root / "index.html"
 
 
-def _new_root(out: Path, profile: str | None) -> Path:
+def _new_root(out: Path, label: str) -> Path:
     parent = out / "catalogue"
-    root = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{profile or 'default'}"
+    root = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}"
     n = 1
     while root.exists():
         n += 1
-        root = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{profile or 'default'}-{n}"
+        root = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}-{n}"
     root.mkdir(parents=True)
     link = parent / f".latest-{os.getpid()}"
     link.unlink(missing_ok=True)
@@ -164,7 +166,7 @@ th { background: #f3f3f3; } img { max-width: 420px; border: 1px solid #eee; }
 """, autoescape=True)
 
 
-def _write(root: Path, entries: list[Entry], profile: str | None, elapsed: float) -> None:
+def _write(root: Path, entries: list[Entry], profile: str, elapsed: float) -> None:
     """Rewrite ``catalogue.yaml`` and ``index.html`` (links relative to the page)."""
     rd = RunDir(root)
     rd.write_yaml(root / "catalogue.yaml", {"version": 1, "profile": profile, "seconds": round(elapsed, 1),
@@ -175,7 +177,7 @@ def _write(root: Path, entries: list[Entry], profile: str | None, elapsed: float
     rows = [dict(dataclasses.asdict(e), time=_minutes(e.seconds) if e.seconds is not None else "-",
                  report=rel(str(Path(e.run) / "report" / "index.html")) if e.run else None,
                  headline=rel(e.headline)) for e in entries]
-    page = PAGE.render(profile=profile or "default", entries=rows, elapsed=_minutes(elapsed),
+    page = PAGE.render(profile=profile, entries=rows, elapsed=_minutes(elapsed),
                        done=sum(e.status == "done" for e in entries), failed=sum(e.status == "failed" for e in entries))
     tmp = root / "index.html.tmp"
     tmp.write_text(page)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.colors import TwoSlopeNorm
 import numpy as np
 import pandas as pd
 
@@ -96,9 +97,10 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> Path | None:
                              labels=list(wide.columns), alpha=0.85)
             total = np.trapezoid(wide.sum(axis=1), wide.index) / 1e6 if len(wide) > 1 else 0.0
             what = "read" if metric == "disk_read" else "written"
-            note = f" ({row['store']}: the OSD's data is in RAM)" if row.get("store") == "memstore" else ""
-            ax.set_title((f"{label}\n" if r == 0 else "") + f"storage device {what}: {total:.3g} MB{note}",
+            note = " (memstore: data in RAM)" if row.get("store") == "memstore" else ""
+            ax.set_title((f"{label}\n" if r == 0 else "") + f"device {what}: {total:.3g} MB{note}",
                          fontsize="small")
+            ax.set_ylim(bottom=0)
             ax.axvspan(0, row["end"] - row["start"], color="grey", alpha=0.08)
             if col == 0:
                 ax.set_ylabel(f"storage {what} (MB/s)")
@@ -115,7 +117,7 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
     a baseline, a last panel: baseline / offload time over the object size × selectivity grid."""
     keys = _others(df, "object_size")
     s = stats(df, keys + ["object_size", "selectivity"]).sort_values(["object_size", "selectivity"])
-    panels = list(_groups(s, keys))
+    panels = sorted(_groups(s, keys), key=lambda kv: "reader" in keys and kv[1]["reader"].iloc[0] != "offload")
     base = next((b for b in ("no-offload", "vanilla") if "reader" in df and b in set(df["reader"])), None)
     ratio = base is not None and "offload" in set(df["reader"])
     fig, axes = plt.subplots(1, len(panels) + ratio, figsize=(4.8 * (len(panels) + ratio), 4), squeeze=False)
@@ -125,14 +127,14 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
         ax.set_title(_label(grp.iloc[0], keys), fontsize="medium")
         ax.set_xlabel("selectivity (% of rows kept)")
         ax.set_ylabel("query time (s), median")
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, s["median"].max() * 1.1)   # one scale for every reader
         ax.legend(title="object size", fontsize="small")
     if ratio:
         t = s.pivot_table(index="object_size", columns=["reader", "selectivity"], values="median")
         grid = t[base] / t["offload"]
         ax = axes[0][-1]
-        im = ax.imshow(grid.values, cmap="RdYlGn", vmin=0, vmax=max(2.0, float(np.nanmax(grid.values))),
-                       aspect="auto", origin="lower")
+        norm = TwoSlopeNorm(vmin=0, vcenter=1, vmax=max(2.0, float(np.nanmax(grid.values))))
+        im = ax.imshow(grid.values, cmap="RdYlGn", norm=norm, aspect="auto", origin="lower")
         for (i, j), v in np.ndenumerate(grid.values):
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize="small")
         ax.set_xticks(range(len(grid.columns)), [f"{c:g}" for c in grid.columns])
@@ -220,7 +222,8 @@ def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     axes[0].set_ylim(bottom=0)
     axes[0].set_title("Query time vs batch size", fontsize="medium")
     axes[1].set_title("Batches Spark consumed per query", fontsize="medium")
-    axes[0].legend(fontsize="small")
+    if keys:
+        axes[0].legend(fontsize="small")
     return _save(fig, out / "batchsize.png")
 
 
@@ -263,7 +266,7 @@ def columns_read(df: pd.DataFrame) -> pd.Series:
 def plot_projection(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Median time and bytes to the compute side vs the number of columns the query reads."""
     df = df.assign(columns_read=columns_read(df))
-    keys = _others(df, "columns")
+    keys = _others(df, "columns_read")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, (col, ylabel, scale) in zip(axes, (("total_s", "query time (s), median, p1–p99", 1.0),
                                                ("compute_rx_bytes", "bytes to the compute hosts (MB), median", 1e6))):
