@@ -169,11 +169,11 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     base = next((b for b in ("vanilla", "no-offload") if b in total), None)
     if base and "offload" in total:
         right = ax.twinx()
-        right.plot(range(len(sizes)), (total[base] / total["offload"]).reindex(sizes).values, color="black",
-                   marker="o", label=f"speedup ({base} / offload)")
+        speedup = (total[base] / total["offload"]).reindex(sizes)
+        right.plot(range(len(sizes)), speedup.values, color="black", marker="o", label=f"speedup ({base} / offload)")
         right.axhline(1.0, color="black", linewidth=0.5, linestyle=":")
         right.set_ylabel(f"speedup: {base} / offload time")
-        right.set_ylim(bottom=0)
+        right.set_ylim(0, max(2.0, float(speedup.max()) * 1.25))
         right.legend(fontsize="small", loc="upper right")
     ax.set_title("Query time vs dataset size", fontsize="medium")
     return _save(fig, out / "scalability.png")
