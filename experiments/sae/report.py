@@ -34,6 +34,7 @@ import pandas as pd  # noqa: E402
 from metareserve import format_size  # noqa: E402
 from monitor_deploy import counter_values  # noqa: E402
 
+from . import capacity_report  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
 
@@ -354,8 +355,11 @@ during the query. The paper's figures (at 1 %, against its no-offload baseline):
 <table><tr>{% for h in points[0] %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for r in points[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
 <h2>Hosts</h2>
-<table><tr><th class="l">host</th><th class="l">side</th><th class="l">roles</th></tr>
-{% for h, side, roles in hosts %}<tr><td class="l">{{ h }}</td><td class="l">{{ side }}</td><td class="l">{{ roles }}</td></tr>{% endfor %}
+<p class="note">Declared capacities (cores: the cpuset a host runs on; link: its rate in each direction) and
+the cores each host got under a busy loop when the capacities were put in force.
+{% for line in capacities %}<br>{{ line }}{% endfor %}</p>
+<table><tr>{% for h in host_head %}<th class="l">{{ h }}</th>{% endfor %}</tr>
+{% for r in hosts %}<tr>{% for c in r %}<td class="l">{{ c }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 <h2>Warm-up rule</h2><p>{{ warmup }}</p>
 <h2>Plan</h2><pre>{{ plan }}</pre>
@@ -390,7 +394,8 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         description=spec.get("description", "") if isinstance(spec, dict) else "",
         summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
-        points=_cells(point_table(df)), hosts=hosts, warmup=warmup_rule(plan.warmup, plan.repetitions),
+        points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
+        host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, plan.repetitions),
         plan=plan.text(), versions=sorted((k, str(v)) for k, v in vers.items()))
     path = run.report / "index.html"
     tmp = path.with_name("index.html.tmp")
@@ -421,7 +426,8 @@ def make_report(path) -> list[Path]:
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
     note = window_note(df)
-    (run.report / "summary.txt").write_text(summary_text(s) + (f"\nwarning: {note}" if note else "") + "\n")
+    lines = [summary_text(s), *(f"warning: {note}" for _ in [note] if note), *capacity_report.summary_lines(run)]
+    (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
                       write_html(run, df, s, figures, note)]
 

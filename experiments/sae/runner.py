@@ -13,6 +13,7 @@ from metareserve import LeaseHolder, load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
+from . import capacities
 from . import stages as builtin
 from .context import RunOptions, StageContext
 from .console import RunConsole
@@ -23,7 +24,7 @@ from .planner import Plan, plan as make_plan
 from .results import RunDir, versions
 from .spec import Experiment
 
-SETUP_KEYS = {"install": "stack_key", "start": "spark_key", "build": "stack_key",
+SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "spark_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}
 
 
@@ -42,9 +43,12 @@ def prepare(file, *, profile: str | None, options: RunOptions) -> tuple[Experime
     except UsageError as e:
         raise UsageError(f"{file}: {e}") from None
     if options.reservation:
-        builtin.check_reservation(load_reservation(options.reservation), p, str(options.reservation))
+        res = load_reservation(options.reservation)
+        builtin.check_reservation(res, p, str(options.reservation))
+        capacities.check_plan(p.points, res.provider, str(file))
     else:
         builtin.check_own_node_names(p, str(file))
+        capacities.check_plan(p.points, options.provider, str(file))
     return experiment, p
 
 
@@ -130,7 +134,7 @@ def _active_steps(p: Plan, unfinished: list[str]) -> list[tuple[int, object]]:
     """(index, step) of the plan's steps this session executes: run steps of unfinished points,
     setup steps those points need, run-wide steps."""
     points = [p.point(pid) for pid in unfinished]
-    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "spark_key", "data_key")}
+    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "spark_key", "data_key", "shape_key")}
     out = []
     for index, step in enumerate(p.steps):
         point = p.point(step.point) if step.point else None
