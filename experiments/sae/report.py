@@ -235,14 +235,16 @@ def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
     for ax, sel in zip(axes[0], sels):
         s = stats(d if sel is None else d[d["selectivity"] == sel], keys + ["rate"]).sort_values("rate")
         for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
-            ax.plot(grp["rate"], grp["median"], marker="o", label=_label(grp.iloc[0], keys))
+            row = grp.iloc[0]
+            shown = [k for k in keys if not (k == "compression" and row.get("reader") == "vanilla")]
+            ax.plot(grp["rate"], grp["median"], marker="o", label=_label(row, shown))   # vanilla: no replies
         ax.set_xscale("log")
+        ax.set_yscale("log")
         ticks = sorted(set(d["rate"]))
         ax.set_xticks(ticks, [("unlimited" if t == unlimited else f"{t:g}") for t in ticks], fontsize="small")
         ax.minorticks_off()
         ax.set_xlabel("link rate per host (Gbit/s)")
-        ax.set_ylabel("query time (s), median")
-        ax.set_ylim(bottom=0)
+        ax.set_ylabel("query time (s), median, log scale")
         ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
     axes[0][0].legend(fontsize="small")
     return _save(fig, out / "bandwidth.png")
