@@ -14,7 +14,8 @@ import uuid
 from metareserve import OperationalError, RemoteError, SaeError, StageReport, UsageError
 
 from . import remote
-from .config import ADMIN_CAPS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key, pg_counts, render_conf
+from .config import (ADMIN_CAPS, CONF_FORMAT, KEYRINGS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key, pg_counts,
+                     render_conf)
 
 STAGE = "ceph start"
 
@@ -34,6 +35,8 @@ def start(cc) -> StageReport:
         state = _restart(cc, facts, fsid, report)
     else:
         state = _bootstrap(cc, report)
+    if cc.options.cephx:
+        _ensure_users(cc, report)
     report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
                           pgs=state.get("pgs_expected"), health=state.get("health"))
     return report
@@ -174,6 +177,12 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
         if facts[node]["fsid"] != fsid:
             _copy_client_files(cc, node, fsid)
             report.add(node, True, "client config written")
+    for node in topo.nodes:
+        if node not in report.nodes and facts[node]["conf_format"] != CONF_FORMAT:
+            cc.cluster.call(remote, "prepare", cc.state_dir(node), {"ceph.conf": [_conf(cc, node, fsid), 0o644]},
+                            nodes=[node], stage=STAGE)
+            report.add(node, True, f"ceph.conf rewritten in format {CONF_FORMAT} (it was format "
+                                   f"{facts[node]['conf_format']})")
     dead = {n: [d for d in topo.daemons(n) if not facts[n]["daemons"][d]["alive"]] for n in topo.server_nodes}
     if cc.options.store == "memstore":   # a pid file left behind = killed or crashed, not stopped
         for node in topo.osd_nodes:
@@ -207,17 +216,48 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
     return state
 
 
+def _conf(cc, node: str, fsid: str) -> str:
+    """``node``'s ceph.conf for a bootstrapped cluster (mon addresses as the first mon's conf has them)."""
+    mon = cc.topology.mons[0]
+    conf = cc.cluster.run(["cat", cc.conf_path(mon)], nodes=[mon], stage=STAGE)[mon]["stdout"]
+    mon_host = next(l.split("=", 1)[1].strip() for l in conf.splitlines() if l.startswith("mon host"))
+    return render_conf(node=node, state=cc.state_dir(node), address=cc.reservation.node(node).cluster_address,
+                       fsid=fsid, mon_host=mon_host, topo=cc.topology, options=cc.options)
+
+
 def _copy_client_files(cc, node: str, fsid: str) -> None:
     """Give a client added after bootstrap the cluster's ceph.conf and admin keyring."""
     mon = cc.topology.mons[0]
-    files = {}
-    conf = cc.cluster.run(["cat", cc.conf_path(mon)], nodes=[mon], stage=STAGE)[mon]["stdout"]
-    mon_host = next(l.split("=", 1)[1].strip() for l in conf.splitlines() if l.startswith("mon host"))
-    files["ceph.conf"] = [render_conf(node=node, state=cc.state_dir(node),
-                                      address=cc.reservation.node(node).cluster_address, fsid=fsid,
-                                      mon_host=mon_host, topo=cc.topology, options=cc.options), 0o644]
+    files = {"ceph.conf": [_conf(cc, node, fsid), 0o644]}
     if cc.options.cephx:
         files["keyring"] = [cc.cluster.run(["cat", f"{cc.state_dir(mon)}/keyring"], nodes=[mon],
                                            stage=STAGE)[mon]["stdout"], 0o600]
     files["bootstrapped"] = [fsid, 0o644]
     cc.cluster.call(remote, "prepare", cc.state_dir(node), files, nodes=[node], stage=STAGE)
+
+
+def _ensure_users(cc, report: StageReport) -> None:
+    """Create the least-privilege client users (:class:`ClientUsers`) on the mons, or set their
+    caps, and write each one's keyring (0600, in the 0700 ``keyrings`` dir) on every client node."""
+    made = cc.users.made
+    keys = cc.probe("users", stage="ceph users", users={u.entity: u.caps for u in made})
+    files = {f"{KEYRINGS}/{u.entity}.keyring": [keyring({u.entity: (keys[u.entity]["key"], u.caps)}), 0o600]
+             for u in made}
+    changed = cc.cluster.call(remote, "prepare", nodes=cc.topology.clients, stage="ceph users",
+                              per_node=lambda n: {"state": cc.state_dir(n.name), "files": files})
+    made_now = [e for e, k in keys.items() if k["changed"]]
+    if made_now:
+        _add(report, cc.topology.mons[0], True, f"users {', '.join(made_now)} created or their caps set")
+    for node in cc.topology.clients:
+        written = [f.split("/", 1)[1].removesuffix(".keyring") for f in changed[node]]
+        _add(report, node, bool(written), f"keyrings of {', '.join(written)} written" if written
+             else f"keyrings of {', '.join(u.entity for u in made)} current")
+
+
+def _add(report: StageReport, node: str, changed: bool, message: str) -> None:
+    """Add an outcome to ``node``'s in ``report``: changed if either is, messages joined."""
+    prev = report.nodes.get(node)
+    if prev:
+        report.add(node, prev.changed or changed, f"{prev.message}; {message}", log=changed)
+    else:
+        report.add(node, changed, message)

@@ -8,6 +8,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -75,8 +76,21 @@ def facts(state, daemons, binaries=(), ports=()):
         except (OSError, ValueError):
             pass
     return {"fsid": marker, "exists": os.path.isdir(state), "daemons": out, "osd_ids": sorted(osd_ids),
+            "conf_format": conf_format(os.path.join(state, "ceph.conf")),
             "missing": [b for b in binaries if not shutil.which(b)],
             "busy_ports": [[a, p] for a, p in ports if _port_busy(a, p)]}
+
+
+def conf_format(path):
+    """The format a generated ceph.conf declares in its first line (1 before formats were
+    declared), None without a conf."""
+    try:
+        with open(path) as f:
+            first = f.readline()
+    except OSError:
+        return None
+    m = re.search(r"\(format (\d+)\)", first)
+    return int(m.group(1)) if m else 1
 
 
 def stop_all(state, timeout=10.0, kill=False):
@@ -299,13 +313,15 @@ def link_conf(path, target, valid):
     return True
 
 
-def fuse_mount(conf, mountpoint, cache=False):
-    """Mount CephFS at ``mountpoint`` with ceph-fuse unless something is mounted there; without
-    ``cache`` no client data cache (every read reaches the OSDs). True if mounted now."""
+def fuse_mount(conf, mountpoint, user, cache=False):
+    """Mount CephFS at ``mountpoint`` with ceph-fuse as cephx ``client.<user>`` (its keyring is
+    the one the conf names) unless something is mounted there; without ``cache`` no client data
+    cache (every read reaches the OSDs). True if mounted now."""
     os.makedirs(mountpoint, exist_ok=True)
     if os.path.ismount(mountpoint):
         return False
-    argv = ["ceph-fuse", "-c", conf] + ([] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"])
+    argv = ["ceph-fuse", "-c", conf, "--id", user]
+    argv += [] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"]
     _run(argv + [mountpoint], "ceph-fuse %s" % mountpoint)
     if not os.path.ismount(mountpoint):
         raise RuntimeError("ceph-fuse exited but nothing is mounted at %s" % mountpoint)
