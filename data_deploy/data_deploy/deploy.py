@@ -11,8 +11,10 @@ import dataclasses
 import hashlib
 import time
 
+import pyarrow as pa
+
 from metareserve import Cluster, Layout, Reservation, StageReport, format_size, load_reservation, validate
-from metareserve.errors import OperationalError, RemoteError, UsageError, last_line
+from metareserve.errors import OperationalError, RemoteError, SaeError, UsageError, last_line
 
 from . import remote
 from .files import expand
@@ -112,7 +114,11 @@ def describe(src, object_size: int) -> list[dict]:
     one has several row groups or exceeds ``object_size``, or two files share a name."""
     entries, seen = [], {}
     for path in expand(src):
-        e = file_entry(path)
+        try:
+            e = file_entry(path)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise UsageError(f"{path}: not a readable Parquet file ({str(err).splitlines()[0]}); deploy the "
+                             f"output of 'data-deploy split'") from None
         if e["row_groups"] != 1:
             raise UsageError(f"{path}: {e['row_groups']} row groups, deploy needs exactly one per file; "
                              f"run 'data-deploy split' first")
@@ -226,11 +232,15 @@ def _deploy_node(c, res, name, p, dest, entries, files, meta, client, stage) -> 
                                f"files); verified")
         return {"manifest": current}
     staging = f"{res.node_dir(name, 'data_deploy')}/staging/{meta['dataset'][:16]}"
-    for d in sorted({e["dir"] for e in entries}):
-        c.put(f"{d}/", f"{staging}/", nodes=[name], stage=f"{stage.stage} push")
-    r = _call(c, "deploy", p.backend, dest, staging, files, meta, **client,
-              pidfile=pidfile, node=name,
-              stage=stage.stage, timeout=None)
+    try:
+        for d in sorted({e["dir"] for e in entries}):
+            c.put(f"{d}/", f"{staging}/", nodes=[name], stage=f"{stage.stage} push")
+        r = _call(c, "deploy", p.backend, dest, staging, files, meta, **client,
+                  pidfile=pidfile, node=name,
+                  stage=stage.stage, timeout=None)
+    except SaeError:   # the staged copy is the deploy's own: a failed deploy takes it back (a rerun pushes again)
+        c.run(["rm", "-rf", "--", staging], nodes=[name], stage=f"{stage.stage} cleanup", check=False)
+        raise
     if r["changed"]:
         ops = f", {r['rados_ops']} RADOS ops" if r.get("rados_ops") is not None else ""
         stage.add(name, True, f"{r['written']} files written, {r['linked']} linked, {r['kept']} kept "

@@ -3,7 +3,7 @@
 Fresh bootstrap, in order: keys and fsid made here → state dirs, ceph.conf and keyrings on every
 node → monmap + ``ceph-mon --mkfs`` → mons, quorum → pools and CephFS (PG autoscaler off) →
 in parallel per node: mgr, MDS, ``ceph osd new`` + ``ceph-osd --mkfs`` + OSDs → ready. A failure
-stops every daemon it started and leaves the state unmarked (the next start wipes it).
+stops every daemon it started and removes the state it made but the logs its error points to.
 """
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def _bootstrap(cc, report: StageReport) -> dict:
     t0, phases = time.monotonic(), {}
     report.details["phases"] = phases
     fsid = str(uuid.uuid4())
+    _check_device(cc)
     cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name)})
     bound = list(dict.fromkeys(topo.mons + topo.mgrs))
@@ -61,10 +62,11 @@ def _bootstrap(cc, report: StageReport) -> dict:
     keys = {"admin": new_key(), "mon": new_key(), **{f"mgr.{n}": new_key() for n in topo.mgrs},
             **{f"mds.{n}": new_key() for n in topo.mdss}}
     files = _files(cc, fsid, mons, keys)
-    cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
-                    per_node=lambda n: {"state": cc.state_dir(n.name), "files": files[n.name],
-                                        "daemon_dirs": [d for d in topo.daemons(n.name) if not d.startswith("osd.")]})
     try:
+        cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
+                        per_node=lambda n: {"state": cc.state_dir(n.name), "files": files[n.name],
+                                            "daemon_dirs": [d for d in topo.daemons(n.name)
+                                                            if not d.startswith("osd.")]})
         cc.cluster.call(remote, "mon_mkfs", nodes=topo.mons, stage="ceph-mon mkfs",
                         per_node=lambda n: {"state": cc.state_dir(n.name), "conf": cc.conf_path(n.name),
                                             "mon_id": n.name, "fsid": fsid, "mons": [list(m) for m in mons]})
@@ -77,9 +79,9 @@ def _bootstrap(cc, report: StageReport) -> dict:
         phases["daemons"] = round(time.monotonic() - t0, 2)
         state = cc.wait_ready(stage="ceph ready", expected=expected)
         phases["ready"] = round(time.monotonic() - t0, 2)
-    except (SaeError, KeyboardInterrupt):
-        cc.cluster.call(remote, "stop_all", nodes=topo.nodes, stage="ceph start cleanup", check=False,
-                        per_node=lambda n: {"state": cc.state_dir(n.name)})
+    except (SaeError, KeyboardInterrupt):   # nothing of the failed bootstrap stays but the logs its error names
+        cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage="ceph start cleanup", check=False,
+                        per_node=lambda n: {"state": cc.state_dir(n.name), "keep": ["log"]})
         raise
     cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name), "files": {"bootstrapped": [fsid, 0o644]}})
@@ -87,6 +89,18 @@ def _bootstrap(cc, report: StageReport) -> dict:
         names = topo.daemons(node)
         report.add(node, True, f"bootstrapped {', '.join(names)}" if names else "client config written")
     return dict(state, fsid=fsid)
+
+
+def _check_device(cc) -> None:
+    """UsageError, before anything is made, if the bluestore device is missing on an OSD node."""
+    device = cc.options.bluestore_device
+    if not device:
+        return
+    found = cc.cluster.run(["test", "-e", device], nodes=cc.topology.osd_nodes, stage="ceph-osd mkfs", check=False)
+    for node in cc.topology.osd_nodes:
+        if found[node]["rc"] != 0:
+            raise UsageError(f"[{node} ceph-osd mkfs] bluestore device {device} does not exist on this node; give "
+                             f"an existing block device or file (CephOptions.bluestore_device, --bluestore-device)")
 
 
 def _files(cc, fsid: str, mons, keys: dict) -> dict[str, dict]:

@@ -8,6 +8,8 @@ import os
 import pytest
 
 from fixtures.ceph import SYSTEM_PYTHON, client_python
+from metareserve import RemoteError
+from rados_deploy import CephUser
 
 NODE = "node2"
 DIR = "/sae-users"
@@ -189,3 +191,18 @@ def test_the_readers_mount_is_read_only(ceph_cluster, cluster, data):
     finally:
         ceph_cluster.unmount([NODE])
 
+
+
+def test_a_mount_that_fails_leaves_no_mount_point(ceph_cluster, cluster):
+    def exists() -> bool:
+        return cluster.run(["test", "-e", ceph_cluster.mountpoint], nodes=[NODE], stage="test",
+                           check=False)[NODE]["rc"] == 0
+    mounted = cluster.run(["mountpoint", "-q", ceph_cluster.mountpoint], stage="test", check=False)
+    assert all(r["rc"] != 0 for r in mounted.values())
+    cluster.run(["rmdir", ceph_cluster.mountpoint], nodes=[NODE], stage="test", check=False)   # an earlier mount's
+    assert not exists()
+    nobody = CephUser("sae-nobody", {})   # no such user, no keyring
+    with pytest.raises(RemoteError) as e:
+        ceph_cluster.mount([NODE], user=nobody)
+    assert str(e.value).startswith(f"[{NODE} ceph-fuse mount]") and "\n" not in str(e.value)
+    assert not exists()
