@@ -4,7 +4,7 @@ split untouched. One table; each case fails for real (bad files, an unreachable 
 where nothing can be written), and the whole working directory ($SAE_HOME and the local
 provider's state inside it) is compared before and after, file contents and link targets too.
 Failures that need a cluster are tested beside their code (rados_deploy: bootstrap, class build,
-mount; data_deploy: the staged copy of a failed deploy)."""
+mount; data_deploy: the staged copy of a failed deploy) and in test_failed_commands_on_nodes.py."""
 from __future__ import annotations
 
 import hashlib
@@ -17,10 +17,11 @@ from click.testing import CliRunner
 
 import data_deploy
 from data_deploy.cli import main as data_deploy_cli
+from monitor_deploy.cli import main as monitor_deploy
 from sae.cli import main as sae
 
 EXPERIMENT = str(Path(__file__).parents[2] / "experiments" / "selectivity.py")
-CLIS = {"sae": sae, "data-deploy": data_deploy_cli}
+CLIS = {"sae": sae, "data-deploy": data_deploy_cli, "monitor-deploy": monitor_deploy}
 KEPT = "no step finished, so no run directory was kept"
 
 FILES = {"RES", "OUT", "SPLIT", "SRC", "GOOD.parquet", "BAD.parquet", "BAD.csv"}   # made by ``workdir``
@@ -38,6 +39,7 @@ CASES = [
     ("data-deploy", ["split", "BAD.parquet", "--object-size", "4MiB", "--out", "SPLIT"], 2, "cannot read inputs"),
     ("data-deploy", ["generate", "--rows", "10", "--out", "/proc/sae-no-such-dir"], 2, "cannot make the output"),
     ("data-deploy", ["deploy", "-r", "RES", "--object-size", "4MiB", "SRC"], 2, "not a readable Parquet"),
+    ("monitor-deploy", ["dashboard", "-r", "RES", "--out", "/proc/sae-no-such-dir"], 2, "cannot make"),
 ]
 
 
