@@ -17,11 +17,12 @@ from click.testing import CliRunner
 
 import data_deploy
 from data_deploy.cli import main as data_deploy_cli
+from metareserve.cli import main as metareserve
 from monitor_deploy.cli import main as monitor_deploy
 from sae.cli import main as sae
 
 EXPERIMENT = str(Path(__file__).parents[2] / "experiments" / "selectivity.py")
-CLIS = {"sae": sae, "data-deploy": data_deploy_cli, "monitor-deploy": monitor_deploy}
+CLIS = {"sae": sae, "data-deploy": data_deploy_cli, "monitor-deploy": monitor_deploy, "metareserve": metareserve}
 KEPT = "no step finished, so no run directory was kept"
 
 FILES = {"RES", "OUT", "SPLIT", "SRC", "GOOD.parquet", "BAD.parquet", "BAD.csv"}   # made by ``workdir``
@@ -40,6 +41,8 @@ CASES = [
     ("data-deploy", ["generate", "--rows", "10", "--out", "/proc/sae-no-such-dir"], 2, "cannot make the output"),
     ("data-deploy", ["deploy", "-r", "RES", "--object-size", "4MiB", "SRC"], 2, "not a readable Parquet"),
     ("monitor-deploy", ["dashboard", "-r", "RES", "--out", "/proc/sae-no-such-dir"], 2, "cannot make"),
+    ("metareserve", ["reserve", "-p", "ssh", "--host", "127.0.0.1", "--name", "gone", "--out", "gone.yaml"], 1,
+     "failed the health gate"),                                                     # nothing answers on :22
 ]
 
 
