@@ -76,14 +76,16 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
         entry.status, t0 = "running", time.time()
         _write(root, entries, label, time.time() - start)
         say(None, STAGE, f"experiment {n}/{len(entries)}: {entry.experiment}")
+        latest = Path(out) / entry.experiment / "latest"
+        before = latest.resolve() if latest.exists() else None
         try:
             handle = runner.run(f, profile=profile, out=out,
                                 options=dataclasses.replace(options, teardown=options.teardown and last))
             entry.status, entry.run = "done", str(handle.root)
         except SaeError as e:
-            latest = Path(out) / entry.experiment / "latest"
             entry.status, entry.error = "failed", str(e)
-            entry.run = str(latest.resolve()) if latest.exists() else None
+            # the run directory it kept (a run that got nowhere keeps none and points latest back)
+            entry.run = str(latest.resolve()) if latest.exists() and latest.resolve() != before else None
         finally:
             entry.seconds = round(time.time() - t0, 1)
             entry.headline = _headline(entry.run)

@@ -8,6 +8,7 @@ import json
 
 from metareserve import format_size
 
+from .capacities import LOCAL_DEFAULTS
 from .spec import SIZES, Experiment, PointSpec, validate
 
 GLOBAL_HEAD = ("reserve", "distribute")
@@ -15,7 +16,7 @@ GLOBAL_TAIL = ("aggregate", "stop", "release")
 # Rough seconds per stage on the local cluster (2 cores; a first run on a new machine, node
 # software installed then); run = per point, app = per Spark application (points sharing stack and
 # Spark options share one), rep = per repetition besides the pause.
-_ETA = {"reserve": 5, "distribute": 1, "install": 60, "start": 30, "generate": 5, "deploy": 10,
+_ETA = {"reserve": 5, "distribute": 1, "shape": 8, "install": 60, "start": 30, "generate": 5, "deploy": 10,
         "build": 25, "run": 2, "app": 30, "rep": 1.5, "aggregate": 5, "stop": 15, "release": 5}
 
 
@@ -28,8 +29,9 @@ def digest(value, n: int = 12) -> str:
 @dataclasses.dataclass
 class PlannedPoint:
     """One sweep point: its sweep index, id (hash of its parameters), axes and resolved
-    :class:`PointSpec`, and the keys of what it needs deployed (stack = nodes + Ceph +
-    monitoring; spark; data)."""
+    :class:`PointSpec`, and the keys of what it needs deployed (stack = nodes + layout + Ceph +
+    monitoring; spark; data) and of its hosts' capacities (``shape_key``: cluster capacities,
+    put in force in place)."""
 
     index: int
     id: str
@@ -38,22 +40,26 @@ class PlannedPoint:
     stack_key: str
     spark_key: str
     data_key: str
+    shape_key: str = ""
 
     @classmethod
     def of(cls, index: int, axes: dict, spec: PointSpec) -> "PlannedPoint":
         """The planned point of a resolved one: its id and deployment keys from its parameters."""
         params = spec.params()
-        stack = digest([params["cluster"], params["ceph"], params["monitor"]])
+        hosts = {"nodes": spec.cluster.nodes, "layout": spec.cluster.layout}
+        stack = digest([hosts, params["ceph"], params["monitor"]])
         return cls(index=index, id=digest(params, 8), axes=axes, spec=spec, stack_key=stack,
-                   spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]]))
+                   spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]]),
+                   shape_key=digest([hosts, spec.cluster.capacity_params]))
 
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
-                "stack_key": self.stack_key, "spark_key": self.spark_key, "data_key": self.data_key}
+                "stack_key": self.stack_key, "spark_key": self.spark_key, "data_key": self.data_key,
+                "shape_key": self.shape_key}
 
     @classmethod
     def from_dict(cls, data: dict) -> "PlannedPoint":
-        """The point ``to_dict`` wrote."""
+        """The point ``to_dict`` wrote (plans written before capacities existed have no shape key)."""
         fields = dict(data)
         spec = PointSpec.from_params(fields.pop("params"), f"plan point {data['id']}")
         return cls(**fields, spec=spec)
@@ -124,22 +130,29 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     """Validate ``experiment`` (already with its profile applied) and order its points.
 
     Points are grouped by stack (nodes, layout, Ceph, monitoring), then data, then Spark
-    options, each group in first-appearance order, so every distinct stack is built once and
-    every dataset deployed once per stack. The datasets of consecutive points that share Spark
-    options are generated and deployed before their runs, so those runs share one warm Spark
-    application. With ``teardown`` the plan ends with stop/release.
+    options, then host capacities, each group in first-appearance order, so every distinct stack
+    is built once, every dataset deployed once per stack, and capacities change as rarely as
+    possible (each change is a ``shape`` step: capacities put in force and measured). The
+    datasets of consecutive points that share Spark options and capacities are generated and
+    deployed before their runs, so those runs share one warm Spark application. With
+    ``teardown`` the plan ends with stop/release.
     """
     points = [PlannedPoint.of(i, axes, spec) for i, (axes, spec) in enumerate(validate(experiment))]
     first = {}
     for p in points:
-        for key in (p.stack_key, p.data_key, p.spark_key):
+        for key in (p.stack_key, p.data_key, p.spark_key, p.shape_key):
             first.setdefault(key, p.index)
-    points.sort(key=lambda p: (first[p.stack_key], first[p.data_key], first[p.spark_key], p.index))
+    points.sort(key=lambda p: (first[p.stack_key], first[p.data_key], first[p.spark_key], first[p.shape_key],
+                               p.index))
     steps = [Step("reserve", None, "nodes for the largest point"),
              Step("distribute", None, "roles to nodes (layout)")]
     seen: set[str] = set()
-    for group in _spark_groups(points):
+    shape = None
+    for group in _app_groups(points):
         first = group[0]
+        if first.shape_key != shape:
+            steps.append(Step("shape", first.id, "host capacities: " + _capacities(first.spec)))
+            shape = first.shape_key
         if first.stack_key not in seen:
             steps += [Step("install", first.id, "new stack: " + _describe(first.spec, "cluster", "ceph", "monitor")),
                       Step("start", first.id, "start Ceph, Spark, monitoring")]
@@ -162,18 +175,27 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta)
 
 
-def _spark_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:
-    """Consecutive points with the same stack and Spark options (one warm application's share)."""
+def _app_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:
+    """Consecutive points with the same stack, Spark options and capacities (one warm
+    application's share)."""
     groups: list[list[PlannedPoint]] = []
     for p in points:
-        if groups and (groups[-1][0].stack_key, groups[-1][0].spark_key) == (p.stack_key, p.spark_key):
+        if groups and (groups[-1][0].stack_key, groups[-1][0].spark_key, groups[-1][0].shape_key) == \
+                (p.stack_key, p.spark_key, p.shape_key):
             groups[-1].append(p)
         else:
             groups.append([p])
     return groups
 
 
+def _capacities(spec: PointSpec) -> str:
+    given = {k: v for k, v in spec.cluster.capacity_params.items() if v is not None}
+    return ", ".join(f"{k}={v}" for k, v in given.items()) or \
+        "the provider's defaults (local: " + ", ".join(f"{k}={v}" for k, v in LOCAL_DEFAULTS.items()) + ")"
+
+
 def _describe(spec: PointSpec, *sections: str) -> str:
     params = spec.params()
+    shaped = spec.cluster.capacity_params   # put in force by shape steps, not by a new stack
     return ", ".join(f"{k}={format_size(v) if k in SIZES else v}" for s in sections
-                     for k, v in params[s].items() if v not in (None, {}))
+                     for k, v in params[s].items() if v not in (None, {}) and not (s == "cluster" and k in shaped))

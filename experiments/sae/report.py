@@ -7,6 +7,8 @@
 * ``resources-cpu.png`` / ``resources-net.png``: per-host CPU (cores busy) and network (compute
   hosts: received, storage hosts: sent) over the median repetition of each configuration at the
   lowest selectivity, stacked by host, compute and storage in separate rows.
+* ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a panel
+  per selectivity (when the sweep varies the link rate; the selectivity figures are left out then).
 * ``points.png``: median time per point when the sweep varies neither selectivity nor object size.
 * ``summary.txt`` / ``summary.csv``: at each selectivity, offload against each baseline as ratios
   (bytes to the compute side, compute CPU, time), with the paper's figures beside ours.
@@ -34,12 +36,12 @@ import pandas as pd  # noqa: E402
 from metareserve import format_size  # noqa: E402
 from monitor_deploy import counter_values  # noqa: E402
 
+from . import capacity_report  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
-          "columns_read", "rows",
-          "link_multiplier", "nodes", "store")
+          "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
 BASELINES = ("no-offload", "vanilla")
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
@@ -220,6 +222,34 @@ def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
     return _save(fig, out / "objectsize.png")
 
 
+def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
+    """Median query time vs the declared link rate (log scale; unlimited at the right end), one
+    line per reader and reply compression, a panel per selectivity."""
+    d = df.assign(rate=df["link_rate_declared_bps"].astype(float) / 1e9)
+    finite = d["rate"].dropna()
+    unlimited = (finite.max() if not finite.empty else 1.0) * 4
+    d["rate"] = d["rate"].fillna(unlimited)
+    sels = sorted(d["selectivity"].unique()) if "selectivity" in d else [None]
+    keys = _varying(d, [c for c in CONFIG if c not in ("link_rate", "cluster_cores")])
+    fig, axes = plt.subplots(1, len(sels), figsize=(4.5 * len(sels) + 1, 4), squeeze=False, sharey=False)
+    for ax, sel in zip(axes[0], sels):
+        s = stats(d if sel is None else d[d["selectivity"] == sel], keys + ["rate"]).sort_values("rate")
+        for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+            row = grp.iloc[0]
+            shown = [k for k in keys if not (k == "compression" and row.get("reader") == "vanilla")]
+            ax.plot(grp["rate"], grp["median"], marker="o", label=_label(row, shown))   # vanilla: no replies
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = sorted(set(d["rate"]))
+        ax.set_xticks(ticks, [("unlimited" if t == unlimited else f"{t:g}") for t in ticks], fontsize="small")
+        ax.minorticks_off()
+        ax.set_xlabel("link rate per host (Gbit/s)")
+        ax.set_ylabel("query time (s), median, log scale")
+        ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
+    axes[0][0].legend(fontsize="small")
+    return _save(fig, out / "bandwidth.png")
+
+
 def plot_points(df: pd.DataFrame, out: Path) -> Path:
     """Median total time per point (fallback when neither selectivity nor object size varies)."""
     keys = _varying(df, list(CONFIG) + ["selectivity"])
@@ -355,8 +385,11 @@ during the query. The paper's figures (at 1 %, against its no-offload baseline):
 <table><tr>{% for h in points[0] %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for r in points[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
 <h2>Hosts</h2>
-<table><tr><th class="l">host</th><th class="l">side</th><th class="l">roles</th></tr>
-{% for h, side, roles in hosts %}<tr><td class="l">{{ h }}</td><td class="l">{{ side }}</td><td class="l">{{ roles }}</td></tr>{% endfor %}
+<p class="note">Declared capacities (cores: the cpuset a host runs on; link: its rate in each direction) and
+the cores each host got under a busy loop when the capacities were put in force.
+{% for line in capacities %}<br>{{ line }}{% endfor %}</p>
+<table><tr>{% for h in host_head %}<th class="l">{{ h }}</th>{% endfor %}</tr>
+{% for r in hosts %}<tr>{% for c in r %}<td class="l">{{ c }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 <h2>Warm-up rule</h2><p>{{ warmup }}</p>
 <h2>Plan</h2><pre>{{ plan }}</pre>
@@ -391,7 +424,8 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         description=spec.get("description", "") if isinstance(spec, dict) else "",
         summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
-        points=_cells(point_table(df)), hosts=hosts, warmup=warmup_rule(plan.warmup, plan.repetitions),
+        points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
+        host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, plan.repetitions),
         plan=plan.text(), versions=sorted((k, str(v)) for k, v in vers.items()))
     path = run.report / "index.html"
     tmp = path.with_name("index.html.tmp")
@@ -411,6 +445,7 @@ def _figure(name: str):
 FIGURES = {
     "selectivity": lambda run, df, out: plot_selectivity(df, out),
     "compute-side": lambda run, df, out: plot_compute_side(df, out),
+    "bandwidth": lambda run, df, out: plot_bandwidth(df, out),
     "objectsize": lambda run, df, out: plot_objectsize(df, out),
     "objectsize-selectivity": _figure("plot_objectsize_selectivity"),
     "backend": _figure("plot_backend"),
@@ -431,8 +466,8 @@ AXIS_FIGURES = (("link_multiplier", "scalability"), ("batch_size", "batchsize"),
 
 def figure_names(df: pd.DataFrame) -> list[str]:
     """The figures that fit a run, by what it varies (thesis figure in brackets): backend-only
-    scans (16); selectivity (14), or object size × selectivity (17), with the compute side; object
-    size (15); one figure per axis of :data:`AXIS_FIGURES`; otherwise a bar per point, and when only
+    scans (16); query time vs link rate (bandwidth.py), else selectivity (14), or object size ×
+    selectivity (17), with the compute side; object size (15); one figure per axis of :data:`AXIS_FIGURES`; otherwise a bar per point, and when only
     the reader varies, the alleviation figures (10-13: per-host CPU, network, storage devices, what
     each side spent). Per-host CPU and network over the representative repetitions always."""
     varies = set(_varying(df, list(CONFIG) + ["selectivity"]))
@@ -440,7 +475,9 @@ def figure_names(df: pd.DataFrame) -> list[str]:
     if "objects" in df and df["objects"].notna().any():
         names.append("backend")
     else:
-        if "selectivity" in varies:
+        if "link_rate" in varies:
+            names.append("bandwidth")
+        elif "selectivity" in varies:
             names.append("objectsize-selectivity" if "object_size" in varies else "selectivity")
             if "compute_rx_bytes" in df and df["compute_rx_bytes"].notna().any():
                 names.append("compute-side")
@@ -470,7 +507,8 @@ def make_report(path) -> list[Path]:
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
     note = window_note(df)
-    (run.report / "summary.txt").write_text(summary_text(s) + (f"\nwarning: {note}" if note else "") + "\n")
+    lines = [summary_text(s), *(f"warning: {note}" for _ in [note] if note), *capacity_report.summary_lines(run)]
+    (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
                       write_html(run, df, s, figures, note)]
 

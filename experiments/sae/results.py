@@ -29,6 +29,7 @@ from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 from monitor_deploy import counter_gaps, counter_totals
 
+from .capacities import SideFigures
 from .planner import Plan, PlannedPoint
 from .spec import SECTIONS, PointSpec
 
@@ -67,6 +68,10 @@ class RunDir:
     def stack_layout(self, stack_key: str) -> Path:
         """The layout of one stack of the run (``layouts/<stack key>.yaml``)."""
         return self.root / "layouts" / f"{stack_key}.yaml"
+
+    def capacities(self, shape_key: str) -> Path:
+        """Declared and measured host capacities of the points with ``shape_key``."""
+        return self.root / "capacities" / f"{shape_key}.yaml"
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
@@ -123,7 +128,7 @@ class RunDir:
 QUERY_RESULTS = ("init_s", "compute_s", "total_s", "rows", "checksum")
 """The result values every query records (``rows`` becomes ``rows_out``); a run stage may record
 more (e.g. the backend scans' ``objects``, ``batches``, ``reply_bytes``), each its own column."""
-QUALIFIED = {"layout": "cluster_layout", "conf": "spark_conf", "enabled": "monitor_enabled",
+QUALIFIED = {"layout": "cluster_layout", "cores": "cluster_cores", "conf": "spark_conf", "enabled": "monitor_enabled",
              "input": "data_input"}
 """Parameters whose field name alone says nothing → their column (section_field). Run
 directories written before carry the bare names; :func:`load_results` renames them."""
@@ -207,6 +212,8 @@ def tidy(run: RunDir) -> pd.DataFrame:
     points = {p.id: p for p in plan.points}
     order = {pid: i for i, pid in enumerate(plan.order)}
     roles = {pid: host_roles(run, p) for pid, p in points.items()}
+    sides = {key: dataclasses.asdict(SideFigures.of(run.read_yaml(run.capacities(key))))
+             for key in {p.shape_key for p in points.values()}}
     around = neighbours(ledger.entries.values())
     exclusive = (run.root / "lease.yaml").exists()
     rows = []
@@ -223,6 +230,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
                "checksum": result.get("checksum"), "attempts": e["attempts"], "exclusive": exclusive}
         row.update({k: v for k, v in result.items() if k not in QUERY_RESULTS})   # a run stage's own measures
         row.update(flat_params(p.spec))
+        row.update(sides[p.shape_key])
         row.update({f"{side}_hosts": ",".join(n for n, r in roles[e["point"]].items() if r in SIDES[side])
                     for side in SIDES})
         window = run.metrics / e["point"] / f"rep{e['repetition']}"
@@ -263,7 +271,10 @@ def load_results(path) -> pd.DataFrame:
     hosts received), ``compute_cpu_s`` and ``storage_cpu_s`` (CPU-seconds of each side's hosts),
     ``storage_tx_bytes`` (bytes the storage hosts sent), ``metric_window`` (``complete``; else
     ``partial``/``missing``/``off`` and those four columns empty), plus ``auc_*`` metric areas;
-    ``exclusive``: the run held its cluster's lease (no other run measured beside it).
+    ``exclusive``: the run held its cluster's lease (no other run measured beside it);
+    ``compute_cores_declared``/``_measured``, ``storage_cores_declared``/``_measured`` (each
+    side's cores, spinning together) and ``link_rate_declared_bps``/``_measured_bps`` (storage →
+    compute) from the point's ``capacities/`` record (declared: NaN where nothing was emulated).
     Filter ``~df.warmup`` for statistics. Every column: docs/results.md.
     """
     run = RunDir.find(path)

@@ -21,9 +21,10 @@ from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory
 
+from . import capacities
 from .connector.protocol import CODECS
 
-STAGES = ("reserve", "distribute", "install", "start", "generate", "deploy", "build", "run",
+STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 READERS = ("offload", "no-offload", "vanilla")
@@ -42,10 +43,25 @@ MAX_PAUSE = 3600.0           # seconds between repetitions
 
 @dataclasses.dataclass(frozen=True)
 class ClusterSpec:
-    """How many nodes and which roles they play (``layout``: role → node names; None = default)."""
+    """How many nodes and which roles they play (``layout``: role → node names; None = default),
+    and the hosts' capacities, emulated on the local provider (:mod:`sae.capacities`): ``cores``
+    (``"sides"``: storage and compute hosts on disjoint halves of the machine's cores;
+    ``"shared"``: every host every core; or node → cores such as ``{"node1": "1"}``),
+    ``link_rate`` (each host's link, both directions: ``"100mbit"``, ``"1.25gbit/core"`` per core
+    of the host, ``"unlimited"``) and ``host_memory`` (each host's limit). None: the provider's
+    default (local: ``sides`` and ``1.25gbit/core``, no memory limit; other providers: nothing
+    emulated, and a value is refused)."""
 
     nodes: int = 3
     layout: dict | None = None
+    cores: str | dict | None = None
+    link_rate: str | None = None
+    host_memory: str | None = None
+
+    @property
+    def capacity_params(self) -> dict:
+        """The capacity fields (changed in place between points, without rebuilding the stack)."""
+        return {"cores": self.cores, "link_rate": self.link_rate, "host_memory": self.host_memory}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,6 +326,7 @@ def _check(point: PointSpec, where: str) -> None:
         raise UsageError(f"{where}: {msg}")
     c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
     _int(c.nodes, 1, f"{where}: cluster.nodes")
+    capacities.check(c.cores, c.link_rate, c.host_memory, where)
     if c.layout is not None:
         if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")

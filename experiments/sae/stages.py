@@ -6,12 +6,14 @@ An experiment may replace any stage with its own ``fn(ctx: StageContext) -> Stag
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import metareserve
 from metareserve import Layout, LeaseHeld, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import NothingToDo, OperationalError, UsageError
+from metareserve.log import node_log
 
-from . import reader
+from . import capacities, reader
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
                       StackRecord, sub_reservation)
 from .execute import run_points
@@ -141,6 +143,46 @@ def stage_distribute(ctx: StageContext) -> StageReport:
     return report
 
 
+def stage_shape(ctx: StageContext) -> StageReport:
+    """Put the point's host capacities in force (local provider: cores, memory, link rates;
+    elsewhere nothing is emulated), then measure every host's usable cores, each side's cores
+    together and the storage → compute link, and record declared beside measured in
+    ``capacities/<shape key>.yaml``; a measurement more than 15 % off what was declared is
+    warned about in one line."""
+    report = StageReport("shape")
+    point, res = ctx.point, ctx.reservation_for(ctx.point)
+    roles = ctx.layout_for(point).host_roles()
+    names = [n.name for n in res.nodes]
+    sides = capacities.sides_of(roles, names)
+    local = ctx.reservation.provider == "local"
+    declared = capacities.resolve(point.spec.cluster, sides, names, f"point {point.id}") if local \
+        else metareserve.Capacities()
+    before = ctx.reservation.capacities
+    changed = metareserve.shape(ctx.reservation, declared) if local else False
+    if changed and ctx.stack is not None and ctx.stack.monitoring is not None and any(
+            before.of(n).cores(1) != declared.of(n).cores(1) for n in names):
+        merge_report(report, ctx.stack.monitoring.start(), "monitoring (cores changed)")
+    layout = ctx.layout_for(point)
+    groups = {side: [n for n in names if sides[n] == side] for side in ("compute", "storage")}
+    src, dst = (layout.names(role)[:1] for role in ("ceph-osd", "spark-worker"))
+    links = [(src[0], dst[0])] if src and dst and src != dst else []
+    cal = metareserve.calibrate(res, groups={k: v for k, v in groups.items() if v}, links=links,
+                                cluster=ctx.connect())
+    ctx.run.write_yaml(ctx.run.capacities(point.shape_key), {
+        "declared": declared.to_dict(), "sides": sides, "provider": ctx.reservation.provider,
+        "calibration": cal.to_dict()})
+    for line in cal.warnings():
+        node_log(None, "sae shape", line, logging.WARNING)
+    for n in names:
+        measured = cal.core(n)
+        report.add(n, changed, f"{sides[n]}: {declared.of(n).describe() if local else 'not emulated'}; "
+                               f"measured {measured.measured:.2f} cores", log=False)
+    for m in cal.links:
+        report.add(CONTROLLER, changed, f"link {m.src}->{m.dst} measured {metareserve.format_rate(m.measured)}"
+                                        f" (declared {metareserve.format_rate(m.declared)})", log=False)
+    return report
+
+
 def stage_aggregate(ctx: StageContext) -> StageReport:
     """Write results.parquet and the report plots."""
     from .report import make_report
@@ -267,7 +309,7 @@ def stage_deploy(ctx: StageContext) -> StageReport:
                               dest=dataset_path(ctx.point), object_size=d.object_size,
                               link_multiplier=d.link_multiplier, copy_multiplier=d.copy_multiplier,
                               node=client, layout=layout, ceph_conf=stack.ceph.client_conf(client),
-                              cluster=ctx.connect()).stage
+                              ceph_user=stack.ceph.users.fs_write.id, cluster=ctx.connect()).stage
 
 
 def stage_build(ctx: StageContext) -> StageReport:
@@ -290,7 +332,8 @@ def stage_run(ctx: StageContext) -> StageReport:
     return outcomes[-1].report
 
 
-BUILTIN = {"reserve": stage_reserve, "distribute": stage_distribute, "install": stage_install,
+BUILTIN = {"reserve": stage_reserve, "distribute": stage_distribute, "shape": stage_shape,
+           "install": stage_install,
            "start": stage_start, "generate": stage_generate, "deploy": stage_deploy, "build": stage_build,
            "run": stage_run, "aggregate": stage_aggregate, "stop": stage_stop, "release": stage_release}
 """Stage name (:data:`sae.spec.STAGES`) -> the built-in function an experiment may replace."""

@@ -4,7 +4,9 @@ Reservation files are the contract between metareserve and every other sae packa
 :class:`Cluster` runs commands, Python functions and file transfers on many nodes in parallel.
 """
 from . import lease, validate
-from .api import check, extend, list_reservations, release, reserve
+from .api import check, extend, list_reservations, release, reserve, shape
+from .calibrate import Calibration, CoresMeasure, LinkMeasure, calibrate
+from .capacity import Capacities, HostCapacity, format_rate, parse_rate
 from .errors import (ConnectError, GroupError, NothingToDo, OperationalError, RemoteError,
                      SaeError, UsageError)
 from .layout import ROLES, Layout, resolve_layout
@@ -20,4 +22,5 @@ __all__ = ["Node", "Reservation", "CpuAccounting", "load_reservation", "Layout",
            "Cluster", "Results", "call_local", "node_agent", "reserve", "release", "extend",
            "list_reservations", "check", "SaeError", "NothingToDo", "UsageError",
            "OperationalError", "RemoteError", "ConnectError", "GroupError", "StageReport", "Outcome", "Service",
-           "parse_size", "format_size", "LeaseHeld", "LeaseHolder", "leased", "lease", "validate"]
+           "parse_size", "format_size", "Capacities", "HostCapacity", "parse_rate", "format_rate", "shape",
+           "Calibration", "CoresMeasure", "LinkMeasure", "calibrate", "LeaseHeld", "LeaseHolder", "leased", "lease", "validate"]

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from . import providers
+from .capacity import Capacities
 from .errors import NothingToDo, UsageError
 from .health import NodeHealth, check
 from .log import node_log
@@ -59,10 +60,22 @@ def release(reservation: Reservation | str) -> str:
     return message
 
 
+def shape(reservation: Reservation | str, capacities: Capacities) -> bool:
+    """Put ``capacities`` in force on a reservation's hosts (the local provider emulates them;
+    hosts not named become unlimited) and record them in its file and the registry's copy;
+    True if anything changed."""
+    res = load_reservation(reservation) if not isinstance(reservation, Reservation) else reservation
+    changed = providers.get(res.provider).shape(res, capacities)
+    for path in (res.path, registry_dir() / f"{res.name}.yaml"):
+        if path is not None and Path(path).exists():
+            Reservation.save(_copy(res), path)
+    return changed
+
+
 def extend(reservation: Reservation | str, **options) -> str:
     """Extend a reservation's expiration (providers that have one)."""
     res = load_reservation(reservation) if not isinstance(reservation, Reservation) else reservation
     return providers.get(res.provider).extend(res, **options)
 
 
-__all__ = ["reserve", "release", "extend", "list_reservations", "check", "NodeHealth", "registry_dir"]
+__all__ = ["reserve", "release", "extend", "shape", "list_reservations", "check", "NodeHealth", "registry_dir"]

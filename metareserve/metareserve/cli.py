@@ -1,16 +1,48 @@
 """``metareserve``: reserve, list, show, check, extend and release nodes."""
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 import yaml
 
 from . import api, lease, providers
+from .calibrate import calibrate
+from .capacity import Capacities
 from .cli_support import Group, handle_errors, reservation_option
-from .errors import OperationalError, SaeError
+from .errors import OperationalError, SaeError, UsageError
 from .model import load_reservation
+from .providers.local import node_names
 from .remote import Cluster
+
+
+def capacity_options(fn):
+    """The local provider's host and link capacities, each ``VALUE`` (every host) or
+    ``NODE[,NODE]=VALUE`` (repeatable)."""
+    for option in reversed([
+            click.option("--cpus", multiple=True, metavar="[NODES=]CORES",
+                         help="local provider: cores a host may run on (cpuset: 0, 1, 0-3)."),
+            click.option("--cpu-limit", multiple=True, metavar="[NODES=]N",
+                         help="local provider: CPU quota of a host, in cores (0.5, 2)."),
+            click.option("--memory", multiple=True, metavar="[NODES=]SIZE",
+                         help="local provider: memory limit of a host (4GiB)."),
+            click.option("--link-rate", multiple=True, metavar="[NODES=]RATE",
+                         help="local provider: rate of a host's link, both directions (100mbit, 1.25gbit, "
+                              "10Gbit/s; a bare number is Mbit/s; unlimited)."),
+            click.option("--delay", metavar="TIME",
+                         help="local provider: link delay (needs the kernel's netem; refused where it is missing)."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
+def _capacities(names: list[str], cpus, cpu_limit, memory, link_rate, delay) -> Capacities | None:
+    if not (cpus or cpu_limit or memory or link_rate or delay):
+        return None
+    return Capacities.parse(names, cpus=cpus, cpu_quota=cpu_limit, memory=memory, link_rate=link_rate,
+                            delay=delay)
 
 
 @click.group(cls=Group)
@@ -26,26 +58,79 @@ def main():
 @click.option("--host", "hosts", multiple=True, help="ssh provider: an ~/.ssh/config alias (repeatable).")
 @click.option("--hosts-file", help="ssh provider: YAML list of hosts.")
 @click.option("--ssh-config", help="ssh provider: ssh_config file to use instead of ~/.ssh/config.")
-@click.option("--cpu-limit", type=float, help="local provider: CPU cap per host, in cores.")
+@capacity_options
 @click.option("--option", "-O", "extra", multiple=True, metavar="KEY=VALUE",
               help="Provider option (e.g. cloudlab site=utah).")
-@click.option("--check/--no-check", "gate", default=True, show_default=True, help="Run the health gate after.")
+@click.option("--check/--no-check", "gate", default=True, show_default=True,
+              help="Run the health gate and calibration after.")
 @handle_errors
-def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpu_limit, extra, gate):
+def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpus, cpu_limit, memory, link_rate, delay,
+            extra, gate):
     """Reserve nodes and write a reservation file."""
     options = dict(kv.split("=", 1) for kv in extra)
+    if cpus or cpu_limit or memory or link_rate or delay:
+        if provider != "local":
+            raise UsageError(f"--cpus/--cpu-limit/--memory/--link-rate/--delay: host capacities are emulated by "
+                             f"the local provider only, not {provider!r}")
+        if nodes is not None and nodes < 1:
+            raise UsageError(f"--nodes must be at least 1, not {nodes}")
+        options["capacities"] = _capacities(node_names(3 if nodes is None else nodes), cpus, cpu_limit, memory,
+                                            link_rate, delay)
     if hosts:
         options["hosts"] = list(hosts)
     if hosts_file:
         options["hosts_file"] = hosts_file
     if ssh_config:
         options["ssh_config"] = ssh_config
-    if cpu_limit:
-        options["cpu_limit"] = cpu_limit
+    registry = api.registry_dir()
+    new_dirs = [d for d in (registry.parent, registry) if not os.path.isdir(d)]
     res = api.reserve(provider=provider, name=name, nodes=nodes, out=out, **options)
     click.echo(f"reserved {res.name!r} ({res.provider}): {len(res.nodes)} nodes -> {res.path}")
-    if gate and not providers.get(provider).gates_nodes:
+    if gate:
+        if not providers.get(provider).gates_nodes:
+            _gate_or_give_back(res, new_dirs)
+        _calibrate(res)
+
+
+def _gate_or_give_back(res, new_dirs: list[Path]) -> None:
+    """The health gate after a reserve; nodes this reserve took that fail it are given back, and
+    their reservation files and the registry directories it made removed (a reattached
+    reservation stays as it was)."""
+    try:
         _report(api.check(res))
+    except OperationalError:
+        if not res.reattached:
+            api.release(res)
+            Path(res.path).unlink(missing_ok=True)
+            for d in reversed(new_dirs):
+                if d.is_dir() and not any(d.iterdir()):
+                    d.rmdir()
+            click.echo(f"released {res.name!r} again and removed {res.path}: its nodes failed the health gate",
+                       err=True)
+        raise
+
+
+@main.command()
+@reservation_option
+@capacity_options
+@handle_errors
+def shape(reservation, cpus, cpu_limit, memory, link_rate, delay):
+    """Set a local cluster's host and link capacities (hosts left out become unlimited), then
+    measure them."""
+    res = load_reservation(reservation)
+    caps = _capacities([n.name for n in res.nodes], cpus, cpu_limit, memory, link_rate, delay) or Capacities()
+    changed = api.shape(res, caps)
+    click.echo(f"{'shaped' if changed else 'no changes:'} {res.name!r}: " + "; ".join(
+        f"{n.name} {caps.of(n.name).describe()}" for n in res.nodes))
+    _calibrate(res)
+
+
+def _calibrate(res) -> None:
+    """Measure cores and links, print them beside what was declared, warn where they differ."""
+    measured = calibrate(res)
+    click.echo("calibration (declared vs measured):\n" + measured.text())
+    for line in measured.warnings():
+        click.echo(f"warning: {line}", err=True)
 
 
 @main.command("list")
@@ -88,14 +173,18 @@ def break_lease(reservation):
 @main.command()
 @reservation_option
 @click.option("--json", "as_json", is_flag=True, help="Print the per-node results as YAML/JSON.")
+@click.option("--calibrate/--no-calibrate", default=True, show_default=True,
+              help="Measure usable cores and link throughput beside what was declared.")
 @handle_errors
-def check(reservation, as_json):
-    """Health gate on every node: SSH, python3, root/sudo, free disk."""
+def check(reservation, as_json, calibrate):
+    """Health gate on every node (SSH, python3, root/sudo, free disk), then calibration."""
     res = load_reservation(reservation)
     results = api.check(res)
     if as_json:
         click.echo(yaml.safe_dump([r.__dict__ for r in results], sort_keys=False))
     _report(results)
+    if calibrate:
+        _calibrate(res)
 
 
 def _report(results):

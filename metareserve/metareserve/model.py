@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from . import validate
+from .capacity import Capacities, online_cpus
 from .errors import UsageError
 
 FORMAT_VERSION = 1
@@ -72,11 +73,11 @@ class Node:
 @dataclasses.dataclass(frozen=True)
 class CpuAccounting:
     """Per-host CPU accounting of hosts that share one machine (a local cluster): each node's
-    cgroup CPU-usage file (nanoseconds, None where the machine has no such cgroup), the CPU
-    capacity in cores, and a controller-side directory for the exporter that reads them."""
+    cgroup CPU-usage file (nanoseconds, None where the machine has no such cgroup), each node's
+    declared cores, and a controller-side directory for the exporter that reads them."""
 
     usage_files: dict
-    capacity: float
+    capacity: dict
     controller_dir: Path
 
 
@@ -127,10 +128,16 @@ class Reservation:
         the nodes' own /proc/stat is then theirs alone."""
         if self.provider != "local":
             return None
-        st = self.provider_state
+        st, caps, machine = self.provider_state, self.capacities, len(online_cpus())
         return CpuAccounting(usage_files={n: s.get("cpu_usage_file") for n, s in st["nodes"].items()},
-                             capacity=float(st.get("cpu_limit") or os.cpu_count()),
+                             capacity={n: caps.of(n).cores(machine) for n in st["nodes"]},
                              controller_dir=Path(st["state_dir"]))
+
+    @property
+    def capacities(self) -> Capacities:
+        """The hosts' declared capacities (cores, memory, link rate) where the provider emulates
+        them (a local cluster); empty elsewhere, where hosts have what they have."""
+        return Capacities.from_dict(self.provider_state.get("capacities"), f"reservation {self.name!r}")
 
     def node_dir(self, node: Node | str, component: str) -> str:
         """Per-node state directory for ``component`` (unique even when nodes share a disk)."""

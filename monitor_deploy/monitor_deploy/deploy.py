@@ -177,8 +177,8 @@ class Monitoring(Service):
                                        f"for this host, so per-host CPU cannot be measured; re-create it on a "
                                        f"machine with cgroup v1 cpuacct or cgroup v2")
         config = {"state_dir": str(accounting.controller_dir), "interval": self.options.vhost_interval,
-                  "capacity": accounting.capacity,
                   "nodes": [{"name": n.name, "cpu_usage_file": accounting.usage_files[n.name],
+                             "capacity": accounting.capacity[n.name],
                              "textfile_dir": self.textfile_dir(n)} for n in self.reservation.nodes]}
         vdir.mkdir(parents=True, exist_ok=True)
         changed = node_agent.write_file(str(vdir / "vhost.json"), json.dumps(config, indent=1))

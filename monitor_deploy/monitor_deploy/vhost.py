@@ -6,7 +6,7 @@ in every namespace. This small process runs in the root namespace (namespaces ca
 node_exporter textfile directory (atomically):
 
 * ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``);
-* ``sae_vhost_cpu_capacity_cores``: the cores the host may use (its CPU limit or the machine's);
+* ``sae_vhost_cpu_capacity_cores``: the cores the host may use (its declared cores, else the machine's);
 * ``sae_vhost_memory_rss_bytes``: resident memory of the cgroup's processes;
 * ``sae_vhost_disk_{read,written}_bytes_total``: storage I/O of those processes (``/proc/<pid>/io``),
   including processes that have exited since the exporter started.
@@ -102,7 +102,7 @@ def run(config: dict) -> None:
     for h in config["nodes"]:
         registry = CollectorRegistry(auto_describe=False)
         procs = str(Path(h["cpu_usage_file"]).with_name("cgroup.procs"))
-        registry.register(HostCollector(h["name"], h["cpu_usage_file"], procs, config["capacity"]))
+        registry.register(HostCollector(h["name"], h["cpu_usage_file"], procs, h["capacity"]))
         hosts.append((registry, Path(h["textfile_dir"]) / TEXTFILE_NAME))
     while Path(config["state_dir"]).is_dir():
         for registry, path in hosts:

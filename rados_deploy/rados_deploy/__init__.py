@@ -7,5 +7,6 @@
 from .cluster import CephCluster
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
+from .users import CephUser, ClientUsers
 
-__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus"]
+__all__ = ["CephCluster", "CephOptions", "CephStatus", "CephUser", "ClientUsers", "DaemonStatus"]

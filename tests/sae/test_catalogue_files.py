@@ -18,13 +18,15 @@ from sae.report import figure_names
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
-SHIPPED = {"alleviation", "backend", "batchsize", "objectsize", "objectsize_selectivity", "projection",
+SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
            "scalability", "selectivity", "storedcompression"}
+LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
 
 
 def plans(profile: str) -> dict:
-    return {f.stem: sae.plan(sae.load_experiment(f).with_profile(profile), profile=profile)
-            for f in experiment_files(EXPERIMENTS)}
+    """Every shipped experiment's plan in ``profile`` (those that define it)."""
+    experiments = [sae.load_experiment(f) for f in experiment_files(EXPERIMENTS)]
+    return {e.name: sae.plan(e.with_profile(profile), profile=profile) for e in experiments if profile in e.profiles}
 
 
 def test_catalogue_lists_every_shipped_experiment():
@@ -33,14 +35,16 @@ def test_catalogue_lists_every_shipped_experiment():
 
 def test_tiny_profiles_share_one_stack_and_their_datasets():
     tiny = plans("tiny")
+    assert set(tiny) == SHIPPED
     assert len({p.stack_key for plan in tiny.values() for p in plan.points}) == 1
     assert {p.spec.cluster.nodes for plan in tiny.values() for p in plan.points} == {3}
     datasets = {p.data_key for plan in tiny.values() for p in plan.points}
-    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 and 2, three more codecs
+    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 (bandwidth too) and 2, three more codecs
     assert len(datasets) == 8, datasets
 
 
 def test_paper_profiles_are_the_thesis_cluster_and_runs():
+    assert set(plans("paper")) == SHIPPED - LOCAL_ONLY
     for name, plan in plans("paper").items():
         assert {p.spec.cluster.nodes for p in plan.points} == {17}, name
         assert (plan.repetitions, plan.warmup) == (21, 1), name

@@ -1,7 +1,8 @@
 """Case files for the pure stage layer (``cases/plan/*.yaml``, one case per file): an experiment
 as data → the plan's points and stage steps, or the one-line UsageError ``sae plan`` gives; with
 ``reservation`` also the checks ``sae run`` makes against a given reservation (a list of host
-names) or against the node1..nodeN it reserves itself (``own``). No nodes are touched."""
+names) or against the node1..nodeN it reserves itself (``own``), and with ``provider`` the host
+capacities as ``sae run`` checks them for that provider. No nodes are touched."""
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import yaml
 
 from metareserve import Node, Reservation
 from metareserve.errors import UsageError
+from sae.capacities import check_plan
 from sae.planner import plan
 from sae.spec import SECTIONS, Experiment, Sweep
 from sae.stages import check_own_node_names, check_reservation
@@ -31,6 +33,8 @@ def outcome(case: dict):
         res = Reservation(name="given", provider="ssh", nodes=[Node(name=h, host=f"10.0.0.{i}")
                                                                 for i, h in enumerate(hosts, 1)])
         check_reservation(res, p, "given.yaml")
+    if case.get("provider"):
+        check_plan(p.points, case["provider"], "experiment")
     return p
 
 

@@ -112,7 +112,7 @@ def test_planner_groups_stack_and_data_changes():
 def test_spark_change_restarts_spark_only():
     s = Sweep(cartesian={"worker_memory": ["1g", "2g"]})
     p = plan(exp(sweep=s))
-    assert [st.stage for st in p.steps] == ["reserve", "distribute", "install", "start", "generate",
+    assert [st.stage for st in p.steps] == ["reserve", "distribute", "shape", "install", "start", "generate",
                                             "deploy", "build", "run", "start", "run", "aggregate"]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import abc
 from importlib.metadata import entry_points
 
+from ..capacity import Capacities
 from ..errors import UsageError
 from ..model import Reservation
 
@@ -26,6 +27,14 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def release(self, reservation: Reservation) -> str:
         """Give the nodes back; returns a one-line account of what was done (or found)."""
+
+    def shape(self, reservation: Reservation, capacities: Capacities) -> bool:
+        """Put declared host capacities in force; True if anything changed. Only providers whose
+        hosts share one machine emulate capacities: elsewhere hosts have what they have."""
+        if capacities.to_dict():
+            raise UsageError(f"provider {self.name!r} cannot emulate host capacities (cores, memory, link "
+                             f"rates): its hosts have their own; declare capacities on the local provider only")
+        return False
 
     def extend(self, reservation: Reservation, **options) -> str:
         """Extend the reservation's lifetime (providers with expirations)."""

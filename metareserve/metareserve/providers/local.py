@@ -22,14 +22,15 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..capacity import Capacities
 from ..errors import NothingToDo, OperationalError, UsageError
 from ..log import node_log
 from ..model import Node, Reservation, load_reservation
 from ..remote import node_agent
 from . import Provider
+from .local_shape import apply_cgroups, apply_link, cgroup_dirs, cpu_usage_file
 
 PACKAGES = ["openssh-server", "openssh-client", "iproute2", "util-linux", "rsync", "python3", "procps"]
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 SSHD = "/usr/sbin/sshd"
 MAX_NODES = 200
 
@@ -46,33 +47,18 @@ def _sh(*argv, check=True, stage="local", node=None) -> subprocess.CompletedProc
     return r
 
 
-def cgroup_dirs(cgroup: str) -> list[Path]:
-    """This machine's cgroup directories for ``cgroup`` (v1 cpu+cpuacct, or one v2 dir)."""
-    if (CGROUP_ROOT / "cpuacct").is_dir():
-        return [CGROUP_ROOT / "cpu" / cgroup, CGROUP_ROOT / "cpuacct" / cgroup]
-    if (CGROUP_ROOT / "cgroup.controllers").exists():
-        return [CGROUP_ROOT / cgroup]
-    return []
-
-
-def cpu_usage_file(cgroup: str) -> str | None:
-    """The file holding the cgroup's CPU time: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat``."""
-    dirs = cgroup_dirs(cgroup)
-    if not dirs:
-        return None
-    return str(dirs[-1] / ("cpuacct.usage" if dirs[-1].parent.name == "cpuacct" else "cpu.stat"))
-
-
 class LocalProvider(Provider):
     """Network-namespace hosts on this machine. Needs root."""
 
     name = "local"
 
-    def reserve(self, *, name: str, nodes: int | None = 3, cpu_limit: float | None = None,
+    def reserve(self, *, name: str, nodes: int | None = 3, capacities: Capacities | None = None,
                 **options) -> Reservation:
         """Create (or reattach to) local cluster ``name`` with ``nodes`` hosts.
 
-        ``cpu_limit`` caps each host's CPU (in cores) through its cgroup.
+        ``capacities`` (hosts ``node1``..``nodeN``) are put in force on the hosts and recorded in
+        the reservation; on a reattach they replace the recorded ones (None keeps those). A new
+        cluster whose bring-up fails is released again, so a failed reserve leaves nothing behind.
         """
         if options:
             raise UsageError(f"local provider: unknown option(s) {', '.join(sorted(options))}")
@@ -81,8 +67,7 @@ class LocalProvider(Provider):
         if not (1 <= nodes <= MAX_NODES):
             raise UsageError(f"local provider: --nodes must be between 1 and {MAX_NODES}, not {nodes}")
         _check_name(name)
-        if cpu_limit is not None and not cpu_limit > 0:
-            raise UsageError(f"local provider: --cpu-limit must be a positive number of cores, not {cpu_limit}")
+        _check_capacities(capacities, node_names(nodes))
         _ensure_packages()
         base = state_base()
         base.mkdir(parents=True, exist_ok=True)
@@ -95,19 +80,54 @@ class LocalProvider(Provider):
                     raise UsageError(f"local cluster {name!r} already exists with {len(res.nodes)} nodes; "
                                      f"release it first ('metareserve release --reservation "
                                      f"{sdir / 'reservation.yaml'}') or ask for {len(res.nodes)}")
+                if capacities is not None:
+                    _record_capacities(res, capacities)
                 changed = self._bring_up(res)
                 res.provider_state["reattached"] = True
                 if not changed:
                     node_log(None, "local reserve", f"local cluster {name!r} already up: reattached, nothing changed")
                 return res
-            res = self._create(name, nodes, sdir, cpu_limit)
+            res = self._create(name, nodes, sdir, capacities or Capacities())
             # Saved before the lock is released: the file claims the subnet for concurrent reserves
             # (and lets 'release' clean up if bring-up fails).
             res.save(sdir / "reservation.yaml")
-            self._bring_up(res)
+            try:
+                self._bring_up(res)
+            except BaseException:
+                node_log(None, "local reserve", f"bring-up of {name!r} failed: releasing what was made")
+                self.release(res)
+                raise
         return res
 
-    def _create(self, name: str, count: int, sdir: Path, cpu_limit) -> Reservation:
+    def shape(self, reservation: Reservation, capacities: Capacities) -> bool:
+        """Put ``capacities`` in force on a live local cluster (cores, quota, memory, link rates;
+        hosts not named become unlimited) and record them; True if anything changed."""
+        _require_root()
+        _check_name(reservation.name)
+        _check_capacities(capacities, [n.name for n in reservation.nodes])
+        record = state_base() / reservation.name / "reservation.yaml"
+        if not record.exists():
+            raise UsageError(f"[local shape] local cluster {reservation.name!r} is not up; reserve it first")
+        with open(state_base() / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            res = load_reservation(record)
+            _check_recorded_names(res.name, res.provider_state)
+            _record_capacities(res, capacities)
+            changed = False
+            for node in res.nodes:
+                changed |= self._apply(res, node)
+        reservation.provider_state["capacities"] = res.provider_state["capacities"]
+        return changed
+
+    def _apply(self, res: Reservation, node: Node) -> bool:
+        info, cap = res.provider_state["nodes"][node.name], res.capacities.of(node.name)
+        changed = apply_cgroups(node.name, info["cgroup"], cap)
+        changed |= apply_link(node.name, info["netns"], info["veth"], cap.link_rate)
+        if changed:
+            node_log(node.name, "local shape", cap.describe())
+        return changed
+
+    def _create(self, name: str, count: int, sdir: Path, capacities: Capacities) -> Reservation:
         k = _free_subnet_index(state_base())
         net = ipaddress.ip_network(f"10.77.{k}.0/24")
         ssh_dir = sdir / "ssh"
@@ -121,8 +141,7 @@ class LocalProvider(Provider):
         config = ["Host *", "  User root", f"  IdentityFile {key}", "  IdentitiesOnly yes",
                   f"  UserKnownHostsFile {ssh_dir / 'known_hosts'}", "  StrictHostKeyChecking accept-new",
                   "  BatchMode yes", "  ConnectTimeout 10", "  LogLevel ERROR"]
-        for i in range(1, count + 1):
-            node_name = f"node{i}"
+        for i, node_name in enumerate(node_names(count), 1):
             ip = str(net.network_address + 10 + i)
             nodes.append(Node(name=node_name, host=ip, port=22, user="root", identity=str(key),
                               address=ip, labels={"provider": "local", "cluster": name}))
@@ -132,7 +151,7 @@ class LocalProvider(Provider):
         (ssh_dir / "ssh_config").write_text("\n".join(config) + "\n")
         state = {"state_dir": str(sdir), "state_root": str(sdir / "nodes"), "subnet": str(net),
                  "gateway": str(net.network_address + 1), "bridge": f"saebr{k}", "nodes": netns,
-                 "cpu_limit": cpu_limit}
+                 "capacities": capacities.to_dict()}
         return Reservation(name=name, provider="local", nodes=nodes, provider_state=state,
                            ssh_config=str(ssh_dir / "ssh_config"))
 
@@ -166,13 +185,7 @@ class LocalProvider(Provider):
             _sh("ip", "-n", ns, "link", "set", "eth0", "up")
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
             changed = True
-        for d in cgroup_dirs(info["cgroup"]):
-            if not d.exists():
-                d.mkdir(parents=True)
-                changed = True
-        limit = res.provider_state.get("cpu_limit")
-        if limit and (CGROUP_ROOT / "cpu" / info["cgroup"]).exists():
-            (CGROUP_ROOT / "cpu" / info["cgroup"] / "cpu.cfs_quota_us").write_text(str(int(limit * 100000)))
+        changed |= self._apply(res, node)
         ndir = Path(res.node_dir(node, "sshd"))
         pid = node_agent.read_pid(ndir / "sshd.pid")
         if pid and node_agent.pid_alive(pid) and node_agent.port_open(node.address, 22):
@@ -229,8 +242,8 @@ class LocalProvider(Provider):
             raise OperationalError(f"[local release] {record} is missing but namespaces {', '.join(ours)} exist; "
                                    f"remove them with 'ip netns del'")
         st = load_reservation(record).provider_state
-        given = {k: v for k, v in reservation.provider_state.items() if k != "reattached"}
-        if given != {k: v for k, v in st.items() if k != "reattached"}:
+        given = {k: v for k, v in reservation.provider_state.items() if k not in _MUTABLE_STATE}
+        if given != {k: v for k, v in st.items() if k not in _MUTABLE_STATE}:
             raise UsageError(f"{reservation.path or reservation.name}: provider_state differs from the local "
                              f"provider's record {record}; release with that file")
         _check_recorded_names(reservation.name, st)
@@ -246,6 +259,32 @@ class LocalProvider(Provider):
         shutil.rmtree(sdir, ignore_errors=True)
         return (f"released local cluster {reservation.name!r}: {len(st.get('nodes', {}))} hosts, "
                 f"{killed} processes stopped, namespaces, bridge, cgroups and {sdir} removed")
+
+
+_MUTABLE_STATE = ("reattached", "capacities")
+"""provider_state keys that change while a cluster lives (release compares the others)."""
+
+
+def node_names(count: int) -> list[str]:
+    """The names of a local cluster's hosts."""
+    return [f"node{i}" for i in range(1, count + 1)]
+
+
+def _check_capacities(capacities: Capacities | None, nodes: list[str]) -> None:
+    if capacities is None:
+        return
+    if not isinstance(capacities, Capacities):
+        raise UsageError(f"local provider: capacities must be a metareserve Capacities, not {capacities!r}")
+    unknown = sorted(set(capacities.hosts) - set(nodes))
+    if unknown:
+        raise UsageError(f"local provider: capacities name host(s) {', '.join(unknown)}; the cluster has "
+                         f"{', '.join(nodes)}")
+
+
+def _record_capacities(res: Reservation, capacities: Capacities) -> None:
+    """Make ``capacities`` the reservation's and save its record."""
+    res.provider_state["capacities"] = capacities.to_dict()
+    res.save(state_base() / res.name / "reservation.yaml")
 
 
 def _check_name(name) -> None:

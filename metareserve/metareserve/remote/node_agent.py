@@ -344,3 +344,73 @@ def secret_file(path):
     with os.fdopen(fd, "w") as f:
         f.write(secrets.token_hex(32))
     return secret_file(path)
+
+
+def cpu_probe(seconds=1.0, workers=None):
+    """The CPU this host may use: ``workers`` processes (default: one per CPU this process may
+    run on) spin for ``seconds``; returns {cores: CPU-seconds they got per wall second, workers}."""
+    import resource
+    n = workers or len(os.sched_getaffinity(0))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                pass
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"cores": used / wall, "workers": n}
+
+
+def tcp_sink(address, port, timeout=30.0):
+    """Accept one TCP connection on ``address:port`` and read it to its end; returns {bytes,
+    seconds} from the first byte to the last (the receiver's view of a transfer)."""
+    import socket
+    with socket.socket() as srv:
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind((address, port))
+        srv.listen(1)
+        srv.settimeout(timeout)
+        conn, _ = srv.accept()
+        with conn:
+            conn.settimeout(timeout)
+            buf, total, first = bytearray(1 << 20), 0, None
+            while True:
+                k = conn.recv_into(buf)
+                if not k:
+                    break
+                if first is None:
+                    first = time.monotonic()
+                total += k
+            last = time.monotonic()
+    return {"bytes": total, "seconds": (last - first) if first else 0.0}
+
+
+def tcp_source(address, port, seconds=2.0, connect_timeout=10.0):
+    """Send zeros to ``address:port`` for ``seconds`` (connecting as soon as the sink listens);
+    returns the bytes sent."""
+    import socket
+    deadline = time.monotonic() + connect_timeout
+    while True:
+        try:
+            conn = socket.create_connection((address, port), timeout=connect_timeout)
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    data, sent = b"\0" * (1 << 20), 0
+    with conn:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            conn.sendall(data)
+            sent += len(data)
+    return sent

@@ -79,13 +79,13 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
 
   private static StructType fileSchema(Options o) {
     try {
-      List<CephFiles.ObjectRef> objects = CephFiles.list(o.cephConf, o.timeout, o.path);
+      List<CephFiles.ObjectRef> objects = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
       if (objects.isEmpty()) {
         throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
             + "; deploy data there first");
       }
       CephFiles.ObjectRef first = objects.get(0);
-      byte[] reply = Rados.connect(o.cephConf, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
+      byte[] reply = Rados.connect(o.cephConf, o.cephUser, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
           4 << 20);
       Protocol.ScanException err = Protocol.error(ByteBuffer.wrap(reply));
       if (err != null) {

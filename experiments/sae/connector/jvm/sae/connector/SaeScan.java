@@ -74,7 +74,7 @@ final class SaeScan implements Scan, Batch {
   public InputPartition[] planInputPartitions() {
     List<CephFiles.ObjectRef> objects;
     try {
-      objects = CephFiles.list(options.cephConf, options.timeout, options.path);
+      objects = CephFiles.list(options.cephConf, options.cephUser, options.timeout, options.path);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
