@@ -6,7 +6,8 @@ sae.backend.stage_run}`` (experiments/backend.py).
 The request is the one the connector sends for the point's workload, encoded with
 :class:`sae.connector.protocol.Request`: the filter ``column < threshold`` (selectivity), the
 projection ``workload.columns`` (empty: every column), the reply codec and ``batch_size`` rows per
-batch. Each repetition records ``init_s`` (listing the files and mapping them to objects),
+batch, sent as the connector's cephx user (``sae-scan``: CephFS metadata and calls of the class,
+nothing else). Each repetition records ``init_s`` (listing the files and mapping them to objects),
 ``compute_s`` (every scan answered), ``rows``, and the extra result columns ``objects``,
 ``batches`` (Arrow record batches in the replies) and ``reply_bytes``; its Prometheus window is
 exported as for Spark points (the storage side's CPU during the scans).
@@ -44,7 +45,8 @@ def stage_run(ctx: StageContext) -> StageReport:
     remote = f"{ctx.reservation.node_dir(driver, 'sae')}/{ctx.run.root.name}/{BACKEND_SCAN.name}"
     cluster = ctx.connect()
     cluster.put(str(BACKEND_SCAN), remote, nodes=[driver], stage=STAGE)
-    cfg = {"ceph_conf": stack.ceph.shared_client_conf, "path": dataset_path(point),
+    cfg = {"ceph_conf": stack.ceph.shared_client_conf, "ceph_user": stack.ceph.users.scan.id,
+           "path": dataset_path(point),
            "request": scan_request(point).encode().hex(), "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
            "in_flight": IN_FLIGHT, "reps": pending, "pause": ctx.experiment.pause}
     ctx.ledger.mark(point.id, pending, "running")

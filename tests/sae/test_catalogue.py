@@ -173,6 +173,19 @@ def test_projection(catalogue):
     figure(run, "projection.png")
 
 
+def test_bandwidth(catalogue):
+    """Query time vs the emulated link rate: every rate, codec and reader agrees; each point ran at
+    its declared rate; shipping every row uncompressed is slower on the slowest link."""
+    run, df = run_of(catalogue, "bandwidth")
+    agree(df, ["selectivity"])
+    m = df[~df.warmup]
+    assert m.groupby("link_rate")["link_rate_declared_bps"].first()["200mbit"] == pytest.approx(2e8, rel=0.01)
+    full = m[(m.reader == "no-offload") & (m.compression == "none") & (m.selectivity == 100)]
+    times = full.groupby("link_rate")["total_s"].median()
+    assert times["200mbit"] > 2 * times["unlimited"], times.to_dict()
+    figure(run, "bandwidth.png")
+
+
 def test_selectivity_in_the_catalogue(catalogue):
     """Fig. 14 (test_e2e checks the run in depth): the three readers agree at each selectivity."""
     run, df = run_of(catalogue, "selectivity")

@@ -4,7 +4,7 @@ a dataset, called from a librados client on a compute host, without Spark.
 Run by :mod:`sae.backend` with the Spark nodes' python (pyarrow, Debian's rados and cephfs
 bindings) and one argument, a JSON object::
 
-    {"ceph_conf": "...", "path": "/sae/<hash>", "request": "<hex of the encoded scan request>",
+    {"ceph_conf": "...", "ceph_user": "sae-scan", "path": "/sae/<hash>", "request": "<hex of the encoded scan request>",
      "reply_limit": <bytes>, "in_flight": 8, "reps": [0, 1, 2], "pause": 1.0}
 
 Per repetition: list the dataset's files through libcephfs (names starting with ``_`` or ``.``
@@ -91,9 +91,9 @@ def count(replies):
 
 def main(cfg):
     request = bytes.fromhex(cfg["request"])
-    cluster = rados.Rados(conffile=cfg["ceph_conf"])
+    cluster = rados.Rados(conffile=cfg["ceph_conf"], rados_id=cfg["ceph_user"])
     cluster.connect()
-    fs = cephfs.LibCephFS(conffile=cfg["ceph_conf"])
+    fs = cephfs.LibCephFS(conffile=cfg["ceph_conf"], auth_id=cfg["ceph_user"])
     fs.mount()
     try:
         for n, rep in enumerate(cfg["reps"]):
