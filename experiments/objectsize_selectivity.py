@@ -13,8 +13,9 @@ experiment = Experiment(
     repetitions=21,
     warmup=1,
     profiles={
+        # 12 points: one measured repetition each keeps the catalogue within its time
         "tiny": profiles.tiny(sweep=Sweep(cartesian={"object_size": ["4MiB", "16MiB"], "selectivity": [100, 50, 1],
-                                                     "reader": READERS}), pause=1.0),
+                                                     "reader": READERS}), repetitions=2, pause=1.0),
         "paper": profiles.paper(),
     },
 )

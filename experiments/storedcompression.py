@@ -14,7 +14,7 @@ experiment = Experiment(
     repetitions=21,
     warmup=1,
     profiles={
-        "tiny": profiles.tiny(),
+        "tiny": profiles.tiny(repetitions=2),   # 8 points, 4 datasets: one measured repetition each
         "paper": profiles.paper(),
     },
 )
