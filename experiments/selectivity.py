@@ -1,8 +1,8 @@
-"""Selectivity sweep: query time, compute-side bytes and CPU vs the share of rows a filter keeps,
-for the three readers: offload (filter and projection in the Ceph OSDs), no-offload (the same
-connector, the OSDs return every row; the thesis's baseline) and vanilla Spark Parquet over a
-CephFS mount (paper: 1..100 %, 21 runs per point, the first dropped; at 1 % offloading cut the
-compute side's network 48.9x and its CPU 8.0x).
+"""Selectivity sweep (thesis fig. 14): query time, compute-side bytes and CPU vs the share of rows
+a filter keeps, for the three readers: offload (filter and projection in the Ceph OSDs),
+no-offload (the same connector, the OSDs return every row; the thesis's baseline) and vanilla
+Spark Parquet over a CephFS mount (paper: 1..100 %, 21 runs per point, the first dropped; at 1 %
+offloading cut the compute side's network 48.9x and its CPU 8.0x).
 
 Compute and storage run on separate hosts (the default layout), so results.parquet's
 compute_rx_bytes / compute_cpu_s answer "what did the compute side spend".
@@ -10,7 +10,7 @@ compute_rx_bytes / compute_cpu_s answer "what did the compute side spend".
 Tiny profile: the local cluster's 3 hosts, node1 stores (Ceph mon/mgr/mds/OSD), node2-3 compute
 (Spark master, driver, 2 workers of 1 core).
 """
-from sae import DataSpec, Experiment, Sweep, Workload
+from sae import Experiment, Sweep, Workload, profiles
 
 READERS = ["offload", "no-offload", "vanilla"]
 
@@ -23,23 +23,16 @@ READERS = ["offload", "no-offload", "vanilla"]
 # CPU-seconds are read from counters scraped just before and just after it.
 experiment = Experiment(
     name="selectivity",
-    description="Query time, compute-side bytes and CPU vs selectivity: offload, no-offload, vanilla",
-    data=DataSpec(rows=1_000_000, object_size="16MiB", link_multiplier=4),
+    description="Query time, compute-side bytes and CPU vs selectivity: offload, no-offload, vanilla (thesis fig. 14)",
     workload=Workload(column="total_amount"),
     sweep=Sweep(cartesian={"selectivity": [1, 10, 25, 50, 75, 100], "reader": READERS}),
     repetitions=21,
     warmup=1,
     profiles={
-        "tiny": {"data": {"rows": 1_000_000, "object_size": "16MiB", "link_multiplier": 4},
-                 # strongest filter last: by then every reader's code paths are compiled (JIT)
-                 # in the one warm application, so the 1 % point is not charged for warming up
-                 "sweep": Sweep(cartesian={"selectivity": [100, 50, 10, 1], "reader": READERS}),
-                 "monitor": {"scrape_interval": "1s"}, "repetitions": 3, "warmup": 1, "pause": 2.0},
-        "paper": {"cluster": {"nodes": 9}, "ceph": {"store": "bluestore", "osd_size": "200GiB"},
-                  "spark": {"worker_cores": 8, "worker_memory": "60g", "executor_memory": "48g"},
-                  "data": {"rows": 100_000_000, "object_size": "64MiB", "link_multiplier": 64},
-                  "sweep": Sweep(cartesian={"selectivity": [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
-                                            "reader": READERS}),
-                  "repetitions": 21, "warmup": 1, "pause": 5.0},
+        # strongest filter last: by then every reader's code paths are compiled (JIT) in the one
+        # warm application, so the 1 % point is not charged for warming up
+        "tiny": profiles.tiny(sweep=Sweep(cartesian={"selectivity": [100, 50, 10, 1], "reader": READERS})),
+        "paper": profiles.paper(sweep=Sweep(cartesian={"selectivity": [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
+                                                       "reader": READERS})),
     },
 )

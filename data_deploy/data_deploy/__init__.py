@@ -8,10 +8,10 @@ from .deploy import CEPH_DEFAULT_CONF, DeployReport, VerifyReport, clean, datase
 from .plugins import get_plugin
 from .selectivity import selectivity_threshold
 from .sizes import check_object_size
-from .split import SplitReport, split
+from .split import CODECS, SplitReport, check_codec, split
 from .taxi import AMOUNT_PARTS, SCHEMA, generate, ingest
 
 __version__ = "0.1.0"
 __all__ = ["CEPH_DEFAULT_CONF", "generate", "ingest", "split", "SplitReport", "selectivity_threshold", "deploy", "verify",
            "clean", "DeployReport", "VerifyReport", "describe", "dataset_id", "get_plugin",
-           "check_object_size", "SCHEMA", "AMOUNT_PARTS"]
+           "check_object_size", "check_codec", "CODECS", "SCHEMA", "AMOUNT_PARTS"]

@@ -57,7 +57,8 @@ def ingest(paths, out):
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--object-size", required=True, help="Target object size, e.g. 16MiB.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
-@click.option("--compression", default="none", show_default=True, help="Parquet codec.")
+@click.option("--compression", type=click.Choice(dd.CODECS), default="none", show_default=True,
+              help="Parquet codec of the objects (none: uncompressed).")
 @handle_errors
 def split(inputs, object_size, out, compression):
     """Split Parquet INPUTS into single-row-group files of at most one object each."""

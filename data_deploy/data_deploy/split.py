@@ -19,6 +19,7 @@ from .files import expand, output_dir
 
 MARKER = "_split.json"
 CODECS = ("none", "snappy", "zstd", "lz4", "gzip", "brotli")
+"""Parquet codecs a split can store its objects with (``none``: uncompressed)."""
 _TARGET_FILL = 0.998
 _MAX_PROBES = 10
 
@@ -101,6 +102,13 @@ class _Pending:
         self.chunks, self.rows = rest.to_batches(), rest.num_rows
 
 
+def check_codec(compression: str, what: str = "split: compression") -> str:
+    """``compression`` if it is one of :data:`CODECS`; UsageError naming ``what`` otherwise."""
+    if compression not in CODECS:
+        raise UsageError(f"{what} {compression!r} is not one of {', '.join(CODECS)}")
+    return compression
+
+
 def _best_file(pending: _Pending, size: int, compression: str, guess: int) -> tuple[pa.Buffer, int]:
     """Largest row count ≤ available whose single-row-group encoding fits ``size`` (few probes)."""
     lo, hi, best = 0, None, None
@@ -133,8 +141,7 @@ def split(inputs, *, out, object_size, compression: str = "none") -> SplitReport
     last) is reported with ``changed=False``. Raises UsageError for bad sizes, codecs or inputs.
     """
     size = check_object_size(object_size)
-    if compression not in CODECS:
-        raise UsageError(f"split: unknown compression {compression!r} (known: {', '.join(CODECS)})")
+    check_codec(compression)
     files = expand(inputs)
     out = Path(out)
     marker_path = out / MARKER

@@ -7,7 +7,7 @@ import metareserve
 from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
-from .context import StackRecord, data_cache
+from .context import StackRecord, data_cache, sae_home
 
 
 def stop_stack(res) -> list[str]:
@@ -31,6 +31,20 @@ def stop_stack(res) -> list[str]:
     return out
 
 
+def retire(res, why: str) -> list[str]:
+    """Stop the stack on ``res`` and release it (a cluster sae reserved), forgetting what sae
+    recorded about it; one line each, the release's naming ``why``. LeaseHeld (nothing touched)
+    while another run holds it."""
+    lines = stop_stack(res)
+    try:
+        lines.append(f"{res.name}: {metareserve.release(res)} ({why})")
+    except NothingToDo as e:
+        lines.append(f"{res.name}: {e}")
+    StackRecord.path(res.name).unlink(missing_ok=True)
+    (sae_home() / "layouts" / f"{res.name}.yaml").unlink(missing_ok=True)
+    return lines
+
+
 def clean(*, reservation=None, release: bool = True, cache: bool = False) -> list[str]:
     """Stop the stack on ``reservation`` (default: every reservation named ``sae-*`` that sae
     made) and release it unless ``release`` is false; with ``cache`` delete the dataset cache.
@@ -39,12 +53,7 @@ def clean(*, reservation=None, release: bool = True, cache: bool = False) -> lis
         [r for r in metareserve.list_reservations() if r.name.startswith("sae-")]
     lines = []
     for res in targets:
-        lines += stop_stack(res)
-        if release:
-            try:
-                lines.append(f"{res.name}: {metareserve.release(res)}")
-            except NothingToDo as e:
-                lines.append(f"{res.name}: {e}")
+        lines += retire(res, "sae clean") if release else stop_stack(res)
     if cache and data_cache().exists():
         shutil.rmtree(data_cache())
         lines.append(f"removed dataset cache {data_cache()}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -20,7 +21,7 @@ def main():
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(exists=True))
 @click.option("--provider", type=click.Choice(["local", "ssh", "cloudlab"]), default="local",
               show_default=True, help="Where sae reserves nodes when no --reservation is given.")
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
@@ -34,11 +35,18 @@ def main():
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
 def run(file, provider, reservation, profile, out, teardown, skip, wait_lease):
-    """Run experiment FILE end to end into a new run directory."""
-    rd = runner.run(file, profile=profile, out=out,
-                    options=runner.RunOptions(provider=provider, reservation=reservation,
-                                              teardown=teardown, skip=skip, wait_lease=wait_lease))
-    _finished(rd.root)
+    """Run experiment FILE end to end into a new run directory; given a directory (e.g.
+    experiments/), run every experiment file in it, one after another on one cluster, and write
+    one index page linking every report (OUT/catalogue/latest/index.html)."""
+    options = runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown, skip=skip,
+                                wait_lease=wait_lease)
+    if Path(file).is_dir():
+        from .catalogue import run_catalogue
+        index = run_catalogue(file, profile=profile, out=out, options=options)
+        click.echo(f"index: {index}", err=True)
+        click.echo(str(index))
+        return
+    _finished(runner.run(file, profile=profile, out=out, options=options).root)
 
 
 @main.command()

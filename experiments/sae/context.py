@@ -186,11 +186,13 @@ def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
     """(generated or ingested source dir, split dir) of the point's dataset in the cache."""
     d = point.spec.data
     source = data_cache() / digest([d.generator, d.rows, d.seed, d.input])
-    return source / "source", source / f"split-{d.object_size}"
+    codec = "" if d.stored_compression == "none" else f"-{d.stored_compression}"
+    return source / "source", source / f"split-{d.object_size}{codec}"
 
 
 def dataset_path(point: PlannedPoint) -> str:
     """Where the point's dataset lives in CephFS."""
     d = point.spec.data
+    codec = [] if d.stored_compression == "none" else [d.stored_compression]   # uncompressed: paths as before
     return "/sae/" + digest([d.generator, d.rows, d.seed, d.input, d.object_size, d.link_multiplier,
-                             d.copy_multiplier])
+                             d.copy_multiplier, *codec])

@@ -132,7 +132,9 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     Points are grouped by stack (nodes, layout, Ceph, monitoring), then data, then Spark
     options, then host capacities, each group in first-appearance order, so every distinct stack
     is built once, every dataset deployed once per stack, and capacities change as rarely as
-    possible (each change is a ``shape`` step: capacities put in force and measured). With
+    possible (each change is a ``shape`` step: capacities put in force and measured). The
+    datasets of consecutive points that share Spark options and capacities are generated and
+    deployed before their runs, so those runs share one warm Spark application. With
     ``teardown`` the plan ends with stop/release.
     """
     points = [PlannedPoint.of(i, axes, spec) for i, (axes, spec) in enumerate(validate(experiment))]
@@ -146,28 +148,44 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
              Step("distribute", None, "roles to nodes (layout)")]
     seen: set[str] = set()
     shape = None
-    for p in points:
-        if p.shape_key != shape:
-            steps.append(Step("shape", p.id, "host capacities: " + _capacities(p.spec)))
-            shape = p.shape_key
-        if p.stack_key not in seen:
-            steps += [Step("install", p.id, "new stack: " + _describe(p.spec, "cluster", "ceph", "monitor")),
-                      Step("start", p.id, "start Ceph, Spark, monitoring")]
-        elif p.spark_key not in seen:
-            steps.append(Step("start", p.id, "Spark options change: " + _describe(p.spec, "spark")))
-        if p.data_key not in seen:
-            steps += [Step("generate", p.id, "dataset " + _describe(p.spec, "data")),
-                      Step("deploy", p.id, "deploy the dataset into CephFS")]
-        if p.stack_key not in seen:
-            steps.append(Step("build", p.id, "connector and object class for this stack"))
-        seen |= {p.stack_key, p.data_key, p.spark_key}
-        steps.append(Step("run", p.id, f"{experiment.repetitions} repetitions in one Spark application"))
+    for group in _app_groups(points):
+        first = group[0]
+        if first.shape_key != shape:
+            steps.append(Step("shape", first.id, "host capacities: " + _capacities(first.spec)))
+            shape = first.shape_key
+        if first.stack_key not in seen:
+            steps += [Step("install", first.id, "new stack: " + _describe(first.spec, "cluster", "ceph", "monitor")),
+                      Step("start", first.id, "start Ceph, Spark, monitoring")]
+        elif first.spark_key not in seen:
+            steps.append(Step("start", first.id, "Spark options change: " + _describe(first.spec, "spark")))
+        for p in group:   # every dataset of the group first: its runs then share one application
+            if p.data_key not in seen:
+                steps += [Step("generate", p.id, "dataset " + _describe(p.spec, "data")),
+                          Step("deploy", p.id, "deploy the dataset into CephFS")]
+                seen.add(p.data_key)
+        if first.stack_key not in seen:
+            steps.append(Step("build", first.id, "connector and object class for this stack"))
+        seen |= {first.stack_key, first.spark_key}
+        steps += [Step("run", p.id, f"{experiment.repetitions} repetitions in one Spark application") for p in group]
     steps.append(Step("aggregate", None, "results.parquet and report"))
     if teardown:
         steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
     eta = sum(_ETA[s.stage] for s in steps) + len({p.spark_key for p in points}) * _ETA["app"] + len(
         points) * experiment.repetitions * (_ETA["rep"] + experiment.pause)
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta)
+
+
+def _app_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:
+    """Consecutive points with the same stack, Spark options and capacities (one warm
+    application's share)."""
+    groups: list[list[PlannedPoint]] = []
+    for p in points:
+        if groups and (groups[-1][0].stack_key, groups[-1][0].spark_key, groups[-1][0].shape_key) == \
+                (p.stack_key, p.spark_key, p.shape_key):
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    return groups
 
 
 def _capacities(spec: PointSpec) -> str:

@@ -40,8 +40,8 @@ from . import capacity_report  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
 
-CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "rows",
-          "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
+CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
+          "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
 BASELINES = ("no-offload", "vanilla")
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
@@ -434,6 +434,61 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
     return path
 
 
+def _figure(name: str):
+    """``sae.figures.<name>(run, df, out)``, imported when drawn (that module imports this one)."""
+    def draw(run, df, out):
+        from . import figures
+        return getattr(figures, name)(run, df, out)
+    return draw
+
+
+FIGURES = {
+    "selectivity": lambda run, df, out: plot_selectivity(df, out),
+    "compute-side": lambda run, df, out: plot_compute_side(df, out),
+    "bandwidth": lambda run, df, out: plot_bandwidth(df, out),
+    "objectsize": lambda run, df, out: plot_objectsize(df, out),
+    "objectsize-selectivity": _figure("plot_objectsize_selectivity"),
+    "backend": _figure("plot_backend"),
+    "scalability": _figure("plot_scaling"),
+    "batchsize": _figure("plot_batchsize"),
+    "storedcompression": _figure("plot_storedcompression"),
+    "projection": _figure("plot_projection"),
+    "points": lambda run, df, out: plot_points(df, out),
+    "alleviation": _figure("plot_alleviation"),
+    "resources": plot_resources,
+    "resources-disk": _figure("plot_devices"),
+}
+"""Figure name → its function (run directory, results, report directory) → path(s) or None."""
+AXIS_FIGURES = (("link_multiplier", "scalability"), ("batch_size", "batchsize"),
+                ("stored_compression", "storedcompression"), ("columns_read", "projection"))
+"""A swept axis → the figure drawn against it (the Arrow-Spark paper's E1/E4/E5, thesis fig. 18)."""
+
+
+def figure_names(df: pd.DataFrame) -> list[str]:
+    """The figures that fit a run, by what it varies (thesis figure in brackets): backend-only
+    scans (16); query time vs link rate (bandwidth.py), else selectivity (14), or object size ×
+    selectivity (17), with the compute side; object size (15); one figure per axis of :data:`AXIS_FIGURES`; otherwise a bar per point, and when only
+    the reader varies, the alleviation figures (10-13: per-host CPU, network, storage devices, what
+    each side spent). Per-host CPU and network over the representative repetitions always."""
+    varies = set(_varying(df, list(CONFIG) + ["selectivity"]))
+    names = []
+    if "objects" in df and df["objects"].notna().any():
+        names.append("backend")
+    else:
+        if "link_rate" in varies:
+            names.append("bandwidth")
+        elif "selectivity" in varies:
+            names.append("objectsize-selectivity" if "object_size" in varies else "selectivity")
+            if "compute_rx_bytes" in df and df["compute_rx_bytes"].notna().any():
+                names.append("compute-side")
+        if "object_size" in varies:
+            names.append("objectsize")
+    names += [figure for axis, figure in AXIS_FIGURES if axis in varies]
+    if not names:
+        names += ["points"] + (["alleviation"] if varies <= {"reader"} else [])
+    return names + ["resources"] + (["resources-disk"] if "alleviation" in names else [])
+
+
 def make_report(path) -> list[Path]:
     """Write every plot that fits the run's sweep, the summary (``summary.txt``, ``summary.csv``)
     and ``index.html`` into ``report/``; returns their paths (none when nothing is measured yet)."""
@@ -442,19 +497,13 @@ def make_report(path) -> list[Path]:
     run.report.mkdir(exist_ok=True)
     if df.empty or df.loc[~df["warmup"], "total_s"].isna().all():
         return []
+    if "columns" in df:
+        from .figures import columns_read
+        df = df.assign(columns_read=columns_read(df))
     figures = []
-    varies = _varying(df, ["selectivity", "object_size", "link_rate"])
-    if "link_rate" in varies:
-        figures.append(plot_bandwidth(df, run.report))
-    elif "selectivity" in varies:
-        figures.append(plot_selectivity(df, run.report))
-        if "compute_rx_bytes" in df and df["compute_rx_bytes"].notna().any():
-            figures.append(plot_compute_side(df, run.report))
-    if "object_size" in varies:
-        figures.append(plot_objectsize(df, run.report))
-    if not varies:
-        figures.append(plot_points(df, run.report))
-    figures += plot_resources(run, df, run.report)
+    for name in figure_names(df):
+        drawn = FIGURES[name](run, df, run.report)
+        figures += drawn if isinstance(drawn, list) else [drawn] if drawn else []
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
     note = window_note(df)

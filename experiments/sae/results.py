@@ -125,6 +125,9 @@ class RunDir:
         return Plan.from_dict(self.read_yaml(self.plan))
 
 
+QUERY_RESULTS = ("init_s", "compute_s", "total_s", "rows", "checksum")
+"""The result values every query records (``rows`` becomes ``rows_out``); a run stage may record
+more (e.g. the backend scans' ``objects``, ``batches``, ``reply_bytes``), each its own column."""
 QUALIFIED = {"layout": "cluster_layout", "cores": "cluster_cores", "conf": "spark_conf", "enabled": "monitor_enabled",
              "input": "data_input"}
 """Parameters whose field name alone says nothing → their column (section_field). Run
@@ -225,6 +228,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
                "init_s": result.get("init_s"), "compute_s": result.get("compute_s"),
                "total_s": result.get("total_s"), "rows_out": result.get("rows"),
                "checksum": result.get("checksum"), "attempts": e["attempts"], "exclusive": exclusive}
+        row.update({k: v for k, v in result.items() if k not in QUERY_RESULTS})   # a run stage's own measures
         row.update(flat_params(p.spec))
         row.update(sides[p.shape_key])
         row.update({f"{side}_hosts": ",".join(n for n, r in roles[e["point"]].items() if r in SIDES[side])

@@ -12,7 +12,7 @@ import itertools
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
-from data_deploy import check_object_size
+from data_deploy import check_codec, check_object_size
 from metareserve import parse_size
 from metareserve.validate import name as validate_name
 from metareserve.errors import UsageError
@@ -95,7 +95,9 @@ class MonitorSpec:
 @dataclasses.dataclass(frozen=True)
 class DataSpec:
     """The dataset: generated (``generator``, ``rows``, ``seed``) or an ``input`` Parquet path,
-    split into single-row-group objects of ``object_size``, inflated by link/copy multipliers."""
+    split into single-row-group objects of ``object_size`` stored with the Parquet codec
+    ``stored_compression`` (``none``, ``snappy``, ``gzip``, ``zstd``, ...: data_deploy's
+    ``CODECS``), inflated by link/copy multipliers."""
 
     generator: str = "taxi"
     rows: int = 200_000
@@ -104,6 +106,7 @@ class DataSpec:
     object_size: int | str = "8MiB"
     link_multiplier: int = 1
     copy_multiplier: int = 1
+    stored_compression: str = "none"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -346,6 +349,7 @@ def _check(point: PointSpec, where: str) -> None:
     except UsageError as e:
         bad(f"data.{e}")
     _int(d.link_multiplier, 1, f"{where}: data.link_multiplier")
+    check_codec(d.stored_compression, f"{where}: data.stored_compression")
     _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier")
     if w.reader not in READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""

@@ -9,7 +9,7 @@ import dataclasses
 import logging
 
 import metareserve
-from metareserve import Layout, Reservation, StageReport, lease, load_reservation
+from metareserve import Layout, LeaseHeld, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import NothingToDo, OperationalError, UsageError
 from metareserve.log import node_log
 
@@ -50,13 +50,48 @@ def check_own_node_names(p: Plan, source: str) -> None:
 
 
 def reservation_name(experiment_name: str) -> str:
-    """The local-cluster name sae reserves (and reattaches to) for an experiment."""
+    """The name of a cluster sae reserves for an experiment (a local one keeps it while later
+    experiments share it, :func:`choose_cluster`)."""
     return ("sae-" + experiment_name.replace("_", "-"))[:20].rstrip("-")
+
+
+@dataclasses.dataclass
+class ClusterChoice:
+    """Which cluster a run without ``--reservation`` reserves or reattaches to (``name`` with
+    ``nodes`` nodes), and the local clusters sae made that it stops and releases first
+    (``retire``: too small to serve, or redundant beside the shared one)."""
+
+    name: str
+    nodes: int
+    shared: bool = False
+    retire: list = dataclasses.field(default_factory=list)
+
+
+def choose_cluster(provider: str, need: int, experiment_name: str) -> ClusterChoice:
+    """Local experiments share one cluster: the local cluster sae reserved before (registered
+    under ``$SAE_HOME``) is reattached whenever it has at least ``need`` nodes, whatever
+    experiment made it; capacities are not part of a cluster's identity (the reserve stage
+    applies them). A new one (``sae-<experiment>``) is made only when none can serve; every
+    other sae-made local cluster is then retired, so at most one lives. Other providers keep a
+    cluster per experiment."""
+    own = reservation_name(experiment_name)
+    if provider != "local":
+        return ClusterChoice(own, need)
+    made = [r for r in metareserve.list_reservations() if r.provider == "local" and r.name.startswith("sae-")]
+    fit = sorted((r for r in made if len(r.nodes) >= need),
+                 key=lambda r: (StackRecord.load(r.name) is None, r.name != own, r.name))
+    keep = fit[0] if fit else None
+    retire = [r for r in made if r is not keep]
+    if keep is None:
+        return ClusterChoice(own, need, retire=retire)
+    return ClusterChoice(keep.name, len(keep.nodes), shared=True, retire=retire)
 
 
 # -- run-wide stages --------------------------------------------------------------------------
 def stage_reserve(ctx: StageContext) -> StageReport:
-    """Use the given reservation, or reserve (reattach to) ``sae-<experiment>`` nodes."""
+    """Use the given reservation, or reserve (reattach to) the cluster :func:`choose_cluster`
+    picks, retiring the sae-made local clusters it replaces first."""
+    from .clean import retire
     report = StageReport("reserve")
     need = max(p.spec.cluster.nodes for p in ctx.plan.points)
     if ctx.options.reservation:
@@ -64,11 +99,22 @@ def stage_reserve(ctx: StageContext) -> StageReport:
         check_reservation(res, ctx.plan, str(ctx.options.reservation))
         report.add(CONTROLLER, False, f"using reservation {res.name!r} ({len(res.nodes)} nodes)")
     else:
-        res = metareserve.reserve(provider=ctx.options.provider, name=reservation_name(ctx.experiment.name),
-                                  nodes=need, out=ctx.run.reservation)
+        choice = choose_cluster(ctx.options.provider, need, ctx.experiment.name)
+        retired = []
+        for old in choice.retire:
+            why = (f"{len(old.nodes)} nodes, this run needs {need}" if len(old.nodes) < need
+                   else f"{choice.name!r} serves this run")
+            try:
+                retired += retire(old, why)
+            except LeaseHeld as e:   # another run measures there: left alone, it ends by itself
+                retired.append(f"{old.name}: kept ({why}): {e}")
+        res = metareserve.reserve(provider=ctx.options.provider, name=choice.name, nodes=choice.nodes,
+                                  out=ctx.run.reservation)
         again = res.reattached
-        report.add(CONTROLLER, not again, f"{'reattached to' if again else 'reserved'} {res.name!r} "
-                                          f"({len(res.nodes)} nodes)")
+        shared = " (the local cluster sae's experiments share)" if choice.shared else ""
+        report.add(CONTROLLER, not again or bool(retired),
+                   "; ".join(retired + [f"{'reattached to' if again else 'reserved'} {res.name!r} "
+                                        f"({len(res.nodes)} nodes){shared}"]))
     res.save(ctx.run.reservation)
     ctx.reservation = res
     ctx.lease = lease.acquire(ctx.connect(), str(ctx.run.root), wait=ctx.options.wait_lease)
@@ -244,7 +290,8 @@ def stage_generate(ctx: StageContext) -> StageReport:
             data_deploy.generate(d.rows, seed=d.seed, out=source)
         done.write_text("ok")
         report.add(CONTROLLER, True, f"{d.rows} rows generated into {source}")
-    split = data_deploy.split(sorted(source.glob("*.parquet")), out=split_dir, object_size=d.object_size)
+    split = data_deploy.split(sorted(source.glob("*.parquet")), out=split_dir, object_size=d.object_size,
+                              compression=d.stored_compression)
     report.add(CONTROLLER, report.nodes[CONTROLLER].changed or split.changed,
                f"{report.nodes[CONTROLLER].message}; split: {split.summary()}", log=False)
     return report

@@ -124,21 +124,25 @@ class Layout:
 
     @classmethod
     def default(cls, reservation: Reservation) -> "Layout":
-        """Compute and storage on separate hosts, as the paper's two clusters: the first
-        ``max(1, n // 2)`` nodes store (ceph-osd each; ceph-mon/mgr/mds and prometheus on the
-        first), the others compute (spark-worker each; spark-master and driver on the first), so
-        the compute side's bytes and CPU are not mixed with storage's. Every node is a ceph-client
-        (the connector and ceph-fuse run on compute hosts). One node plays every role."""
+        """Compute and storage on separate hosts, as the paper's two clusters (the one layout
+        rule sae uses everywhere). Of n nodes the first ``max(1, n // 2)`` store (ceph-osd each;
+        ceph-mon/mgr/mds and prometheus on the first), the others compute: the driver and the
+        Spark master on the first compute host, a spark-worker on every compute host but the
+        driver's when the compute side has more hosts than the storage side and at least 3 (17
+        nodes: 8 OSD hosts, a driver host, 8 worker hosts, the thesis's cluster; 9: 4 + 1 + 4;
+        3: node1 stores, node2 drives and works, node3 works). Every node is a ceph-client (the
+        connector and ceph-fuse run on compute hosts). One node plays every role."""
         names = [n.name for n in reservation.nodes]
         if len(names) == 1:
             storage = compute = names
         else:
             storage, compute = names[:max(1, len(names) // 2)], names[max(1, len(names) // 2):]
         head, driver = storage[0], compute[0]
+        own_driver = len(compute) > len(storage) and len(compute) >= 3
         return cls({
             "ceph-mon": [head], "ceph-mgr": [head], "ceph-mds": [head], "ceph-osd": list(storage),
             "prometheus": [head], "spark-master": [driver], "driver": [driver],
-            "spark-worker": list(compute), "ceph-client": list(names),
+            "spark-worker": list(compute[1:] if own_driver else compute), "ceph-client": list(names),
         })
 
     def host_roles(self) -> dict[str, str]:

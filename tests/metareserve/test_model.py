@@ -84,7 +84,14 @@ def test_layout_default_and_lookup():
     assert lay.host_roles() == {"node1": "storage", "node2": "compute"}
     nine = Layout.default(Reservation("x", "ssh", [Node(f"node{i}", "h") for i in range(1, 10)]))
     assert nine.names("ceph-osd") == [f"node{i}" for i in range(1, 5)]
-    assert nine.names("spark-worker") == [f"node{i}" for i in range(5, 10)]
+    assert nine.names("driver") == ["node5"] and nine.names("spark-worker") == [f"node{i}" for i in range(6, 10)]
+    # the thesis's cluster: 8 OSD hosts, 8 executor hosts and a driver host
+    paper = Layout.default(Reservation("x", "ssh", [Node(f"node{i}", "h") for i in range(1, 18)]))
+    assert paper.names("ceph-osd") == [f"node{i}" for i in range(1, 9)]
+    assert paper.names("driver") == paper.names("spark-master") == ["node9"]
+    assert paper.names("spark-worker") == [f"node{i}" for i in range(10, 18)]
+    three = Layout.default(Reservation("x", "ssh", [Node(f"node{i}", "h") for i in range(1, 4)]))
+    assert three.names("driver") == ["node2"] and three.names("spark-worker") == ["node2", "node3"]
     one = Layout.default(Reservation("x", "ssh", [Node("solo", "h")]))
     assert one.names("ceph-osd") == ["solo"] and one.names("spark-worker") == ["solo"]
     assert one.host_roles() == {"solo": "both"}

@@ -364,7 +364,9 @@ def test_reserve_and_teardown_without_reservation(tmp_path, own_reservations):
         f"experiment = Experiment(name='own{os.getpid() % 10000}', sweep=Sweep(cartesian={{'selectivity': [50]}}),\n"
         "    repetitions=1, warmup=0, stages={s: nothing for s in ('generate', 'deploy', 'build')}\n"
         "    | {'run': fake_run})\n")
-    r = sae_cli("run", f, "--teardown", "--skip", "install", "--skip", "start", "--out", tmp_path / "out")
+    # its own $SAE_HOME: with the developer's, it would share (and tear down) their local cluster
+    r = sae_cli("run", f, "--teardown", "--skip", "install", "--skip", "start", "--out", tmp_path / "out",
+                env=dict(os.environ, SAE_HOME=str(tmp_path / "home")))
     assert r.returncode == 0, r.stderr[-3000:]
     run = Path(r.stdout.strip().splitlines()[-1])
     name = yaml.safe_load((run / "reservation.yaml").read_text())["name"]

@@ -116,8 +116,8 @@ def test_results_and_report_from_synthetic_run(tmp_path):
         assert g["compute_cpu_s"].to_numpy() == pytest.approx(2 * (1.0 if reader == "offload" else 4.0))
         assert g["storage_cpu_s"].to_numpy() == pytest.approx(3.0)
     names = sorted(x.name for x in make_report(run.root))
-    assert names == ["compute-side.png", "index.html", "objectsize.png", "resources-cpu.png",
-                     "resources-net.png", "selectivity.png", "summary.csv", "summary.txt"]
+    assert names == ["compute-side.png", "index.html", "objectsize-selectivity.png", "objectsize.png",
+                     "resources-cpu.png", "resources-net.png", "summary.csv", "summary.txt"]
     assert all((run.report / n).stat().st_size > 5000 for n in names if n.endswith(".png"))
 
 

@@ -1,0 +1,120 @@
+"""Backend-only reads (the thesis's fig. 16): the ``sae`` object class's ``scan`` on every object of
+a dataset, called from a librados client on a compute host, without Spark.
+
+Run by :mod:`sae.backend` with the Spark nodes' python (pyarrow, Debian's rados and cephfs
+bindings) and one argument, a JSON object::
+
+    {"ceph_conf": "...", "ceph_user": "sae-scan", "path": "/sae/<hash>", "request": "<hex of the encoded scan request>",
+     "reply_limit": <bytes>, "in_flight": 8, "reps": [0, 1, 2], "pause": 1.0}
+
+Per repetition: list the dataset's files through libcephfs (names starting with ``_`` or ``.``
+are not data, as for Spark) and map each to its one RADOS object (``<inode hex>.00000000``) in the
+file's data pool (``init_s``); then send the same request to every object, at most ``in_flight``
+asynchronous calls at a time, and wait for every reply (``compute_s``: the backend's time). Only
+then are the replies decoded (not timed): Arrow record batches, rows and reply bytes are counted;
+an error frame's bytes are returned for the controller to decode. One JSON line per repetition
+on stdout, prefixed ``sae-backend``.
+"""
+import json
+import sys
+import threading
+import time
+
+import pyarrow as pa
+
+try:
+    import cephfs
+    import rados
+except ImportError:   # a python other than the distribution's: its Ceph bindings (same ABI) are there
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import cephfs
+    import rados
+
+TAG = "sae-backend "
+ERROR_MAGIC = b"SAEE"   # the protocol's error frame (docs/protocol.md); decoded by the controller
+
+
+def objects(fs, path):
+    """(pool, [object names]) of the dataset's data files under ``path``, in name order."""
+    names = []
+    d = fs.opendir(path)
+    try:
+        while (entry := fs.readdir(d)) is not None:
+            name = entry.d_name.decode()
+            if not name.startswith(("_", ".")):
+                names.append(name)
+    finally:
+        fs.closedir(d)
+    names.sort()
+    pool = fs.getxattr(f"{path}/{names[0]}", "ceph.file.layout.pool").decode() if names else None
+    return pool, ["%x.00000000" % fs.stat(f"{path}/{n}").st_ino for n in names]
+
+
+def scan_all(io, oids, request, reply_limit, in_flight):
+    """Every object's reply (bytes), at most ``in_flight`` calls outstanding."""
+    slots = threading.Semaphore(in_flight)
+    replies, failures, done = [None] * len(oids), [], threading.Semaphore(0)
+
+    def finished(i):
+        def cb(completion, data):
+            ret = completion.get_return_value()
+            if ret < 0:
+                failures.append(f"object {oids[i]}: errno {-ret}")
+            else:
+                replies[i] = data
+            slots.release()
+            done.release()
+        return cb
+
+    calls = []   # the completions stay referenced until every call is in
+    for i, oid in enumerate(oids):
+        slots.acquire()
+        calls.append(io.aio_execute(oid, "sae", "scan", request, length=reply_limit, oncomplete=finished(i)))
+    for _ in oids:
+        done.acquire()
+    return replies, failures
+
+
+def count(replies):
+    """(record batches, rows, reply bytes, first error frame as hex or None)."""
+    batches = rows = size = 0
+    for reply in replies:
+        size += len(reply)
+        if reply[:4] == ERROR_MAGIC:
+            return batches, rows, size, reply.hex()
+        with pa.ipc.open_stream(pa.py_buffer(reply)) as stream:
+            for batch in stream:
+                batches += 1
+                rows += batch.num_rows
+    return batches, rows, size, None
+
+
+def main(cfg):
+    request = bytes.fromhex(cfg["request"])
+    cluster = rados.Rados(conffile=cfg["ceph_conf"], rados_id=cfg["ceph_user"])
+    cluster.connect()
+    fs = cephfs.LibCephFS(conffile=cfg["ceph_conf"], auth_id=cfg["ceph_user"])
+    fs.mount()
+    try:
+        for n, rep in enumerate(cfg["reps"]):
+            if n:
+                time.sleep(cfg["pause"])
+            t0 = time.time()
+            pool, oids = objects(fs, cfg["path"])
+            io = cluster.open_ioctx(pool)
+            t1 = time.time()
+            replies, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"])
+            t2 = time.time()
+            io.close()
+            batches, rows, size, error = count([] if failures else replies)
+            print(TAG + json.dumps({"repetition": rep, "start": t0, "end": t2, "init_s": t1 - t0,
+                                    "compute_s": t2 - t1, "total_s": t2 - t0, "objects": len(oids),
+                                    "rows": rows, "batches": batches, "reply_bytes": size,
+                                    "failures": failures[:3], "error_frame": error}), flush=True)
+    finally:
+        fs.shutdown()
+        cluster.shutdown()
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))

@@ -1,0 +1,74 @@
+"""Backend-only reads (the thesis's fig. 16): a ``run`` stage that times the ``sae`` object class's
+``scan`` of every object of the point's dataset from a librados client on the driver host,
+without Spark (``app/backend_scan.py``), for experiments that set ``stages={"run":
+sae.backend.stage_run}`` (experiments/backend.py).
+
+The request is the one the connector sends for the point's workload, encoded with
+:class:`sae.connector.protocol.Request`: the filter ``column < threshold`` (selectivity), the
+projection ``workload.columns`` (empty: every column), the reply codec and ``batch_size`` rows per
+batch, sent as the connector's cephx user (``sae-scan``: CephFS metadata and calls of the class,
+nothing else). Each repetition records ``init_s`` (listing the files and mapping them to objects),
+``compute_s`` (every scan answered), ``rows``, and the extra result columns ``objects``,
+``batches`` (Arrow record batches in the replies) and ``reply_bytes``; its Prometheus window is
+exported as for Spark points (the storage side's CPU during the scans).
+"""
+from __future__ import annotations
+
+import json
+
+from metareserve import StageReport
+from metareserve.errors import OperationalError
+
+from .app import BACKEND_SCAN
+from .connector.protocol import Request, decode_error
+from .context import StageContext, dataset_path
+from .execute import export_windows, threshold
+
+STAGE = "sae backend scan"
+IN_FLIGHT = 8
+"""Scan calls outstanding at once: the connector's 4 per task on the tiny cluster's 2 task slots."""
+
+
+def scan_request(point) -> Request:
+    """The scan request of a point's workload (what the connector sends with offloading on)."""
+    w = point.spec.workload
+    return Request(columns=list(w.columns), filter={"cmp": "<", "column": w.column, "value": threshold(point)},
+                   codec=w.compression, batch_rows=w.batch_size or 0)
+
+
+def stage_run(ctx: StageContext) -> StageReport:
+    """Scan every object of the point's dataset once per pending repetition (see the module)."""
+    from .stages import _stack
+    point, report = ctx.point, StageReport("run")
+    stack = _stack(ctx, point)
+    driver, pending = stack.spark.driver_node, ctx.ledger.pending(point.id)
+    remote = f"{ctx.reservation.node_dir(driver, 'sae')}/{ctx.run.root.name}/{BACKEND_SCAN.name}"
+    cluster = ctx.connect()
+    cluster.put(str(BACKEND_SCAN), remote, nodes=[driver], stage=STAGE)
+    cfg = {"ceph_conf": stack.ceph.shared_client_conf, "ceph_user": stack.ceph.users.scan.id,
+           "path": dataset_path(point),
+           "request": scan_request(point).encode().hex(), "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
+           "in_flight": IN_FLIGHT, "reps": pending, "pause": ctx.experiment.pause}
+    ctx.ledger.mark(point.id, pending, "running")
+    out = cluster.run([stack.spark.python(driver), remote, json.dumps(cfg)], nodes=[driver], stage=STAGE,
+                      timeout=600 + 120 * len(pending))[driver]["stdout"]
+    lines = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("sae-backend ")]
+    done = {}
+    for r in lines:
+        if r["failures"] or r["error_frame"]:
+            error = r["failures"][0] if r["failures"] else str(decode_error(bytes.fromhex(r["error_frame"])))
+            ctx.ledger.mark(point.id, pending, "failed", error=f"[{driver} {STAGE}] {error}")
+            raise OperationalError(f"[{driver} {STAGE}] point {point.id}: {error}")
+        done[r["repetition"]] = r
+    ctx.ledger.mark(point.id, list(done), "done", timings={k: {"start": r["start"], "end": r["end"]} for k, r in done.items()},
+                    results={k: {key: r[key] for key in ("init_s", "compute_s", "total_s", "rows", "objects",
+                                                           "batches", "reply_bytes")} for k, r in done.items()})
+    ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, point,
+                                                    {k: {"start": r["start"], "end": r["end"]} for k, r in done.items()}))
+    missing = sorted(set(pending) - set(done))
+    if missing:
+        ctx.ledger.mark(point.id, missing, "failed", error=f"[{driver} {STAGE}] no result line for {missing}")
+        raise OperationalError(f"[{driver} {STAGE}] point {point.id}: repetitions {missing} gave no result")
+    objects = {r["objects"] for r in done.values()}
+    report.add(driver, True, f"point {point.id}: {len(done)} repetitions, {max(objects)} objects scanned each")
+    return report

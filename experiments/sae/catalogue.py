@@ -1,0 +1,186 @@
+"""The catalogue: every experiment file of a directory run one after another (``sae run
+experiments/``), with one page linking every experiment's report.
+
+Every file is loaded and planned first, so a bad one stops the catalogue before anything runs.
+The runs then share what they can: local runs reattach to the one local cluster sae keeps
+(:func:`sae.stages.choose_cluster`), a stack deployed by an earlier experiment reports "no
+changes", and datasets stay deployed for the next experiment that reads them. An experiment that
+fails is recorded and the next one runs; ``--teardown`` stops and releases after the last one.
+
+Written under ``<out>/catalogue/<YYYYmmdd-HHMMSS>-<profile>/`` (``latest`` points to the newest):
+``index.html`` (per experiment: what it reproduces, outcome, wall time, a link to its report and
+its headline figure) and ``catalogue.yaml`` (the same as data), both rewritten after every
+experiment.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import jinja2
+
+from metareserve.errors import OperationalError, SaeError, UsageError
+from metareserve.log import say
+
+from . import runner
+from .context import RunOptions
+from .results import RunDir
+
+STAGE = "sae catalogue"
+
+
+@dataclasses.dataclass
+class Entry:
+    """One experiment of a catalogue run: its file, name and description, the run directory,
+    ``status`` (todo, running, done, failed), wall seconds, error and headline figure."""
+
+    file: str
+    experiment: str
+    description: str
+    status: str = "todo"
+    run: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    headline: str | None = None
+
+
+def experiment_files(directory) -> list[Path]:
+    """The experiment files of ``directory``: its ``*.py`` files (not ``_*``), by name."""
+    d = Path(directory)
+    files = sorted(f for f in d.glob("*.py") if not f.name.startswith("_"))
+    if not files:
+        raise UsageError(f"{d}: no experiment files (*.py) in this directory; give a directory of experiment "
+                         f"files such as experiments/, or one file")
+    return files
+
+
+def run_catalogue(directory, *, profile: str | None = None, out="results",
+                  options: RunOptions | None = None) -> Path:
+    """Run every experiment file of ``directory`` (see the module); returns the index page.
+    OperationalError at the end if any experiment failed (the others ran)."""
+    options = options or RunOptions()
+    files = experiment_files(directory)
+    entries, profiles = [], set()
+    for f in files:   # every usage error before anything runs
+        experiment, p = runner.prepare(f, profile=profile, options=options)
+        entries.append(Entry(str(f.resolve()), experiment.name, experiment.description))
+        profiles.add(p.profile or "default")
+    label = profiles.pop() if len(profiles) == 1 else "mixed"
+    root = _new_root(Path(out), label)
+    say(None, STAGE, f"{len(entries)} experiments; index {root / 'index.html'}")
+    start = time.time()
+    for n, (f, entry) in enumerate(zip(files, entries), 1):
+        last = n == len(entries)
+        entry.status, t0 = "running", time.time()
+        _write(root, entries, label, time.time() - start)
+        say(None, STAGE, f"experiment {n}/{len(entries)}: {entry.experiment}")
+        latest = Path(out) / entry.experiment / "latest"
+        before = latest.resolve() if latest.exists() else None
+        try:
+            handle = runner.run(f, profile=profile, out=out,
+                                options=dataclasses.replace(options, teardown=options.teardown and last))
+            entry.status, entry.run = "done", str(handle.root)
+        except SaeError as e:
+            entry.status, entry.error = "failed", str(e)
+            # the run directory it kept (a run that got nowhere keeps none and points latest back)
+            entry.run = str(latest.resolve()) if latest.exists() and latest.resolve() != before else None
+        finally:
+            entry.seconds = round(time.time() - t0, 1)
+            entry.headline = _headline(entry.run)
+            _write(root, entries, label, time.time() - start)
+    failed = [e for e in entries if e.status == "failed"]
+    say(None, STAGE, f"done in {_minutes(time.time() - start)}: {len(entries) - len(failed)} of {len(entries)} "
+                     f"experiments ran; index {root / 'index.html'}")
+    if failed:
+        raise OperationalError(f"{len(failed)} of {len(entries)} experiments failed ("
+                               f"{', '.join(e.experiment for e in failed)}; first: {failed[0].error}); "
+                               f"see {root / 'index.html'}")
+    return root / "index.html"
+
+
+def _new_root(out: Path, label: str) -> Path:
+    parent = out / "catalogue"
+    root = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}"
+    n = 1
+    while root.exists():
+        n += 1
+        root = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}-{n}"
+    root.mkdir(parents=True)
+    link = parent / f".latest-{os.getpid()}"
+    link.unlink(missing_ok=True)
+    link.symlink_to(root.name)
+    os.replace(link, parent / "latest")
+    return root
+
+
+def _headline(run: str | None) -> str | None:
+    """The first figure of the run's report (in report order), or None."""
+    if run is None:
+        return None
+    from .report import figure_names
+    from .results import load_results
+    rd = RunDir(run)
+    try:
+        df = load_results(rd.root)
+    except SaeError:
+        return None
+    if df.empty:
+        return None
+    if "columns" in df:
+        from .figures import columns_read
+        df = df.assign(columns_read=columns_read(df))
+    for name in figure_names(df):
+        for path in (rd.report / f"{name}.png", rd.report / f"{name}-cpu.png"):
+            if path.exists():
+                return str(path)
+    return None
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}m{s:02d}s"
+
+
+PAGE = jinja2.Template("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>sae catalogue ({{ profile }})</title>
+<style>
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.4em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } img { max-width: 420px; border: 1px solid #eee; }
+.failed { color: #a00; } .note { color: #555; font-size: 0.9em; }
+</style></head><body>
+<h1>sae catalogue ({{ profile }} profile)</h1>
+<p class="note">{{ done }} of {{ entries|length }} experiments done, {{ failed }} failed; wall time so far
+{{ elapsed }}. Each report holds the run's plan, hosts, per-point statistics and versions.</p>
+<table><tr><th>experiment</th><th>what it reproduces</th><th>outcome</th><th>time</th><th>headline figure</th></tr>
+{% for e in entries %}<tr>
+<td>{% if e.report %}<a href="{{ e.report }}">{{ e.experiment }}</a>{% else %}{{ e.experiment }}{% endif %}<br>
+<span class="note">{{ e.file }}</span></td>
+<td>{{ e.description }}</td>
+<td class="{{ e.status }}">{{ e.status }}{% if e.error %}: {{ e.error }}{% endif %}</td>
+<td>{{ e.time }}</td>
+<td>{% if e.headline %}<a href="{{ e.report }}"><img src="{{ e.headline }}" alt="{{ e.experiment }}"></a>{% endif %}</td>
+</tr>{% endfor %}
+</table></body></html>
+""", autoescape=True)
+
+
+def _write(root: Path, entries: list[Entry], profile: str, elapsed: float) -> None:
+    """Rewrite ``catalogue.yaml`` and ``index.html`` (links relative to the page)."""
+    rd = RunDir(root)
+    rd.write_yaml(root / "catalogue.yaml", {"version": 1, "profile": profile, "seconds": round(elapsed, 1),
+                                            "experiments": [dataclasses.asdict(e) for e in entries]})
+
+    def rel(path: str | None) -> str | None:
+        return os.path.relpath(path, root) if path else None
+    rows = [dict(dataclasses.asdict(e), time=_minutes(e.seconds) if e.seconds is not None else "-",
+                 report=rel(str(Path(e.run) / "report" / "index.html")) if e.run else None,
+                 headline=rel(e.headline)) for e in entries]
+    page = PAGE.render(profile=profile, entries=rows, elapsed=_minutes(elapsed),
+                       done=sum(e.status == "done" for e in entries), failed=sum(e.status == "failed" for e in entries))
+    tmp = root / "index.html.tmp"
+    tmp.write_text(page)
+    tmp.replace(root / "index.html")

@@ -1,0 +1,53 @@
+"""Read Spark's own per-query metrics out of a run's Spark event logs (``logs/<app>/<submit>/events``).
+
+Spark writes every finished task's SQL metrics to its event log (``SparkListenerTaskEnd``, task
+info ``Accumulables``: name and this task's ``Update``). A repetition's value is the sum over the
+tasks that finished between its start and end (the application runs one query at a time).
+:func:`input_batches` sums ``number of input batches`` (``ColumnarToRowExec``: the columnar
+batches the scan handed Spark), the batch count the batch-size experiment needs.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+CODECS = {".zstd": "zstd", ".lz4": None, ".snappy": None, ".lzf": None}
+"""Event log file suffix → pyarrow codec (None: a framing pyarrow cannot read; such logs are skipped)."""
+
+
+def task_metric(run_root: Path, name: str) -> pd.DataFrame:
+    """(finish time in epoch seconds, value) of metric ``name`` for every task in the run's event logs."""
+    rows = []
+    for path in sorted(Path(run_root, "logs").glob("*/*/events/*/events_*")):
+        codec = CODECS.get(path.suffix, "plain")
+        if codec is None:
+            continue
+        with pa.input_stream(str(path), compression=None if codec == "plain" else codec) as stream:
+            text = stream.read().decode(errors="replace")
+        for line in text.splitlines():
+            if '"SparkListenerTaskEnd"' not in line or name not in line:
+                continue
+            info = json.loads(line).get("Task Info", {})
+            rows += [(info["Finish Time"] / 1000, float(a["Update"])) for a in info.get("Accumulables", [])
+                     if a.get("Name") == name and "Update" in a]
+    return pd.DataFrame(rows, columns=["finish", "value"])
+
+
+def per_repetition(run_root: Path, df: pd.DataFrame, name: str) -> pd.Series:
+    """Metric ``name`` summed over the tasks that finished inside each repetition of ``df`` (a
+    results table: ``start``, ``end``), aligned with ``df``; NaN where no event log was read."""
+    tasks = task_metric(run_root, name)
+    if tasks.empty:
+        return pd.Series(np.nan, index=df.index)
+    finish, value = tasks["finish"].to_numpy(), tasks["value"].to_numpy()
+    return pd.Series([value[(finish >= s) & (finish <= e)].sum() for s, e in zip(df["start"], df["end"])],
+                     index=df.index)
+
+
+def input_batches(run_root: Path, df: pd.DataFrame) -> pd.Series:
+    """Columnar batches Spark consumed per repetition (``number of input batches``)."""
+    return per_repetition(run_root, df, "number of input batches")

@@ -1,0 +1,20 @@
+"""Stored compression (Arrow-Spark paper, E4): query time and bytes to the compute side when the
+Parquet objects are stored uncompressed, snappy, gzip or zstd, offloaded (the OSD decompresses)
+against vanilla Spark Parquet (Spark decompresses), every row kept."""
+from sae import Experiment, Sweep, Workload, profiles
+
+READERS = ["offload", "vanilla"]
+
+experiment = Experiment(
+    name="storedcompression",
+    description="Query time and compute-side bytes vs the stored Parquet codec, offload vs vanilla, "
+                "100 % of rows (Arrow-Spark paper E4)",
+    workload=Workload(selectivity=100),
+    sweep=Sweep(cartesian={"stored_compression": ["none", "snappy", "gzip", "zstd"], "reader": READERS}),
+    repetitions=21,
+    warmup=1,
+    profiles={
+        "tiny": profiles.tiny(repetitions=2),   # 8 points, 4 datasets: one measured repetition each
+        "paper": profiles.paper(),
+    },
+)

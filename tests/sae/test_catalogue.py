@@ -1,0 +1,195 @@
+"""The tiny catalogue end to end on the shared sae cluster (fixtures/sae.py): ``sae run
+experiments/`` runs every shipped experiment once, one after another on one deployed stack; each
+test below asserts one experiment's real outcome from its run (readers and object layouts agree
+on rows and checksums, the axis it varies changes what it must, its figure's data are there and
+non-zero), and the catalogue's index links every report."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import sae
+from sae.eventlog import input_batches
+
+ROOT = Path(__file__).resolve().parents[2]
+SAE = str(Path(sys.executable).with_name("sae"))
+
+
+@pytest.fixture(scope="module")
+def catalogue(sae_cluster):
+    """``sae run experiments/`` on the shared cluster: (exit code, output, catalogue.yaml entries by
+    experiment name, the index page)."""
+    root, _ = sae_cluster
+    r = subprocess.run([SAE, "run", "experiments/", "--reservation", root / "reservation.yaml",
+                        "--out", root / "catalogue-out"], capture_output=True, text=True, cwd=ROOT)
+    index = root / "catalogue-out" / "catalogue" / "latest" / "index.html"
+    entries = yaml.safe_load((index.parent / "catalogue.yaml").read_text())["experiments"]
+    return r.returncode, r.stderr, {e["experiment"]: e for e in entries}, index
+
+
+def run_of(catalogue, name: str) -> tuple[Path, pd.DataFrame]:
+    """The experiment's run directory and its results, after checking it ran completely."""
+    _, output, entries, _ = catalogue
+    entry = entries[name]
+    assert entry["status"] == "done", f"{name}: {entry['error']}\n{output[-3000:]}"
+    run = Path(entry["run"])
+    plan = yaml.safe_load((run / "plan.yaml").read_text())
+    df = sae.load_results(run)
+    assert len(df) == len(plan["points"]) * plan["repetitions"] and not df.duplicated(["point", "repetition"]).any()
+    assert (df["total_s"] > 0).all()
+    return run, df
+
+
+def figure(run: Path, name: str) -> Path:
+    png = run / "report" / name
+    assert png.stat().st_size > 10_000, png
+    return png
+
+
+def agree(df: pd.DataFrame, by: list[str], what=("rows_out", "checksum")) -> None:
+    """Every repetition of every point in a group of ``by`` gave the same answer."""
+    for key, g in df.groupby(by):
+        for col in what:
+            assert g[col].nunique() == 1, (key, col, sorted(g[col].unique()))
+
+
+def scanned(df: pd.DataFrame) -> pd.Series:
+    return df["rows"] * df["link_multiplier"] * df["copy_multiplier"]
+
+
+def test_catalogue_index_links_every_report(catalogue):
+    code, output, entries, index = catalogue
+    assert code == 0, output[-3000:]
+    names = {f.stem for f in (ROOT / "experiments").glob("*.py")}
+    assert set(entries) == names and all(e["status"] == "done" for e in entries.values())
+    page = index.read_text()
+    links = re.findall(r'<a href="([^"]+/report/index.html)"', page)
+    assert len(set(links)) == len(names)
+    assert all((index.parent / link).resolve().exists() for link in links)
+    images = re.findall(r'<img src="([^"]+\.png)"', page)
+    assert len(images) == len(names) and all((index.parent / i).resolve().stat().st_size > 10_000 for i in images)
+    # one stack for all: only the first experiment started anything
+    first = min(entries.values(), key=lambda e: e["run"])
+    for e in entries.values():
+        steps = yaml.safe_load((Path(e["run"]) / "stages.yaml").read_text())
+        for s in steps:
+            if s["stage"] in ("install", "start", "build") and e is not first:
+                assert not any(o["changed"] for o in s["nodes"].values()), (e["experiment"], s)
+
+
+def test_alleviation(catalogue):
+    """Figs. 10-13: the three readers agree; offload's compute side receives far less; the per-host
+    CPU, network and storage-device panels and the sides' totals are drawn from real windows."""
+    run, df = run_of(catalogue, "alleviation")
+    agree(df, ["selectivity"])
+    m = df[~df.warmup]
+    rx = m.groupby("reader")["compute_rx_bytes"].median()
+    assert rx["offload"] * 10 < min(rx["no-offload"], rx["vanilla"]), rx.to_dict()
+    assert (m["compute_cpu_s"] > 0).all() and (m["storage_cpu_s"] > 0).all()
+    for png in ("points.png", "alleviation.png", "resources-cpu.png", "resources-net.png", "resources-disk.png"):
+        figure(run, png)
+    window = pd.read_parquet(run / "metrics" / m["point"].iloc[0] / f"rep{m['repetition'].iloc[0]}" / "metrics.parquet")
+    assert {"disk_read", "disk_write"} <= set(window["metric"]) and "node1" in set(window["node"])
+
+
+def test_objectsize(catalogue):
+    """Fig. 15: the same rows and answer from every object size; init and compute both measured."""
+    run, df = run_of(catalogue, "objectsize")
+    agree(df, ["selectivity"])
+    assert df["object_size"].nunique() == 3 and (df["init_s"] > 0).all() and (df["compute_s"] > 0).all()
+    figure(run, "objectsize.png")
+
+
+def test_backend(catalogue):
+    """Fig. 16: the class's scans without Spark return the rows Spark's filter keeps; larger
+    objects mean fewer objects; a strong filter ships far fewer bytes."""
+    run, df = run_of(catalogue, "backend")
+    for (size, sel), g in df.groupby(["object_size", "selectivity"]):
+        total = scanned(g).iloc[0]
+        assert g["rows_out"].nunique() == 1 and abs(g["rows_out"].iloc[0] - total * sel / 100) <= total * 0.002
+        assert (g["batches"] > 0).all() and g["objects"].nunique() == 1
+    objects = df.groupby("object_size")["objects"].first().sort_index()
+    assert objects.is_monotonic_decreasing and objects.iloc[0] > objects.iloc[-1]
+    reply = df.groupby("selectivity")["reply_bytes"].median()
+    assert reply[1] * 10 < reply[100]
+    figure(run, "backend.png")
+
+
+def test_objectsize_selectivity(catalogue):
+    """Fig. 17: on the grid, every object size and reader agrees per selectivity; at 1 % offload
+    ships far fewer bytes than no-offload at every object size."""
+    run, df = run_of(catalogue, "objectsize_selectivity")
+    agree(df, ["selectivity"])
+    one = df[(df.selectivity == 1) & ~df.warmup].groupby(["object_size", "reader"])["compute_rx_bytes"].median()
+    for size in df["object_size"].unique():
+        assert one[size, "offload"] * 10 < one[size, "no-offload"], one.to_dict()
+    figure(run, "objectsize-selectivity.png")
+
+
+def test_scalability(catalogue):
+    """Fig. 18: rows kept grow with the link multiplier, offload and vanilla agree at each size."""
+    run, df = run_of(catalogue, "scalability")
+    agree(df, ["link_multiplier"])
+    kept = df.groupby("link_multiplier")["rows_out"].first()
+    assert (kept / kept.index).nunique() == 1 and kept.index.nunique() == 3
+    figure(run, "scalability.png")
+
+
+def test_batchsize(catalogue):
+    """E1: the answer does not depend on the batch size; a larger batch size gives fewer batches
+    (Spark's own count of the columnar batches it consumed, from the event log)."""
+    run, df = run_of(catalogue, "batchsize")
+    agree(df, ["selectivity"])
+    batches = input_batches(run, df).groupby(df["batch_size"]).median().sort_index()
+    assert (batches > 0).all() and batches.is_monotonic_decreasing and batches.nunique() == len(batches), batches
+    figure(run, "batchsize.png")
+
+
+def test_storedcompression(catalogue):
+    """E4: every codec and reader gives the same answer; vanilla (which ships the stored bytes)
+    receives fewer bytes from compressed objects; offload's replies do not depend on the codec."""
+    run, df = run_of(catalogue, "storedcompression")
+    agree(df, ["selectivity"])
+    rx = df[~df.warmup].groupby(["reader", "stored_compression"])["compute_rx_bytes"].median()
+    assert rx["vanilla", "zstd"] < 0.9 * rx["vanilla", "none"], rx.to_dict()
+    assert abs(rx["offload", "zstd"] / rx["offload", "none"] - 1) < 0.05, rx.to_dict()
+    figure(run, "storedcompression.png")
+
+
+def test_projection(catalogue):
+    """E5: both readers agree for each column set; offload ships more bytes as the query reads more
+    columns."""
+    run, df = run_of(catalogue, "projection")
+    df = df.assign(width=[len(c) or 19 for c in df["columns"]])
+    agree(df, ["width"])
+    assert df.groupby("width")["checksum"].first().nunique() == 3
+    rx = df[~df.warmup & (df.reader == "offload")].groupby("width")["compute_rx_bytes"].median().sort_index()
+    assert rx.is_monotonic_increasing and rx.iloc[0] * 3 < rx.iloc[-1], rx.to_dict()
+    figure(run, "projection.png")
+
+
+def test_bandwidth(catalogue):
+    """Query time vs the emulated link rate: every rate, codec and reader agrees; each point ran at
+    its declared rate; shipping every row uncompressed is slower on the slowest link."""
+    run, df = run_of(catalogue, "bandwidth")
+    agree(df, ["selectivity"])
+    m = df[~df.warmup]
+    assert m.groupby("link_rate")["link_rate_declared_bps"].first()["200mbit"] == pytest.approx(2e8, rel=0.01)
+    full = m[(m.reader == "no-offload") & (m.compression == "none") & (m.selectivity == 100)]
+    times = full.groupby("link_rate")["total_s"].median()
+    assert times["200mbit"] > 2 * times["unlimited"], times.to_dict()
+    figure(run, "bandwidth.png")
+
+
+def test_selectivity_in_the_catalogue(catalogue):
+    """Fig. 14 (test_e2e checks the run in depth): the three readers agree at each selectivity."""
+    run, df = run_of(catalogue, "selectivity")
+    agree(df, ["selectivity"])
+    for png in ("selectivity.png", "compute-side.png"):
+        figure(run, png)
+    assert json.loads((run / "ledger.json").read_text())["experiment"] == "selectivity"

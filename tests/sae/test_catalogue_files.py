@@ -1,0 +1,101 @@
+"""The shipped experiment files as a catalogue (pure: nothing runs): every tiny profile shares one
+local stack, every paper profile is the thesis's cluster and repetitions, the thesis's grids, the
+one layout rule in docs/cloudlab.md, which figures a run gets, and a bad file stopping the
+catalogue before anything is reserved."""
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import sae
+from metareserve import Layout, Node, Reservation
+from sae.catalogue import experiment_files
+from sae.cli import main
+from sae.report import figure_names
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS = ROOT / "experiments"
+SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
+           "scalability", "selectivity", "storedcompression"}
+LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
+
+
+def plans(profile: str) -> dict:
+    """Every shipped experiment's plan in ``profile`` (those that define it)."""
+    experiments = [sae.load_experiment(f) for f in experiment_files(EXPERIMENTS)]
+    return {e.name: sae.plan(e.with_profile(profile), profile=profile) for e in experiments if profile in e.profiles}
+
+
+def test_catalogue_lists_every_shipped_experiment():
+    assert {f.stem for f in experiment_files(EXPERIMENTS)} == SHIPPED
+
+
+def test_tiny_profiles_share_one_stack_and_their_datasets():
+    tiny = plans("tiny")
+    assert set(tiny) == SHIPPED
+    assert len({p.stack_key for plan in tiny.values() for p in plan.points}) == 1
+    assert {p.spec.cluster.nodes for plan in tiny.values() for p in plan.points} == {3}
+    datasets = {p.data_key for plan in tiny.values() for p in plan.points}
+    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 (bandwidth too) and 2, three more codecs
+    assert len(datasets) == 8, datasets
+
+
+def test_paper_profiles_are_the_thesis_cluster_and_runs():
+    assert set(plans("paper")) == SHIPPED - LOCAL_ONLY
+    for name, plan in plans("paper").items():
+        assert {p.spec.cluster.nodes for p in plan.points} == {17}, name
+        assert (plan.repetitions, plan.warmup) == (21, 1), name
+        assert {p.spec.ceph.store for p in plan.points} == {"bluestore"}, name
+    grid = plans("paper")["objectsize_selectivity"].points
+    assert sorted({p.spec.data.object_size >> 20 for p in grid}) == [4, 8, 16, 32, 64, 128]
+    assert sorted({p.spec.workload.selectivity for p in grid}) == [1, 10, 25, 50, 75, 90, 99, 100]
+    scale = plans("paper")["scalability"].points
+    assert sorted({p.spec.data.link_multiplier for p in scale}) == [16, 32, 64, 128, 256, 512]
+    assert {p.spec.workload.reader for p in scale} == {"offload", "vanilla"}
+    codecs = {p.spec.data.stored_compression for p in plans("paper")["storedcompression"].points}
+    assert codecs == {"none", "snappy", "gzip", "zstd"}
+    widths = {len(p.spec.workload.columns) or 19 for p in plans("paper")["projection"].points}
+    assert min(widths) == 1 and max(widths) == 19
+
+
+def test_cloudlab_doc_shows_the_layout_rule():
+    text = (ROOT / "docs" / "cloudlab.md").read_text()
+    block = re.search(r"```yaml\n(version: 1\nroles:.*?)```", text, re.S).group(1)
+    seventeen = Reservation("paper", "cloudlab", [Node(f"node{i}", f"h{i}") for i in range(1, 18)])
+    documented = Layout.from_dict(yaml.safe_load(block))
+    assert documented.roles == Layout.default(seventeen).roles
+    assert len(documented.names("spark-worker")) == len(documented.names("ceph-osd")) == 8
+    assert set(documented.names("driver")).isdisjoint(documented.names("spark-worker") + documented.names("ceph-osd"))
+
+
+def _frame(**axes) -> pd.DataFrame:
+    n = max(len(v) if isinstance(v, list) else 1 for v in axes.values())
+    base = {"warmup": False, "total_s": 1.0, "reader": "offload", "selectivity": 100, "object_size": 1 << 24}
+    base.update(axes)
+    return pd.DataFrame({k: v if isinstance(v, list) else [v] * n for k, v in base.items()})
+
+
+@pytest.mark.parametrize("axes, names", [
+    ({"selectivity": [1, 100]}, ["selectivity"]),
+    ({"selectivity": [1, 1, 100, 100], "object_size": [1 << 22, 1 << 24] * 2}, ["objectsize-selectivity", "objectsize"]),
+    ({"object_size": [1 << 22, 1 << 24]}, ["objectsize"]),
+    ({"object_size": [1 << 22, 1 << 24], "objects": [8, 2]}, ["backend"]),
+    ({"link_multiplier": [1, 2], "reader": ["offload", "vanilla"]}, ["scalability"]),
+    ({"batch_size": [1024, 4096]}, ["batchsize"]),
+    ({"stored_compression": ["none", "zstd"]}, ["storedcompression"]),
+    ({"columns_read": [1, 19]}, ["projection"]),
+    ({"reader": ["offload", "vanilla"]}, ["points", "alleviation"]),
+])
+def test_figures_follow_what_a_run_varies(axes, names):
+    assert figure_names(_frame(**axes)) == names + ["resources"] + (["resources-disk"] if "alleviation" in names else [])
+
+
+def test_a_bad_experiment_file_stops_the_catalogue_before_anything(tmp_path):
+    (tmp_path / "good.py").write_text((EXPERIMENTS / "batchsize.py").read_text())
+    (tmp_path / "bad.py").write_text("from sae import Experiment\nexperiment = Experiment(name='bad', repetitions=0)\n")
+    r = CliRunner().invoke(main, ["run", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2 and "bad.py" in r.output and "repetitions" in r.output, r.output
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,87 @@
+"""Local experiments share one cluster: which one a run without --reservation reattaches to, which
+it makes, which it retires (pure: registries written by hand under a temporary $SAE_HOME), and
+two experiments run one after another with plain ``sae run`` leaving one cluster (real local
+clusters, no stack: install/start skipped, data and run stages replaced)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from metareserve import Node, Reservation
+from metareserve.api import registry_dir
+from metareserve.providers.local import state_base
+from sae.context import StackRecord
+from sae.stages import choose_cluster
+
+SAE = str(Path(sys.executable).with_name("sae"))
+
+
+def register(name: str, nodes: int, provider: str = "local") -> Reservation:
+    res = Reservation(name, provider, [Node(f"node{i}", f"10.9.0.{i}") for i in range(1, nodes + 1)])
+    res.save(registry_dir() / f"{name}.yaml")
+    return res
+
+
+def test_choose_cluster(tmp_path, monkeypatch):
+    monkeypatch.setenv("SAE_HOME", str(tmp_path))
+    first = choose_cluster("local", 3, "selectivity")
+    assert (first.name, first.nodes, first.shared, first.retire) == ("sae-selectivity", 3, False, [])
+    register("sae-selectivity", 3)
+    again = choose_cluster("local", 3, "objectsize_selectivity")   # another experiment: the same cluster
+    assert (again.name, again.nodes, again.shared, again.retire) == ("sae-selectivity", 3, True, [])
+    assert choose_cluster("local", 2, "batchsize").nodes == 3     # enough nodes: kept whole
+    bigger = choose_cluster("local", 4, "batchsize")              # too small: a new one, the old retired
+    assert (bigger.name, bigger.nodes, [r.name for r in bigger.retire]) == ("sae-batchsize", 4, ["sae-selectivity"])
+    register("sae-alleviation", 5)
+    StackRecord("k", 5, {}, {}).save("sae-alleviation")        # a deployed stack wins over a bare cluster
+    both = choose_cluster("local", 3, "selectivity")
+    assert both.name == "sae-alleviation" and [r.name for r in both.retire] == ["sae-selectivity"]
+    register("other", 8)                                          # not made by sae: never touched
+    register("sae-cloud", 17, provider="cloudlab")                # other providers: one per experiment
+    assert "other" not in [r.name for r in choose_cluster("local", 9, "x").retire]
+    assert choose_cluster("cloudlab", 17, "selectivity") == type(first)("sae-selectivity", 17)
+
+
+def _fake(path: Path, name: str, nodes: int) -> Path:
+    """An experiment that reserves ``nodes`` hosts and runs nothing on them."""
+    path.write_text(
+        "from sae import ClusterSpec, Experiment, Sweep\n"
+        "def nothing(ctx):\n    return None\n"
+        "def fake_run(ctx):\n"
+        "    pending = ctx.ledger.pending(ctx.point.id)\n"
+        "    ctx.ledger.mark(ctx.point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
+        f"experiment = Experiment(name={name!r}, cluster=ClusterSpec(nodes={nodes}),\n"
+        "    sweep=Sweep(cartesian={'selectivity': [50]}), repetitions=1, warmup=0,\n"
+        "    stages={s: nothing for s in ('generate', 'deploy', 'build', 'aggregate')} | {'run': fake_run})\n")
+    return path
+
+
+def test_runs_one_after_another_share_then_replace(tmp_path, own_reservations):
+    """Two experiments with plain ``sae run``: the second reattaches to the first's cluster; a
+    third needing more hosts retires it and reserves its own; at most one lives throughout."""
+    env = dict(os.environ, SAE_HOME=str(tmp_path / "home"))
+    tag = os.getpid() % 10000
+
+    def run(name: str, nodes: int) -> dict:
+        f = _fake(tmp_path / f"{name}.py", name, nodes)
+        r = subprocess.run([SAE, "run", f, "--skip", "install", "--skip", "start", "--out", tmp_path / "out"],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return yaml.safe_load((Path(r.stdout.strip().splitlines()[-1]) / "reservation.yaml").read_text())
+
+    def live() -> list[str]:
+        return sorted(p.stem for p in (tmp_path / "home" / "reservations").glob("*.yaml"))
+
+    try:
+        first = run(f"a{tag}", 2)
+        assert first["name"] == f"sae-a{tag}" and live() == [f"sae-a{tag}"]
+        second = run(f"b{tag}", 2)
+        assert second["name"] == f"sae-a{tag}" and live() == [f"sae-a{tag}"]
+        assert [n["host"] for n in second["nodes"]] == [n["host"] for n in first["nodes"]]
+        third = run(f"c{tag}", 3)
+        assert third["name"] == f"sae-c{tag}" and len(third["nodes"]) == 3 and live() == [f"sae-c{tag}"]
+        assert not Path(state_base(), f"sae-a{tag}").exists()
+    finally:
+        subprocess.run([SAE, "clean"], capture_output=True, text=True, env=env)
