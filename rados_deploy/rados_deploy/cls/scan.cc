@@ -1,6 +1,7 @@
 // The `scan` method of the sae object class: reads its object as Parquet through cls_cxx_read
 // (only the byte ranges the projection and filter need), filters and projects in batches with
-// Arrow compute and replies with an Arrow IPC stream. Request and reply: docs/protocol.md.
+// Arrow compute and replies with the call's stats and an Arrow IPC stream. Request and reply:
+// docs/protocol.md.
 #include <cerrno>
 
 #include <arrow/buffer.h>
@@ -81,38 +82,49 @@ bool Object(cls_method_context_t hctx, std::shared_ptr<ObjectFile>* file, sae::s
   return true;
 }
 
-// Success: the reply bytes, 0. Errors: the error frame ("SAEE", errno, message) and -errno, or 0
-// with the errors-in-band flag, for clients whose binding drops the out buffer of a failed call
-// (python-rados).
-int Reply(bool ok, const std::shared_ptr<arrow::Buffer>& reply, const sae::scan::Error& err, bool in_band,
-          const char* method, ceph::bufferlist* out) {
-  if (ok) {
-    out->append(reinterpret_cast<const char*>(reply->data()), static_cast<unsigned>(reply->size()));
-    return 0;
-  }
+// Errors: the error frame (error magic, errno, message) and -errno, or 0 with the errors-in-band
+// flag, for clients whose binding drops the out buffer of a failed call (python-rados).
+int ReplyError(const sae::scan::Error& err, bool in_band, const char* method, ceph::bufferlist* out) {
   CLS_LOG(1, "sae %s: error %d: %s", method, err.code, err.message.c_str());
   out->append(sae::scan::EncodeError(err));
   return in_band ? 0 : -err.code;
 }
 
+void Append(const std::shared_ptr<arrow::Buffer>& data, ceph::bufferlist* out) {
+  out->append(reinterpret_cast<const char*>(data->data()), static_cast<unsigned>(data->size()));
+}
+
+// Success: the reply header (the call's stats) and the IPC stream, 0.
 int scan(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out) {
+  sae::scan::Meter meter;
   sae::scan::Request req;
   sae::scan::Error err{0, ""};
   std::string raw = in->to_str();
   bool ok = sae::scan::ParseRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &req, &err);
   std::shared_ptr<arrow::Buffer> reply;
   std::shared_ptr<ObjectFile> file;
-  ok = ok && Object(hctx, &file, &err) && sae::scan::Scan(file, req, &reply, &err);
-  return Reply(ok, reply, err, req.flags & sae::scan::kFlagErrorsInBand, "scan", out);
+  ok = ok && Object(hctx, &file, &err) && sae::scan::Scan(file, req, &meter, &reply, &err);
+  if (!ok) return ReplyError(err, req.flags & sae::protocol::kFlagErrorsInBand, "scan", out);
+  ceph::bufferlist body;
+  {
+    sae::scan::Phase p(&meter, sae::protocol::kReplyNs);
+    Append(reply, &body);
+  }
+  out->append(sae::scan::EncodeReplyHeader(meter.Finish()));
+  out->claim_append(body);
+  return 0;
 }
 
-// The object's Arrow schema (input ignored); errors always in band.
+// The object's Arrow schema (input ignored) as a plain IPC stream; errors always in band.
 int schema(cls_method_context_t hctx, ceph::bufferlist*, ceph::bufferlist* out) {
   sae::scan::Error err{0, ""};
   std::shared_ptr<arrow::Buffer> reply;
   std::shared_ptr<ObjectFile> file;
-  bool ok = Object(hctx, &file, &err) && sae::scan::Schema(file, &reply, &err);
-  return Reply(ok, reply, err, true, "schema", out);
+  if (!Object(hctx, &file, &err) || !sae::scan::Schema(file, &reply, &err)) {
+    return ReplyError(err, true, "schema", out);
+  }
+  Append(reply, out);
+  return 0;
 }
 
 }  // namespace

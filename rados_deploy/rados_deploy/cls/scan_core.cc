@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <ctime>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -17,15 +18,20 @@
 #include <parquet/exception.h>
 #include <parquet/properties.h>
 
-#include "protocol.h"
-
 namespace cp = arrow::compute;
 
 namespace sae::scan {
 namespace {
 
-constexpr int kMaxDepth = 64;
-constexpr uint32_t kMaxBatchRows = 1u << 24;
+namespace pr = sae::protocol;
+
+uint64_t Clock(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t CpuNow() { return Clock(CLOCK_THREAD_CPUTIME_ID); }
 
 // Bounds-checked little-endian reader over the request bytes.
 class Cursor {
@@ -85,18 +91,18 @@ bool Literal(Cursor& c, cp::Expression* out) {
   uint8_t type = c.get<uint8_t>("literal type");
   if (!c.ok()) return false;
   switch (type) {
-    case 1: {
+    case pr::kLiteralBool: {
       uint8_t b = c.get<uint8_t>("bool literal");
       *out = cp::literal(b != 0);
       break;
     }
-    case 2:
+    case pr::kLiteralInt64:
       *out = cp::literal(c.get<int64_t>("int64 literal"));
       break;
-    case 3:
+    case pr::kLiteralFloat64:
       *out = cp::literal(c.get<double>("float64 literal"));
       break;
-    case 4: {
+    case pr::kLiteralString: {
       uint32_t len = c.get<uint32_t>("string literal length");
       *out = cp::literal(std::make_shared<arrow::StringScalar>(c.text(len, "string literal")));
       break;
@@ -107,22 +113,24 @@ bool Literal(Cursor& c, cp::Expression* out) {
   return c.ok();
 }
 
+// The Arrow function of each comparison operator, in the protocol's cmp_ops order.
 const char* Comparison(uint8_t op) {
   static const char* names[] = {"equal", "not_equal", "less", "less_equal", "greater",
                                 "greater_equal"};
-  return op < 6 ? names[op] : nullptr;
+  static_assert(sizeof(names) / sizeof(names[0]) == pr::kCmpOpCount, "cmp_ops changed in scan_protocol.json");
+  return op < pr::kCmpOpCount ? names[op] : nullptr;
 }
 
 bool Node(Cursor& c, int depth, cp::Expression* out) {
-  if (depth > kMaxDepth) {
-    c.fail("filter nested deeper than " + std::to_string(kMaxDepth));
+  if (depth > pr::kMaxFilterDepth) {
+    c.fail("filter nested deeper than " + std::to_string(pr::kMaxFilterDepth));
     return false;
   }
   uint8_t tag = c.get<uint8_t>("filter node");
   if (!c.ok()) return false;
   switch (tag) {
-    case 0x01:
-    case 0x02: {  // AND / OR (Kleene logic, as SQL)
+    case pr::kNodeAnd:
+    case pr::kNodeOr: {  // Kleene logic, as SQL
       uint16_t n = c.get<uint16_t>("child count");
       if (c.ok() && n == 0) c.fail("AND/OR without children");
       std::vector<cp::Expression> kids;
@@ -131,16 +139,16 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
         if (Node(c, depth + 1, &k)) kids.push_back(std::move(k));
       }
       if (!c.ok()) return false;
-      *out = tag == 0x01 ? cp::and_(kids) : cp::or_(kids);
+      *out = tag == pr::kNodeAnd ? cp::and_(kids) : cp::or_(kids);
       return true;
     }
-    case 0x03: {  // NOT
+    case pr::kNodeNot: {
       cp::Expression k;
       if (!Node(c, depth + 1, &k)) return false;
       *out = cp::not_(std::move(k));
       return true;
     }
-    case 0x10: {  // comparison
+    case pr::kNodeCmp: {
       uint8_t op = c.get<uint8_t>("comparison operator");
       const char* fn = Comparison(op);
       if (c.ok() && !fn) c.fail("unknown comparison operator " + std::to_string(op));
@@ -150,15 +158,15 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
       *out = cp::call(fn, {cp::field_ref(col), lit});
       return true;
     }
-    case 0x11:
-    case 0x12: {  // IS NULL / IS NOT NULL
+    case pr::kNodeIsNull:
+    case pr::kNodeIsNotNull: {
       std::string col = Column(c);
       if (!c.ok()) return false;
-      *out = tag == 0x11 ? cp::call("is_null", {cp::field_ref(col)}, cp::NullOptions(false))
+      *out = tag == pr::kNodeIsNull ? cp::call("is_null", {cp::field_ref(col)}, cp::NullOptions(false))
                          : cp::call("is_valid", {cp::field_ref(col)});
       return true;
     }
-    case 0x13: {  // IN: OR of equalities, so NULLs behave as in SQL
+    case pr::kNodeIn: {  // OR of equalities, so NULLs behave as in SQL
       std::string col = Column(c);
       uint16_t n = c.get<uint16_t>("IN value count");
       if (c.ok() && n == 0) c.fail("IN without values");
@@ -171,14 +179,16 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
       *out = cp::or_(eqs);
       return true;
     }
-    case 0x14:
-    case 0x15:
-    case 0x16: {  // STARTS_WITH / ENDS_WITH / CONTAINS
+    case pr::kNodeStartsWith:
+    case pr::kNodeEndsWith:
+    case pr::kNodeContains: {
       std::string col = Column(c);
       uint32_t len = c.get<uint32_t>("pattern length");
       std::string pattern = c.text(len, "pattern");
       if (!c.ok()) return false;
-      const char* fn = tag == 0x14 ? "starts_with" : tag == 0x15 ? "ends_with" : "match_substring";
+      const char* fn = tag == pr::kNodeStartsWith ? "starts_with"
+                       : tag == pr::kNodeEndsWith ? "ends_with"
+                                                  : "match_substring";
       *out = cp::call(fn, {cp::field_ref(col)}, cp::MatchSubstringOptions(pattern));
       return true;
     }
@@ -199,6 +209,85 @@ void Leaves(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
 }
 
 Error Fail(int code, const std::string& what) { return Error{code, what}; }
+
+// The file as the scan reads it: every read charged to the read phase and counted.
+class MeteredFile : public arrow::io::RandomAccessFile {
+ public:
+  MeteredFile(std::shared_ptr<arrow::io::RandomAccessFile> file, Meter* meter)
+      : file_(std::move(file)), meter_(meter) {}
+
+  arrow::Status Close() override { return file_->Close(); }
+  bool closed() const override { return file_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return file_->Tell(); }
+  arrow::Result<int64_t> GetSize() override { return file_->GetSize(); }
+  arrow::Status Seek(int64_t position) override { return file_->Seek(position); }
+  arrow::Result<int64_t> Read(int64_t nbytes, void* out) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->Read(nbytes, out));
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->Read(nbytes));
+  }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->ReadAt(position, nbytes, out));
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->ReadAt(position, nbytes));
+  }
+
+ private:
+  arrow::Result<int64_t> Count(arrow::Result<int64_t> n) {
+    if (n.ok()) Counted(*n);
+    return n;
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Count(arrow::Result<std::shared_ptr<arrow::Buffer>> b) {
+    if (b.ok()) Counted((*b)->size());
+    return b;
+  }
+  void Counted(int64_t n) {
+    meter_->Add(pr::kReadCalls, 1);
+    meter_->Add(pr::kReadBytes, static_cast<uint64_t>(n));
+  }
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  Meter* meter_;
+};
+
+// A codec that charges its compression to the compress phase.
+class MeteredCodec : public arrow::util::Codec {
+ public:
+  MeteredCodec(std::unique_ptr<arrow::util::Codec> codec, Meter* meter) : codec_(std::move(codec)), meter_(meter) {}
+
+  int minimum_compression_level() const override { return codec_->minimum_compression_level(); }
+  int maximum_compression_level() const override { return codec_->maximum_compression_level(); }
+  int default_compression_level() const override { return codec_->default_compression_level(); }
+  int compression_level() const override { return codec_->compression_level(); }
+  arrow::Compression::type compression_type() const override { return codec_->compression_type(); }
+  arrow::Result<int64_t> Decompress(int64_t input_len, const uint8_t* input, int64_t output_len,
+                                    uint8_t* output) override {
+    return codec_->Decompress(input_len, input, output_len, output);
+  }
+  arrow::Result<int64_t> Compress(int64_t input_len, const uint8_t* input, int64_t output_len,
+                                  uint8_t* output) override {
+    Phase p(meter_, pr::kCompressNs);
+    return codec_->Compress(input_len, input, output_len, output);
+  }
+  int64_t MaxCompressedLen(int64_t input_len, const uint8_t* input) override {
+    return codec_->MaxCompressedLen(input_len, input);
+  }
+  arrow::Result<std::shared_ptr<arrow::util::Compressor>> MakeCompressor() override {
+    return codec_->MakeCompressor();
+  }
+  arrow::Result<std::shared_ptr<arrow::util::Decompressor>> MakeDecompressor() override {
+    return codec_->MakeDecompressor();
+  }
+
+ private:
+  std::unique_ptr<arrow::util::Codec> codec_;
+  Meter* meter_;
+};
 
 // Open the object as Parquet (synchronous reads in the calling thread); EBADMSG if it is not.
 bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
@@ -240,18 +329,24 @@ struct Sink {
   std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
 };
 
-bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Sink* sink,
-              Error* err) {
+// `meter`: charge compression to it (may be null).
+bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
+              Sink* sink, Error* err) {
   arrow::MemoryPool* pool = arrow::system_memory_pool();
   arrow::ipc::IpcWriteOptions wopts = arrow::ipc::IpcWriteOptions::Defaults();
   wopts.memory_pool = pool;
+  wopts.use_threads = false;  // compress in the calling (OSD op) thread, not Arrow's pool
   if (codec != arrow::Compression::UNCOMPRESSED) {
     auto c = arrow::util::Codec::Create(codec);
     if (!c.ok()) {
       *err = Fail(EINVAL, "compression unavailable: " + c.status().message());
       return false;
     }
-    wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*c));
+    if (meter) {
+      wopts.codec = std::make_shared<MeteredCodec>(std::move(*c), meter);
+    } else {
+      wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*c));
+    }
   }
   auto out = arrow::io::BufferOutputStream::Create(1 << 16, pool);
   if (!out.ok()) {
@@ -268,11 +363,14 @@ bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::
   return true;
 }
 
-bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
+bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
               std::shared_ptr<arrow::Buffer>* reply, Error* err) {
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::shared_ptr<arrow::Schema> file_schema;
-  if (!OpenParquet(file, req.batch_rows, &reader, &file_schema, err)) return false;
+  {
+    Phase p(meter, pr::kDecodeNs);
+    if (!OpenParquet(file, req.batch_rows, &reader, &file_schema, err)) return false;
+  }
 
   auto unknown = [&](const std::string& name) {
     std::string have;
@@ -332,14 +430,21 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
 
   std::vector<int> row_groups(reader->num_row_groups());
   for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
-  auto batches = reader->GetRecordBatchReader(row_groups, leaves);
+  arrow::Result<std::unique_ptr<arrow::RecordBatchReader>> batches;
+  {
+    Phase p(meter, pr::kDecodeNs);
+    batches = reader->GetRecordBatchReader(row_groups, leaves);
+  }
   if (!batches.ok()) {
     *err = Fail(EIO, "cannot read the Parquet object: " + batches.status().message());
     return false;
   }
 
   Sink sink;
-  if (!OpenSink(out_schema, req.codec, &sink, err)) return false;
+  {
+    Phase p(meter, pr::kEncodeNs);
+    if (!OpenSink(out_schema, req.codec, meter, &sink, err)) return false;
+  }
   auto io_error = [&](const arrow::Status& st) {
     *err = Fail(EIO, "scan failed: " + st.ToString());
     return false;
@@ -353,11 +458,17 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   // no Filter call when every row passes, none of the filter-only columns are compacted.
   std::shared_ptr<arrow::RecordBatch> batch;
   while (true) {
-    if (auto st = (*batches)->ReadNext(&batch); !st.ok()) return io_error(st);
+    {
+      Phase p(meter, pr::kDecodeNs);
+      if (auto st = (*batches)->ReadNext(&batch); !st.ok()) return io_error(st);
+    }
     if (!batch) break;
+    meter->Add(pr::kBatchesIn, 1);
+    meter->Add(pr::kRowsIn, static_cast<uint64_t>(batch->num_rows()));
     arrow::Datum mask;
     bool every_row = true;
     if (req.has_filter) {
+      Phase p(meter, pr::kFilterNs);
       auto m = cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch));
       if (!m.ok()) return io_error(m.status());
       if (m->is_scalar()) {
@@ -371,17 +482,25 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
         mask = std::move(*m);
       }
     }
-    auto projected = batch->SelectColumns(out_pos);
-    if (!projected.ok()) return io_error(projected.status());
-    batch = *projected;
+    {
+      Phase p(meter, pr::kProjectNs);
+      auto projected = batch->SelectColumns(out_pos);
+      if (!projected.ok()) return io_error(projected.status());
+      batch = *projected;
+    }
     if (!every_row) {
+      Phase p(meter, pr::kFilterNs);
       auto kept = cp::Filter(batch, mask);
       if (!kept.ok()) return io_error(kept.status());
       batch = kept->record_batch();
     }
+    meter->Add(pr::kBatchesOut, 1);
+    meter->Add(pr::kRowsOut, static_cast<uint64_t>(batch->num_rows()));
+    Phase p(meter, pr::kEncodeNs);
     if (auto st = sink.writer->WriteRecordBatch(*batch); !st.ok()) return io_error(st);
     if (too_big()) break;
   }
+  Phase p(meter, pr::kEncodeNs);
   if (auto st = sink.writer->Close(); !st.ok()) return io_error(st);
   if (too_big()) {
     *err = Fail(E2BIG, "reply exceeds the client's limit of " + std::to_string(req.max_reply) +
@@ -391,40 +510,61 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   auto done = sink.out->Finish();
   if (!done.ok()) return io_error(done.status());
   *reply = *done;
+  meter->Add(pr::kReplyBytes, static_cast<uint64_t>((*reply)->size()));
   return true;
 }
 
+void Append(std::string* out, const void* p, size_t n) { out->append(static_cast<const char*>(p), n); }
+
 }  // namespace
+
+Meter::Meter() : cpu_start_(CpuNow()), wall_start_(Clock(CLOCK_MONOTONIC)), last_(cpu_start_) {}
+
+protocol::Stat Meter::Enter(protocol::Stat phase) {
+  uint64_t now = CpuNow();
+  if (current_ != pr::kStatCount) stats_[current_] += now - last_;
+  last_ = now;
+  protocol::Stat before = current_;
+  current_ = phase;
+  return before;
+}
+
+const Stats& Meter::Finish() {
+  Enter(pr::kStatCount);
+  stats_[pr::kTotalNs] = CpuNow() - cpu_start_;
+  stats_[pr::kWallNs] = Clock(CLOCK_MONOTONIC) - wall_start_;
+  return stats_;
+}
 
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   arrow::util::InitializeUTF8();  // idempotent; ValidateUTF8 needs its tables
   Cursor c(data, size);
   std::string magic = c.bytes(4, "magic");
-  if (c.ok() && std::memcmp(magic.data(), kRequestMagic, 4) != 0) {
+  if (c.ok() && std::memcmp(magic.data(), pr::kRequestMagic, 4) != 0) {
     *err = Fail(EPROTONOSUPPORT, "not a sae scan request (bad magic)");
     return false;
   }
   req->version = c.get<uint16_t>("version");
-  if (c.ok() && req->version != SAE_SCAN_PROTOCOL) {
+  if (c.ok() && req->version != pr::kVersion) {
     *err = Fail(EPROTONOSUPPORT, "request protocol version " + std::to_string(req->version) +
-                                     " is not supported (this class speaks " +
-                                     std::to_string(SAE_SCAN_PROTOCOL) + ")");
+                                     " is not supported (this class speaks " + std::to_string(pr::kVersion) +
+                                     "); rebuild the client against this class's scan_protocol.json");
     return false;
   }
   req->flags = c.get<uint16_t>("flags");
-  if (c.ok() && (req->flags & ~kFlagErrorsInBand)) c.fail("unknown flags");
+  if (c.ok() && (req->flags & ~pr::kKnownFlags)) c.fail("unknown flags");
   uint8_t codec = c.get<uint8_t>("codec");
   if (c.ok()) {
-    if (codec == 0) req->codec = arrow::Compression::UNCOMPRESSED;
-    else if (codec == 1) req->codec = arrow::Compression::LZ4_FRAME;
-    else if (codec == 2) req->codec = arrow::Compression::ZSTD;
+    if (codec == pr::kCodecNone) req->codec = arrow::Compression::UNCOMPRESSED;
+    else if (codec == pr::kCodecLz4) req->codec = arrow::Compression::LZ4_FRAME;
+    else if (codec == pr::kCodecZstd) req->codec = arrow::Compression::ZSTD;
     else c.fail("unknown codec " + std::to_string(codec));
   }
   c.bytes(3, "reserved");
   uint32_t rows = c.get<uint32_t>("batch rows");
   if (c.ok()) {
-    if (rows > kMaxBatchRows) c.fail("batch rows above " + std::to_string(kMaxBatchRows));
-    req->batch_rows = rows ? rows : kDefaultBatchRows;
+    if (rows > pr::kMaxBatchRows) c.fail("batch rows above " + std::to_string(pr::kMaxBatchRows));
+    req->batch_rows = rows ? rows : pr::kDefaultBatchRows;
   }
   req->max_reply = c.get<uint64_t>("max reply");
   uint16_t ncols = c.get<uint16_t>("column count");
@@ -444,10 +584,10 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   return true;
 }
 
-bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
+bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
           std::shared_ptr<arrow::Buffer>* reply, Error* err) {
   try {
-    return ScanImpl(file, req, reply, err);
+    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, reply, err);
   } catch (const std::exception& e) {
     *err = Fail(EIO, std::string("scan failed: ") + e.what());
     return false;
@@ -459,9 +599,9 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
   try {
     std::unique_ptr<parquet::arrow::FileReader> reader;
     std::shared_ptr<arrow::Schema> schema;
-    if (!OpenParquet(file, kDefaultBatchRows, &reader, &schema, err)) return false;
+    if (!OpenParquet(file, pr::kDefaultBatchRows, &reader, &schema, err)) return false;
     Sink sink;
-    if (!OpenSink(schema, arrow::Compression::UNCOMPRESSED, &sink, err)) return false;
+    if (!OpenSink(schema, arrow::Compression::UNCOMPRESSED, nullptr, &sink, err)) return false;
     arrow::Status st = sink.writer->Close();
     auto done = st.ok() ? sink.out->Finish() : arrow::Result<std::shared_ptr<arrow::Buffer>>(st);
     if (!done.ok()) {
@@ -476,11 +616,20 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
   }
 }
 
+std::string EncodeReplyHeader(const Stats& stats) {
+  std::string out(pr::kReplyMagic, 4);
+  uint16_t count = pr::kStatCount, zero = 0;
+  Append(&out, &count, 2);  // little-endian hosts only (x86-64, aarch64)
+  Append(&out, &zero, 2);
+  Append(&out, stats.data(), sizeof(uint64_t) * stats.size());
+  return out;
+}
+
 std::string EncodeError(const Error& err) {
-  std::string out(kErrorMagic, 4);
+  std::string out(pr::kErrorMagic, 4);
   uint32_t code = static_cast<uint32_t>(err.code), len = static_cast<uint32_t>(err.message.size());
-  out.append(reinterpret_cast<const char*>(&code), 4);
-  out.append(reinterpret_cast<const char*>(&len), 4);
+  Append(&out, &code, 4);
+  Append(&out, &len, 4);
   out += err.message;
   return out;
 }

@@ -12,6 +12,7 @@ import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
@@ -24,8 +25,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /**
  * A task's reader: keeps up to {@code calls_in_flight} asynchronous {@code sae.scan} calls on its
  * objects in flight, and hands Spark each reply's Arrow batches as {@link ArrowColumnVector}s,
- * in object order. Replies live in librados memory until their stream is read; everything is
- * freed when the task ends ({@link #close}).
+ * in object order, summing each reply's stats into the task's {@link ScanMetrics}. Replies live
+ * in librados memory until their stream is read; everything is freed when the task ends
+ * ({@link #close}).
  */
 final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private final Factory f;
@@ -40,6 +42,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private VectorSchemaRoot root;
   private ColumnarBatch batch;
   private Column[] columns;
+  private final long[] metrics = new long[ScanMetrics.NAMES.size()];
 
   private ObjectsReader(Factory f, List<CephFiles.ObjectRef> objects) throws IOException {
     this.f = f;
@@ -75,7 +78,11 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       call = inFlight.poll();
       current++;
       fill();
-      open(call.await());
+      long waited = System.nanoTime();
+      ByteBuffer reply = call.await();
+      metrics[ScanMetrics.WAIT_NS] += System.nanoTime() - waited;
+      metrics[ScanMetrics.CALLS]++;
+      open(reply);
     }
   }
 
@@ -90,7 +97,14 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       throw new Protocol.ScanException(err.errno, "[" + Native.host() + " sae-ceph] " + where() + ": "
           + err.getMessage());
     }
-    stream = new ArrowStreamReader(new BufferChannel(reply), allocator, CommonsCompressionFactory.INSTANCE);
+    Protocol.Reply r;
+    try {
+      r = Protocol.reply(reply);
+    } catch (IOException e) {
+      throw new IOException("[" + Native.host() + " sae-ceph] " + where() + ": " + e.getMessage(), e);
+    }
+    for (int i = 0; i < r.stats().length; i++) metrics[i] += r.stats()[i];
+    stream = new ArrowStreamReader(new BufferChannel(r.stream()), allocator, CommonsCompressionFactory.INSTANCE);
     root = stream.getVectorSchemaRoot();
     StructType schema = f.schema;
     columns = new Column[schema.length()];
@@ -126,6 +140,11 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   @Override
   public ColumnarBatch get() {
     return batch;
+  }
+
+  @Override
+  public CustomTaskMetric[] currentMetricsValues() {
+    return ScanMetrics.task(metrics);
   }
 
   @Override

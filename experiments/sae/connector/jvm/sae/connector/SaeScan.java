@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
@@ -63,6 +64,11 @@ final class SaeScan implements Scan, Batch {
   @Override
   public Batch toBatch() {
     return this;
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return ScanMetrics.supported();
   }
 
   @Override
