@@ -8,6 +8,10 @@
   hosts: received, storage hosts: sent) over the median repetition of each configuration at the
   lowest selectivity, stacked by host, compute and storage in separate rows.
 * ``points.png``: median time per point when the sweep varies neither selectivity nor object size.
+* ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
+  phase (read, decode, filter, project, encode, compress, reply) beside the storage hosts'
+  measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
+  from the store and sent) and the class calls.
 * ``summary.txt`` / ``summary.csv``: at each selectivity, offload against each baseline as ratios
   (bytes to the compute side, compute CPU, time), with the paper's figures beside ours.
 * ``index.html``: one self-contained page: summary, figures, per-point p1/p50/p99, hosts, the
@@ -37,6 +41,7 @@ from monitor_deploy import counter_values  # noqa: E402
 from . import capacity_report  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
+from .storage_work import CLS_PHASES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "rows",
           "link_multiplier", "nodes", "store")
@@ -293,6 +298,69 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     return paths
 
 
+STORAGE_OPS = (("osd_read_ops", "read ops (class calls included)", 1.0),
+               ("osd_store_read_bytes", "read from the store (MB)", 1e6),
+               ("osd_read_reply_bytes", "sent in read replies (MB)", 1e6),
+               ("cls_calls", "object class calls", 1.0))
+"""Storage-ops panels: results column, title, scale."""
+
+
+def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Medians of ``columns`` over measured repetitions per configuration and selectivity, and
+    the configuration keys."""
+    keys = [k for k in _varying(df, CONFIG) if k != "selectivity"]
+    by = keys + (["selectivity"] if "selectivity" in df else [])
+    d = df[~df["warmup"]].astype({c: float for c in columns})
+    return d.groupby(by, dropna=False)[columns].median().reset_index(), keys
+
+
+def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per
+    query stacked by phase (medians of measured repetitions), the class's unphased rest, and the
+    storage hosts' measured CPU-seconds beside it (a black tick): what of the storage side's work
+    the class accounts for. Empty when no reader reported phases (vanilla only)."""
+    phases = [f"cls_{p}_s" for p in CLS_PHASES]
+    if "cls_total_s" not in df or df["cls_total_s"].notna().sum() == 0:
+        return []
+    cols = phases + ["cls_total_s"] + (["storage_cpu_s"] if "storage_cpu_s" in df else [])
+    med, keys = _config_medians(df[df["cls_total_s"].notna()], cols)
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(med) + 2), 4.5))
+    x = np.arange(len(med))
+    bottom = np.zeros(len(med))
+    for col, phase in zip(phases, CLS_PHASES):
+        ax.bar(x, med[col], bottom=bottom, label=phase)
+        bottom += med[col].fillna(0).to_numpy()
+    ax.bar(x, (med["cls_total_s"] - bottom).clip(lower=0), bottom=bottom, color="lightgrey", hatch="//",
+           label="other (in the class)")
+    if "storage_cpu_s" in med:
+        ax.scatter(x, med["storage_cpu_s"], marker="_", s=400, color="black", zorder=3,
+                   label="storage hosts, measured")
+    labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + _label(r, keys) for _, r in med.iterrows()]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel("CPU-seconds per query, median")
+    ax.set_title("Storage side: the object class's phases")
+    ax.legend(fontsize="x-small", loc="upper left")
+    return [_save(fig, out / "storage-phases.png")]
+
+
+def plot_storage_ops(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``storage-ops.png``: the OSDs' own counters per query (read ops, bytes read from the store,
+    bytes sent) and the class calls, per selectivity and reader (medians). Empty without them."""
+    panels = [p for p in STORAGE_OPS if p[0] in df and df[p[0]].notna().any()]
+    if not panels:
+        return []
+    med, keys = _config_medians(df, [p[0] for p in panels])
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels) + 1, 4), squeeze=False)
+    labels = [(f"{r['selectivity']:g} %, " if "selectivity" in med else "") + _label(r, keys) for _, r in med.iterrows()]
+    for ax, (col, title, scale) in zip(axes[0], panels):
+        ax.bar(range(len(med)), med[col] / scale)
+        ax.set_xticks(range(len(med)), labels, rotation=40, ha="right", fontsize="x-small")
+        ax.set_title(title, fontsize="small")
+    axes[0][0].set_ylabel("per query, median")
+    fig.suptitle("Storage operations (the OSDs' counters)", fontsize="medium")
+    return [_save(fig, out / "storage-ops.png")]
+
+
 _kept: contextvars.ContextVar[list | None] = contextvars.ContextVar("sae_report_kept", default=None)
 
 
@@ -422,6 +490,7 @@ def make_report(path) -> list[Path]:
         figures.append(plot_objectsize(df, run.report))
     if not varies:
         figures.append(plot_points(df, run.report))
+    figures += plot_storage_phases(df, run.report) + plot_storage_ops(df, run.report)
     figures += plot_resources(run, df, run.report)
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)

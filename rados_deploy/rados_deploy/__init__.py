@@ -5,7 +5,8 @@
 >>> ceph.install(); ceph.start(); ceph.install_class()
 """
 from .cluster import CephCluster
+from .counters import CounterSnapshot, OsdCounters
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
 
-__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus"]
+__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus", "CounterSnapshot", "OsdCounters"]
