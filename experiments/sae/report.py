@@ -36,7 +36,6 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from metareserve import format_size  # noqa: E402
-from monitor_deploy import counter_values  # noqa: E402
 
 from . import capacity_report  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
@@ -251,19 +250,40 @@ def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     return out
 
 
-def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.25):
+def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.05):
     """Seconds into the repetition and counter → {node: rate per second} on a regular grid from
-    ``pad`` before ``start`` to ``pad`` after ``end``."""
-    grid = np.arange(start - pad, end + pad + step, step)
-    values = counter_values(counters, grid)
-    return grid[1:] - start, {c: {n: np.diff(v) / step for n, v in nodes.items()} for c, nodes in values.items()}
+    ``pad`` before ``start`` to ``pad`` after ``end``: each point holds the rate of the
+    measurement interval it lies in (between two consecutive readings of the counter, at the
+    times they were read: ``measured``, else the scrape time), summed over the node's series.
+    Drawn as steps (``step="post"``), every second of work shows inside the interval it was
+    measured in, so a query's work never shows after the interval holding its end."""
+    grid = np.arange(start - pad, end + pad, step)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    at = "measured" if "measured" in counters else "timestamp"
+    for (counter, node, _), g in counters.groupby(["counter", "node", "series"], sort=False):
+        g = g.sort_values(at)
+        t, v = g[at].to_numpy(dtype=float), g["value"].to_numpy(dtype=float)
+        for i in np.flatnonzero(np.diff(v) < 0):   # a reset: continue from the value before it
+            v[i + 1:] += v[i]
+        keep = np.concatenate([[True], np.diff(t) > 0])   # a value served twice: read once
+        t, v = t[keep], v[keep]
+        rates = np.zeros(len(grid))
+        if len(t) > 1:
+            idx = np.searchsorted(t, grid, side="right") - 1
+            inside = (idx >= 0) & (idx < len(t) - 1)
+            per = np.diff(v) / np.diff(t)
+            rates[inside] = per[idx[inside]]
+        nodes = out.setdefault(counter, {})
+        nodes[node] = nodes.get(node, 0.0) + rates
+    return grid - start, out
 
 
 def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per-host CPU and network over the representative repetitions (:func:`representatives`),
     stacked by host; compute hosts in the top row, storage hosts in the bottom row; titles carry
-    the side's total during the query (the results column). The query is shaded; on the local
-    cluster CPU values lag by up to the exporter's interval (1 s)."""
+    the side's total during the query (the results column). The query is shaded; each rate is
+    drawn over the interval it was measured in (:func:`host_rates`), so the query's work lies
+    within one measurement interval of the shade."""
     reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "counters.parquet")
             for label, row in representatives(df)]
     reps = [r for r in reps if r[2].exists()]
@@ -283,7 +303,8 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
                 hosts = [n for n in sorted(rates.get(counter, {})) if roles.get(n) in (side, "both")]
                 scale = 1e6 if counter.startswith("net") else 1.0
                 if hosts:
-                    ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85)
+                    ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85,
+                                 step="post")
                 total = f"{row[column] / scale:.3g} {'MB' if scale > 1 else 'CPU-s'}" if column in row else "-"
                 ax.set_title(f"{label}\n{side}: {total} in the query" if r == 0 else f"{side}: {total} in the query",
                              fontsize="small")

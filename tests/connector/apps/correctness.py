@@ -6,6 +6,7 @@ argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...}}
 import importlib
 import json
 import sys
+import urllib.request
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -160,6 +161,21 @@ for name, source in (("offload", connector(True)), ("no-offload", connector(Fals
     repeated[name] += [list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view} WHERE total_amount < {t1}").first()),
                        list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view}").first())]
 out["repeated"] = {"queries": [n for n, _ in queries] + ["sql-lt1", "sql-all"], **repeated}
+
+# The connector's per-query sums (custom metrics, read from the plan that collect() ran: first()
+# runs another plan) beside the count, and what Spark's own UI
+# (its REST API of the SQL tab) shows for the last scan.
+metrics = {}
+for name, off in (("offload", True), ("no-offload", False)):
+    q = connector(off).where(F.col("total_amount") < F.lit(t10)).agg(F.count(F.lit(1)).alias("n"))
+    metrics[name] = {"rows": q.collect()[0]["n"], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(q._jdf))}
+metrics["vanilla"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(vanilla().groupBy().count()._jdf))
+sc = spark.sparkContext
+with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/sql?details=true&length=1000") as r:
+    last = max(json.load(r), key=lambda e: e["id"] if "sae-ceph" in json.dumps(e) else -1)
+metrics["ui"] = {m["name"]: m["value"] for node in last["nodes"] if node["nodeName"].startswith("BatchScan")
+                 for m in node["metrics"]}
+out["metrics"] = metrics
 
 opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())
 spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t_using USING `sae-ceph` OPTIONS ({opts})")

@@ -44,9 +44,20 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   /** The Arrow schema the OSD reads from the first file (or the {@code columns} option's part of it). */
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
+    Options o = new Options(options);
+    StructType table = tableSchema(o);
+    if (table == null) {
+      throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
+          + "; deploy data there first (or give the schema: spark.read.schema(...) reads an empty table)");
+    }
+    return table;
+  }
+
+  /** The table's schema from its files (read once per provider, i.e. per load()); null: no files. */
+  private StructType tableSchema(Options o) {
     if (inferred == null) {
-      Options o = new Options(options);
       StructType full = fileSchema(o);
+      if (full == null) return null;
       if (!o.columns.isEmpty()) {
         for (String c : o.columns) {
           if (!Set.of(full.fieldNames()).contains(c)) {
@@ -64,7 +75,8 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     Options o = new Options(properties);
-    StructType files = inferSchema(new CaseInsensitiveStringMap(properties));
+    StructType files = tableSchema(o);
+    if (files == null) return new SaeCephTable(o, schema);   // no files: an empty table of the given schema
     for (StructField f : schema.fields()) {   // a user schema must name file columns with their types
       StructField have = List.of(files.fields()).stream().filter(x -> x.name().equals(f.name())).findFirst()
           .orElseThrow(() -> new IllegalArgumentException(Options.FORMAT + ": schema column " + f.name()
@@ -77,13 +89,11 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     return new SaeCephTable(o, schema);
   }
 
+  /** The first file's schema, or null when the path holds no Parquet file. */
   private static StructType fileSchema(Options o) {
     try {
       List<CephFiles.ObjectRef> objects = CephFiles.list(o.cephConf, o.timeout, o.path);
-      if (objects.isEmpty()) {
-        throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
-            + "; deploy data there first");
-      }
+      if (objects.isEmpty()) return null;
       CephFiles.ObjectRef first = objects.get(0);
       byte[] reply = Rados.connect(o.cephConf, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
           4 << 20);

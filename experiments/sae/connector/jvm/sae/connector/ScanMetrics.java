@@ -105,9 +105,11 @@ public final class ScanMetrics {
   }
 
   /**
-   * The sums over every sae-ceph scan in {@code df}'s executed plan (after an action ran it), as
-   * a JSON object {name: value}; {@code {}} when the plan has none. For applications through
-   * py4j: {@code spark._jvm.sae.connector.ScanMetrics.json(df._jdf)}.
+   * The sums over every sae-ceph scan in {@code df}'s executed plan, as a JSON object
+   * {name: value}; {@code {}} when the plan has none. Call it after {@code df.collect()} (or
+   * another action on {@code df}'s own plan; {@code first()} and {@code show()} run a new plan and
+   * leave this one at zero). For applications through py4j:
+   * {@code spark._jvm.sae.connector.ScanMetrics.json(df._jdf)}.
    */
   public static String json(Dataset<?> df) {
     long[] sums = new long[NAMES.size()];
