@@ -41,7 +41,8 @@ def answers(spark_cluster, spec, mounted, taxi_dataset, tmp_path_factory, event_
     cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mounted.details['mountpoint']}{taxi_dataset.dest}",
            "options": spec.options, "register": spec.register, "thresholds": thresholds}
     kwargs = spec.submit_kwargs()
-    kwargs["conf"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{event_log_dir}"})
+    kwargs["conf"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{event_log_dir}",
+                           "spark.eventLog.compress": "false"})   # Spark 4 compresses it by default
     result = spark_cluster.submit(str(APP), args=[json.dumps(cfg)], log_dir=tmp_path_factory.mktemp("logs"), **kwargs)
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("sae-result "))
     return json.loads(line[len("sae-result "):]), taxi_dataset
@@ -50,7 +51,7 @@ def answers(spark_cluster, spec, mounted, taxi_dataset, tmp_path_factory, event_
 @pytest.fixture(scope="module")
 def event_logs(answers, event_log_dir):
     """The text of the correctness application's event log files."""
-    return [p.read_text(errors="replace") for p in Path(event_log_dir).iterdir() if p.is_file()]
+    return [p.read_text(errors="replace") for p in Path(event_log_dir).rglob("*") if p.is_file()]   # rolling: a dir per app
 
 
 def same(a, b) -> bool:

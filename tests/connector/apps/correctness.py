@@ -6,6 +6,7 @@ argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...}}
 import importlib
 import json
 import sys
+import time
 import urllib.request
 
 from pyspark.sql import SparkSession
@@ -171,10 +172,14 @@ for name, off in (("offload", True), ("no-offload", False)):
     metrics[name] = {"rows": q.collect()[0]["n"], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(q._jdf))}
 metrics["vanilla"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(vanilla().groupBy().count()._jdf))
 sc = spark.sparkContext
-with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/sql?details=true&length=1000") as r:
-    last = max(json.load(r), key=lambda e: e["id"] if "sae-ceph" in json.dumps(e) else -1)
-metrics["ui"] = {m["name"]: m["value"] for node in last["nodes"] if node["nodeName"].startswith("BatchScan")
-                 for m in node["metrics"]}
+for _ in range(60):   # the UI's listener aggregates an execution's metrics after it ended, asynchronously
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/sql?details=true&length=1000") as r:
+        last = max(json.load(r), key=lambda e: e["id"] if "sae-ceph" in json.dumps(e) else -1)
+    metrics["ui"] = {m["name"]: m["value"] for node in last["nodes"] if node["nodeName"].startswith("BatchScan")
+                     for m in node["metrics"]}
+    if last["status"] == "COMPLETED" and "N/A" not in metrics["ui"].values():
+        break
+    time.sleep(0.5)
 out["metrics"] = metrics
 
 opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())

@@ -2,12 +2,10 @@ package sae.connector;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.connector.metric.CustomMetric;
-import org.apache.spark.sql.connector.metric.CustomSumMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
@@ -47,39 +45,13 @@ public final class ScanMetrics {
 
   private ScanMetrics() {}
 
-  /** A summed metric; times (ns) read in ms in the UI. */
-  public static final class Sum extends CustomSumMetric {
-    private final String name;
-    private final String description;
-    private final boolean nanos;
-
-    Sum(int i) {
-      name = NAMES.get(i);
-      nanos = UNITS.get(i).equals("ns");
-      description = "sae " + DOCS.get(i) + (nanos ? " (ms)" : " (" + UNITS.get(i) + ")");
-    }
-
-    @Override
-    public String name() {
-      return name;
-    }
-
-    @Override
-    public String description() {
-      return description;
-    }
-
-    @Override
-    public String aggregateTaskMetrics(long[] values) {
-      long sum = 0;
-      for (long v : values) sum += v;
-      return nanos ? String.format(Locale.ROOT, "%.1f", sum / 1e6) : Long.toString(sum);
-    }
-  }
-
   static CustomMetric[] supported() {
     CustomMetric[] out = new CustomMetric[NAMES.size()];
-    for (int i = 0; i < out.length; i++) out[i] = new Sum(i);
+    for (int i = 0; i < out.length; i++) {
+      boolean nanos = UNITS.get(i).equals("ns");
+      String description = "sae " + DOCS.get(i) + (nanos ? " (ms)" : " (" + UNITS.get(i) + ")");
+      out[i] = nanos ? new TimeMetric(NAMES.get(i), description) : new CountMetric(NAMES.get(i), description);
+    }
     return out;
   }
 
