@@ -11,7 +11,9 @@ runs samples every host's cgroup CPU time (every 0.1 s), eth0 rx bytes (over SSH
 every second) and the OSDs' operation counters (every second). Per query: bytes received by the
 compute hosts, their CPU-seconds (and those minus each host's idle rate, measured in the pauses
 between queries: the query's own work), storage CPU-seconds, wall time, rows scanned per second;
-medians over the repetitions after the first; ratios against vanilla measured in the same run.
+medians over the repetitions after the first, after ``--warmup`` rounds of every reader's queries
+(the first minutes of an application are mostly JIT compilation); ratios against vanilla measured
+in the same run.
 
 Tables: ``full`` (the dataset, ``--link-multiplier K`` names per object, as the paper inflated
 it), and with ``--floor`` (default) the same query over ``one`` object and over an ``empty``
@@ -22,7 +24,7 @@ counters (read ops, bytes read from the store and sent).
 
 Usage: .venv/bin/python bench/connector_bench.py [--rows 2000000] [--reps 3] [--link-multiplier 1]
        [--readers offload,offload-none,offload-lz4,no-offload,vanilla] [--queries all,proj]
-       [--selectivities 1,10,100] [--no-floor] [--jfr] [--keep]
+       [--selectivities 1,10,100] [--warmup 1] [--no-floor] [--jfr] [--keep]
 
 ``--jfr`` records the driver and the executors with Java Flight Recorder (``settings=profile``)
 and prints, per reader, table and JVM at 1 % and 100 % over every column, the methods sampled
@@ -140,6 +142,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="rounds of every reader's queries before the measured ones (JIT warm-up)")
     ap.add_argument("--link-multiplier", type=int, default=1)
     ap.add_argument("--readers", default=",".join(READERS), type=lambda v: _pick(v, READERS, "reader"))
     ap.add_argument("--queries", default=",".join(QUERIES), type=lambda v: _pick(v, QUERIES, "query"))
@@ -181,7 +185,8 @@ def main():
                                for name, path in FLOOR.items()})
             thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in args.selectivities.items()}
             cfg = {"tables": tables, "options": spec.options, "register": spec.register, "thresholds": thresholds,
-                   "reps": args.reps, "pause": 3, "readers": args.readers, "queries": args.queries}
+                   "reps": args.reps, "warmup": args.warmup, "pause": 3, "readers": args.readers,
+                   "queries": args.queries}
             sampler = Sampler(res, ceph)
             sampler.sample_cpu(), sampler.sample_slow()
             sampler.start()
@@ -238,8 +243,8 @@ def report(queries, sampler, args, split):
     idle = sampler.idle_rates(queries)
     cells = {}
     for q in queries:
-        if q["rep"] == 0:
-            continue   # warm-up, as the paper drops the first run
+        if q["rep"] <= 0:
+            continue   # warm-up rounds, and the first repetition, as the paper drops it
         m = sampler.window(q["start"], q["end"], idle)
         m["wall"] = q["end"] - q["start"]
         m.update({f"cls_{k}": v for k, v in q.get("scan", {}).items()})

@@ -15,6 +15,7 @@
 
 #include <arrow/compute/initialize.h>
 #include <arrow/io/file.h>
+#include <arrow/io/memory.h>
 
 #include "scan_core.h"
 
@@ -61,13 +62,14 @@ int main() {
                 << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);
-      std::shared_ptr<arrow::Buffer> reply;
+      auto stream = *arrow::io::BufferOutputStream::Create();
       sae::scan::Meter meter;
-      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, &reply, &err)) {
+      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, stream, &err)) {
         std::cout << "err " << err.code << " " << err.message << std::endl;
         continue;
       }
       std::string header = sae::scan::EncodeReplyHeader(meter.Finish());
+      auto reply = *stream->Finish();
       auto out = *arrow::io::FileOutputStream::Open(c);
       if (!out->Write(header.data(), header.size()).ok() || !out->Write(reply).ok() || !out->Close().ok()) return 3;
       std::cout << "ok " << header.size() + reply->size() << std::endl;
@@ -96,11 +98,11 @@ int main() {
         }
         sae::scan::Request r;
         sae::scan::Meter meter;
-        std::shared_ptr<arrow::Buffer> reply;
         if (!Parse(m, &r, &err)) { ++errors; continue; }
         ++parsed;
         r.max_reply = 1 << 20;
-        if (sae::scan::Scan(Open(a), r, &meter, &reply, &err)) ++scanned; else ++errors;
+        auto stream = *arrow::io::BufferOutputStream::Create();
+        if (sae::scan::Scan(Open(a), r, &meter, stream, &err)) ++scanned; else ++errors;
       }
       std::cout << "ok " << parsed << " " << scanned << " " << errors << std::endl;
     } else if (cmd == "constants") {

@@ -323,15 +323,10 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
   return true;
 }
 
-// An IPC stream writer into a growing buffer.
-struct Sink {
-  std::shared_ptr<arrow::io::BufferOutputStream> out;
-  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
-};
-
-// `meter`: charge compression to it (may be null).
-bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
-              Sink* sink, Error* err) {
+// An IPC stream writer into `out`; `meter`: charge compression to it (may be null).
+bool OpenWriter(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
+                const std::shared_ptr<arrow::io::OutputStream>& out,
+                std::shared_ptr<arrow::ipc::RecordBatchWriter>* writer, Error* err) {
   arrow::MemoryPool* pool = arrow::system_memory_pool();
   arrow::ipc::IpcWriteOptions wopts = arrow::ipc::IpcWriteOptions::Defaults();
   wopts.memory_pool = pool;
@@ -348,23 +343,17 @@ bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::
       wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*c));
     }
   }
-  auto out = arrow::io::BufferOutputStream::Create(1 << 16, pool);
-  if (!out.ok()) {
-    *err = Fail(EIO, out.status().message());
+  auto made = arrow::ipc::MakeStreamWriter(out, schema, wopts);
+  if (!made.ok()) {
+    *err = Fail(EIO, made.status().message());
     return false;
   }
-  auto writer = arrow::ipc::MakeStreamWriter(*out, schema, wopts);
-  if (!writer.ok()) {
-    *err = Fail(EIO, writer.status().message());
-    return false;
-  }
-  sink->out = *out;
-  sink->writer = *writer;
+  *writer = *made;
   return true;
 }
 
 bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-              std::shared_ptr<arrow::Buffer>* reply, Error* err) {
+              const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::shared_ptr<arrow::Schema> file_schema;
   {
@@ -440,19 +429,25 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     return false;
   }
 
-  Sink sink;
+  auto begin = out->Tell();
+  if (!begin.ok()) {
+    *err = Fail(EIO, "reply stream: " + begin.status().message());
+    return false;
+  }
+  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
   {
     Phase p(meter, pr::kEncodeNs);
-    if (!OpenSink(out_schema, req.codec, meter, &sink, err)) return false;
+    if (!OpenWriter(out_schema, req.codec, meter, out, &writer, err)) return false;
   }
   auto io_error = [&](const arrow::Status& st) {
     *err = Fail(EIO, "scan failed: " + st.ToString());
     return false;
   };
-  auto too_big = [&]() -> bool {
-    auto pos = sink.out->Tell();
-    return req.max_reply && pos.ok() && static_cast<uint64_t>(*pos) > req.max_reply;
+  auto written = [&]() -> uint64_t {
+    auto pos = out->Tell();
+    return pos.ok() ? static_cast<uint64_t>(*pos - *begin) : 0;
   };
+  auto too_big = [&]() -> bool { return req.max_reply && written() > req.max_reply; };
 
   // Per batch: evaluate the filter on the read columns, then touch only the returned ones:
   // no Filter call when every row passes, none of the filter-only columns are compacted.
@@ -497,20 +492,17 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     meter->Add(pr::kBatchesOut, 1);
     meter->Add(pr::kRowsOut, static_cast<uint64_t>(batch->num_rows()));
     Phase p(meter, pr::kEncodeNs);
-    if (auto st = sink.writer->WriteRecordBatch(*batch); !st.ok()) return io_error(st);
+    if (auto st = writer->WriteRecordBatch(*batch); !st.ok()) return io_error(st);
     if (too_big()) break;
   }
   Phase p(meter, pr::kEncodeNs);
-  if (auto st = sink.writer->Close(); !st.ok()) return io_error(st);
+  if (auto st = writer->Close(); !st.ok()) return io_error(st);
   if (too_big()) {
     *err = Fail(E2BIG, "reply exceeds the client's limit of " + std::to_string(req.max_reply) +
                            " bytes; raise max_reply or scan fewer columns");
     return false;
   }
-  auto done = sink.out->Finish();
-  if (!done.ok()) return io_error(done.status());
-  *reply = *done;
-  meter->Add(pr::kReplyBytes, static_cast<uint64_t>((*reply)->size()));
+  meter->Add(pr::kReplyBytes, written());
   return true;
 }
 
@@ -585,9 +577,9 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
 }
 
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-          std::shared_ptr<arrow::Buffer>* reply, Error* err) {
+          const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
   try {
-    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, reply, err);
+    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, err);
   } catch (const std::exception& e) {
     *err = Fail(EIO, std::string("scan failed: ") + e.what());
     return false;
@@ -600,10 +592,14 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
     std::unique_ptr<parquet::arrow::FileReader> reader;
     std::shared_ptr<arrow::Schema> schema;
     if (!OpenParquet(file, pr::kDefaultBatchRows, &reader, &schema, err)) return false;
-    Sink sink;
-    if (!OpenSink(schema, arrow::Compression::UNCOMPRESSED, nullptr, &sink, err)) return false;
-    arrow::Status st = sink.writer->Close();
-    auto done = st.ok() ? sink.out->Finish() : arrow::Result<std::shared_ptr<arrow::Buffer>>(st);
+    auto out = arrow::io::BufferOutputStream::Create(1 << 12, arrow::system_memory_pool());
+    std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+    if (!out.ok() || !OpenWriter(schema, arrow::Compression::UNCOMPRESSED, nullptr, *out, &writer, err)) {
+      if (!out.ok()) *err = Fail(EIO, out.status().message());
+      return false;
+    }
+    arrow::Status st = writer->Close();
+    auto done = st.ok() ? (*out)->Finish() : arrow::Result<std::shared_ptr<arrow::Buffer>>(st);
     if (!done.ok()) {
       *err = Fail(EIO, "schema failed: " + done.status().ToString());
       return false;

@@ -75,12 +75,12 @@ class Phase {
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
 // Scan a Parquet file: read projection ∪ filter columns batch by batch, filter, project, and
-// write an IPC stream, metering reads (through `file`), decoding, filtering, projection, IPC
-// encoding and compression into `meter`. Returns the stream, or false with `err` set (EBADMSG:
-// not Parquet, EINVAL: unknown column / non-boolean filter, E2BIG: reply over max_reply, EIO:
-// Arrow failed).
+// write an IPC stream to `out`, metering reads (through `file`), decoding, filtering,
+// projection, IPC encoding and compression into `meter`. True when the stream is complete; else
+// false with `err` set (EBADMSG: not Parquet, EINVAL: unknown column / non-boolean filter, E2BIG:
+// reply over max_reply, EIO: Arrow failed) and `out` holding a partial stream.
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-          std::shared_ptr<arrow::Buffer>* reply, Error* err);
+          const std::shared_ptr<arrow::io::OutputStream>& out, Error* err);
 
 // The object's Arrow schema (as the scan would read it) as an IPC stream without batches; false
 // with `err` set (EBADMSG: not Parquet, EIO).
