@@ -43,6 +43,7 @@ class ScanProtocol:
     nodes: dict
     cmp_ops: tuple
     literals: dict
+    bodies: tuple
     stats: tuple
     errnos: dict
 
@@ -74,6 +75,7 @@ def load(path=None) -> ScanProtocol:
             nodes={k: _int(v, f"filter.nodes.{k}", 1, 0xFF) for k, v in filt["nodes"].items()},
             cmp_ops=tuple(filt["cmp_ops"]),
             literals={k: _int(v, f"filter.literals.{k}", 1, 0xFF) for k, v in filt["literals"].items()},
+            bodies=tuple(reply["bodies"]),
             stats=tuple(Stat(s["name"], s["unit"], s["doc"]) for s in reply["stats"]),
             errnos={k: _int(v, f"error.errnos.{k}", 1, 4095) for k, v in err["errnos"].items()})
     except (OSError, ValueError, KeyError, TypeError) as e:
@@ -123,6 +125,7 @@ def cxx_header(spec: ScanProtocol) -> str:
              f"inline constexpr int kMaxFilterDepth = {spec.max_filter_depth};",
              *(f"inline constexpr uint8_t kNode{_camel(k)} = 0x{v:02x};" for k, v in spec.nodes.items()),
              *(f"inline constexpr uint8_t kLiteral{_camel(k)} = {v};" for k, v in spec.literals.items()),
+             *(f"inline constexpr uint16_t kBody{_camel(b)} = {i};" for i, b in enumerate(spec.bodies)),
              f"inline constexpr uint8_t kCmpOpCount = {len(spec.cmp_ops)};", "",
              "// The reply's stats, in wire order (one u64 each).",
              "enum Stat : int {",

@@ -72,14 +72,15 @@ public final class ProtocolVectors {
   }
 
   public static void main(String[] args) throws Exception {
-    if (args[0].equals("--reply")) {   // decode reply files: "<file> <stat>=<value>,... <stream bytes>"
+    if (args[0].equals("--reply")) {   // decode reply files: "<file> <stat>=<value>,... <body bytes> <body format>"
       for (int i = 1; i < args.length; i++) {
         byte[] raw = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(args[i]));
         try {
           Protocol.Reply r = Protocol.reply(java.nio.ByteBuffer.wrap(raw));
           List<String> kv = new ArrayList<>();
           for (int s = 0; s < r.stats().length; s++) kv.add(Protocol.STATS.get(s) + "=" + r.stats()[s]);
-          System.out.println(args[i] + " " + String.join(",", kv) + " " + r.stream().remaining());
+          System.out.println(args[i] + " " + String.join(",", kv) + " " + r.stream().remaining() + " "
+              + Protocol.BODIES.get(r.body()));
         } catch (java.io.IOException e) {
           System.out.println(args[i] + " error " + e.getMessage());
         }

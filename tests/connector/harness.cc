@@ -64,11 +64,12 @@ int main() {
       std::string raw = Unhex(b);
       auto stream = *arrow::io::BufferOutputStream::Create();
       sae::scan::Meter meter;
-      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, stream, &err)) {
+      uint16_t body = 0;
+      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, stream, &body, &err)) {
         std::cout << "err " << err.code << " " << err.message << std::endl;
         continue;
       }
-      std::string header = sae::scan::EncodeReplyHeader(meter.Finish());
+      std::string header = sae::scan::EncodeReplyHeader(meter.Finish(), body);
       auto reply = *stream->Finish();
       auto out = *arrow::io::FileOutputStream::Open(c);
       if (!out->Write(header.data(), header.size()).ok() || !out->Write(reply).ok() || !out->Close().ok()) return 3;
@@ -102,7 +103,8 @@ int main() {
         ++parsed;
         r.max_reply = 1 << 20;
         auto stream = *arrow::io::BufferOutputStream::Create();
-        if (sae::scan::Scan(Open(a), r, &meter, stream, &err)) ++scanned; else ++errors;
+        uint16_t body = 0;
+        if (sae::scan::Scan(Open(a), r, &meter, stream, &body, &err)) ++scanned; else ++errors;
       }
       std::cout << "ok " << parsed << " " << scanned << " " << errors << std::endl;
     } else if (cmd == "constants") {

@@ -146,9 +146,37 @@ def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, j
         phases = sum(st[k] for k in STATS if k.endswith("_ns") and k not in ("total_ns", "wall_ns"))
         assert 0 < phases <= st["total_ns"], v["name"]
         assert (st["compress_ns"] > 0) == (req.codec != "none"), v["name"]
-        values, stream_bytes = java[str(tmp_path / v["name"])]
+        values, stream_bytes, body = java[str(tmp_path / v["name"])]
+        assert body == reply.body == "arrow_ipc", v["name"]
         assert dict(kv.split("=") for kv in values.split(",")) == {k: str(n) for k, n in st.items()}, v["name"]
         assert int(stream_bytes) == len(reply.stream)
+
+
+def test_whole_object_when_every_column_is_asked_for_and_every_row_passes(harness, java_protocol, tmp_path):
+    """The object itself is the reply (no decode, no re-encode) only when the statistics promise
+    and the filter column confirms that every row passes, and every column was asked for."""
+    sample = VECTORS / "sample.parquet"
+    nan = tmp_path / "nan.parquet"   # statistics leave NaN out: max 2.0 < 3, yet the NaN row fails
+    pq.write_table(pa.table({"x": [1.0, float("nan"), 2.0], "y": [1, 2, 3]}), nan)
+    cases = {"all_pass": (sample, Request(flags=3, filter={"cmp": "<", "column": "id", "value": 1000})),
+             "no_filter": (sample, Request(flags=3)),
+             "some_columns": (sample, Request(columns=["id"], flags=3)),
+             "not_flagged": (sample, Request(filter={"cmp": "<", "column": "id", "value": 1000})),
+             "nan": (nan, Request(flags=3, filter={"cmp": "<", "column": "x", "value": 3.0}))}
+    lines = harness(*(f"scan {f} {r.encode().hex()} {tmp_path / name}" for name, (f, r) in cases.items()))
+    assert all(line.startswith("ok ") for line in lines), lines
+    got = {name: decode_reply((tmp_path / name).read_bytes()) for name in cases}
+    assert {n: r.body for n, r in got.items()} == {"all_pass": "parquet", "no_filter": "parquet", "some_columns":
+                                                    "arrow_ipc", "not_flagged": "arrow_ipc", "nan": "arrow_ipc"}
+    for name in ("all_pass", "no_filter"):
+        r = got[name]
+        assert bytes(r.stream) == sample.read_bytes()
+        assert (r.stats["rows_out"], r.stats["batches_out"], r.stats["reply_bytes"]) == (40, 0, sample.stat().st_size)
+        assert r.stats["encode_ns"] == 0 and r.stats["compress_ns"] == 0
+    assert got["all_pass"].stats["rows_in"] == 40 and got["no_filter"].stats["rows_in"] == 0   # checked / not needed
+    assert pa.ipc.open_stream(got["nan"].stream).read_all().column("x").to_pylist() == [1.0, 2.0]
+    java = dict(line.split(" ", 1) for line in java_protocol("--reply", str(tmp_path / "all_pass")))
+    assert java[str(tmp_path / "all_pass")].endswith(f" {sample.stat().st_size} parquet")
 
 
 def test_an_older_class_reply_is_refused_in_one_line(harness, java_protocol, tmp_path):

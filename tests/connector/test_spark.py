@@ -172,6 +172,18 @@ def test_scan_metrics_sum_the_class_replies_and_show_in_sparks_ui(answers, event
     assert any("sae OSD: rows returned (count)" in text for text in event_logs), "no custom metric in the event log"
 
 
+def test_whole_objects_give_the_rows_arrow_replies_give(answers):
+    """At 100 % with every column, the class sends each object as stored and Spark's Parquet
+    reader decodes it: every row's hash over every column equals Arrow IPC's, no-offload's and
+    vanilla's."""
+    w, data = answers[0]["whole"], answers[1]
+    assert w["offload"]["rows"] == w["ipc"]["rows"] == w["no-offload"]["rows"] == w["vanilla"]["rows"], w
+    assert w["offload"]["rows"][0] == data.rows
+    assert w["offload"]["scan"]["whole_objects"] == len(data.files) == w["offload"]["scan"]["calls"]
+    assert w["ipc"]["scan"]["whole_objects"] == 0 == w["no-offload"]["scan"]["whole_objects"]
+    assert w["offload"]["scan"]["encode_ns"] == 0 < w["ipc"]["scan"]["encode_ns"]
+
+
 def test_build_and_mount_are_idempotent(spark_cluster, ceph_cluster, spec, mounted):
     again = connector.build(spark=spark_cluster, ceph=ceph_cluster)
     assert not again.report.changed, again.report.summary()

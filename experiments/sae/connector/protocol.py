@@ -28,6 +28,11 @@ ERROR_MAGIC = SPEC.error_magic
 REPLY_MAGIC = SPEC.reply_magic
 VERSION = SPEC.version
 FLAG_ERRORS_IN_BAND = SPEC.flags["errors_in_band"]
+FLAG_WHOLE_OBJECT = SPEC.flags["whole_object"]
+"""The client also takes the object as stored (a Parquet file) when it asked for every column and
+every row passes (docs/protocol.md)."""
+BODIES = SPEC.bodies
+"""Formats of a successful reply's body: ``arrow_ipc`` (an IPC stream), ``parquet`` (the object)."""
 CODECS = {name: i for i, name in enumerate(SPEC.codecs)}
 CMP_OPS = SPEC.cmp_ops
 STATS = SPEC.stat_names
@@ -209,7 +214,7 @@ def decode_request(data: bytes) -> Request:
         raise ProtocolError("not a sae scan request (bad magic)")
     if version != VERSION:
         raise ProtocolError(f"request protocol version {version} is not supported")
-    if flags & ~FLAG_ERRORS_IN_BAND:
+    if flags & ~sum(SPEC.flags.values()):
         raise ProtocolError("unknown flags")
     names = {v: k for k, v in CODECS.items()}
     if codec not in names:
@@ -232,11 +237,13 @@ def decode_request(data: bytes) -> Request:
 
 @dataclasses.dataclass
 class Reply:
-    """A successful scan reply: the call's ``stats`` (:data:`STATS` → int) and the Arrow IPC
-    ``stream`` (a memoryview into the reply)."""
+    """A successful scan reply: the call's ``stats`` (:data:`STATS` → int), its body (a
+    memoryview into the reply) and the body's format (:data:`BODIES`: ``arrow_ipc``, or
+    ``parquet`` for a whole object)."""
 
     stats: dict
     stream: memoryview
+    body: str = "arrow_ipc"
 
 
 def decode_reply(reply: bytes) -> Reply:
@@ -249,13 +256,13 @@ def decode_reply(reply: bytes) -> Reply:
     if len(view) < _REPLY_HEAD.size or bytes(view[:4]) != REPLY_MAGIC:
         raise ProtocolError(f"reply does not start with {REPLY_MAGIC.decode()}: the OSDs run an older sae class "
                             f"than protocol {VERSION}; reinstall it (rados_deploy install_class)")
-    _, count, _ = _REPLY_HEAD.unpack_from(view)
+    _, count, body = _REPLY_HEAD.unpack_from(view)
     end = _REPLY_HEAD.size + 8 * count
-    if count < len(STATS) or len(view) < end:
-        raise ProtocolError(f"reply header holds {count} stats in {len(view)} bytes; protocol {VERSION} has "
-                            f"{len(STATS)}")
+    if count < len(STATS) or len(view) < end or body >= len(BODIES):
+        raise ProtocolError(f"reply header holds {count} stats in {len(view)} bytes and body format {body}; "
+                            f"protocol {VERSION} has {len(STATS)} stats and {len(BODIES)} formats")
     values = struct.unpack_from(f"<{count}Q", view, _REPLY_HEAD.size)
-    return Reply(dict(zip(STATS, values)), view[end:])
+    return Reply(dict(zip(STATS, values)), view[end:], BODIES[body])
 
 
 def decode_error(reply: bytes) -> ScanError | None:

@@ -33,6 +33,8 @@ def render(spec: ScanProtocol = SPEC) -> str:
               f"static final List<String> CODECS = {_strings(spec.codecs)};",
               f"static final List<String> CMP_OPS = {_strings(spec.cmp_ops)};",
               f"static final int DEFAULT_BATCH_ROWS = {spec.default_batch_rows};",
+              "/** Formats of a successful reply's body, by their code in the reply header. */",
+              f"static final List<String> BODIES = {_strings(spec.bodies)};",
               f"static final int MAX_BATCH_ROWS = {spec.max_batch_rows};",
               *(f"static final int NODE_{_const(k)} = 0x{v:02x};" for k, v in spec.nodes.items()),
               *(f"static final int LITERAL_{_const(k)} = {v};" for k, v in spec.literals.items()),

@@ -132,7 +132,7 @@ int ReplyError(const sae::scan::Error& err, bool in_band, const char* method, ce
   return in_band ? 0 : -err.code;
 }
 
-// Success: the reply header (the call's stats) and the IPC stream, 0.
+// Success: the reply header (the call's stats, the body's format) and the body, 0.
 int scan(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out) {
   sae::scan::Meter meter;
   sae::scan::Request req;
@@ -140,16 +140,17 @@ int scan(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out)
   std::string raw = in->to_str();
   bool ok = sae::scan::ParseRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &req, &err);
   ceph::bufferlist body;
+  uint16_t format = sae::protocol::kBodyArrowIpc;
   std::shared_ptr<ObjectFile> file;
   ok = ok && Object(hctx, &file, &err) &&
-       sae::scan::Scan(file, req, &meter, std::make_shared<BufferlistStream>(&body), &err);
+       sae::scan::Scan(file, req, &meter, std::make_shared<BufferlistStream>(&body), &format, &err);
   if (!ok) return ReplyError(err, req.flags & sae::protocol::kFlagErrorsInBand, "scan", out);
   ceph::bufferlist stream;
   {
     sae::scan::Phase p(&meter, sae::protocol::kReplyNs);
     stream.claim_append(body);   // no copy: the IPC writer wrote into the OSD's buffers
   }
-  out->append(sae::scan::EncodeReplyHeader(meter.Finish()));
+  out->append(sae::scan::EncodeReplyHeader(meter.Finish(), format));
   out->claim_append(stream);
   return 0;
 }

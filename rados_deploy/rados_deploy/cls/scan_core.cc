@@ -17,6 +17,7 @@
 #include <parquet/arrow/schema.h>
 #include <parquet/exception.h>
 #include <parquet/properties.h>
+#include <parquet/statistics.h>
 
 namespace cp = arrow::compute;
 
@@ -352,8 +353,94 @@ bool OpenWriter(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression
   return true;
 }
 
+// Whether every row of the object passes `filter` (bound to `schema`), proven cheaply: the row
+// groups' statistics must already promise it (else false, at no cost), then the filter's columns
+// alone are decoded and checked (statistics leave NaN out, the check does not).
+arrow::Result<bool> EveryRowPasses(parquet::arrow::FileReader* reader, const arrow::Schema& schema,
+                                   const cp::Expression& filter, Meter* meter) {
+  auto metadata = reader->parquet_reader()->metadata();
+  std::vector<int> fields, leaves;
+  for (const auto& ref : cp::FieldsInExpression(filter)) {
+    int i = ref.name() ? schema.GetFieldIndex(*ref.name()) : -1;
+    if (i < 0 || reader->manifest().schema_fields[i].column_index < 0) return false;   // nested: no statistics
+    fields.push_back(i);
+    leaves.push_back(reader->manifest().schema_fields[i].column_index);
+  }
+  std::vector<cp::Expression> promised;
+  for (int rg = 0; rg < metadata->num_row_groups(); ++rg) {
+    for (size_t k = 0; k < fields.size(); ++k) {
+      auto stats = metadata->RowGroup(rg)->ColumnChunk(leaves[k])->statistics();
+      if (!stats || !stats->HasMinMax()) return false;
+      std::shared_ptr<arrow::Scalar> lo, hi;
+      if (!parquet::arrow::StatisticsAsScalars(*stats, &lo, &hi).ok()) return false;
+      const auto& field = schema.field(fields[k]);
+      auto lo_cast = lo->CastTo(field->type()), hi_cast = hi->CastTo(field->type());
+      if (!lo_cast.ok() || !hi_cast.ok()) return false;
+      auto ref = cp::field_ref(field->name());
+      promised.push_back(cp::greater_equal(ref, cp::literal(*lo_cast)));
+      promised.push_back(cp::less_equal(ref, cp::literal(*hi_cast)));
+      if (stats->HasNullCount() && stats->null_count() == 0) promised.push_back(cp::call("is_valid", {ref}));
+    }
+  }
+  ARROW_ASSIGN_OR_RAISE(auto guarantee, cp::and_(promised).Bind(schema));
+  ARROW_ASSIGN_OR_RAISE(auto simplified, cp::SimplifyWithGuarantee(filter, guarantee));
+  if (!simplified.IsScalarExpression() || !simplified.literal() || !simplified.literal()->is_scalar()) return false;
+  const auto& promise = simplified.literal()->scalar_as<arrow::BooleanScalar>();
+  if (!promise.is_valid || !promise.value) return false;
+  std::vector<int> row_groups(metadata->num_row_groups()), sorted = fields;
+  for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> sorted_leaves;
+  arrow::FieldVector read_fields;
+  for (int i : sorted) {
+    sorted_leaves.push_back(reader->manifest().schema_fields[i].column_index);
+    read_fields.push_back(schema.field(i));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto check, filter.Bind(*arrow::schema(read_fields)));
+  std::unique_ptr<arrow::RecordBatchReader> batches;
+  {
+    Phase p(meter, pr::kDecodeNs);
+    ARROW_ASSIGN_OR_RAISE(batches, reader->GetRecordBatchReader(row_groups, sorted_leaves));
+  }
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    {
+      Phase p(meter, pr::kDecodeNs);
+      ARROW_RETURN_NOT_OK(batches->ReadNext(&batch));
+    }
+    if (!batch) return true;
+    meter->Add(pr::kBatchesIn, 1);
+    meter->Add(pr::kRowsIn, static_cast<uint64_t>(batch->num_rows()));
+    Phase p(meter, pr::kFilterNs);
+    ARROW_ASSIGN_OR_RAISE(auto mask, cp::ExecuteScalarExpression(check, cp::ExecBatch(*batch)));
+    if (mask.is_scalar()) {
+      const auto& m = mask.scalar_as<arrow::BooleanScalar>();
+      if (!m.is_valid || !m.value) return false;
+    } else if (std::static_pointer_cast<arrow::BooleanArray>(mask.make_array())->true_count() != batch->num_rows()) {
+      return false;
+    }
+  }
+}
+
+// The object as stored, into `out`.
+bool WholeObject(const std::shared_ptr<arrow::io::RandomAccessFile>& file, parquet::arrow::FileReader* reader,
+                 Meter* meter, const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
+  auto size = file->GetSize();
+  auto data = size.ok() ? file->ReadAt(0, *size) : arrow::Result<std::shared_ptr<arrow::Buffer>>(size.status());
+  arrow::Status st = data.ok() ? out->Write(*data) : data.status();
+  if (!st.ok()) {
+    *err = Fail(EIO, "whole-object reply failed: " + st.ToString());
+    return false;
+  }
+  uint64_t rows = static_cast<uint64_t>(reader->parquet_reader()->metadata()->num_rows());
+  meter->Add(pr::kRowsOut, rows);
+  meter->Add(pr::kReplyBytes, static_cast<uint64_t>(*size));
+  return true;
+}
+
 bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-              const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
+              const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
+  *body = pr::kBodyArrowIpc;
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::shared_ptr<arrow::Schema> file_schema;
   {
@@ -414,6 +501,25 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     if (bound.type()->id() != arrow::Type::BOOL) {
       *err = Fail(EINVAL, "filter is not boolean but " + bound.type()->ToString());
       return false;
+    }
+  }
+
+  // Every column asked for and every row passing: the object itself is the answer.
+  auto size = file->GetSize();
+  if ((req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
+      size.ok() && (!req.max_reply || static_cast<uint64_t>(*size) <= req.max_reply)) {
+    arrow::Result<bool> whole = true;
+    if (req.has_filter) {
+      auto full = req.filter.Bind(*file_schema);
+      whole = full.ok() ? EveryRowPasses(reader.get(), *file_schema, *full, meter) : full.status();
+    }
+    if (!whole.ok()) {
+      *err = Fail(EIO, "scan failed: " + whole.status().ToString());
+      return false;
+    }
+    if (*whole) {
+      *body = pr::kBodyParquet;
+      return WholeObject(file, reader.get(), meter, out, err);
     }
   }
 
@@ -577,9 +683,9 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
 }
 
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-          const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
+          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
   try {
-    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, err);
+    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, body, err);
   } catch (const std::exception& e) {
     *err = Fail(EIO, std::string("scan failed: ") + e.what());
     return false;
@@ -612,11 +718,11 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
   }
 }
 
-std::string EncodeReplyHeader(const Stats& stats) {
+std::string EncodeReplyHeader(const Stats& stats, uint16_t body) {
   std::string out(pr::kReplyMagic, 4);
-  uint16_t count = pr::kStatCount, zero = 0;
+  uint16_t count = pr::kStatCount;
   Append(&out, &count, 2);  // little-endian hosts only (x86-64, aarch64)
-  Append(&out, &zero, 2);
+  Append(&out, &body, 2);
   Append(&out, stats.data(), sizeof(uint64_t) * stats.size());
   return out;
 }

@@ -75,21 +75,24 @@ class Phase {
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
 // Scan a Parquet file: read projection ∪ filter columns batch by batch, filter, project, and
-// write an IPC stream to `out`, metering reads (through `file`), decoding, filtering,
-// projection, IPC encoding and compression into `meter`. True when the stream is complete; else
-// false with `err` set (EBADMSG: not Parquet, EINVAL: unknown column / non-boolean filter, E2BIG:
-// reply over max_reply, EIO: Arrow failed) and `out` holding a partial stream.
+// write an IPC stream to `out` (*body = kBodyArrowIpc), metering reads (through `file`),
+// decoding, filtering, projection, IPC encoding and compression into `meter`. With the
+// whole-object flag, a request for every column of an object whose every row passes gets the
+// file itself instead (*body = kBodyParquet): no decoding and re-encoding of what passes whole.
+// True when the reply is complete; else false with `err` set (EBADMSG: not Parquet, EINVAL:
+// unknown column / non-boolean filter, E2BIG: reply over max_reply, EIO: Arrow failed) and `out`
+// holding a partial stream.
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-          const std::shared_ptr<arrow::io::OutputStream>& out, Error* err);
+          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err);
 
 // The object's Arrow schema (as the scan would read it) as an IPC stream without batches; false
 // with `err` set (EBADMSG: not Parquet, EIO).
 bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::shared_ptr<arrow::Buffer>* reply,
             Error* err);
 
-// The reply header that precedes a scan's IPC stream: reply magic, u16 stat count, u16 zero,
+// The reply header that precedes a scan's body: reply magic, u16 stat count, u16 body format,
 // the stats as u64 in protocol order.
-std::string EncodeReplyHeader(const Stats& stats);
+std::string EncodeReplyHeader(const Stats& stats, uint16_t body);
 
 // The error reply: error magic, u32 errno, u32 length, UTF-8 message.
 std::string EncodeError(const Error& err);

@@ -182,6 +182,18 @@ for _ in range(60):   # the UI's listener aggregates an execution's metrics afte
     time.sleep(0.5)
 out["metrics"] = metrics
 
+# Every row passes and every column is asked for: whole objects (Spark's Parquet reader) must give
+# exactly the rows Arrow IPC replies and vanilla give, every column hashed.
+def whole_rows(d):
+    q = d.where(F.col("total_amount") < F.lit(cfg["thresholds"]["100"]))
+    agg = q.agg(F.count(F.lit(1)).alias("n"), F.sum(F.hash(*[F.col(c) for c in q.columns]).cast("long")).alias("h"))
+    row = agg.collect()[0]
+    return {"rows": [row["n"], row["h"]], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(agg._jdf))}
+
+
+out["whole"] = {"offload": whole_rows(connector(True)), "ipc": whole_rows(connector(True, whole_objects="false")),
+                "no-offload": whole_rows(connector(False)), "vanilla": whole_rows(vanilla())}
+
 opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())
 spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t_using USING `sae-ceph` OPTIONS ({opts})")
 out["sql_using"] = list(spark.sql(f"SELECT count(*), sum(total_amount) FROM t_using WHERE total_amount < {t1}").first())

@@ -18,6 +18,11 @@ import java.util.Set;
 public final class Protocol {
   public static final int VERSION = ProtocolSpec.VERSION;
   public static final int FLAG_ERRORS_IN_BAND = ProtocolSpec.FLAG_ERRORS_IN_BAND;
+  public static final int FLAG_WHOLE_OBJECT = ProtocolSpec.FLAG_WHOLE_OBJECT;
+  /** Reply body codes: an Arrow IPC stream, or the object as stored (a Parquet file). */
+  public static final List<String> BODIES = ProtocolSpec.BODIES;
+  public static final int BODY_ARROW_IPC = BODIES.indexOf("arrow_ipc");
+  public static final int BODY_PARQUET = BODIES.indexOf("parquet");
   public static final List<String> CODECS = ProtocolSpec.CODECS;
   public static final List<String> CMP_OPS = ProtocolSpec.CMP_OPS;
   public static final List<String> STATS = ProtocolSpec.STATS;
@@ -190,8 +195,11 @@ public final class Protocol {
     return true;
   }
 
-  /** A successful reply: the call's stats (in {@link #STATS} order) and its Arrow IPC stream. */
-  public record Reply(long[] stats, ByteBuffer stream) {}
+  /**
+   * A successful reply: the call's stats (in {@link #STATS} order), its body and the body's format
+   * ({@link #BODY_ARROW_IPC} or {@link #BODY_PARQUET}).
+   */
+  public record Reply(long[] stats, ByteBuffer stream, int body) {}
 
   /**
    * Splits a successful {@code reply} (not an error frame) into stats and stream; a reply without
@@ -200,14 +208,15 @@ public final class Protocol {
   public static Reply reply(ByteBuffer reply) throws java.io.IOException {
     ByteBuffer b = reply.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     int n = b.remaining() >= 8 && startsWith(b, ProtocolSpec.REPLY_MAGIC) ? b.getShort(b.position() + 4) & 0xFFFF : -1;
-    if (n < STATS.size() || b.remaining() < 8 + 8 * n) {
+    int body = n < 0 ? -1 : b.getShort(b.position() + 6) & 0xFFFF;
+    if (n < STATS.size() || b.remaining() < 8 + 8 * n || body >= ProtocolSpec.BODIES.size()) {
       throw new java.io.IOException("the reply does not carry protocol " + VERSION + " stats: the OSDs run an older "
           + "sae class; reinstall it (rados_deploy install_class)");
     }
     long[] stats = new long[STATS.size()];
     for (int i = 0; i < stats.length; i++) stats[i] = b.getLong(b.position() + 8 + 8 * i);
     b.position(b.position() + 8 + 8 * n);
-    return new Reply(stats, b.slice());
+    return new Reply(stats, b.slice(), body);
   }
 
   /** A scan the class refused or failed: errno plus the class's one-line message. */

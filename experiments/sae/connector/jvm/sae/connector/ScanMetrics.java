@@ -17,14 +17,15 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * A query's sae-ceph numbers as DataSource V2 custom metrics (Spark's SQL UI and event log show
  * them per scan): every stat the class returns with a reply ({@link Protocol#STATS}, summed over
- * the query's calls), the calls made, and the time tasks waited for replies.
+ * the query's calls), the calls made, the time tasks waited for replies, and how many replies
+ * were whole objects.
  */
 public final class ScanMetrics {
   /** Metric names: the protocol's stats, then the connector's own. */
   static final List<String> NAMES;
   private static final List<String> UNITS;
   private static final List<String> DOCS;
-  static final int CALLS, WAIT_NS;
+  static final int CALLS, WAIT_NS, WHOLE_OBJECTS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -36,11 +37,15 @@ public final class ScanMetrics {
     names.add("reply_wait_ns");
     units.add("ns");
     docs.add("time tasks waited for replies");
+    names.add("whole_objects");
+    units.add("count");
+    docs.add("replies that were the object itself (every row passed)");
     NAMES = List.copyOf(names);
     UNITS = List.copyOf(units);
     DOCS = List.copyOf(docs);
     CALLS = NAMES.indexOf("calls");
     WAIT_NS = NAMES.indexOf("reply_wait_ns");
+    WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
   }
 
   private ScanMetrics() {}
