@@ -35,6 +35,8 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import os
+import re
 import statistics
 import tempfile
 import threading
@@ -63,6 +65,34 @@ FLOOR = {"one": "/data/bench-one", "empty": "/data/bench-empty"}
 PHASES = ("read", "decode", "filter", "project", "encode", "compress", "reply")
 
 
+PROCESSES = (("CoarseGrainedExecutorBackend", "executor"), ("SparkSubmit", "driver"), ("deploy.worker.Worker", "worker"),
+             ("deploy.master.Master", "master"), ("ceph-fuse", "ceph-fuse"), ("connector_app", "app (python)"),
+             ("sshd", "sshd"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(res, nodes) -> dict[str, float]:
+    """CPU-seconds so far of every thread of every process in ``nodes``' cgroups, summed by
+    "host process/thread kind" (thread names without their numbers: ``executor/msgr-worker``,
+    ``driver/C2 CompilerThre``): who on the compute side spends what, without perf."""
+    out: dict[str, float] = {}
+    for node in nodes:
+        procs = Path(res.cpu_accounting.usage_files[node]).with_name("cgroup.procs")
+        for pid in procs.read_text().split():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                kind = next((k for key, k in PROCESSES if key in cmd), Path(cmd.split(" ")[0]).name or "?")
+                for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+                    text = stat.read_text()
+                    name = text[text.index("(") + 1:text.rindex(")")]
+                    fields = text[text.rindex(")") + 2:].split()
+                    key = f"{node} {kind}/{re.sub(r'[-#_ ]*[0-9]+$', '', name)}"
+                    out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
+            except (OSError, ValueError):
+                continue   # the process or thread ended meanwhile
+    return out
+
+
 class Sampler(threading.Thread):
     """Samples every host's cgroup CPU time every ``interval`` s, and every ``slow`` s the compute
     hosts' eth0 rx bytes (over SSH) and the OSDs' counters (admin sockets)."""
@@ -75,6 +105,7 @@ class Sampler(threading.Thread):
         self.cpu: list[tuple[float, dict]] = []
         self.net: list[tuple[float, dict]] = []
         self.osd: list[CounterSnapshot] = []
+        self.threads: list[tuple[float, dict]] = []
         self.stop = threading.Event()
 
     def sample_cpu(self):
@@ -87,6 +118,7 @@ class Sampler(threading.Thread):
         rx = self.cluster.run(["cat", "/sys/class/net/eth0/statistics/rx_bytes"], nodes=CLIENTS, stage="bench sample")
         self.net.append((t, {n: int(r["stdout"]) for n, r in rx.items()}))
         self.osd.append(self.ceph.osd_counters(stage="bench sample"))
+        self.threads.append((time.time(), thread_cpu(self.res, CLIENTS)))
 
     def run(self):
         slow = threading.Thread(target=self._slow_loop, daemon=True)
@@ -130,12 +162,15 @@ class Sampler(threading.Thread):
         cpu = {n: cb[n] - ca[n] for n in ca}
         own = {n: cpu[n] - idle.get(n, 0.0) * (tb - ta) for n in cpu}
         ops = self.osd[ob].delta(self.osd[oa]) or {}
+        ta_, tb_ = self._edges([t[0] for t in self.threads], start, end)
+        before, after = self.threads[ta_][1], self.threads[tb_][1]
+        threads = {k: v - before.get(k, 0.0) for k, v in after.items() if v - before.get(k, 0.0) > 0}
         return {"net": sum(self.net[nb][1][n] - self.net[na][1][n] for n in CLIENTS),
                 "client_cpu": sum(cpu[n] for n in CLIENTS), "client_own": sum(own[n] for n in CLIENTS),
                 "worker_cpu": sum(cpu[n] for n in WORKERS), "driver_cpu": cpu["node1"],
                 "storage_cpu": sum(cpu[n] for n in STORAGE), "storage_own": sum(own[n] for n in STORAGE),
                 "osd_read_ops": ops.get("read_ops"), "osd_store_read_bytes": ops.get("store_read_bytes"),
-                "osd_read_reply_bytes": ops.get("read_reply_bytes")}
+                "osd_read_reply_bytes": ops.get("read_reply_bytes"), "threads": threads}
 
 
 def main():
@@ -210,7 +245,7 @@ def main():
                        for ln in text.splitlines() if "bench-query " in ln]
             (work / "measurements.json").write_text(json.dumps(
                 {"queries": queries, "cpu": sampler.cpu, "net": sampler.net,
-                 "osd": [o.to_dict() for o in sampler.osd]}))
+                 "osd": [o.to_dict() for o in sampler.osd], "threads": sampler.threads}))
             print(f"raw measurements: {work / 'measurements.json'}")
             report(queries, sampler, args, split)
             if args.jfr:
@@ -286,6 +321,7 @@ def report(queries, sampler, args, split):
     storage_table(med, args)
     if args.floor:
         floor_table(med, args, {"empty": 0, "one": files[0].stat().st_size, "full": full_bytes})
+    threads_table(cells, args)
     if aims:
         print("\n| aim (issue #23) | measured | met |\n|---|---|---|")
         for aim, value, ok in aims:
@@ -315,6 +351,20 @@ def storage_table(med: dict, args) -> None:
                   f"{fmt(total / m['storage_own'] if total is not None and m['storage_own'] > 0 else None)} | "
                   f"{fmt(m['cls_calls'], 1, '{:.0f}')} | {fmt(m['osd_read_ops'], 1, '{:.0f}')} | "
                   f"{fmt(m['osd_store_read_bytes'], 1e6, '{:.1f}')} | {fmt(m['osd_read_reply_bytes'], 1e6, '{:.1f}')} |")
+
+
+def threads_table(cells: dict, args, top: int = 10) -> None:
+    """Per reader at each selectivity (every column, full table): the compute hosts' CPU-seconds
+    per query by process and thread kind (medians), the largest first."""
+    print("\nCompute side by thread (CPU-s per query, medians; from /proc/<pid>/task/*/stat of the compute hosts' "
+          "cgroups, sampled every second around each query):")
+    for sel in args.selectivities:
+        for r in args.readers:
+            ms = [m for m, _, _ in cells.get((sel, "all", "full", r), [])]
+            keys = {k for m in ms for k in m["threads"]}
+            med = sorted(((statistics.median(m["threads"].get(k, 0.0) for m in ms), k) for k in keys), reverse=True)
+            if med:
+                print(f"  {sel} % {r}: " + ", ".join(f"{k} {v:.2f}" for v, k in med[:top] if v > 0))
 
 
 def floor_table(med: dict, args, table_bytes: dict) -> None:

@@ -158,7 +158,8 @@ def test_whole_object_when_every_column_is_asked_for_and_every_row_passes(harnes
     sample = VECTORS / "sample.parquet"
     nan = tmp_path / "nan.parquet"   # statistics leave NaN out: max 2.0 < 3, yet the NaN row fails
     pq.write_table(pa.table({"x": [1.0, float("nan"), 2.0], "y": [1, 2, 3]}), nan)
-    cases = {"all_pass": (sample, Request(flags=3, filter={"cmp": "<", "column": "id", "value": 1000})),
+    cases = {"all_pass": (sample, Request(flags=3, filter={"and": [{"is_not_null": "id"},   # a column named twice
+                                                                   {"cmp": "<", "column": "id", "value": 1000}]})),
              "no_filter": (sample, Request(flags=3)),
              "some_columns": (sample, Request(columns=["id"], flags=3)),
              "not_flagged": (sample, Request(filter={"cmp": "<", "column": "id", "value": 1000})),
@@ -217,6 +218,18 @@ def test_batches_are_bounded(harness, tmp_path):
     harness(f"scan {VECTORS / 'sample.parquet'} {req.encode().hex()} {tmp_path / 'o'}")
     batches = list(pa.ipc.open_stream(decode_reply((tmp_path / "o").read_bytes()).stream))
     assert len(batches) == 6 and max(b.num_rows for b in batches) == 7
+
+
+def test_small_kept_batches_are_coalesced(harness, tmp_path):
+    """A selective filter keeps a few rows of each scanned batch: they go out together, in order,
+    once they fill a batch (fewer IPC messages and per-buffer work on both sides)."""
+    req = Request(columns=["id"], batch_rows=10, filter={"in": "small", "values": [0, 3]})
+    harness(f"scan {VECTORS / 'sample.parquet'} {req.encode().hex()} {tmp_path / 'o'}")
+    reply = decode_reply((tmp_path / "o").read_bytes())
+    batches = list(pa.ipc.open_stream(reply.stream))
+    assert [b.num_rows for b in batches] == [12]
+    assert batches[0].column("id").to_pylist() == [i for i in range(40) if i % 7 in (0, 3)]
+    assert (reply.stats["batches_in"], reply.stats["batches_out"]) == (4, 1)
 
 
 def test_not_parquet_is_an_error(harness, tmp_path):

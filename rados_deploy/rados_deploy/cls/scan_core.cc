@@ -363,6 +363,7 @@ arrow::Result<bool> EveryRowPasses(parquet::arrow::FileReader* reader, const arr
   for (const auto& ref : cp::FieldsInExpression(filter)) {
     int i = ref.name() ? schema.GetFieldIndex(*ref.name()) : -1;
     if (i < 0 || reader->manifest().schema_fields[i].column_index < 0) return false;   // nested: no statistics
+    if (std::find(fields.begin(), fields.end(), i) != fields.end()) continue;        // named twice
     fields.push_back(i);
     leaves.push_back(reader->manifest().schema_fields[i].column_index);
   }
@@ -555,6 +556,24 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   };
   auto too_big = [&]() -> bool { return req.max_reply && written() > req.max_reply; };
 
+  // Kept rows wait until they fill a batch of batch rows: a selective filter would otherwise
+  // return many small batches, each with its own IPC message and per-buffer work on both sides.
+  std::vector<std::shared_ptr<arrow::RecordBatch>> pending;
+  int64_t pending_rows = 0;
+  auto flush = [&]() -> arrow::Status {
+    if (pending.empty()) return arrow::Status::OK();
+    Phase p(meter, pr::kEncodeNs);
+    std::shared_ptr<arrow::RecordBatch> out_batch = pending.front();
+    if (pending.size() > 1) {
+      ARROW_ASSIGN_OR_RAISE(out_batch, arrow::ConcatenateRecordBatches(pending));
+    }
+    pending.clear();
+    pending_rows = 0;
+    meter->Add(pr::kBatchesOut, 1);
+    meter->Add(pr::kRowsOut, static_cast<uint64_t>(out_batch->num_rows()));
+    return writer->WriteRecordBatch(*out_batch);
+  };
+
   // Per batch: evaluate the filter on the read columns, then touch only the returned ones:
   // no Filter call when every row passes, none of the filter-only columns are compacted.
   std::shared_ptr<arrow::RecordBatch> batch;
@@ -595,12 +614,14 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       if (!kept.ok()) return io_error(kept.status());
       batch = kept->record_batch();
     }
-    meter->Add(pr::kBatchesOut, 1);
-    meter->Add(pr::kRowsOut, static_cast<uint64_t>(batch->num_rows()));
-    Phase p(meter, pr::kEncodeNs);
-    if (auto st = writer->WriteRecordBatch(*batch); !st.ok()) return io_error(st);
+    pending_rows += batch->num_rows();
+    pending.push_back(std::move(batch));
+    if (pending_rows >= req.batch_rows) {
+      if (auto st = flush(); !st.ok()) return io_error(st);
+    }
     if (too_big()) break;
   }
+  if (auto st = flush(); !st.ok()) return io_error(st);
   Phase p(meter, pr::kEncodeNs);
   if (auto st = writer->Close(); !st.ok()) return io_error(st);
   if (too_big()) {

@@ -52,6 +52,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private ColumnarBatch batch;
   private Column[] columns;
   private VectorizedParquetRecordReader parquet;
+  private Path spooled;
   private final long[] metrics = new long[ScanMetrics.NAMES.size()];
 
   private ObjectsReader(Factory f, List<CephFiles.ObjectRef> objects) throws IOException {
@@ -149,28 +150,30 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     batch = new ColumnarBatch(columns);
   }
 
-  /** Spark's Parquet reader over a whole object (spooled to a file it reads; unlinked at once). */
+  /** Spark's Parquet reader over a whole object, spooled to a file (it reads files) until read. */
   private void openParquet(ByteBuffer data) throws IOException {
-    Path spooled = Files.createTempFile(SPOOL, "sae-ceph-", ".parquet");
+    spooled = Files.createTempFile(SPOOL, "sae-ceph-", ".parquet");
+    try (FileChannel out = FileChannel.open(spooled, StandardOpenOption.WRITE)) {
+      while (data.hasRemaining()) out.write(data);
+    }
+    parquet = new VectorizedParquetRecordReader(false, f.options.batchRows);
     try {
-      try (FileChannel out = FileChannel.open(spooled, StandardOpenOption.WRITE)) {
-        while (data.hasRemaining()) out.write(data);
-      }
-      parquet = new VectorizedParquetRecordReader(false, f.options.batchRows);
       parquet.initialize(spooled.toString(), List.of(f.schema.fieldNames()));
     } catch (UnsupportedOperationException e) {
       throw new IOException("[" + Native.host() + " sae-ceph] " + where() + ": Spark cannot read the object: "
           + e.getMessage(), e);
-    } finally {
-      Files.deleteIfExists(spooled);   // the reader holds it open
     }
+    parquet.resultBatch();   // allocates the batch nextBatch fills
   }
 
   private void closeStream() throws IOException {
-    if (parquet != null) {
-      parquet.close();
+    try {
+      if (parquet != null) parquet.close();
+    } finally {
       parquet = null;
       batch = null;
+      if (spooled != null) Files.deleteIfExists(spooled);
+      spooled = null;
     }
     if (stream != null) {
       stream.close();   // frees the vectors (and root)
