@@ -462,7 +462,7 @@ def profile(queries, files: list[Path]) -> None:
             v = e["values"]
             key = hit(_epoch(v["startTime"]))
             if key is not None:
-                what = "JIT compile s" if e["type"] == "jdk.Compilation" else "GC pause s"
+                what = "JIT compile s (compilations over 100 ms)" if e["type"] == "jdk.Compilation" else "GC pause s"
                 side[(role, *key)][what] += _seconds(v.get("duration") or v.get("sumOfPauses"))
     for key in sorted(by, key=lambda k: (int(k[2]), k[3], k[1], k[0])):
         total = sum(by[key].values())

@@ -428,7 +428,11 @@ bool WholeObject(const std::shared_ptr<arrow::io::RandomAccessFile>& file, parqu
                  Meter* meter, const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
   auto size = file->GetSize();
   auto data = size.ok() ? file->ReadAt(0, *size) : arrow::Result<std::shared_ptr<arrow::Buffer>>(size.status());
-  arrow::Status st = data.ok() ? out->Write(*data) : data.status();
+  arrow::Status st = data.status();
+  if (st.ok()) {
+    Phase p(meter, pr::kReplyNs);   // into the OSD's reply buffers
+    st = out->Write(*data);
+  }
   if (!st.ok()) {
     *err = Fail(EIO, "whole-object reply failed: " + st.ToString());
     return false;
