@@ -14,6 +14,9 @@ target_options = [
     click.option("--ceph-conf", metavar="PATH",
                  help="Client ceph.conf on the node (cephfs; 'rados-deploy status' prints it; "
                       "default Ceph's own /etc/ceph/ceph.conf)."),
+    click.option("--ceph-user", metavar="ID",
+                 help="cephx client id (cephfs; e.g. fs-write for client.fs-write, whose keyring the conf "
+                      "names); default admin."),
 ]
 
 
@@ -79,13 +82,14 @@ def threshold(source, fraction, column):
 @click.option("--link-multiplier", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--copy-multiplier", type=click.IntRange(min=1), default=1, show_default=True)
 @handle_errors
-def deploy(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, src, dest, object_size,
+def deploy(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, src, dest, object_size,
            link_multiplier, copy_multiplier):
     """Deploy the split dataset SRC (a directory of single-row-group Parquet files)."""
     res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.deploy(res, src, plugin=plugin, dest=dest, object_size=object_size,
                         link_multiplier=link_multiplier, copy_multiplier=copy_multiplier,
-                        node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
+                        node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
+                        ceph_user=ceph_user)
     click.echo(report.summary())
 
 
@@ -93,10 +97,11 @@ def deploy(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, src, 
 @with_target
 @click.argument("dest", default="/data/taxi")
 @handle_errors
-def verify(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest):
+def verify(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
     """Check the dataset at DEST against its manifest (exit 1 on any mismatch)."""
     res, layout = load_target(reservation, layout_file, role_specs)
-    report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
+    report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
+                       ceph_user=ceph_user)
     if not report.ok:
         raise OperationalError(report.summary() + "; run 'data-deploy deploy' again to repair, or clean")
     click.echo(report.summary())
@@ -106,8 +111,9 @@ def verify(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest)
 @with_target
 @click.argument("dest", default="/data/taxi")
 @handle_errors
-def clean(reservation, plugin, nodes, ceph_conf, layout_file, role_specs, dest):
+def clean(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
     """Remove the dataset at DEST and the nodes' staging copies."""
     res, layout = load_target(reservation, layout_file, role_specs)
-    report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf)
+    report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
+                      ceph_user=ceph_user)
     click.echo(report.summary())

@@ -11,8 +11,10 @@ import dataclasses
 import hashlib
 import time
 
-from metareserve import Cluster, Layout, Reservation, StageReport, format_size, load_reservation
-from metareserve.errors import OperationalError, RemoteError, UsageError, last_line
+import pyarrow as pa
+
+from metareserve import Cluster, Layout, Reservation, StageReport, format_size, load_reservation, validate
+from metareserve.errors import OperationalError, RemoteError, SaeError, UsageError, last_line
 
 from . import remote
 from .files import expand
@@ -30,7 +32,8 @@ class DeployReport:
     links); ``physical_bytes`` counts real data (copies only); ``written``/``linked``/``kept``
     count this run's work on the first target node, ``node_seconds`` its node-side writing time
     (of which ``link_seconds`` making hard links); ``rados_ops`` follows :data:`OPS_METHOD`
-    (None for ``local`` or when nothing was written); ``seconds`` is end to end."""
+    (None for ``local``, when nothing was written, or when the Ceph user may not read OSD perf
+    counters); ``seconds`` is end to end."""
 
     plugin: str
     dest: str
@@ -111,7 +114,11 @@ def describe(src, object_size: int) -> list[dict]:
     one has several row groups or exceeds ``object_size``, or two files share a name."""
     entries, seen = [], {}
     for path in expand(src):
-        e = file_entry(path)
+        try:
+            e = file_entry(path)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise UsageError(f"{path}: not a readable Parquet file ({str(err).splitlines()[0]}); deploy the "
+                             f"output of 'data-deploy split'") from None
         if e["row_groups"] != 1:
             raise UsageError(f"{path}: {e['row_groups']} row groups, deploy needs exactly one per file; "
                              f"run 'data-deploy split' first")
@@ -137,13 +144,15 @@ CEPH_DEFAULT_CONF = "/etc/ceph/ceph.conf"
 """Where Ceph's tools look for a cluster's conf when none is named."""
 
 
-def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_conf) -> str | None:
-    """Install what the plugin needs on ``nodes``; return the ceph.conf path (cephfs) after
-    checking it is readable there."""
+def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_conf, ceph_user) -> dict:
+    """Install what the plugin needs on ``nodes``; return the Ceph client the node functions take
+    (``ceph_conf``, ``ceph_user``; empty without Ceph) after checking the conf is readable there."""
     if plugin.apt_packages:
         cluster.apt_install(plugin.apt_packages, nodes=nodes, stage=f"{STAGE} install")
     if not plugin.needs_ceph:
-        return None
+        return {}
+    if ceph_user is not None:
+        validate.name(ceph_user, "ceph user")
     conf = ceph_conf or CEPH_DEFAULT_CONF
     r = cluster.run(["test", "-r", conf], nodes=nodes, stage=STAGE, check=False)
     missing = [n for n, out in r.items() if out["rc"] != 0]
@@ -152,12 +161,12 @@ def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_c
         raise UsageError(f"[{missing[0]} {STAGE}] no readable ceph.conf at {conf}{given}; pass --ceph-conf PATH, "
                          f"the client conf on that node (for a rados-deploy cluster 'rados-deploy status' "
                          f"prints it as CEPH_CONF=...)")
-    return conf
+    return {"ceph_conf": conf, "ceph_user": ceph_user}
 
 
 def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi", object_size,
            link_multiplier: int = 1, copy_multiplier: int = 1, node=None, layout: Layout | None = None,
-           ceph_conf: str | None = None, cluster=None) -> DeployReport:
+           ceph_conf: str | None = None, ceph_user: str | None = None, cluster=None) -> DeployReport:
     """Deploy the single-row-group Parquet files of ``src`` to ``dest`` through ``plugin``.
 
     Args:
@@ -171,6 +180,8 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
         node: writing node(s); default from the plugin and ``layout`` (default layout if None).
         ceph_conf: path of a client ceph.conf on the node (cephfs; default Ceph's own
             :data:`CEPH_DEFAULT_CONF`).
+        ceph_user: the cephx client id to write as (``fs-write`` for ``client.fs-write``; its
+            keyring must be the one the conf names for it); default ``admin``.
         cluster: an open :class:`metareserve.Cluster` to reuse.
     Returns:
         A :class:`DeployReport`; ``changed`` is False when the same dataset and layout were
@@ -197,8 +208,8 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
     stage = StageReport(f"{STAGE} {p.name}")
     start = time.time()
     with _connected(res, cluster) as c:
-        conf = _prepare(c, p, res, nodes, ceph_conf)
-        out = c.each(lambda n: _deploy_node(c, res, n.name, p, dest, entries, files, meta, conf, stage),
+        client = _prepare(c, p, res, nodes, ceph_conf, ceph_user)
+        out = c.each(lambda n: _deploy_node(c, res, n.name, p, dest, entries, files, meta, client, stage),
                      nodes=nodes, stage=stage.stage)
     first = out[nodes[0]]
     m = first["manifest"]
@@ -211,21 +222,25 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
                         seconds=round(time.time() - start, 3), stage=stage)
 
 
-def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> dict:
+def _deploy_node(c, res, name, p, dest, entries, files, meta, client, stage) -> dict:
     pidfile = f"{res.node_dir(name, 'data_deploy')}/writer.json"
-    st = _call(c, "status", p.backend, dest, ceph_conf=conf, pidfile=pidfile, node=name, stage=stage.stage)
+    st = _call(c, "status", p.backend, dest, **client, pidfile=pidfile, node=name, stage=stage.stage)
     current = st["manifest"]
     if current is not None and all(current.get(k) == v for k, v in meta.items()):
-        _check(c, name, p, dest, conf, stage.stage)
+        _check(c, name, p, dest, client, stage.stage)
         stage.add(name, False, f"dataset {meta['dataset'][:12]} already at {dest} ({current['file_count']} "
                                f"files); verified")
         return {"manifest": current}
     staging = f"{res.node_dir(name, 'data_deploy')}/staging/{meta['dataset'][:16]}"
-    for d in sorted({e["dir"] for e in entries}):
-        c.put(f"{d}/", f"{staging}/", nodes=[name], stage=f"{stage.stage} push")
-    r = _call(c, "deploy", p.backend, dest, staging, files, meta, ceph_conf=conf,
-              pidfile=pidfile, node=name,
-              stage=stage.stage, timeout=None)
+    try:
+        for d in sorted({e["dir"] for e in entries}):
+            c.put(f"{d}/", f"{staging}/", nodes=[name], stage=f"{stage.stage} push")
+        r = _call(c, "deploy", p.backend, dest, staging, files, meta, **client,
+                  pidfile=pidfile, node=name,
+                  stage=stage.stage, timeout=None)
+    except SaeError:   # the staged copy is the deploy's own: a failed deploy takes it back (a rerun pushes again)
+        c.run(["rm", "-rf", "--", staging], nodes=[name], stage=f"{stage.stage} cleanup", check=False)
+        raise
     if r["changed"]:
         ops = f", {r['rados_ops']} RADOS ops" if r.get("rados_ops") is not None else ""
         stage.add(name, True, f"{r['written']} files written, {r['linked']} linked, {r['kept']} kept "
@@ -235,15 +250,16 @@ def _deploy_node(c, res, name, p, dest, entries, files, meta, conf, stage) -> di
     return r
 
 
-def _check(c, name, p, dest, conf, stage):
-    v = _call(c, "verify", p.backend, dest, ceph_conf=conf, node=name, stage=f"{stage} verify")
+def _check(c, name, p, dest, client, stage):
+    v = _call(c, "verify", p.backend, dest, **client, node=name, stage=f"{stage} verify")
     if not v["ok"]:
         raise OperationalError(f"[{name} {stage} verify] {dest} is deployed but fails verification: "
                                f"{v['problems'][0]}; run 'data-deploy clean' and deploy again")
 
 
 def verify(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", node=None,
-           layout: Layout | None = None, ceph_conf: str | None = None, cluster=None) -> VerifyReport:
+           layout: Layout | None = None, ceph_conf: str | None = None, ceph_user: str | None = None,
+           cluster=None) -> VerifyReport:
     """Check a deployed dataset against its manifest on every target node (see
     :func:`data_deploy.remote.verify`). Returns a :class:`VerifyReport`; does not raise on
     mismatches (``ok`` is False and ``problems`` says what)."""
@@ -251,8 +267,8 @@ def verify(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", nod
     res = _reservation(reservation)
     nodes = p.nodes(res, (layout or Layout.default(res)).validate(res), node)
     with _connected(res, cluster) as c:
-        conf = _prepare(c, p, res, nodes, ceph_conf)
-        out = c.each(lambda n: _call(c, "verify", p.backend, dest, ceph_conf=conf, node=n.name,
+        client = _prepare(c, p, res, nodes, ceph_conf, ceph_user)
+        out = c.each(lambda n: _call(c, "verify", p.backend, dest, **client, node=n.name,
                                      stage=f"{STAGE} verify"), nodes=nodes, stage=f"{STAGE} verify")
     first = out[nodes[0]]
     problems = [f"[{n}] {msg}" for n in nodes for msg in out[n]["problems"]]
@@ -262,7 +278,8 @@ def verify(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", nod
 
 
 def clean(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", node=None,
-          layout: Layout | None = None, ceph_conf: str | None = None, cluster=None) -> StageReport:
+          layout: Layout | None = None, ceph_conf: str | None = None, ceph_user: str | None = None,
+          cluster=None) -> StageReport:
     """Remove the dataset at ``dest`` (manifest first, so a half-removed dataset never looks
     complete) and the nodes' staging areas. Per node "no changes" when nothing was there."""
     p = get_plugin(plugin)
@@ -270,8 +287,8 @@ def clean(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", node
     nodes = p.nodes(res, (layout or Layout.default(res)).validate(res), node)
     stage = StageReport(f"{STAGE} clean")
     with _connected(res, cluster) as c:
-        conf = _prepare(c, p, res, nodes, ceph_conf)
-        out = c.each(lambda n: _call(c, "clean", p.backend, dest, ceph_conf=conf, node=n.name, stage=stage.stage,
+        client = _prepare(c, p, res, nodes, ceph_conf, ceph_user)
+        out = c.each(lambda n: _call(c, "clean", p.backend, dest, **client, node=n.name, stage=stage.stage,
                                      staging=f"{res.node_dir(n, 'data_deploy')}/staging"),
                      nodes=nodes, stage=stage.stage)
     for n in nodes:

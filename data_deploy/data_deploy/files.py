@@ -1,6 +1,9 @@
-"""Input paths: files, or directories expanded to their matching files."""
+"""Input paths (files, or directories expanded to their matching files) and output directories
+that a failed command takes back."""
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 from metareserve.errors import UsageError
@@ -22,3 +25,33 @@ def expand(paths, patterns=("*.parquet",)) -> list[Path]:
         else:
             raise UsageError(f"{p}: no such file or directory")
     return files
+
+
+@contextlib.contextmanager
+def output_dir(out, what: str):
+    """Make the directory ``out`` (and its missing parents) for the command ``what``; yield a list
+    to which the block adds each file it creates there. If the block fails, those files and the
+    directories made here are removed: a failed command leaves nothing it created. UsageError
+    (nothing made) when ``out`` cannot be a directory."""
+    out = Path(out)
+    made = [d for d in (out, *out.parents) if not os.path.lexists(d)][::-1]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        _remove_empty(made)
+        raise UsageError(f"{what}: cannot make the output directory {out} ({e.strerror}); "
+                         f"give a directory you can write") from None
+    written: list[Path] = []
+    try:
+        yield written
+    except BaseException:
+        for f in written:
+            f.unlink(missing_ok=True)
+        _remove_empty(made)
+        raise
+
+
+def _remove_empty(dirs: list[Path]) -> None:
+    for d in reversed(dirs):
+        with contextlib.suppress(OSError):
+            d.rmdir()   # only while empty

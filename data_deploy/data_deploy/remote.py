@@ -66,13 +66,13 @@ class CephFSBackend:
 
     name = "cephfs"
 
-    def __init__(self, ceph_conf):
+    def __init__(self, ceph_conf, ceph_user=None):
         cephfs, rados = _bindings()
-        self.cephfs, self.rados_mod, self.conf = cephfs, rados, ceph_conf
+        self.cephfs, self.rados_mod, self.conf, self.user = cephfs, rados, ceph_conf, ceph_user
         self.errors = (OSError, cephfs.Error, rados.Error)
         self.missing = cephfs.ObjectNotFound
         try:
-            self.fs = cephfs.LibCephFS(conffile=ceph_conf)
+            self.fs = cephfs.LibCephFS(conffile=ceph_conf, auth_id=ceph_user)
             if self.fs.conf_get("client_mount_timeout") in ("300", "300.000000"):  # default: bound it
                 self.fs.conf_set("client_mount_timeout", "30")
             self.fs.mount()
@@ -88,7 +88,7 @@ class CephFSBackend:
     def _full_checks(self, rados):
         """The monitor's health checks that say the cluster is full (empty if none or unknown)."""
         try:
-            r = rados.Rados(conffile=self.conf, conf={"rados_mon_op_timeout": "10"})
+            r = rados.Rados(conffile=self.conf, rados_id=self.user, conf={"rados_mon_op_timeout": "10"})
             r.connect(timeout=10)
             try:
                 _, out, _ = r.mon_command(json.dumps({"prefix": "health", "format": "json"}), b"")
@@ -120,7 +120,7 @@ class CephFSBackend:
     @property
     def rados(self):
         if self._rados is None:
-            r = self.rados_mod.Rados(conffile=self.conf, conf={"rados_osd_op_timeout": "60",
+            r = self.rados_mod.Rados(conffile=self.conf, rados_id=self.user, conf={"rados_osd_op_timeout": "60",
                                                                "rados_mon_op_timeout": "30"})
             r.connect(timeout=30)
             self._rados = r
@@ -239,13 +239,16 @@ class CephFSBackend:
         return {"pool": pool, "object_size": osize, "object": oid, "object_bytes": size, "second": second}
 
     def osd_ops(self):
-        """Sum of the client-op counters (``osd.op``) over all OSDs, from their perf counters."""
+        """Sum of the client-op counters (``osd.op``) over all OSDs, from their perf counters; None
+        when this user may not read them (an OSD ``tell`` needs ``osd 'allow *'``)."""
         ret, out, err = self.rados.mon_command(json.dumps({"prefix": "osd ls", "format": "json"}), b"")
         if ret:
             raise DeployError("ceph osd ls failed: %s" % err)
         total = 0
         for osd in json.loads(out):
             ret, out2, err = self.rados.osd_command(osd, json.dumps({"prefix": "perf dump"}), b"", timeout=30)
+            if ret in (-errno.EACCES, -errno.EPERM):
+                return None
             if ret:
                 raise DeployError("perf dump of osd.%s failed: %s" % (osd, err))
             total += json.loads(out2)["osd"]["op"]
@@ -259,7 +262,7 @@ class LocalBackend:
     errors = (OSError,)
     missing = FileNotFoundError
 
-    def __init__(self, ceph_conf=None):
+    def __init__(self, ceph_conf=None, ceph_user=None):
         self._lock = None
 
     def close(self):
@@ -338,10 +341,10 @@ class LocalBackend:
 BACKENDS = {"cephfs": CephFSBackend, "local": LocalBackend}
 
 
-def _open(backend, ceph_conf):
+def _open(backend, ceph_conf, ceph_user=None):
     if backend not in BACKENDS:
         raise DeployError("unknown backend %r (known: %s)" % (backend, ", ".join(sorted(BACKENDS))))
-    return BACKENDS[backend](ceph_conf)
+    return BACKENDS[backend](ceph_conf, ceph_user)
 
 
 def final_name(name, copy, link):
@@ -399,10 +402,10 @@ def _manifest(fs, dest):
     return data if isinstance(data, dict) and data.get("complete") is True else None
 
 
-def status(backend, dest, ceph_conf=None, pidfile=None):
+def status(backend, dest, ceph_conf=None, ceph_user=None, pidfile=None):
     """{"manifest": the complete manifest or None, "exists": whether ``dest`` exists}. With
     ``pidfile``, first evicts the session of an interrupted writer recorded there."""
-    fs = _open(backend, ceph_conf)
+    fs = _open(backend, ceph_conf, ceph_user)
     try:
         if pidfile:
             _claim(fs, pidfile, hold=False)
@@ -416,14 +419,14 @@ def _same(manifest, meta):
     return all(manifest.get(k) == meta.get(k) for k in keys)
 
 
-def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=True, pidfile=None):
+def deploy(backend, dest, staging, files, meta, ceph_conf=None, ceph_user=None, drop_staging=True, pidfile=None):
     """Write ``files`` (entries with name, size, rows, sha256) from ``staging`` into ``dest`` with
     ``meta["copy_multiplier"]`` copies and ``meta["link_multiplier"]`` names per copy; manifest last.
 
     Resumes a deploy that stopped midway (complete files are kept). Returns counts, seconds, the
     RADOS ops measured from OSD perf counters (cephfs) and the manifest.
     """
-    fs = _open(backend, ceph_conf)
+    fs = _open(backend, ceph_conf, ceph_user)
     record = None
     try:
         if pidfile:
@@ -472,7 +475,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, drop_staging=Tru
                         created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), complete=True)
         fs.write_text(os.path.join(work, MANIFEST), json.dumps(manifest, indent=1))
         fs.rename(work, dest)
-        ops = fs.osd_ops() - ops0 if backend == "cephfs" else None
+        ops = fs.osd_ops() - ops0 if ops0 is not None else None
         if drop_staging:
             shutil.rmtree(staging, ignore_errors=True)
         counts["link_seconds"] = round(counts["link_seconds"], 3)
@@ -516,11 +519,11 @@ def _deploy_file(fs, dest, staging, entry, meta, counts):
     return dict(entry, copies=copies)
 
 
-def verify(backend, dest, ceph_conf=None):
+def verify(backend, dest, ceph_conf=None, ceph_user=None):
     """Check ``dest`` against its manifest: every name present with the right size and inode
     sharing, link counts, completeness marks, no stray files; in CephFS every file is exactly one
     RADOS object ``<ino hex>.00000000`` of the file's size. Returns {"ok", "problems", ...}."""
-    fs = _open(backend, ceph_conf)
+    fs = _open(backend, ceph_conf, ceph_user)
     try:
         manifest = _manifest(fs, dest)
         if manifest is None:
@@ -576,12 +579,12 @@ def _check_object(fs, path, st, object_size):
     return out
 
 
-def clean(backend, dest, ceph_conf=None, staging=None):
+def clean(backend, dest, ceph_conf=None, ceph_user=None, staging=None):
     """Remove the dataset at ``dest`` (the manifest first, then every file, then the directory)
     and the node's ``staging`` directory. Returns {"removed": files, "existed": bool}."""
     if staging:
         shutil.rmtree(staging, ignore_errors=True)
-    fs = _open(backend, ceph_conf)
+    fs = _open(backend, ceph_conf, ceph_user)
     try:
         existed = fs.stat(dest) is not None
         removed = _remove_dir(fs, dest, _recorded_names(fs, dest)) + _remove_dir(fs, work_dir(dest), None)

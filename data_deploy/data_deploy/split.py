@@ -15,7 +15,7 @@ from metareserve import format_size
 from metareserve.errors import UsageError
 
 from .sizes import check_object_size
-from .files import expand
+from .files import expand, output_dir
 
 MARKER = "_split.json"
 CODECS = ("none", "snappy", "zstd", "lz4", "gzip", "brotli")
@@ -143,32 +143,33 @@ def split(inputs, *, out, object_size, compression: str = "none") -> SplitReport
         marker = json.loads(marker_path.read_text())
         if marker.get("fingerprint") == fp and all((out / e["name"]).exists() for e in marker["files"]):
             return _report(out, marker, changed=False)
-    out.mkdir(parents=True, exist_ok=True)
-    marker_path.unlink(missing_ok=True)
-    for old in out.glob("part-*.parquet"):
-        old.unlink()
-    try:
+    try:   # inputs first: a split that cannot read them leaves the previous one alone
         dataset = pads.dataset([str(f) for f in files], format="parquet")
         pending = _Pending(iter(dataset.to_batches(batch_size=1 << 15)))
+        pending.fill(1)
     except (pa.ArrowInvalid, OSError) as e:
         raise UsageError(f"split: cannot read inputs as one Parquet dataset: {str(e).splitlines()[0]}") from None
-    entries, guess = [], None
-    pending.fill(1)
-    while pending.rows:
-        if guess is None:
-            sample = min(pending.rows, 4096)
-            guess = max(1, int(sample * size * 0.98 / _encode(pending.head(sample), compression).size))
-        buf, n = _best_file(pending, size, compression, guess)
-        path = out / f"part-{len(entries):05d}.parquet"
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as f:
-            f.write(buf)
-        tmp.replace(path)
-        entries.append({"name": path.name, "size": buf.size, "rows": n})
-        pending.drop(n)
-        guess = n
-        pending.fill(1)
-    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression,
-              "schema": dataset.schema.to_string(show_schema_metadata=False), "files": entries}
-    marker_path.write_text(json.dumps(marker, indent=1))
+    with output_dir(out, "split") as written:
+        marker_path.unlink(missing_ok=True)
+        for old in out.glob("part-*.parquet"):
+            old.unlink()
+        entries, guess = [], None
+        while pending.rows:
+            if guess is None:
+                sample = min(pending.rows, 4096)
+                guess = max(1, int(sample * size * 0.98 / _encode(pending.head(sample), compression).size))
+            buf, n = _best_file(pending, size, compression, guess)
+            path = out / f"part-{len(entries):05d}.parquet"
+            tmp = path.with_suffix(".tmp")
+            written += [tmp, path]
+            with open(tmp, "wb") as f:
+                f.write(buf)
+            tmp.replace(path)
+            entries.append({"name": path.name, "size": buf.size, "rows": n})
+            pending.drop(n)
+            guess = n
+            pending.fill(1)
+        marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression,
+                  "schema": dataset.schema.to_string(show_schema_metadata=False), "files": entries}
+        marker_path.write_text(json.dumps(marker, indent=1))
     return _report(out, marker, changed=True)

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from metareserve.errors import UsageError
 
-from .files import expand
+from .files import expand, output_dir
 
 SCHEMA = pa.schema([
     ("VendorID", pa.int32()),
@@ -132,29 +132,28 @@ def generate(rows: int, *, seed: int = 0, out, rows_per_file: int = 1_000_000,
     """
     if rows < 1 or rows_per_file < 1:
         raise UsageError(f"generate: rows ({rows}) and rows_per_file ({rows_per_file}) must be positive")
-    return _write_stream(iter_batches(rows, seed=seed), Path(out), "taxi", rows_per_file, compression)
+    return _write_stream(iter_batches(rows, seed=seed), Path(out), "taxi", rows_per_file, compression, "generate")
 
 
 def _write_stream(batches: Iterable[pa.RecordBatch], out: Path, prefix: str, rows_per_file: int,
-                  compression: str) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    files: list[Path] = []
-    writer, in_file = None, 0
-    try:
-        for batch in batches:
-            while batch.num_rows:
-                if writer is None:
-                    files.append(out / f"{prefix}-{len(files):05d}.parquet")
-                    writer, in_file = pq.ParquetWriter(files[-1], SCHEMA, compression=compression), 0
-                take = min(batch.num_rows, rows_per_file - in_file)
-                writer.write_batch(batch.slice(0, take))
-                batch, in_file = batch.slice(take), in_file + take
-                if in_file == rows_per_file:
-                    writer.close()
-                    writer = None
-    finally:
-        if writer is not None:
-            writer.close()
+                  compression: str, what: str) -> list[Path]:
+    with output_dir(out, what) as files:
+        writer, in_file = None, 0
+        try:
+            for batch in batches:
+                while batch.num_rows:
+                    if writer is None:
+                        files.append(out / f"{prefix}-{len(files):05d}.parquet")
+                        writer, in_file = pq.ParquetWriter(files[-1], SCHEMA, compression=compression), 0
+                    take = min(batch.num_rows, rows_per_file - in_file)
+                    writer.write_batch(batch.slice(0, take))
+                    batch, in_file = batch.slice(take), in_file + take
+                    if in_file == rows_per_file:
+                        writer.close()
+                        writer = None
+        finally:
+            if writer is not None:
+                writer.close()
     return files
 
 
@@ -202,4 +201,4 @@ def ingest(paths, out, *, rows_per_file: int = 1_000_000, compression: str = "zs
     files = expand(paths, ("*.parquet", "*.csv", "*.csv.gz"))
     batches = (conform(b, str(f)) for f in files for b in _read_batches(f))
     flat = (b for t in batches for b in t.to_batches())
-    return _write_stream(flat, Path(out), "tlc", rows_per_file, compression)
+    return _write_stream(flat, Path(out), "tlc", rows_per_file, compression, "ingest")

@@ -178,5 +178,6 @@ def _capacities(spec: PointSpec) -> str:
 
 def _describe(spec: PointSpec, *sections: str) -> str:
     params = spec.params()
+    shaped = spec.cluster.capacity_params   # put in force by shape steps, not by a new stack
     return ", ".join(f"{k}={format_size(v) if k in SIZES else v}" for s in sections
-                     for k, v in params[s].items() if v not in (None, {}))
+                     for k, v in params[s].items() if v not in (None, {}) and not (s == "cluster" and k in shaped))

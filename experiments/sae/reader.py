@@ -3,7 +3,9 @@ offloading (``offload``) or without (``no-offload``), with its compression and b
 vanilla Spark Parquet over a ceph-fuse mount (``vanilla``).
 
 ``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
-what spark-submit needs for the connector and mounts CephFS where a vanilla point needs it.
+what spark-submit needs for the connector and mounts CephFS where a vanilla point needs it. Each
+reader is its own least-privilege cephx user (rados_deploy's ``ClientUsers``): the connector
+``sae-scan`` (calls the object class on the data pool), the mount ``fs-read`` (read-only).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(p.spec.workload.reader == "vanilla" for p in points):
         nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-        merge_report(report, ceph.mount(nodes), "ceph-fuse mount")
+        merge_report(report, ceph.mount(nodes, user=ceph.users.fs_read), "ceph-fuse mount")
         stack.mount = ceph.mountpoint
     return report
 

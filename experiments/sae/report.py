@@ -7,6 +7,8 @@
 * ``resources-cpu.png`` / ``resources-net.png``: per-host CPU (cores busy) and network (compute
   hosts: received, storage hosts: sent) over the median repetition of each configuration at the
   lowest selectivity, stacked by host, compute and storage in separate rows.
+* ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a panel
+  per selectivity (when the sweep varies the link rate; the selectivity figures are left out then).
 * ``points.png``: median time per point when the sweep varies neither selectivity nor object size.
 * ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
   phase (read, decode, filter, project, encode, compress, reply) beside the storage hosts'
@@ -43,7 +45,7 @@ from .spec import SIZES  # noqa: E402
 from .storage_work import CLS_PHASES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "rows",
-          "link_multiplier", "nodes", "store")
+          "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
 BASELINES = ("no-offload", "vanilla")
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
@@ -222,6 +224,34 @@ def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
         ax.set_ylabel("time (s), median")
     axes[0][0].legend()
     return _save(fig, out / "objectsize.png")
+
+
+def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
+    """Median query time vs the declared link rate (log scale; unlimited at the right end), one
+    line per reader and reply compression, a panel per selectivity."""
+    d = df.assign(rate=df["link_rate_declared_bps"].astype(float) / 1e9)
+    finite = d["rate"].dropna()
+    unlimited = (finite.max() if not finite.empty else 1.0) * 4
+    d["rate"] = d["rate"].fillna(unlimited)
+    sels = sorted(d["selectivity"].unique()) if "selectivity" in d else [None]
+    keys = _varying(d, [c for c in CONFIG if c not in ("link_rate", "cluster_cores")])
+    fig, axes = plt.subplots(1, len(sels), figsize=(4.5 * len(sels) + 1, 4), squeeze=False, sharey=False)
+    for ax, sel in zip(axes[0], sels):
+        s = stats(d if sel is None else d[d["selectivity"] == sel], keys + ["rate"]).sort_values("rate")
+        for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+            row = grp.iloc[0]
+            shown = [k for k in keys if not (k == "compression" and row.get("reader") == "vanilla")]
+            ax.plot(grp["rate"], grp["median"], marker="o", label=_label(row, shown))   # vanilla: no replies
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = sorted(set(d["rate"]))
+        ax.set_xticks(ticks, [("unlimited" if t == unlimited else f"{t:g}") for t in ticks], fontsize="small")
+        ax.minorticks_off()
+        ax.set_xlabel("link rate per host (Gbit/s)")
+        ax.set_ylabel("query time (s), median, log scale")
+        ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
+    axes[0][0].legend(fontsize="small")
+    return _save(fig, out / "bandwidth.png")
 
 
 def plot_points(df: pd.DataFrame, out: Path) -> Path:
@@ -502,8 +532,10 @@ def make_report(path) -> list[Path]:
     if df.empty or df.loc[~df["warmup"], "total_s"].isna().all():
         return []
     figures = []
-    varies = _varying(df, ["selectivity", "object_size"])
-    if "selectivity" in varies:
+    varies = _varying(df, ["selectivity", "object_size", "link_rate"])
+    if "link_rate" in varies:
+        figures.append(plot_bandwidth(df, run.report))
+    elif "selectivity" in varies:
         figures.append(plot_selectivity(df, run.report))
         if "compute_rx_bytes" in df and df["compute_rx_bytes"].notna().any():
             figures.append(plot_compute_side(df, run.report))

@@ -2,8 +2,11 @@
 and resumes from it. ``run`` starts a new run directory; ``resume`` continues one."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -65,18 +68,90 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
     file = Path(file).resolve()
     experiment, p = prepare(file, profile=profile, options=options)
     profile = p.profile
-    rd = RunDir.new(out, experiment.name, profile)
-    rd.write_yaml(rd.spec, {"version": 1, "file": str(file), "file_sha256": _file_hash(file),
-                            "profile": profile,
-                            "options": {**dataclasses.asdict(options), "skip": list(options.skip)},
-                            "experiment": _spec_dict(experiment)})
-    rd.write_yaml(rd.plan, p.to_dict())
-    vers = versions()
-    rd.write_yaml(rd.versions, {"version": 1, "controller": vers})
-    ledger = RunLedger.create(rd.ledger, p, vers)
-    say(None, "sae run", f"run directory {rd.root}")
-    _execute(experiment, p, rd, ledger, options, command="run")
+    made = NewRunDir.make(out, experiment.name, profile)
+    rd, ledger = made.run, None
+    try:
+        rd.write_yaml(rd.spec, {"version": 1, "file": str(file), "file_sha256": _file_hash(file),
+                                "profile": profile,
+                                "options": {**dataclasses.asdict(options), "skip": list(options.skip)},
+                                "experiment": _spec_dict(experiment)})
+        rd.write_yaml(rd.plan, p.to_dict())
+        vers = versions()
+        rd.write_yaml(rd.versions, {"version": 1, "controller": vers})
+        ledger = RunLedger.create(rd.ledger, p, vers)
+        say(None, "sae run", f"run directory {rd.root}")
+        _execute(experiment, p, rd, ledger, options, command="run")
+    except BaseException as e:
+        if ledger is not None and _progressed(ledger):
+            raise
+        made.take_back()
+        if isinstance(e, StepFailed):
+            family = UsageError if isinstance(e.cause, UsageError) else OperationalError
+            raise family(f"{e.where}: {e.cause}; no step finished, so no run directory was kept: fix the cause "
+                         f"and run 'sae run {file}' again") from None
+        raise
     return RunHandle.of(rd.root)
+
+
+@dataclasses.dataclass
+class NewRunDir:
+    """A run directory ``sae run`` just made, and what it made for it: parent directories that
+    did not exist and the ``latest`` link's previous target, so that a run that never got
+    anywhere leaves nothing behind (:meth:`take_back`)."""
+
+    run: RunDir
+    made_dirs: list[Path]
+    latest_before: str | None
+
+    @classmethod
+    def make(cls, out, experiment: str, profile: str | None) -> "NewRunDir":
+        """``RunDir.new`` under ``out``; UsageError (nothing left) if it cannot be made there."""
+        parent = Path(out) / experiment
+        missing = [d for d in (parent, *parent.parents) if not os.path.lexists(d)][::-1]
+        latest = parent / "latest"
+        before = os.readlink(latest) if latest.is_symlink() else None
+        try:
+            return cls(RunDir.new(out, experiment, profile), missing, before)
+        except OSError as e:
+            for d in reversed(missing):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+            raise UsageError(f"--out {out}: cannot make a run directory there ({e.strerror}: {e.filename}); "
+                             f"give a directory you can write") from None
+
+    def take_back(self) -> None:
+        """Remove the run directory and the parents made for it; point ``latest`` back where it
+        pointed (unless another run moved it since)."""
+        root = self.run.root
+        shutil.rmtree(root, ignore_errors=True)
+        latest = root.parent / "latest"
+        if latest.is_symlink() and os.readlink(latest) == root.name:
+            if self.latest_before is None:
+                latest.unlink()
+            else:
+                tmp = root.parent / f".latest-{os.getpid()}"
+                tmp.unlink(missing_ok=True)
+                tmp.symlink_to(self.latest_before)
+                os.replace(tmp, latest)
+        for d in reversed(self.made_dirs):
+            with contextlib.suppress(OSError):
+                d.rmdir()   # only while empty: another run may have put something there since
+
+
+class StepFailed(OperationalError):
+    """A step of the plan failed: ``where`` (point, stage) and its ``cause`` (an error or its
+    text); the message says how to continue the run in ``root``."""
+
+    def __init__(self, where: str, cause, root: Path):
+        self.where, self.cause = where, cause
+        super().__init__(f"{where}: {cause}; fix the cause and run 'sae resume {root}'")
+
+
+def _progressed(ledger: RunLedger) -> bool:
+    """Whether the run holds something ``sae resume`` would build on: a step that finished or a
+    repetition that ran."""
+    return (any(s["outcome"] == "done" for s in ledger.steps)
+            or any(e["state"] != "todo" for e in ledger.entries.values()))
 
 
 def resume(path) -> RunHandle:
@@ -232,8 +307,7 @@ def _run_group(ctx, group: list, record) -> None:
                 ctx.ledger.mark(point.id, left, "failed", error=error)
                 record(index_of[point.id], "run", point.id, start, "failed", error=error)
         if not isinstance(e, SaeError):
-            raise OperationalError(f"steps {first + 1}-{last + 1} stage run: {error}; fix the cause and run "
-                                   f"'sae resume {ctx.run.root}'") from e
+            raise StepFailed(f"steps {first + 1}-{last + 1} stage run", error, ctx.run.root) from e
 
 
 def _step(ctx, index: int, stage: str, point, record) -> None:
@@ -254,12 +328,10 @@ def _step(ctx, index: int, stage: str, point, record) -> None:
                        if e["state"] == "running"]
             ctx.ledger.mark(point.id, running, "failed", error=error)
             return
-        raise OperationalError(f"{where} stage {stage}: {error}; fix the cause and run "
-                               f"'sae resume {ctx.run.root}'") from None
+        raise StepFailed(f"{where} stage {stage}", e, ctx.run.root) from None
     except Exception as e:
         error = f"{type(e).__name__}: {e}"
-        raise OperationalError(f"{where} stage {stage}: {error}; fix the cause and run "
-                               f"'sae resume {ctx.run.root}'") from e
+        raise StepFailed(f"{where} stage {stage}", error, ctx.run.root) from e
     finally:
         record(index, stage, point.id if point else None, start, outcome, report, error)
         ctx.console.step_done(index, stage, where, time.time() - start, outcome, report, error)

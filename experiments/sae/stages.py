@@ -262,7 +262,7 @@ def stage_deploy(ctx: StageContext) -> StageReport:
                               dest=dataset_path(ctx.point), object_size=d.object_size,
                               link_multiplier=d.link_multiplier, copy_multiplier=d.copy_multiplier,
                               node=client, layout=layout, ceph_conf=stack.ceph.client_conf(client),
-                              cluster=ctx.connect()).stage
+                              ceph_user=stack.ceph.users.fs_write.id, cluster=ctx.connect()).stage
 
 
 def stage_build(ctx: StageContext) -> StageReport:

@@ -1,7 +1,9 @@
 """``metareserve``: reserve, list, show, check, extend and release nodes."""
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 import yaml
@@ -80,12 +82,32 @@ def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpus, cpu
         options["hosts_file"] = hosts_file
     if ssh_config:
         options["ssh_config"] = ssh_config
+    registry = api.registry_dir()
+    new_dirs = [d for d in (registry.parent, registry) if not os.path.isdir(d)]
     res = api.reserve(provider=provider, name=name, nodes=nodes, out=out, **options)
     click.echo(f"reserved {res.name!r} ({res.provider}): {len(res.nodes)} nodes -> {res.path}")
     if gate:
         if not providers.get(provider).gates_nodes:
-            _report(api.check(res))
+            _gate_or_give_back(res, new_dirs)
         _calibrate(res)
+
+
+def _gate_or_give_back(res, new_dirs: list[Path]) -> None:
+    """The health gate after a reserve; nodes this reserve took that fail it are given back, and
+    their reservation files and the registry directories it made removed (a reattached
+    reservation stays as it was)."""
+    try:
+        _report(api.check(res))
+    except OperationalError:
+        if not res.reattached:
+            api.release(res)
+            Path(res.path).unlink(missing_ok=True)
+            for d in reversed(new_dirs):
+                if d.is_dir() and not any(d.iterdir()):
+                    d.rmdir()
+            click.echo(f"released {res.name!r} again and removed {res.path}: its nodes failed the health gate",
+                       err=True)
+        raise
 
 
 @main.command()

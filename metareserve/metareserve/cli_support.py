@@ -87,11 +87,16 @@ def handle_errors(fn):
 
 
 def _traceback_file(command: str) -> str:
-    """Write the current exception's traceback to ``$SAE_HOME/logs/`` (mode 0600); its path."""
+    """Write the current exception's traceback to ``$SAE_HOME/logs/`` (mode 0600); its path (or,
+    where that cannot be written, why)."""
     logs = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "logs"
-    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = logs / f"{command.replace(' ', '-')}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    text = traceback.format_exc()
+    try:
+        logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError as e:
+        return f"nowhere ({logs} cannot be written: {e.strerror}; set SAE_HOME to a writable directory)"
     with os.fdopen(fd, "w") as f:
-        f.write(traceback.format_exc())
+        f.write(text)
     return str(path)

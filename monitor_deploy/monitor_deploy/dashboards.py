@@ -14,6 +14,8 @@ import yaml
 from grafanalib._gen import DashboardEncoder
 from grafanalib.core import Dashboard, GridPos, Target, Templating, Time, TimeSeries
 
+from metareserve.errors import UsageError
+
 from .metrics import METRICS, NODE_LABEL
 from .targets import SLOW_INTERVAL
 
@@ -81,7 +83,11 @@ def write_dashboards(monitoring, out_dir) -> list[Path]:
     """Write dashboard JSON files plus Grafana provisioning (datasource + dashboard provider)
     under ``out_dir``; returns the paths written. Idempotent (same input, same files)."""
     out = Path(out_dir)
-    (out / "dashboards").mkdir(parents=True, exist_ok=True)
+    try:
+        (out / "dashboards").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"dashboard: cannot make {out / 'dashboards'} ({e.strerror}); give a directory you "
+                         f"can write") from None
     paths = []
     for stem, dash in build_dashboards(monitoring.reservation.name, monitoring.options.interval_seconds).items():
         p = out / "dashboards" / f"{stem}.json"

@@ -8,5 +8,7 @@ from .cluster import CephCluster
 from .counters import CounterSnapshot, OsdCounters
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
+from .users import CephUser, ClientUsers
 
-__all__ = ["CephCluster", "CephOptions", "CephStatus", "DaemonStatus", "CounterSnapshot", "OsdCounters"]
+__all__ = ["CephCluster", "CephOptions", "CephStatus", "CephUser", "ClientUsers", "DaemonStatus", "CounterSnapshot",
+           "OsdCounters"]

@@ -3,7 +3,7 @@
 Fresh bootstrap, in order: keys and fsid made here → state dirs, ceph.conf and keyrings on every
 node → monmap + ``ceph-mon --mkfs`` → mons, quorum → pools and CephFS (PG autoscaler off) →
 in parallel per node: mgr, MDS, ``ceph osd new`` + ``ceph-osd --mkfs`` + OSDs → ready. A failure
-stops every daemon it started and leaves the state unmarked (the next start wipes it).
+stops every daemon it started and removes the state it made but the logs its error points to.
 """
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import uuid
 from metareserve import OperationalError, RemoteError, SaeError, StageReport, UsageError
 
 from . import remote
-from .config import ADMIN_CAPS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key, pg_counts, render_conf
+from .config import (ADMIN_CAPS, CONF_FORMAT, KEYRINGS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key, pg_counts,
+                     render_conf)
 
 STAGE = "ceph start"
 
@@ -34,6 +35,8 @@ def start(cc) -> StageReport:
         state = _restart(cc, facts, fsid, report)
     else:
         state = _bootstrap(cc, report)
+    if cc.options.cephx:
+        _ensure_users(cc, report)
     report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
                           pgs=state.get("pgs_expected"), health=state.get("health"))
     return report
@@ -44,6 +47,7 @@ def _bootstrap(cc, report: StageReport) -> dict:
     t0, phases = time.monotonic(), {}
     report.details["phases"] = phases
     fsid = str(uuid.uuid4())
+    _check_device(cc)
     cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name)})
     bound = list(dict.fromkeys(topo.mons + topo.mgrs))
@@ -58,10 +62,11 @@ def _bootstrap(cc, report: StageReport) -> dict:
     keys = {"admin": new_key(), "mon": new_key(), **{f"mgr.{n}": new_key() for n in topo.mgrs},
             **{f"mds.{n}": new_key() for n in topo.mdss}}
     files = _files(cc, fsid, mons, keys)
-    cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
-                    per_node=lambda n: {"state": cc.state_dir(n.name), "files": files[n.name],
-                                        "daemon_dirs": [d for d in topo.daemons(n.name) if not d.startswith("osd.")]})
     try:
+        cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
+                        per_node=lambda n: {"state": cc.state_dir(n.name), "files": files[n.name],
+                                            "daemon_dirs": [d for d in topo.daemons(n.name)
+                                                            if not d.startswith("osd.")]})
         cc.cluster.call(remote, "mon_mkfs", nodes=topo.mons, stage="ceph-mon mkfs",
                         per_node=lambda n: {"state": cc.state_dir(n.name), "conf": cc.conf_path(n.name),
                                             "mon_id": n.name, "fsid": fsid, "mons": [list(m) for m in mons]})
@@ -74,9 +79,9 @@ def _bootstrap(cc, report: StageReport) -> dict:
         phases["daemons"] = round(time.monotonic() - t0, 2)
         state = cc.wait_ready(stage="ceph ready", expected=expected)
         phases["ready"] = round(time.monotonic() - t0, 2)
-    except (SaeError, KeyboardInterrupt):
-        cc.cluster.call(remote, "stop_all", nodes=topo.nodes, stage="ceph start cleanup", check=False,
-                        per_node=lambda n: {"state": cc.state_dir(n.name)})
+    except (SaeError, KeyboardInterrupt):   # nothing of the failed bootstrap stays but the logs its error names
+        cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage="ceph start cleanup", check=False,
+                        per_node=lambda n: {"state": cc.state_dir(n.name), "keep": ["log"]})
         raise
     cc.cluster.call(remote, "prepare", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name), "files": {"bootstrapped": [fsid, 0o644]}})
@@ -84,6 +89,18 @@ def _bootstrap(cc, report: StageReport) -> dict:
         names = topo.daemons(node)
         report.add(node, True, f"bootstrapped {', '.join(names)}" if names else "client config written")
     return dict(state, fsid=fsid)
+
+
+def _check_device(cc) -> None:
+    """UsageError, before anything is made, if the bluestore device is missing on an OSD node."""
+    device = cc.options.bluestore_device
+    if not device:
+        return
+    found = cc.cluster.run(["test", "-e", device], nodes=cc.topology.osd_nodes, stage="ceph-osd mkfs", check=False)
+    for node in cc.topology.osd_nodes:
+        if found[node]["rc"] != 0:
+            raise UsageError(f"[{node} ceph-osd mkfs] bluestore device {device} does not exist on this node; give "
+                             f"an existing block device or file (CephOptions.bluestore_device, --bluestore-device)")
 
 
 def _files(cc, fsid: str, mons, keys: dict) -> dict[str, dict]:
@@ -174,6 +191,12 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
         if facts[node]["fsid"] != fsid:
             _copy_client_files(cc, node, fsid)
             report.add(node, True, "client config written")
+    for node in topo.nodes:
+        if node not in report.nodes and facts[node]["conf_format"] != CONF_FORMAT:
+            cc.cluster.call(remote, "prepare", cc.state_dir(node), {"ceph.conf": [_conf(cc, node, fsid), 0o644]},
+                            nodes=[node], stage=STAGE)
+            report.add(node, True, f"ceph.conf rewritten in format {CONF_FORMAT} (it was format "
+                                   f"{facts[node]['conf_format']})")
     dead = {n: [d for d in topo.daemons(n) if not facts[n]["daemons"][d]["alive"]] for n in topo.server_nodes}
     if cc.options.store == "memstore":   # a pid file left behind = killed or crashed, not stopped
         for node in topo.osd_nodes:
@@ -207,17 +230,48 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
     return state
 
 
+def _conf(cc, node: str, fsid: str) -> str:
+    """``node``'s ceph.conf for a bootstrapped cluster (mon addresses as the first mon's conf has them)."""
+    mon = cc.topology.mons[0]
+    conf = cc.cluster.run(["cat", cc.conf_path(mon)], nodes=[mon], stage=STAGE)[mon]["stdout"]
+    mon_host = next(l.split("=", 1)[1].strip() for l in conf.splitlines() if l.startswith("mon host"))
+    return render_conf(node=node, state=cc.state_dir(node), address=cc.reservation.node(node).cluster_address,
+                       fsid=fsid, mon_host=mon_host, topo=cc.topology, options=cc.options)
+
+
 def _copy_client_files(cc, node: str, fsid: str) -> None:
     """Give a client added after bootstrap the cluster's ceph.conf and admin keyring."""
     mon = cc.topology.mons[0]
-    files = {}
-    conf = cc.cluster.run(["cat", cc.conf_path(mon)], nodes=[mon], stage=STAGE)[mon]["stdout"]
-    mon_host = next(l.split("=", 1)[1].strip() for l in conf.splitlines() if l.startswith("mon host"))
-    files["ceph.conf"] = [render_conf(node=node, state=cc.state_dir(node),
-                                      address=cc.reservation.node(node).cluster_address, fsid=fsid,
-                                      mon_host=mon_host, topo=cc.topology, options=cc.options), 0o644]
+    files = {"ceph.conf": [_conf(cc, node, fsid), 0o644]}
     if cc.options.cephx:
         files["keyring"] = [cc.cluster.run(["cat", f"{cc.state_dir(mon)}/keyring"], nodes=[mon],
                                            stage=STAGE)[mon]["stdout"], 0o600]
     files["bootstrapped"] = [fsid, 0o644]
     cc.cluster.call(remote, "prepare", cc.state_dir(node), files, nodes=[node], stage=STAGE)
+
+
+def _ensure_users(cc, report: StageReport) -> None:
+    """Create the least-privilege client users (:class:`ClientUsers`) on the mons, or set their
+    caps, and write each one's keyring (0600, in the 0700 ``keyrings`` dir) on every client node."""
+    made = cc.users.made
+    keys = cc.probe("users", stage="ceph users", users={u.entity: u.caps for u in made})
+    files = {f"{KEYRINGS}/{u.entity}.keyring": [keyring({u.entity: (keys[u.entity]["key"], u.caps)}), 0o600]
+             for u in made}
+    changed = cc.cluster.call(remote, "prepare", nodes=cc.topology.clients, stage="ceph users",
+                              per_node=lambda n: {"state": cc.state_dir(n.name), "files": files})
+    made_now = [e for e, k in keys.items() if k["changed"]]
+    if made_now:
+        _add(report, cc.topology.mons[0], True, f"users {', '.join(made_now)} created or their caps set")
+    for node in cc.topology.clients:
+        written = [f.split("/", 1)[1].removesuffix(".keyring") for f in changed[node]]
+        _add(report, node, bool(written), f"keyrings of {', '.join(written)} written" if written
+             else f"keyrings of {', '.join(u.entity for u in made)} current")
+
+
+def _add(report: StageReport, node: str, changed: bool, message: str) -> None:
+    """Add an outcome to ``node``'s in ``report``: changed if either is, messages joined."""
+    prev = report.nodes.get(node)
+    if prev:
+        report.add(node, prev.changed or changed, f"{prev.message}; {message}", log=changed)
+    else:
+        report.add(node, changed, message)

@@ -75,9 +75,14 @@ def start(ceph):
 
 
 def _client_confs(ceph) -> None:
-    """Where each client node's ceph.conf is (what data-deploy --ceph-conf and CEPH_CONF take)."""
+    """Where each client node's ceph.conf is (what data-deploy --ceph-conf and CEPH_CONF take), and
+    the least-privilege client users it names keyrings for (what --ceph-user / --id take)."""
     for node in ceph.topology.clients:
         click.echo(f"{node}: CEPH_CONF={ceph.client_conf(node)}")
+    if ceph.options.cephx:
+        u = ceph.users
+        click.echo(f"client users: {u.scan.id} (read CephFS metadata, call the {ceph.class_name} class), "
+                   f"{u.fs_read.id} (read CephFS), {u.fs_write.id} (write CephFS), admin")
 
 
 @main.command("install-class")

@@ -8,10 +8,11 @@ from metareserve import (Layout, OperationalError, RemoteError, Reservation, Ser
                          node_agent)
 
 from . import counters, remote
-from .config import Topology
+from .config import KEYRINGS, Topology
 from .counters import CounterSnapshot
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
+from .users import CephUser, ClientUsers
 
 
 class CephCluster(Service):
@@ -43,6 +44,19 @@ class CephCluster(Service):
     def metadata_pool(self) -> str:
         return f"{self.options.fs_name}_metadata"
 
+    @property
+    def users(self) -> ClientUsers:
+        """The cephx client users and their caps (``users.scan.id``, ``users.fs_read``, ...); with
+        cephx each one's keyring is at :meth:`keyring_path` on every ceph-client node, and the
+        client ceph.conf names it, so ``--id``/``rados_create(id)`` alone selects the user."""
+        return ClientUsers.of(self.data_pool, self.class_name)
+
+    def keyring_path(self, node: str, user: CephUser) -> str:
+        """Path on ``node`` of ``user``'s keyring (0600; ``client.admin``'s is the state dir's ``keyring``)."""
+        if user.id == "admin":
+            return f"{self.state_dir(node)}/keyring"
+        return f"{self.state_dir(node)}/{KEYRINGS}/{user.entity}.keyring"
+
     def state_dir(self, node: str) -> str:
         """Where this cluster's state lives on ``node``."""
         return self.reservation.node_dir(node, "ceph")
@@ -52,7 +66,7 @@ class CephCluster(Service):
 
     def client_conf(self, node: str) -> str:
         """Path on ``node`` of a ceph.conf usable by librados, libcephfs, ``ceph``, ``rados`` and
-        ceph-fuse there (admin keyring referenced, ``rados_osd_op_timeout`` set).
+        ceph-fuse there (every user's keyring referenced, ``rados_osd_op_timeout`` set).
 
         Raises UsageError if ``node`` has no Ceph role or client role in the layout.
         """
@@ -213,14 +227,16 @@ class CephCluster(Service):
         """Where :meth:`mount` mounts CephFS on a node: one path, mounted separately in every node."""
         return f"{self.reservation.state_root}/cephfs"
 
-    def mount(self, nodes: list[str], *, cache: bool = False) -> StageReport:
-        """Mount CephFS with ceph-fuse at :attr:`mountpoint` on ``nodes`` (any of the reservation's;
-        idempotent). Without ``cache`` the client keeps no data cache, so every read reaches the
-        OSDs. :meth:`stop` and :meth:`unmount` undo it."""
-        report = StageReport("ceph-fuse mount", details={"mountpoint": self.mountpoint})
+    def mount(self, nodes: list[str], *, cache: bool = False, user: CephUser | None = None) -> StageReport:
+        """Mount CephFS with ceph-fuse at :attr:`mountpoint` on ``nodes`` (ceph-clients; idempotent)
+        as ``user``, by default :attr:`users` ``.fs_read``: a read-only mount. Without ``cache`` the
+        client keeps no data cache, so every read reaches the OSDs. :meth:`stop` and
+        :meth:`unmount` undo it."""
+        user = user or self.users.fs_read
+        report = StageReport("ceph-fuse mount", details={"mountpoint": self.mountpoint, "user": user.entity})
         self.cluster.apt_install(self.options.client_packages, nodes=nodes, stage=f"{report.stage} apt")
         for node in nodes:   # one by one: local-cluster nodes share the mountpoint directory
-            now = self.cluster.call(remote, "fuse_mount", self.client_conf(node), self.mountpoint, cache,
+            now = self.cluster.call(remote, "fuse_mount", self.client_conf(node), self.mountpoint, user.id, cache,
                                     nodes=[node], stage=report.stage)[node]
             report.add(node, now, f"CephFS {'' if now else 'already '}mounted at {self.mountpoint}")
         return report

@@ -51,6 +51,32 @@ def _configure(r, commands):
             raise RuntimeError("ceph %s failed (%d): %s" % (args["prefix"], ret, errs))
 
 
+def users(conf, users):
+    """Make each of ``users`` ({entity: {service: cap}}) exist with exactly those caps: create it
+    (the mon makes its key) or set its caps. Returns {entity: {"key", "changed"}}; the keys leave
+    only through this process's stdout."""
+    r = _connect(conf)
+    try:
+        out = {}
+        for entity, caps in users.items():
+            flat = [x for service, cap in sorted(caps.items()) for x in (service, cap)]
+            ret, got, errs = r.mon_command(json.dumps({"prefix": "auth get", "entity": entity, "format": "json"}),
+                                           b"", timeout=15)
+            if ret == -2:   # ENOENT
+                entry, changed = _mon(r, "auth get-or-create", entity=entity, caps=flat)[0], True
+            elif ret != 0:
+                raise RuntimeError("ceph auth get %s failed (%d): %s" % (entity, ret, errs))
+            else:
+                entry = json.loads(got)[0]
+                changed = entry.get("caps") != caps
+                if changed:
+                    _mon(r, "auth caps", entity=entity, caps=flat)
+            out[entity] = {"key": entry["key"], "changed": changed}
+        return out
+    finally:
+        r.shutdown()
+
+
 def _pg_state(r):
     pg = _mon(r, "pg stat", target="mgr")
     summary = pg.get("pg_summary", pg)

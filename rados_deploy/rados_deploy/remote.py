@@ -8,6 +8,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -75,8 +76,21 @@ def facts(state, daemons, binaries=(), ports=()):
         except (OSError, ValueError):
             pass
     return {"fsid": marker, "exists": os.path.isdir(state), "daemons": out, "osd_ids": sorted(osd_ids),
+            "conf_format": conf_format(os.path.join(state, "ceph.conf")),
             "missing": [b for b in binaries if not shutil.which(b)],
             "busy_ports": [[a, p] for a, p in ports if _port_busy(a, p)]}
+
+
+def conf_format(path):
+    """The format a generated ceph.conf declares in its first line (1 before formats were
+    declared), None without a conf."""
+    try:
+        with open(path) as f:
+            first = f.readline()
+    except OSError:
+        return None
+    m = re.search(r"\(format (\d+)\)", first)
+    return int(m.group(1)) if m else 1
 
 
 def stop_all(state, timeout=10.0, kill=False):
@@ -102,12 +116,22 @@ def stop_all(state, timeout=10.0, kill=False):
     return len(pids)
 
 
-def wipe(state):
-    """Stop whatever runs from ``state`` and remove it; returns whether anything was there."""
+def wipe(state, keep=()):
+    """Stop whatever runs from ``state`` and remove it, except its entries named in ``keep``
+    (e.g. the logs a failed bootstrap's error points to); returns whether anything was there."""
     if not os.path.exists(state):
         return False
     stop_all(state, kill=True)
-    shutil.rmtree(state, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(state, ignore_errors=True)
+        return True
+    for name in os.listdir(state):
+        if name not in keep:
+            path = os.path.join(state, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
     return True
 
 
@@ -233,6 +257,7 @@ def build_class(root, sources, python, libs, flags):
                 + ["-I" + src, "-I" + inc, "-L" + libdir] + ["-l:" + l for l in libs] + flags["ldflags"])
         r = subprocess.run(argv, capture_output=True, text=True)
         if r.returncode != 0:
+            shutil.rmtree(root, ignore_errors=True)   # a failed build leaves nothing (the lock file stays)
             errors = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines()[-1:]
             raise RuntimeError("g++ failed: %s" % (errors[0].replace(src + "/", "") if errors else r.returncode))
         for lib in libs:
@@ -299,21 +324,33 @@ def link_conf(path, target, valid):
     return True
 
 
-def fuse_mount(conf, mountpoint, cache=False):
-    """Mount CephFS at ``mountpoint`` with ceph-fuse unless something is mounted there; without
-    ``cache`` no client data cache (every read reaches the OSDs). True if mounted now."""
+def fuse_mount(conf, mountpoint, user, cache=False):
+    """Mount CephFS at ``mountpoint`` with ceph-fuse as cephx ``client.<user>`` (its keyring is
+    the one the conf names) unless something is mounted there; without ``cache`` no client data
+    cache (every read reaches the OSDs). True if mounted now."""
+    made = not os.path.exists(mountpoint)
     os.makedirs(mountpoint, exist_ok=True)
     if os.path.ismount(mountpoint):
         return False
-    argv = ["ceph-fuse", "-c", conf] + ([] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"])
-    _run(argv + [mountpoint], "ceph-fuse %s" % mountpoint)
-    if not os.path.ismount(mountpoint):
-        raise RuntimeError("ceph-fuse exited but nothing is mounted at %s" % mountpoint)
+    argv = ["ceph-fuse", "-c", conf, "--id", user]
+    argv += [] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"]
+    try:
+        _run(argv + [mountpoint], "ceph-fuse %s" % mountpoint)
+        if not os.path.ismount(mountpoint):
+            raise RuntimeError("ceph-fuse exited but nothing is mounted at %s" % mountpoint)
+    except (RuntimeError, subprocess.TimeoutExpired):
+        if made:   # a failed mount leaves no mount point behind
+            try:
+                os.rmdir(mountpoint)
+            except OSError:
+                pass
+        raise
     return True
 
 
 def fuse_unmount(mountpoint):
-    """Unmount ``mountpoint`` if mounted (lazily if busy); True if it was mounted."""
+    """Unmount ``mountpoint`` if mounted (lazily if busy); True if it was mounted. The directory
+    stays: on hosts sharing a disk, removing it would detach other hosts' mounts of it."""
     if not os.path.ismount(mountpoint):
         return False
     r = subprocess.run(["umount", mountpoint], capture_output=True, text=True)

@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 
 from metareserve import runtime, validate
-from metareserve.errors import OperationalError, UsageError
+from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import node_log
 
 from . import remote
@@ -68,9 +68,13 @@ def install_tarball(spark, nodes: list[str], *, stage: str) -> None:
         return
     local = fetch(spark.options.spark_source, stage=f"{stage} fetch")
     incoming = f"{TARBALL_ROOT}/.incoming/{local.name}"
-    spark.cluster.put(str(local), incoming, nodes=nodes, stage=f"{stage} push")
-    spark.cluster.call(remote, "unpack_tarball", incoming, tarball_home(spark.options.spark_source),
-                       nodes=nodes, stage=f"{stage} unpack", timeout=1800)
+    try:
+        spark.cluster.put(str(local), incoming, nodes=nodes, stage=f"{stage} push")
+        spark.cluster.call(remote, "unpack_tarball", incoming, tarball_home(spark.options.spark_source),
+                           nodes=nodes, stage=f"{stage} unpack", timeout=1800)
+    except SaeError:   # a tarball that did not unpack leaves no copy on the nodes
+        spark.cluster.run(["rm", "-f", "--", incoming], nodes=nodes, stage=f"{stage} cleanup", check=False)
+        raise
 
 
 def software_paths(spark, node: str) -> list[str]:

@@ -222,3 +222,17 @@ def test_finished_application_closes_its_cephfs_session(spark_cluster, ceph_clus
     while _library_sessions(ceph_cluster) - before and time.monotonic() < deadline:
         time.sleep(1)
     assert not _library_sessions(ceph_cluster) - before, "the application's CephFS session outlived it"
+
+
+def test_the_connector_reads_as_the_cephx_user_it_is_given(spark_cluster, ceph_cluster, spec, taxi_dataset, tmp_path):
+    """The build names the least-privilege scan user (the answers above were read as it); a user
+    without the class call (the read-only mount's) is refused by the OSDs."""
+    assert spec.options["ceph_user"] == ceph_cluster.users.scan.id
+    app = tmp_path / "count.py"
+    app.write_text(COUNT_APP)
+    options = dict(spec.options, ceph_user=ceph_cluster.users.fs_read.id)
+    result = spark_cluster.submit(str(app), args=[json.dumps({"path": taxi_dataset.dest, "options": options})],
+                                  log_dir=tmp_path, stream=False, check=False, **spec.submit_kwargs())
+    log = result.stdout + (result.driver_log.read_text() if result.driver_log else "")
+    assert result.exit_code != 0 and not any(ln.startswith("sae-count ") for ln in result.stdout.splitlines())
+    assert "sae.schema on object" in log and "errno 1 (EPERM)" in log, log[-2000:]

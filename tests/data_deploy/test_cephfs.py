@@ -1,6 +1,7 @@
 """The ``cephfs`` plugin against a real Ceph cluster (rados_deploy's ``ceph_cluster``):
 objects per file, link and copy multipliers, ``ceph df``, resume after a kill, read-back."""
 import json
+import logging
 import os
 import threading
 import time
@@ -119,14 +120,18 @@ def test_taxi_dataset_fixture(local_cluster, cluster, taxi_dataset):
     assert 0.0 < taxi_dataset.threshold(0.1) < taxi_dataset.threshold(0.5)
 
 
-def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
+def test_killed_deploy_resumes(local_cluster, cluster, ceph_cluster, conf, big_split, dest, caplog):
+    """As the least-privilege writer sae uses (client.fs-write): the resumed deploy evicts the
+    killed writer's MDS session, keeps its complete files and finishes."""
     record = f"{local_cluster.node_dir(NODE, 'data_deploy')}/writer.json"
     outcome = {}
+    user = ceph_cluster.users.fs_write.id
 
     def run():
         try:
             outcome["report"] = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB",
-                                          copy_multiplier=3, link_multiplier=40, node=NODE, ceph_conf=conf)
+                                          copy_multiplier=3, link_multiplier=40, node=NODE, ceph_conf=conf,
+                                          ceph_user=user)
         except SaeError as e:
             outcome["error"] = e
 
@@ -152,11 +157,24 @@ def test_killed_deploy_resumes(local_cluster, cluster, conf, big_split, dest):
     assert "error" in outcome, "deploy finished before it could be killed"
     half = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
     assert not half.ok and half.problems == [f"[{NODE}] {dest} does not exist"]   # readers see nothing
-    r = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", copy_multiplier=3,
-                  link_multiplier=40, node=NODE, ceph_conf=conf, cluster=cluster)
+    with caplog.at_level(logging.INFO):
+        r = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", copy_multiplier=3,
+                      link_multiplier=40, node=NODE, ceph_conf=conf, ceph_user=user, cluster=cluster)
+    assert "evicted the MDS session of the interrupted writer" in caplog.text
     assert r.changed and r.kept >= 1 and r.files == 3 * 40 * len(big_split.files)
-    v = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster)
+    assert r.rados_ops is None   # fs-write may not read OSD perf counters
+    v = dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, ceph_user=ceph_cluster.users.fs_read.id,
+                  cluster=cluster)
     assert v.ok, v.problems
+
+
+def test_a_read_only_user_cannot_deploy(local_cluster, cluster, ceph_cluster, conf, big_split, dest):
+    with pytest.raises(OperationalError) as e:
+        dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", node=NODE, ceph_conf=conf,
+                  ceph_user=ceph_cluster.users.fs_read.id, cluster=cluster)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"[{NODE} data-deploy") and "Permission denied" in msg, msg
+    assert not dd.verify(local_cluster, dest, node=NODE, ceph_conf=conf, cluster=cluster).ok
 
 
 def test_unreachable_cephfs_is_one_line(local_cluster, cluster, conf, big_split, tmp_path):

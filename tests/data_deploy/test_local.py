@@ -32,9 +32,13 @@ def test_local_deploy_links_copies_idempotent(local_cluster, cluster, split_data
     assert not again.changed and again.written == 0
     assert "no changes" in again.summary()
     assert dd.verify(local_cluster, dest, plugin="local", node="node2", cluster=cluster).ok
-    with pytest.raises(Exception, match="already holds dataset"):
+    staging = local_cluster.node_dir("node2", "data_deploy") + "/staging"
+    before = sorted(os.listdir(staging)) if os.path.isdir(staging) else []
+    with pytest.raises(OperationalError, match="already holds dataset"):
         dd.deploy(local_cluster, split_dataset.out, plugin="local", dest=dest, object_size="4MiB",
                   link_multiplier=2, node="node2", cluster=cluster)
+    after = sorted(os.listdir(staging)) if os.path.isdir(staging) else []
+    assert after == before   # the failed deploy took back the copy it staged on the node
 
 
 def test_local_verify_detects_damage_and_deploy_resumes(local_cluster, cluster, split_dataset, dest):

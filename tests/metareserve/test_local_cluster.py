@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import metareserve
 from metareserve import Cluster, GroupError, node_agent
 from metareserve.cli import main
-from metareserve.providers.local import cgroup_dirs
+from metareserve.providers.local_shape import cgroup_dirs
 
 
 def test_check_passes_on_every_host(local_cluster):
@@ -180,3 +180,24 @@ def test_concurrent_reserves_get_distinct_subnets(tmp_path, own_reservations):
         for r in results:
             if not isinstance(r, BaseException):
                 metareserve.release(r)
+
+
+def test_a_reserve_that_fails_mid_bring_up_leaves_nothing(tmp_path, own_reservations, monkeypatch):
+    """sshd of node2 fails to start (injected): the new cluster is released again, so no
+    namespace, interface, cgroup, state directory or reservation file is left."""
+    from metareserve.errors import OperationalError
+    from metareserve.providers.local import LocalProvider, state_base
+    real = LocalProvider._start_sshd
+
+    def failing(self, res, node, info, ndir):
+        if node.name == "node2":
+            raise OperationalError("[node2 sshd] injected failure")
+        return real(self, res, node, info, ndir)
+    monkeypatch.setattr(LocalProvider, "_start_sshd", failing)
+    name = f"mid{os.getpid() % 10000}"
+    with pytest.raises(OperationalError, match="injected"):
+        metareserve.reserve(provider="local", name=name, nodes=2, out=tmp_path / "r.yaml")
+    assert not (state_base() / name).exists() and not (tmp_path / "r.yaml").exists()
+    assert f"sae-{name}-" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(d.exists() for n in ("node1", "node2") for d in cgroup_dirs(f"sae-{name}-{n}"))
+    assert subprocess.run(["pgrep", "-f", str(state_base() / name)], capture_output=True).returncode == 1

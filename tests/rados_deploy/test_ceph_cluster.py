@@ -7,7 +7,8 @@ from importlib import resources
 import pytest
 
 from fixtures.ceph import client_python, kill_daemon
-from metareserve import node_agent
+from metareserve import RemoteError, node_agent
+from rados_deploy.objclass import SOFTWARE_ROOT, build_key, sources
 from rados_deploy.scan_protocol import SPEC
 
 RADOS_RW = """
@@ -185,4 +186,19 @@ def test_changed_class_restarts_osds_and_picks_up_extra_methods(ceph_cluster, tm
     finally:
         restored = ceph_cluster.install_class()
     assert all("restarted osd." in o.message for o in restored.nodes.values())
+    assert len(ceph_cluster.class_version()) == 3
+
+
+def test_a_class_that_does_not_compile_is_one_line_and_leaves_no_build(ceph_cluster, tmp_path):
+    """The OSDs keep the class they run; the failed build's directory is removed (its lock file,
+    shared by concurrent builds, stays)."""
+    src = resources.files("rados_deploy").joinpath("cls")
+    for name in ("sae.cc", "protocol.h", "sae_cls.h"):
+        (tmp_path / name).write_text(src.joinpath(name).read_text())
+    (tmp_path / "broken.cc").write_text("this is not C++;\n")
+    root = f"{SOFTWARE_ROOT}/cls/{build_key(sources(tmp_path))}"
+    with pytest.raises(RemoteError) as e:
+        ceph_cluster.install_class(source_dir=tmp_path)
+    assert "g++ failed" in str(e.value) and "broken.cc" in str(e.value) and "\n" not in str(e.value)
+    assert not os.path.exists(root)
     assert len(ceph_cluster.class_version()) == 3

@@ -20,19 +20,42 @@ def test_layout_without_mon_or_osds_is_refused(local_cluster):
         CephCluster(local_cluster, Layout({"ceph-mon": ["node1"]}))
 
 
-def test_missing_bluestore_device_names_host_and_stage_and_leaves_nothing_running(local_cluster, cluster):
+def test_missing_bluestore_device_is_refused_before_anything_is_made(local_cluster, cluster):
     ceph = CephCluster(sibling(local_cluster, "d"), one_node("node3"),
                        CephOptions(bluestore_device="/nonexistent/sae-dev", mon_port=3500, mon_v1_port=None,
                                    mgr_prometheus=False), cluster=cluster)
     try:
-        with pytest.raises(RemoteError) as e:
+        with pytest.raises(UsageError) as e:
             ceph.start()
         msg = str(e.value)
         assert msg.startswith("[node3 ceph-osd mkfs]") and "/nonexistent/sae-dev does not exist" in msg
         assert "\n" not in msg
         assert running_daemons(ceph) == []
+        assert _left(ceph, "node3") is None
     finally:
         ceph.uninstall()
+
+
+def test_a_bootstrap_failing_midway_leaves_only_the_logs_its_error_names(local_cluster, cluster):
+    """A bluestore file too small for an OSD fails after the mons run: every daemon is stopped and
+    the state removed but for log/."""
+    ceph = CephCluster(sibling(local_cluster, "m"), one_node("node3"),
+                       CephOptions(osd_size="16MiB", mon_port=3500, mon_v1_port=None, mgr_prometheus=False),
+                       cluster=cluster)
+    try:
+        with pytest.raises(RemoteError) as e:
+            ceph.start()
+        assert str(e.value).startswith("[node3 ceph-osd"), str(e.value)
+        assert running_daemons(ceph) == []
+        assert _left(ceph, "node3") == ["log"]
+    finally:
+        ceph.uninstall()
+
+
+def _left(ceph, node):
+    """What the node's Ceph state directory holds (None: it does not exist)."""
+    r = ceph.cluster.run(["ls", "-A", ceph.state_dir(node)], nodes=[node], stage="test", check=False)[node]
+    return r["stdout"].split() if r["rc"] == 0 else None
 
 
 def test_mon_port_in_use_is_refused_before_starting_anything(ceph_cluster, local_cluster, cluster):

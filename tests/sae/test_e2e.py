@@ -18,6 +18,7 @@ import yaml
 
 import metareserve
 import sae
+from metareserve.capacity import online_cpus
 from monitor_deploy import Monitoring
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,6 +72,15 @@ def test_tiny_selectivity_end_to_end(env):
     assert {"compute_rx_bytes", "compute_cpu_s", "storage_cpu_s", "storage_tx_bytes"} <= set(df.columns)
     rx = df[df.selectivity == 1].groupby("reader")["compute_rx_bytes"].median()
     assert rx["offload"] * 10 < min(rx["no-offload"], rx["vanilla"]), rx.to_dict()
+    # the default capacities (storage and compute on a core each, 1.25 Gbit/s per core) were put in
+    # force and measured: declared and measured in every row, the link within 15 % of its rate
+    cores = len(online_cpus())
+    assert (df["compute_cores_declared"] == (cores + 1) // 2).all() and (df["storage_cores_declared"] == cores // 2).all()
+    assert (df["link_rate_declared_bps"] == 1.25e9 * (cores // 2)).all()   # node1 -> node2
+    assert (df["link_rate_measured_bps"] / df["link_rate_declared_bps"]).between(0.85, 1.15).all(), \
+        df["link_rate_measured_bps"]
+    assert (df["compute_cores_measured"] > 0.3).all() and (df["storage_cores_measured"] > 0.3).all()
+    assert "capacities, declared / measured: compute cores 1 / " in (run / "report" / "summary.txt").read_text()
     for png in ("selectivity.png", "compute-side.png", "resources-cpu.png", "resources-net.png", "storage-phases.png",
                 "storage-ops.png"):
         assert (run / "report" / png).stat().st_size > 10_000

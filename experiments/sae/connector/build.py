@@ -124,4 +124,5 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
         conf={"spark.driver.extraClassPath": JNA_JAR, "spark.executor.extraClassPath": JNA_JAR,
               "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS,
               "spark.executorEnv.CEPH_CONF": conf_path},
-        env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path}, report=report)
+        env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path, "ceph_user": ceph.users.scan.id},
+        report=report)

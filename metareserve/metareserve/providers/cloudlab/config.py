@@ -16,7 +16,6 @@ from ...errors import UsageError
 from ...model import read_yaml
 
 ENV_CREDENTIALS = "SAE_CLOUDLAB_CREDENTIALS"
-DEFAULT_CREDENTIALS = "~/.sae/cloudlab.yaml"
 DEFAULT_IMAGE = "urn:publicid:IDN+emulab.net+image+emulab-ops//UBUNTU22-64-STD"
 SITES = {"utah": "Utah", "wisconsin": "Wisconsin", "clemson": "Clemson"}
 _SLICE_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9-]{0,18}")
@@ -59,12 +58,14 @@ def _private(path: Path, what: str, source: Path) -> Path:
 
 
 def load_credentials(path: str | os.PathLike | None = None) -> Credentials:
-    """Read the credentials file (default ``$SAE_CLOUDLAB_CREDENTIALS`` or ~/.sae/cloudlab.yaml).
+    """Read the credentials file (default ``$SAE_CLOUDLAB_CREDENTIALS``, else ``cloudlab.yaml`` in
+    ``$SAE_HOME``, default ~/.sae).
 
     The file and the private key must be readable by their owner only.
     Raises UsageError naming the file and what to do when anything is missing or too open.
     """
-    p = Path(os.path.expanduser(str(path or os.environ.get(ENV_CREDENTIALS) or DEFAULT_CREDENTIALS)))
+    home = Path(os.environ.get("SAE_HOME", Path.home() / ".sae"))
+    p = Path(os.path.expanduser(str(path or os.environ.get(ENV_CREDENTIALS) or home / "cloudlab.yaml")))
     if not p.exists():
         raise UsageError(f"{p}: CloudLab credentials file not found; create it as docs/cloudlab.md "
                          f"says (cert, key, project, user, ssh_public_key) and 'chmod 600 {p}'")

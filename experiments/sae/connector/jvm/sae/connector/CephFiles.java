@@ -44,9 +44,9 @@ final class CephFiles {
   record ObjectRef(String path, String oid, String pool, long size) implements Serializable {}
 
   /** The {@code *.parquet} files under {@code path} (a file or a directory), sorted by path. */
-  static List<ObjectRef> list(String conf, int timeout, String path) throws IOException {
+  static List<ObjectRef> list(String conf, String user, int timeout, String path) throws IOException {
     Native.Libcephfs lib = Native.cephfs();
-    Pointer m = mount(conf, timeout);
+    Pointer m = mount(conf, user, timeout);
     List<String> files = new ArrayList<>();
     if (isDir(m, path)) {
       PointerByReference dir = new PointerByReference();
@@ -92,21 +92,22 @@ final class CephFiles {
     return new String(buf.getByteArray(0, n), StandardCharsets.UTF_8).trim();
   }
 
-  private static Pointer mount(String conf, int timeout) throws IOException {
-    Pointer m = MOUNTS.get(conf);
+  private static Pointer mount(String conf, String user, int timeout) throws IOException {
+    String key = conf + "\0" + user;
+    Pointer m = MOUNTS.get(key);
     if (m != null) return m;
     synchronized (MOUNTS) {
-      m = MOUNTS.get(conf);
+      m = MOUNTS.get(key);
       if (m != null) return m;
       Native.Libcephfs lib = Native.cephfs();
       PointerByReference ref = new PointerByReference();
-      Native.check(lib.ceph_create(ref, null), "ceph_create", null);
+      Native.check(lib.ceph_create(ref, user), "ceph_create", null);
       m = ref.getValue();
       Native.check(lib.ceph_conf_read_file(m, conf), "reading " + conf, "pass the client ceph.conf as ceph_conf");
       Native.check(lib.ceph_conf_set(m, "client_mount_timeout", Integer.toString(timeout)),
           "setting client_mount_timeout", null);
       Native.check(lib.ceph_mount(m, "/"), "mounting CephFS with " + conf, "is the MDS up?");
-      MOUNTS.put(conf, m);
+      MOUNTS.put(key, m);
       return m;
     }
   }

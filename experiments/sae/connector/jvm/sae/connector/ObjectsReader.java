@@ -58,7 +58,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private ObjectsReader(Factory f, List<CephFiles.ObjectRef> objects) throws IOException {
     this.f = f;
     this.objects = objects;
-    this.rados = Rados.connect(f.options.cephConf, f.options.timeout);
+    this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
   }
 

@@ -21,6 +21,8 @@ import java.util.Map;
  * batch_size             rows per Arrow batch (default 65536)
  * columns                comma-separated columns to narrow the table to (queries are pruned anyway)
  * ceph_conf              client ceph.conf (default $CEPH_CONF)
+ * ceph_user              cephx client id, e.g. sae-scan for client.sae-scan (default admin); its
+ *                        keyring is the one ceph_conf names for it
  * objects_per_partition  objects per task (default 0: pack objects by bytes, as Spark packs files)
  * calls_in_flight        asynchronous class calls a task keeps in flight (default 4)
  * max_reply              largest reply accepted, bytes (default 8x the object size, at least 64 MiB)
@@ -38,6 +40,7 @@ final class Options implements Serializable {
   final int batchRows;
   final List<String> columns;
   final String cephConf;
+  final String cephUser;
   final int objectsPerPartition;
   final int callsInFlight;
   final long maxReply;
@@ -61,6 +64,10 @@ final class Options implements Serializable {
     String conf = o.getOrDefault("ceph_conf", System.getenv("CEPH_CONF"));
     if (conf == null || conf.isEmpty()) bad("ceph_conf", null, "pass .option('ceph_conf', PATH) or set CEPH_CONF");
     cephConf = conf;
+    cephUser = o.get("ceph_user");
+    if (cephUser != null && !cephUser.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")) {
+      bad("ceph_user", cephUser, "give a cephx client id such as sae-scan (letters, digits, '_', '.', '-')");
+    }
     columns = new ArrayList<>();
     for (String c : o.getOrDefault("columns", "").split(",")) {
       if (!c.isBlank()) columns.add(c.strip());

@@ -23,12 +23,15 @@ final class Rados {
     this.conf = conf;
   }
 
-  /** The client for {@code conf} (connected once; every call times out after {@code timeout} s). */
-  static Rados connect(String conf, int timeout) throws IOException {
+  /**
+   * The client for {@code conf} as cephx {@code client.<user>} (null: admin; its keyring is the one
+   * the conf names), connected once; every call times out after {@code timeout} s.
+   */
+  static Rados connect(String conf, String user, int timeout) throws IOException {
     try {
-      return CLIENTS.computeIfAbsent(conf + "\0" + timeout, k -> {
+      return CLIENTS.computeIfAbsent(conf + "\0" + user + "\0" + timeout, k -> {
         try {
-          return open(conf, timeout);
+          return open(conf, user, timeout);
         } catch (IOException e) {
           throw new java.io.UncheckedIOException(e);
         }
@@ -38,10 +41,10 @@ final class Rados {
     }
   }
 
-  private static Rados open(String conf, int timeout) throws IOException {
+  private static Rados open(String conf, String user, int timeout) throws IOException {
     Native.Librados lib = Native.rados();
     PointerByReference ref = new PointerByReference();
-    Native.check(lib.rados_create(ref, null), "rados_create", null);
+    Native.check(lib.rados_create(ref, user), "rados_create", null);
     Pointer c = ref.getValue();
     Native.check(lib.rados_conf_read_file(c, conf), "reading " + conf, "pass the client ceph.conf as ceph_conf");
     for (String opt : new String[] {"rados_osd_op_timeout", "rados_mon_op_timeout", "client_mount_timeout"}) {

@@ -97,13 +97,13 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
    * the path holds no Parquet file; lists the path into {@link #objects}. */
   private StructType fileSchema(Options o) {
     try {
-      objects = CephFiles.list(o.cephConf, o.timeout, o.path);
+      objects = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
       if (objects.isEmpty()) return null;
       CephFiles.ObjectRef first = objects.get(0);
       String key = o.cephConf + "\0" + first.pool() + "\0" + first.oid() + "\0" + first.size();
       StructType known = SCHEMAS.get(key);
       if (known != null) return known;
-      byte[] reply = Rados.connect(o.cephConf, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
+      byte[] reply = Rados.connect(o.cephConf, o.cephUser, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
           4 << 20);
       Protocol.ScanException err = Protocol.error(ByteBuffer.wrap(reply));
       if (err != null) {

@@ -1,0 +1,41 @@
+"""Bandwidth sweep: query time vs the link rate between storage and compute, for each reader and
+reply compression. The thesis recommended LZ4 or ZSTD reply compression by available bandwidth
+but never measured across bandwidths; on the local cluster the rate is emulated (tc on every
+host's link, both directions), declared and measured per point (results.parquet:
+link_rate_declared_bps / link_rate_measured_bps), with storage and compute on their own cores.
+
+Vanilla reads Parquet as stored (no reply compression), so it runs once per rate and selectivity.
+Rates are emulated on the local provider only (a testbed's links are what they are), so this
+experiment has no CloudLab profile; its default sweep spans the paper's 10 GbE.
+"""
+from sae import DataSpec, Experiment, Sweep, Workload
+
+READERS = ["offload", "no-offload", "vanilla"]
+
+
+def one_vanilla(point: dict) -> bool:
+    """Vanilla has no reply compression: keep it at the connector's default (zstd) only."""
+    return point["reader"] != "vanilla" or point["compression"] == "zstd"
+
+
+experiment = Experiment(
+    name="bandwidth",
+    description="Query time vs link rate: offload, no-offload and vanilla, reply compression none/zstd",
+    data=DataSpec(rows=1_000_000, object_size="16MiB", link_multiplier=4),
+    workload=Workload(column="total_amount"),
+    sweep=Sweep(cartesian={"link_rate": ["1gbit", "10gbit", "unlimited"], "compression": ["none", "zstd"],
+                           "selectivity": [1, 10, 100], "reader": READERS}, where=one_vanilla),
+    repetitions=21,
+    warmup=1,
+    profiles={
+        # Tiny: a quarter of the main job's rows per query (1 M rows: ~30 MB of Parquet, ~30 MB of
+        # zstd replies and ~140 MB of uncompressed ones at 100 %), so the slowest rate (200 Mbit/s:
+        # ~1.2 s for a zstd full read, ~6 s uncompressed) keeps 30 points x 2 repetitions to a
+        # few minutes.
+        "tiny": {"data": {"rows": 1_000_000, "object_size": "16MiB", "link_multiplier": 1},
+                 "sweep": Sweep(cartesian={"link_rate": ["200mbit", "1gbit", "unlimited"],
+                                           "compression": ["none", "zstd"], "selectivity": [100, 1],
+                                           "reader": READERS}, where=one_vanilla),
+                 "monitor": {"scrape_interval": "1s"}, "repetitions": 2, "warmup": 1, "pause": 2.0},
+    },
+)
