@@ -1,23 +1,33 @@
 """Benchmark: the sae-ceph reader with offload on and off vs vanilla Spark Parquet, at 1 %, 10 % and
-100 % selectivity, for a query over every column and a 3-column projection.
+100 % selectivity, for a query over every column and a 3-column projection; where the storage
+side's time goes; and each reader's fixed cost per query.
 
 Reserves a 5-host local cluster with compute and storage on separate hosts: node1 = Spark master +
 driver, node2 = Ceph mon/mgr/mds + OSD, node3 = OSD, node4-5 = Spark workers. Compute hosts =
 node1, node4, node5 (no Ceph daemon runs there; vanilla's ceph-fuse client does, as it is the
 compute side's reading work). Deploys a generated taxi dataset (16 MiB objects), builds the
 connector, mounts CephFS with ceph-fuse for vanilla, runs bench/connector_app.py once, and while it
-runs samples every host's eth0 rx bytes (over SSH, per namespace) and cgroup CPU time. Per query:
-bytes received by the compute hosts, their CPU-seconds, storage CPU-seconds, wall time and rows
-scanned per second; medians over the repetitions after the first; ratios against vanilla measured
-in the same run, and the issue's aims checked at the end. ``--link-multiplier K`` inflates the
-dataset with hard links (K names per object, as the paper did) so per-query fixed costs weigh less.
+runs samples every host's cgroup CPU time (every 0.1 s), eth0 rx bytes (over SSH, per namespace,
+every second) and the OSDs' operation counters (every second). Per query: bytes received by the
+compute hosts, their CPU-seconds (and those minus each host's idle rate, measured in the pauses
+between queries: the query's own work), storage CPU-seconds, wall time, rows scanned per second;
+medians over the repetitions after the first, after ``--warmup`` rounds of every reader's queries
+(the first minutes of an application are mostly JIT compilation); ratios against vanilla measured
+in the same run.
+
+Tables: ``full`` (the dataset, ``--link-multiplier K`` names per object, as the paper inflated
+it), and with ``--floor`` (default) the same query over ``one`` object and over an ``empty``
+directory: each reader's compute CPU and wall time as fixed + per-GB (the line through ``one``
+and ``full``), the empty table's cost beside it. Storage: the object class's own phases (summed
+per query by the connector) against the storage hosts' measured CPU-seconds, and the OSDs'
+counters (read ops, bytes read from the store and sent).
 
 Usage: .venv/bin/python bench/connector_bench.py [--rows 2000000] [--reps 3] [--link-multiplier 1]
        [--readers offload,offload-none,offload-lz4,no-offload,vanilla] [--queries all,proj]
-       [--selectivities 1,10,100] [--jfr] [--keep]
+       [--selectivities 1,10,100] [--warmup 1] [--no-floor] [--jfr] [--keep]
 
-``--jfr`` records the executors with Java Flight Recorder (``settings=profile``) and prints, per
-reader at 1 % and 100 % over every column, the methods the executor threads were sampled in
+``--jfr`` records the driver and the executors with Java Flight Recorder (``settings=profile``)
+and prints, per reader, table and JVM at 1 % and 100 % over every column, the methods sampled
 (self time) and the share of samples by component, from the samples inside that reader's queries.
 """
 from __future__ import annotations
@@ -25,6 +35,8 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import os
+import re
 import statistics
 import tempfile
 import threading
@@ -35,7 +47,7 @@ import data_deploy as dd
 import metareserve
 from metareserve import Cluster, Layout, lease
 from metareserve.log import setup
-from rados_deploy import CephCluster, CephOptions
+from rados_deploy import CephCluster, CephOptions, CounterSnapshot
 from sae import connector
 from spark_deploy import SparkCluster, SparkOptions
 
@@ -49,50 +61,132 @@ QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
 WORKERS = ["node4", "node5"]   # the Spark workers: executors only (node1 runs the driver and the master)
 DEST, OBJECT_SIZE = "/data/bench", 16 << 20
+FLOOR = {"one": "/data/bench-one", "empty": "/data/bench-empty"}
+PHASES = ("read", "decode", "filter", "project", "encode", "compress", "reply")
+
+
+PROCESSES = (("CoarseGrainedExecutorBackend", "executor"), ("SparkSubmit", "driver"), ("deploy.worker.Worker", "worker"),
+             ("deploy.master.Master", "master"), ("ceph-fuse", "ceph-fuse"), ("connector_app", "app (python)"),
+             ("sshd", "sshd"))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(res, nodes) -> dict[str, float]:
+    """CPU-seconds so far of every thread of every process in ``nodes``' cgroups, summed by
+    "host process/thread kind" (thread names without their numbers: ``executor/msgr-worker``,
+    ``driver/C2 CompilerThre``): who on the compute side spends what, without perf."""
+    out: dict[str, float] = {}
+    for node in nodes:
+        procs = Path(res.cpu_accounting.usage_files[node]).with_name("cgroup.procs")
+        for pid in procs.read_text().split():
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                kind = next((k for key, k in PROCESSES if key in cmd), Path(cmd.split(" ")[0]).name or "?")
+                for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+                    text = stat.read_text()
+                    name = text[text.index("(") + 1:text.rindex(")")]
+                    fields = text[text.rindex(")") + 2:].split()
+                    key = f"{node} {kind}/{re.sub(r'[-#_ ]*[0-9]+$', '', name)}"
+                    out[key] = out.get(key, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
+            except (OSError, ValueError):
+                continue   # the process or thread ended meanwhile
+    return out
 
 
 class Sampler(threading.Thread):
-    """Samples (time, {node: rx_bytes}, {node: cpu_seconds}) every ``interval`` seconds."""
+    """Samples every host's cgroup CPU time every ``interval`` s, and every ``slow`` s the compute
+    hosts' eth0 rx bytes (over SSH) and the OSDs' counters (admin sockets)."""
 
-    def __init__(self, res, interval: float = 1.0):
+    def __init__(self, res, ceph, interval: float = 0.1, slow: float = 1.0):
         super().__init__(daemon=True)
         # own connections: a running spark-submit keeps the shared driver-node channel busy
-        self.res, self.cluster, self.interval = res, Cluster(res), interval
-        self.samples: list[tuple[float, dict, dict]] = []
+        self.res, self.cluster, self.interval, self.slow = res, Cluster(res), interval, slow
+        self.ceph = CephCluster(res, ceph.layout, ceph.options, cluster=self.cluster)
+        self.cpu: list[tuple[float, dict]] = []
+        self.net: list[tuple[float, dict]] = []
+        self.osd: list[CounterSnapshot] = []
+        self.threads: list[tuple[float, dict]] = []
         self.stop = threading.Event()
 
-    def sample(self):
+    def sample_cpu(self):
         t = time.time()
-        rx = self.cluster.run(["cat", "/sys/class/net/eth0/statistics/rx_bytes"], stage="bench sample")
-        cpu = {n: int(Path(f).read_text()) / 1e9 for n, f in self.res.cpu_accounting.usage_files.items()}
-        self.samples.append((t, {n: int(r["stdout"]) for n, r in rx.items()}, cpu))
+        self.cpu.append((t, {n: int(Path(f).read_text()) / 1e9
+                             for n, f in self.res.cpu_accounting.usage_files.items()}))
+
+    def sample_slow(self):
+        t = time.time()
+        rx = self.cluster.run(["cat", "/sys/class/net/eth0/statistics/rx_bytes"], nodes=CLIENTS, stage="bench sample")
+        self.net.append((t, {n: int(r["stdout"]) for n, r in rx.items()}))
+        self.osd.append(self.ceph.osd_counters(stage="bench sample"))
+        self.threads.append((time.time(), thread_cpu(self.res, CLIENTS)))
 
     def run(self):
+        slow = threading.Thread(target=self._slow_loop, daemon=True)
+        slow.start()
         while not self.stop.is_set():
-            self.sample()
+            self.sample_cpu()
             self.stop.wait(self.interval)
+        slow.join()
 
-    def window(self, start: float, end: float) -> dict:
-        """Counter deltas from the last sample before ``start`` to the first after ``end``."""
-        times = [s[0] for s in self.samples]
-        a = self.samples[max(0, bisect.bisect_right(times, start) - 1)]
-        b = self.samples[min(len(times) - 1, bisect.bisect_left(times, end))]
-        return {"net": sum(b[1][n] - a[1][n] for n in CLIENTS),
-                "client_cpu": sum(b[2][n] - a[2][n] for n in CLIENTS),
-                "worker_cpu": sum(b[2][n] - a[2][n] for n in WORKERS),
-                "storage_cpu": sum(b[2][n] - a[2][n] for n in STORAGE)}
+    def _slow_loop(self):
+        while not self.stop.is_set():
+            self.sample_slow()
+            self.stop.wait(self.slow)
+
+    @staticmethod
+    def _edges(times: list[float], start: float, end: float) -> tuple[int, int]:
+        return max(0, bisect.bisect_right(times, start) - 1), min(len(times) - 1, bisect.bisect_left(times, end))
+
+    def idle_rates(self, queries) -> dict[str, float]:
+        """Each host's CPU rate (cores) in the pauses between queries (0.5 s after one ends to
+        0.2 s before the next starts): what the host spends without a query."""
+        spans = sorted((q["start"], q["end"]) for q in queries)
+        times = [c[0] for c in self.cpu]
+        used, seconds = {}, 0.0
+        for (_, e), (s, _) in zip(spans, spans[1:]):
+            a, b = bisect.bisect_left(times, e + 0.5), bisect.bisect_right(times, s - 0.2) - 1
+            if b <= a:
+                continue
+            seconds += times[b] - times[a]
+            for n in self.cpu[a][1]:
+                used[n] = used.get(n, 0.0) + self.cpu[b][1][n] - self.cpu[a][1][n]
+        return {n: v / seconds for n, v in used.items()} if seconds else {}
+
+    def window(self, start: float, end: float, idle: dict) -> dict:
+        """Counter deltas from the last sample before ``start`` to the first after ``end``;
+        ``*_own``: minus each host's idle rate over the same span."""
+        a, b = self._edges([c[0] for c in self.cpu], start, end)
+        (ta, ca), (tb, cb) = self.cpu[a], self.cpu[b]
+        na, nb = self._edges([n[0] for n in self.net], start, end)
+        oa, ob = self._edges([o.begin for o in self.osd], start, end)
+        cpu = {n: cb[n] - ca[n] for n in ca}
+        own = {n: cpu[n] - idle.get(n, 0.0) * (tb - ta) for n in cpu}
+        ops = self.osd[ob].delta(self.osd[oa]) or {}
+        ta_, tb_ = self._edges([t[0] for t in self.threads], start, end)
+        before, after = self.threads[ta_][1], self.threads[tb_][1]
+        threads = {k: v - before.get(k, 0.0) for k, v in after.items() if v - before.get(k, 0.0) > 0}
+        return {"net": sum(self.net[nb][1][n] - self.net[na][1][n] for n in CLIENTS),
+                "client_cpu": sum(cpu[n] for n in CLIENTS), "client_own": sum(own[n] for n in CLIENTS),
+                "worker_cpu": sum(cpu[n] for n in WORKERS), "driver_cpu": cpu["node1"],
+                "storage_cpu": sum(cpu[n] for n in STORAGE), "storage_own": sum(own[n] for n in STORAGE),
+                "osd_read_ops": ops.get("read_ops"), "osd_store_read_bytes": ops.get("store_read_bytes"),
+                "osd_read_reply_bytes": ops.get("read_reply_bytes"), "threads": threads}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="rounds of every reader's queries before the measured ones (JIT warm-up)")
     ap.add_argument("--link-multiplier", type=int, default=1)
     ap.add_argument("--readers", default=",".join(READERS), type=lambda v: _pick(v, READERS, "reader"))
     ap.add_argument("--queries", default=",".join(QUERIES), type=lambda v: _pick(v, QUERIES, "query"))
     ap.add_argument("--selectivities", default=",".join(SELECTIVITIES),
                     type=lambda v: _pick(v, SELECTIVITIES, "selectivity"))
-    ap.add_argument("--jfr", action="store_true", help="profile the executors with Java Flight Recorder")
+    ap.add_argument("--no-floor", dest="floor", action="store_false",
+                    help="skip the one-object and empty tables (each reader's fixed cost)")
+    ap.add_argument("--jfr", action="store_true", help="profile the driver and executors with Java Flight Recorder")
     ap.add_argument("--keep", action="store_true", help="keep the cluster (prints its reservation)")
     args = ap.parse_args()
     setup()
@@ -112,36 +206,46 @@ def main():
             spark.install(), spark.start()
             split = dd.split(dd.generate(args.rows, seed=1, out=work / "gen"), out=work / "split",
                              object_size=OBJECT_SIZE)
-            dd.deploy(res, split.out, plugin="cephfs", dest=DEST, object_size=OBJECT_SIZE, node="node2",
-                      link_multiplier=args.link_multiplier,
-                      ceph_conf=ceph.client_conf("node2"), cluster=cluster, layout=layout)
+            deploy = dict(plugin="cephfs", object_size=OBJECT_SIZE, node="node2", ceph_conf=ceph.client_conf("node2"),
+                          cluster=cluster, layout=layout)
+            dd.deploy(res, split.out, dest=DEST, link_multiplier=args.link_multiplier, **deploy)
             spec = connector.build(spark=spark, ceph=ceph)
             mp = ceph.mount(CLIENTS).details["mountpoint"]
+            tables = {"full": {"path": DEST, "vanilla": f"file://{mp}{DEST}"}}
+            if args.floor:
+                one = dd.split(sorted(split.out.glob("*.parquet"))[:1], out=work / "split-one", object_size=OBJECT_SIZE)
+                dd.deploy(res, one.out, dest=FLOOR["one"], **deploy)
+                cluster.run(["mkdir", "-p", f"{mp}{FLOOR['empty']}"], nodes=["node1"], stage="bench empty table")
+                tables.update({name: {"path": path, "vanilla": f"file://{mp}{path}", "empty": name == "empty"}
+                               for name, path in FLOOR.items()})
             thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in args.selectivities.items()}
-            cfg = {"path": DEST, "vanilla": f"file://{mp}{DEST}", "options": spec.options,
-                   "register": spec.register, "thresholds": thresholds, "reps": args.reps, "pause": 3,
-                   "readers": args.readers, "queries": args.queries}
-            sampler = Sampler(res)
-            sampler.sample()
+            cfg = {"tables": tables, "options": spec.options, "register": spec.register, "thresholds": thresholds,
+                   "reps": args.reps, "warmup": args.warmup, "pause": 3, "readers": args.readers,
+                   "queries": args.queries}
+            sampler = Sampler(res, ceph)
+            sampler.sample_cpu(), sampler.sample_slow()
             sampler.start()
             kwargs = spec.submit_kwargs()
             kwargs["conf"]["spark.ui.showConsoleProgress"] = "false"
             jfr_dir = work / "jfr"
             if args.jfr:
                 jfr_dir.mkdir()
-                kwargs["conf"]["spark.executor.extraJavaOptions"] = (
-                    kwargs["conf"].get("spark.executor.extraJavaOptions", "") + " "
-                    f"-XX:StartFlightRecording=settings=profile,dumponexit=true,filename={jfr_dir}/")   # one file per JVM
+                record = f"-XX:StartFlightRecording=settings=profile,dumponexit=true,filename={jfr_dir}/"   # one file per JVM
+                for who in ("driver", "executor"):
+                    key = f"spark.{who}.extraJavaOptions"
+                    kwargs["conf"][key] = f"{kwargs['conf'].get(key, '')} {record}".strip()
             result = spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=work / "logs", stream=False, **kwargs)
             sampler.stop.set()
             sampler.join()
-            sampler.sample()
+            sampler.sample_cpu(), sampler.sample_slow()
             sampler.cluster.close()
             text = Path(result.driver_log).read_text() if result.driver_log else result.stdout
             decoder = json.JSONDecoder()
             queries = [decoder.raw_decode(ln, ln.index("bench-query ") + 12)[0]
                        for ln in text.splitlines() if "bench-query " in ln]
-            (work / "measurements.json").write_text(json.dumps({"queries": queries, "samples": sampler.samples}))
+            (work / "measurements.json").write_text(json.dumps(
+                {"queries": queries, "cpu": sampler.cpu, "net": sampler.net,
+                 "osd": [o.to_dict() for o in sampler.osd], "threads": sampler.threads}))
             print(f"raw measurements: {work / 'measurements.json'}")
             report(queries, sampler, args, split)
             if args.jfr:
@@ -165,111 +269,231 @@ def _pick(value: str, known: dict, what: str) -> dict:
     return {n: known[n] for n in names}
 
 
+def _median(ms: list[dict], key: str):
+    values = [m[key] for m in ms if m.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
 def report(queries, sampler, args, split):
-    rows = {}
+    idle = sampler.idle_rates(queries)
+    cells = {}
     for q in queries:
-        if q["rep"] == 0:
-            continue   # warm-up, as the paper drops the first run
-        m = sampler.window(q["start"], q["end"])
+        if q["rep"] <= 0:
+            continue   # warm-up rounds, and the first repetition, as the paper drops it
+        m = sampler.window(q["start"], q["end"], idle)
         m["wall"] = q["end"] - q["start"]
-        rows.setdefault((q["sel"], q["query"], q["reader"]), []).append((m, q["rows"], q["checksum"]))
-    n = len(list(split.out.glob("*.parquet")))
+        m.update({f"cls_{k}": v for k, v in q.get("scan", {}).items()})
+        cells.setdefault((q["sel"], q["query"], q.get("table", "full"), q["reader"]), []).append(
+            (m, q["rows"], q["checksum"]))
+    files = sorted(split.out.glob("*.parquet"))
+    full_bytes = sum(f.stat().st_size for f in files) * args.link_multiplier
     scanned = args.rows * args.link_multiplier
     print(f"\n{args.rows} rows x {args.link_multiplier} links = {scanned} rows per query, "
-          f"{n} objects of 16 MiB x {args.link_multiplier} names, {args.reps - 1} measured repetitions "
-          f"(medians); compute hosts {', '.join(CLIENTS)} (workers {', '.join(WORKERS)}), storage hosts "
-          f"{', '.join(STORAGE)}; queries: " + ", ".join(f"{k} = {v or 'every column'}" for k, v in args.queries.items())
-          + "\n")
-    print("| sel | query | reader | rows | compute rx MB | compute CPU s | worker CPU s | storage CPU s | wall s | "
-          "M rows/s | rx vs vanilla | compute CPU vs vanilla | wall vs vanilla |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          f"{len(files)} objects of 16 MiB x {args.link_multiplier} names ({full_bytes / 1e9:.2f} GB of Parquet), "
+          f"{args.reps - 1} measured repetitions (medians); compute hosts {', '.join(CLIENTS)} (workers "
+          f"{', '.join(WORKERS)}), storage hosts {', '.join(STORAGE)}; queries: "
+          + ", ".join(f"{k} = {v or 'every column'}" for k, v in args.queries.items()))
+    print("idle CPU (cores, in the pauses between queries): "
+          + ", ".join(f"{n} {r:.3f}" for n, r in sorted(idle.items())) + "; 'own' = measured minus idle rate x span\n")
+    print("| sel | query | reader | rows | compute rx MB | compute CPU s | own | worker CPU s | storage CPU s | own | "
+          "wall s | M rows/s | rx vs vanilla | compute CPU vs vanilla | own vs vanilla | wall vs vanilla |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ref = "vanilla" if "vanilla" in args.readers else next(iter(args.readers))
+    keys = ("net", "client_cpu", "client_own", "worker_cpu", "driver_cpu", "storage_cpu", "storage_own", "wall",
+            "osd_read_ops", "osd_store_read_bytes", "osd_read_reply_bytes",
+            *(f"cls_{p}_ns" for p in PHASES), "cls_total_ns", "cls_calls", "cls_reply_wait_ns")
+    med = {k: {key: _median([m for m, _, _ in v], key) for key in keys} for k, v in cells.items()}
     aims = []
     for sel in args.selectivities:
         for query in args.queries:
-            med = {r: {k: statistics.median(m[k] for m, _, _ in rows[(sel, query, r)])
-                       for k in ("net", "client_cpu", "worker_cpu", "storage_cpu", "wall")} for r in args.readers}
-            checks = {(rows[(sel, query, r)][0][1], rows[(sel, query, r)][0][2]) for r in med}
-            o = med[ref]
-            for r, m in med.items():
-                print(f"| {sel} % | {query} | {r} | {rows[(sel, query, r)][0][1]} | {m['net'] / 1e6:.1f} | "
-                      f"{m['client_cpu']:.1f} | {m['worker_cpu']:.1f} | {m['storage_cpu']:.1f} | {m['wall']:.1f} | "
-                      f"{scanned / m['wall'] / 1e6:.2f} | {m['net'] / max(o['net'], 1):.3f}x | "
-                      f"{m['client_cpu'] / max(o['client_cpu'], 1e-3):.2f}x | {m['wall'] / o['wall']:.2f}x |")
+            cell = {r: med[(sel, query, "full", r)] for r in args.readers}
+            checks = {(cells[(sel, query, "full", r)][0][1], cells[(sel, query, "full", r)][0][2]) for r in cell}
+            o = cell[ref]
+            for r, m in cell.items():
+                print(f"| {sel} % | {query} | {r} | {cells[(sel, query, 'full', r)][0][1]} | {m['net'] / 1e6:.1f} | "
+                      f"{m['client_cpu']:.2f} | {m['client_own']:.2f} | {m['worker_cpu']:.2f} | {m['storage_cpu']:.2f} | "
+                      f"{m['storage_own']:.2f} | {m['wall']:.2f} | {scanned / m['wall'] / 1e6:.2f} | "
+                      f"{m['net'] / max(o['net'], 1):.3f}x | {m['client_cpu'] / max(o['client_cpu'], 1e-3):.2f}x | "
+                      f"{m['client_own'] / max(o['client_own'], 1e-3):.2f}x | {m['wall'] / o['wall']:.2f}x |")
             if len(checks) != 1:
                 print(f"WARNING: readers disagree at {sel} % {query}: {checks}")
-            aims += _aims(sel, query, med)
+            aims += _aims(sel, query, cell)
+    storage_table(med, args)
+    if args.floor:
+        floor_table(med, args, {"empty": 0, "one": files[0].stat().st_size, "full": full_bytes})
+    threads_table(cells, args)
     if aims:
-        print("\n| aim (issue #14) | measured | met |\n|---|---|---|")
+        print("\n| aim (issue #23) | measured | met |\n|---|---|---|")
         for aim, value, ok in aims:
             print(f"| {aim} | {value} | {'yes' if ok else 'NO'} |")
 
 
-COMPONENTS = [("sae-ceph reply wait (librados)", ("Rados$Call.await", "rados_aio_wait")),
+def storage_table(med: dict, args) -> None:
+    """Per selectivity and sae-ceph reader (every column, full table): the class's phases (CPU-s
+    per query, summed over its calls) against the storage hosts' measured CPU-seconds; the OSDs'
+    counters for every reader."""
+    print("\nStorage side, every column (CPU-s per query; phases: the class's own measurement, summed over its calls; "
+          "measured: the storage hosts' cgroups, 'own' minus their idle rate):\n")
+    print("| sel | reader | " + " | ".join(PHASES) + " | phases | class total | measured | own | phases / own | "
+          "class calls | OSD read ops | store read MB | sent MB |")
+    print("|---|---|" + "---|" * (len(PHASES) + 9))
+    for sel in args.selectivities:
+        for r in args.readers:
+            m = med.get((sel, "all", "full", r))
+            if m is None:
+                continue
+            ph = [m[f"cls_{p}_ns"] for p in PHASES]
+            total = sum(ph) / 1e9 if all(v is not None for v in ph) else None
+            cells = [f"{v / 1e9:.2f}" if v is not None else "-" for v in ph]
+            fmt = lambda v, scale=1.0, f="{:.2f}": "-" if v is None else f.format(v / scale)  # noqa: E731
+            print(f"| {sel} % | {r} | " + " | ".join(cells) + f" | {fmt(total)} | {fmt(m['cls_total_ns'], 1e9)} | "
+                  f"{m['storage_cpu']:.2f} | {m['storage_own']:.2f} | "
+                  f"{fmt(total / m['storage_own'] if total is not None and m['storage_own'] > 0 else None)} | "
+                  f"{fmt(m['cls_calls'], 1, '{:.0f}')} | {fmt(m['osd_read_ops'], 1, '{:.0f}')} | "
+                  f"{fmt(m['osd_store_read_bytes'], 1e6, '{:.1f}')} | {fmt(m['osd_read_reply_bytes'], 1e6, '{:.1f}')} |")
+
+
+def threads_table(cells: dict, args, top: int = 10) -> None:
+    """Per reader at each selectivity (every column, full table): the compute hosts' CPU-seconds
+    per query by process and thread kind (medians), the largest first."""
+    print("\nCompute side by thread (CPU-s per query, medians; from /proc/<pid>/task/*/stat of the compute hosts' "
+          "cgroups, sampled every second around each query):")
+    for sel in args.selectivities:
+        for r in args.readers:
+            ms = [m for m, _, _ in cells.get((sel, "all", "full", r), [])]
+            keys = {k for m in ms for k in m["threads"]}
+            med = sorted(((statistics.median(m["threads"].get(k, 0.0) for m in ms), k) for k in keys), reverse=True)
+            if med:
+                print(f"  {sel} % {r}: " + ", ".join(f"{k} {v:.2f}" for v, k in med[:top] if v > 0))
+
+
+def floor_table(med: dict, args, table_bytes: dict) -> None:
+    """Each reader's compute cost as fixed + per-GB: the line through the one-object and the full
+    table (same query, every column), at each selectivity; the empty table's cost beside it."""
+    print("\nCompute side's floor, every column (own CPU-s = compute hosts' CPU minus their idle rate; "
+          "fixed + per GB of Parquet scanned, through the one-object and full tables):\n")
+    print("| sel | reader | empty: own CPU s (driver) | wall s | one object: own CPU s | wall s | full: own CPU s | "
+          "wall s | fixed CPU s | CPU s per GB | fixed wall s | wall s per GB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    gb = {k: v / 1e9 for k, v in table_bytes.items()}
+    for sel in args.selectivities:
+        for r in args.readers:
+            e, o, f = (med.get((sel, "all", t, r)) for t in ("empty", "one", "full"))
+            if not (e and o and f):
+                continue
+            line = []
+            for key in ("client_own", "wall"):
+                slope = (f[key] - o[key]) / (gb["full"] - gb["one"])
+                line.append((o[key] - slope * gb["one"], slope))
+            print(f"| {sel} % | {r} | {e['client_own']:.2f} ({e['driver_cpu']:.2f}) | {e['wall']:.2f} | "
+                  f"{o['client_own']:.2f} | {o['wall']:.2f} | {f['client_own']:.2f} | {f['wall']:.2f} | "
+                  f"{line[0][0]:.2f} | {line[0][1]:.2f} | {line[1][0]:.2f} | {line[1][1]:.2f} |")
+
+
+COMPONENTS = [("sae-ceph listing + schema", ("sae.connector.CephFiles", "sae.connector.SaeCephProvider")),
+              ("sae-ceph reply wait (librados)", ("Rados$Call.await", "rados_aio_wait")),
+              ("sae-ceph reader set-up", ("sae.connector.ObjectsReader.<init>", "sae.connector.Rados.connect")),
               ("Arrow IPC read + decompression", ("org.apache.arrow.vector.ipc", "org.apache.arrow.compression",
                                                   "com.github.luben.zstd", "org.apache.commons.compress")),
               ("Parquet decode (vanilla)", ("org.apache.parquet", "VectorizedParquetRecordReader",
                                             "VectorizedColumnReader", "VectorizedRleValuesReader")),
               ("file read (vanilla, ceph-fuse)", ("java.io.FileInputStream", "sun.nio.ch.FileChannelImpl",
                                                   "org.apache.hadoop.fs")),
+              ("Spark planning + codegen", ("org.apache.spark.sql.catalyst.analysis", "org.apache.spark.sql.catalyst.optimizer",
+                                            "org.codehaus.janino", "CodeGenerator", "org.apache.spark.sql.catalyst.planning",
+                                            "org.apache.spark.sql.execution.QueryExecution")),
+              ("Spark scheduling + RPC", ("org.apache.spark.scheduler", "org.apache.spark.rpc", "io.netty",
+                                          "org.apache.spark.executor.Executor$TaskRunner.run")),
               ("Spark generated code + aggregation", ("GeneratedClass", "org.apache.spark.sql.catalyst.expressions",
                                                       "org.apache.spark.sql.execution", "ArrowColumnVector",
                                                       "org.apache.spark.unsafe"))]
 
 
-def profile(queries, files: list[Path]) -> None:
-    """Per reader at 1 % and 100 % over every column: executor samples by component and top methods."""
-    import collections
-    import datetime
+def _jfr(path: Path, *events: str) -> list[dict]:
     import subprocess
+    out = subprocess.run(["jfr", "print", "--json", "--events", ",".join(events), str(path)], capture_output=True,
+                         text=True)
+    return json.loads(out.stdout or "{}").get("recording", {}).get("events", [])
+
+
+def _epoch(iso: str) -> float:
+    import datetime
+    return datetime.datetime.fromisoformat(iso[:26].rstrip("Z")).replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def _seconds(duration: str) -> float:
+    """A JFR duration (``PT0.012S``) in seconds."""
+    import re
+    m = re.fullmatch(r"PT(?:(\d+)M)?([\d.]+)S", duration or "")
+    return (int(m.group(1) or 0) * 60 + float(m.group(2))) if m else 0.0
+
+
+def profile(queries, files: list[Path]) -> None:
+    """Per JVM (driver, executors), reader and table at 1 % and 100 % over every column: samples
+    by component and top methods, and the JIT compilation and GC time inside the queries (the
+    compiler and collector threads are not sampled as Java code)."""
+    import collections
     if not files:
         print("no JFR recordings were written")
         return
-    windows = [(q["start"], q["end"], q["reader"], q["sel"]) for q in queries
+    windows = [(q["start"], q["end"], q["reader"], q["sel"], q.get("table", "full")) for q in queries
                if q["rep"] > 0 and q["query"] == "all" and q["sel"] in ("1", "100")]
     by = collections.defaultdict(collections.Counter)
     comp = collections.defaultdict(collections.Counter)
+    side = collections.defaultdict(collections.Counter)
+    count = collections.Counter(w[2:] for w in windows)
+
+    def hit(t):
+        return next(((r, sel, table) for a, b, r, sel, table in windows if a <= t <= b), None)
     for f in files:
-        out = subprocess.run(["jfr", "print", "--json", "--events", "jdk.ExecutionSample", str(f)],
-                             capture_output=True, text=True)
-        for e in json.loads(out.stdout or "{}").get("recording", {}).get("events", []):
+        info = _jfr(f, "jdk.JVMInformation")
+        role = "executor" if any("Executor" in json.dumps(e["values"]) for e in info) else "driver"
+        for e in _jfr(f, "jdk.ExecutionSample"):
             v = e["values"]
-            t = datetime.datetime.fromisoformat(v["startTime"][:26].rstrip("Z")).replace(
-                tzinfo=datetime.timezone.utc).timestamp()
-            hit = next(((r, s) for a, b, r, s in windows if a <= t <= b), None)
+            key = hit(_epoch(v["startTime"]))
             frames = [f"{fr['method']['type']['name'].replace('/', '.')}.{fr['method']['name']}" for fr in
                       (v.get("stackTrace") or {}).get("frames", [])]
-            if hit is None or not frames:
+            if key is None or not frames:
                 continue
-            by[hit][frames[0]] += 1
-            name = next((c for c, keys in COMPONENTS if any(k in fr for fr in frames for k in keys)), "other")
-            comp[hit][name] += 1
-    for key in sorted(by, key=lambda k: (int(k[1]), k[0])):
+            by[(role, *key)][frames[0]] += 1
+            comp[(role, *key)][next((c for c, keys in COMPONENTS if any(k in fr for fr in frames for k in keys)),
+                                    "other")] += 1
+        for e in _jfr(f, "jdk.Compilation", "jdk.GarbageCollection"):
+            v = e["values"]
+            key = hit(_epoch(v["startTime"]))
+            if key is not None:
+                what = "JIT compile s (compilations over 100 ms)" if e["type"] == "jdk.Compilation" else "GC pause s"
+                side[(role, *key)][what] += _seconds(v.get("duration") or v.get("sumOfPauses"))
+    for key in sorted(by, key=lambda k: (int(k[2]), k[3], k[1], k[0])):
         total = sum(by[key].values())
-        shares = ", ".join(f"{c} {n / total:.0%}" for c, n in comp[key].most_common())
-        print(f"\nJFR executor samples, {key[1]} % every column, {key[0]}: {total} samples; {shares}")
-        for m, n in by[key].most_common(8):
-            print(f"  {n / total:5.1%}  {m}")
+        n = count[key[1:]] or 1
+        shares = ", ".join(f"{c} {c_n / total:.0%}" for c, c_n in comp[key].most_common())
+        extra = ", ".join(f"{w} {v / n:.3f} per query" for w, v in side[key].items())
+        print(f"\nJFR {key[0]} samples, {key[2]} % every column, table {key[3]}, {key[1]}: {total / n:.0f} samples per "
+              f"query; {shares}" + (f"; {extra}" if extra else ""))
+        for m, c_n in by[key].most_common(6):
+            print(f"  {c_n / total:5.1%}  {m}")
 
 
 def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
-    """The issue's aims for one (selectivity, query) cell, where its readers were measured."""
-    if query != "all" or not {"offload", "vanilla"} <= set(med):
+    """The issue's aims for one (selectivity, query) cell of the full table, where its readers were measured."""
+    if query != "all" or "offload" not in med:
         return []
-    off, van = med["offload"], med["vanilla"]
+    off, out = med["offload"], []
+    phases = [off.get(f"cls_{p}_ns") for p in PHASES]
+    if all(v is not None for v in phases) and off["storage_own"] > 0:
+        ratio = sum(phases) / 1e9 / off["storage_own"]
+        out.append((f"{sel} %: offload's storage phases within 10 % of the storage hosts' own CPU-s",
+                    f"{sum(phases) / 1e9:.2f} vs {off['storage_own']:.2f} s ({ratio:.2f}x)", abs(ratio - 1) <= 0.1))
     if sel == "100":
-        ratio = off["wall"] / van["wall"]
-        return [("100 %: wall time within 1.2x of vanilla", f"{ratio:.2f}x", ratio <= 1.2)]
-    if sel != "1":
-        return []
-    out = [("1 %: compute CPU below vanilla", f"{off['client_cpu']:.1f} vs {van['client_cpu']:.1f} s",
-            off["client_cpu"] < van["client_cpu"]),
-           ("1 %: >= 40x fewer bytes to compute than vanilla", f"{van['net'] / max(off['net'], 1):.1f}x",
-            van["net"] >= 40 * off["net"]),
-           ("1 %: wall time below vanilla", f"{off['wall']:.2f} vs {van['wall']:.2f} s", off["wall"] < van["wall"])]
-    if "no-offload" in med:
-        r = med["no-offload"]["client_cpu"] / max(off["client_cpu"], 1e-3)
-        out.insert(0, ("1 %: compute CPU >= 8x below no-offload", f"{r:.1f}x", r >= 8))
+        out.append(("100 %: offload's storage CPU-s per query (aim: <= 0.5x before the cuts)",
+                    f"{off['storage_cpu']:.2f} s (own {off['storage_own']:.2f})", True))
+    if sel == "1" and "vanilla" in med:
+        van = med["vanilla"]
+        for key, what in (("client_cpu", "compute CPU"), ("client_own", "own compute CPU")):
+            r = van[key] / max(off[key], 1e-3)
+            out.append((f"1 %: offload's {what} >= 8x below vanilla's", f"{r:.1f}x ({off[key]:.2f} vs {van[key]:.2f} s)",
+                        r >= 8))
     return out
 
 

@@ -13,6 +13,7 @@ per-window plots) and the point is handed back to the runner (``on_point``).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -30,10 +31,11 @@ from metareserve.log import node_log, say
 from .app import APP
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs
+from .storage_work import OpsRecorder
 
 TAG = "sae-rep "
 STAGE = "sae run"
-RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum")
+RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "scan")   # scan: sae-ceph readers only
 
 
 @dataclasses.dataclass
@@ -144,9 +146,10 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}
-    recorder = Recorder(ctx, stack, points)
+    ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
+    recorder = Recorder(ctx, stack, points, ops=ops)
     error = None
-    with recorder:
+    with ops or contextlib.nullcontext(), recorder:
         try:
             spark.submit(str(APP), args=[json.dumps(cfg)], py_files=list(build.py_files) if build else [],
                          jars=list(build.jars) if build else [], conf=conf,
@@ -197,8 +200,8 @@ class Recorder:
     query is in wait in ``closed`` (in order) for their windows to be exported.
     """
 
-    def __init__(self, ctx: StageContext, stack: Stack, points: list):
-        self.ctx, self.stack = ctx, stack
+    def __init__(self, ctx: StageContext, stack: Stack, points: list, ops: OpsRecorder | None = None):
+        self.ctx, self.stack, self.ops = ctx, stack, ops
         self.points = {p.id: p for p in points}
         self.driver = stack.spark.driver_node
         self.reached: set[str] = set()
@@ -234,6 +237,8 @@ class Recorder:
             return
         if event.get("event") in ("start", "rep"):
             self.marks.put(event)
+        if self.ops is not None:
+            self.ops.event(event)
         self.events.put(event)
 
     def replay(self, raw: Path) -> None:
@@ -277,7 +282,7 @@ class Recorder:
                 return
             self.done[pid].add(rep)
             ledger.mark(pid, [rep], "done", timings={rep: {"start": event["start"], "end": event["end"]}},
-                        results={rep: {k: event[k] for k in RESULT_KEYS}})
+                        results={rep: {k: event[k] for k in RESULT_KEYS if k in event}})
             self.ctx.console.repetition_done(self.points[pid], rep, event["total_s"])
         elif kind == "point-end" and pid in self.reached:
             self._close(pid, event.get("error") and f"[{self.driver} {STAGE}] point {pid}: {event['error']}")

@@ -10,6 +10,10 @@
 * ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a panel
   per selectivity (when the sweep varies the link rate; the selectivity figures are left out then).
 * ``points.png``: median time per point when the sweep varies neither selectivity nor object size.
+* ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
+  phase (read, decode, filter, project, encode, compress, reply) beside the storage hosts'
+  measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
+  from the store and sent) and the class calls.
 * ``summary.txt`` / ``summary.csv``: at each selectivity, offload against each baseline as ratios
   (bytes to the compute side, compute CPU, time), with the paper's figures beside ours.
 * ``index.html``: one self-contained page: summary, figures, per-point p1/p50/p99, hosts, the
@@ -34,11 +38,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from metareserve import format_size  # noqa: E402
-from monitor_deploy import counter_values  # noqa: E402
 
 from . import capacity_report  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
+from .storage_work import CLS_PHASES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
@@ -276,19 +280,40 @@ def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     return out
 
 
-def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.25):
+def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.05):
     """Seconds into the repetition and counter → {node: rate per second} on a regular grid from
-    ``pad`` before ``start`` to ``pad`` after ``end``."""
-    grid = np.arange(start - pad, end + pad + step, step)
-    values = counter_values(counters, grid)
-    return grid[1:] - start, {c: {n: np.diff(v) / step for n, v in nodes.items()} for c, nodes in values.items()}
+    ``pad`` before ``start`` to ``pad`` after ``end``: each point holds the rate of the
+    measurement interval it lies in (between two consecutive readings of the counter, at the
+    times they were read: ``measured``, else the scrape time), summed over the node's series.
+    Drawn as steps (``step="post"``), every second of work shows inside the interval it was
+    measured in, so a query's work never shows after the interval holding its end."""
+    grid = np.arange(start - pad, end + pad, step)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    at = "measured" if "measured" in counters else "timestamp"
+    for (counter, node, _), g in counters.groupby(["counter", "node", "series"], sort=False):
+        g = g.sort_values(at)
+        t, v = g[at].to_numpy(dtype=float), g["value"].to_numpy(dtype=float)
+        for i in np.flatnonzero(np.diff(v) < 0):   # a reset: continue from the value before it
+            v[i + 1:] += v[i]
+        keep = np.concatenate([[True], np.diff(t) > 0])   # a value served twice: read once
+        t, v = t[keep], v[keep]
+        rates = np.zeros(len(grid))
+        if len(t) > 1:
+            idx = np.searchsorted(t, grid, side="right") - 1
+            inside = (idx >= 0) & (idx < len(t) - 1)
+            per = np.diff(v) / np.diff(t)
+            rates[inside] = per[idx[inside]]
+        nodes = out.setdefault(counter, {})
+        nodes[node] = nodes.get(node, 0.0) + rates
+    return grid - start, out
 
 
 def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per-host CPU and network over the representative repetitions (:func:`representatives`),
     stacked by host; compute hosts in the top row, storage hosts in the bottom row; titles carry
-    the side's total during the query (the results column). The query is shaded; on the local
-    cluster CPU values lag by up to the exporter's interval (1 s)."""
+    the side's total during the query (the results column). The query is shaded; each rate is
+    drawn over the interval it was measured in (:func:`host_rates`), so the query's work lies
+    within one measurement interval of the shade."""
     reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "counters.parquet")
             for label, row in representatives(df)]
     reps = [r for r in reps if r[2].exists()]
@@ -308,7 +333,8 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
                 hosts = [n for n in sorted(rates.get(counter, {})) if roles.get(n) in (side, "both")]
                 scale = 1e6 if counter.startswith("net") else 1.0
                 if hosts:
-                    ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85)
+                    ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85,
+                                 step="post")
                 total = f"{row[column] / scale:.3g} {'MB' if scale > 1 else 'CPU-s'}" if column in row else "-"
                 ax.set_title(f"{label}\n{side}: {total} in the query" if r == 0 else f"{side}: {total} in the query",
                              fontsize="small")
@@ -321,6 +347,69 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
         fig.suptitle("CPU per host" if metric == "cpu" else "Network per host", fontsize="medium")
         paths.append(_save(fig, out / f"resources-{metric}.png"))
     return paths
+
+
+STORAGE_OPS = (("osd_read_ops", "read ops (class calls included)", 1.0),
+               ("osd_store_read_bytes", "read from the store (MB)", 1e6),
+               ("osd_read_reply_bytes", "sent in read replies (MB)", 1e6),
+               ("cls_calls", "object class calls", 1.0))
+"""Storage-ops panels: results column, title, scale."""
+
+
+def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Medians of ``columns`` over measured repetitions per configuration and selectivity, and
+    the configuration keys."""
+    keys = [k for k in _varying(df, CONFIG) if k != "selectivity"]
+    by = keys + (["selectivity"] if "selectivity" in df else [])
+    d = df[~df["warmup"]].astype({c: float for c in columns})
+    return d.groupby(by, dropna=False)[columns].median().reset_index(), keys
+
+
+def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per
+    query stacked by phase (medians of measured repetitions), the class's unphased rest, and the
+    storage hosts' measured CPU-seconds beside it (a black tick): what of the storage side's work
+    the class accounts for. Empty when no reader reported phases (vanilla only)."""
+    phases = [f"cls_{p}_s" for p in CLS_PHASES]
+    if "cls_total_s" not in df or df["cls_total_s"].notna().sum() == 0:
+        return []
+    cols = phases + ["cls_total_s"] + (["storage_cpu_s"] if "storage_cpu_s" in df else [])
+    med, keys = _config_medians(df[df["cls_total_s"].notna()], cols)
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(med) + 2), 4.5))
+    x = np.arange(len(med))
+    bottom = np.zeros(len(med))
+    for col, phase in zip(phases, CLS_PHASES):
+        ax.bar(x, med[col], bottom=bottom, label=phase)
+        bottom += med[col].fillna(0).to_numpy()
+    ax.bar(x, (med["cls_total_s"] - bottom).clip(lower=0), bottom=bottom, color="lightgrey", hatch="//",
+           label="other (in the class)")
+    if "storage_cpu_s" in med:
+        ax.scatter(x, med["storage_cpu_s"], marker="_", s=400, color="black", zorder=3,
+                   label="storage hosts, measured")
+    labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + _label(r, keys) for _, r in med.iterrows()]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel("CPU-seconds per query, median")
+    ax.set_title("Storage side: the object class's phases")
+    ax.legend(fontsize="x-small", loc="upper left")
+    return [_save(fig, out / "storage-phases.png")]
+
+
+def plot_storage_ops(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``storage-ops.png``: the OSDs' own counters per query (read ops, bytes read from the store,
+    bytes sent) and the class calls, per selectivity and reader (medians). Empty without them."""
+    panels = [p for p in STORAGE_OPS if p[0] in df and df[p[0]].notna().any()]
+    if not panels:
+        return []
+    med, keys = _config_medians(df, [p[0] for p in panels])
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels) + 1, 4), squeeze=False)
+    labels = [(f"{r['selectivity']:g} %, " if "selectivity" in med else "") + _label(r, keys) for _, r in med.iterrows()]
+    for ax, (col, title, scale) in zip(axes[0], panels):
+        ax.bar(range(len(med)), med[col] / scale)
+        ax.set_xticks(range(len(med)), labels, rotation=40, ha="right", fontsize="x-small")
+        ax.set_title(title, fontsize="small")
+    axes[0][0].set_ylabel("per query, median")
+    fig.suptitle("Storage operations (the OSDs' counters)", fontsize="medium")
+    return [_save(fig, out / "storage-ops.png")]
 
 
 _kept: contextvars.ContextVar[list | None] = contextvars.ContextVar("sae_report_kept", default=None)
@@ -457,6 +546,8 @@ FIGURES = {
     "alleviation": _figure("plot_alleviation"),
     "resources": plot_resources,
     "resources-disk": _figure("plot_devices"),
+    "storage-phases": lambda run, df, out: plot_storage_phases(df, out),
+    "storage-ops": lambda run, df, out: plot_storage_ops(df, out),
 }
 """Figure name → its function (run directory, results, report directory) → path(s) or None."""
 AXIS_FIGURES = (("link_multiplier", "scalability"), ("batch_size", "batchsize"),
@@ -486,7 +577,7 @@ def figure_names(df: pd.DataFrame) -> list[str]:
     names += [figure for axis, figure in AXIS_FIGURES if axis in varies]
     if not names:
         names += ["points"] + (["alleviation"] if varies <= {"reader"} else [])
-    return names + ["resources"] + (["resources-disk"] if "alleviation" in names else [])
+    return names + ["storage-phases", "storage-ops", "resources"] + (["resources-disk"] if "alleviation" in names else [])
 
 
 def make_report(path) -> list[Path]:

@@ -32,6 +32,7 @@ from monitor_deploy import counter_gaps, counter_totals
 from .capacities import SideFigures
 from .planner import Plan, PlannedPoint
 from .spec import SECTIONS, PointSpec
+from .storage_work import cls_columns, osd_ops
 
 COMPONENTS = ("sae", "metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy",
               "pyspark", "pyarrow", "pandas")
@@ -215,6 +216,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
     sides = {key: dataclasses.asdict(SideFigures.of(run.read_yaml(run.capacities(key))))
              for key in {p.shape_key for p in points.values()}}
     around = neighbours(ledger.entries.values())
+    ops = osd_ops(run.raw)
     exclusive = (run.root / "lease.yaml").exists()
     rows = []
     for e in ledger.entries.values():
@@ -240,6 +242,8 @@ def tidy(run: RunDir) -> pd.DataFrame:
             after, before = around[e["point"], e["repetition"]]
             row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
+        row.update(cls_columns(result.get("scan")))
+        row.update(ops.get((e["point"], e["repetition"], e["start"]), {}))
         rows.append(row)
     df = pd.DataFrame(rows)
     for col in [c for c in RESOURCES if c not in df and "metric_window" in df]:
@@ -274,7 +278,11 @@ def load_results(path) -> pd.DataFrame:
     ``exclusive``: the run held its cluster's lease (no other run measured beside it);
     ``compute_cores_declared``/``_measured``, ``storage_cores_declared``/``_measured`` (each
     side's cores, spinning together) and ``link_rate_declared_bps``/``_measured_bps`` (storage →
-    compute) from the point's ``capacities/`` record (declared: NaN where nothing was emulated).
+    compute) from the point's ``capacities/`` record (declared: NaN where nothing was emulated);
+    the storage side's work (:mod:`sae.storage_work`): ``osd_*`` (the OSDs' own counters: read
+    ops, reply bytes, reads from the store and their bytes) and, for the sae-ceph readers,
+    ``cls_*`` (the object class's phase CPU-seconds, rows, batches and bytes, summed over the
+    query's calls) and ``reply_wait_s``.
     Filter ``~df.warmup`` for statistics. Every column: docs/results.md.
     """
     run = RunDir.find(path)

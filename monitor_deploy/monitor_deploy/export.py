@@ -24,6 +24,8 @@ from .metrics import COUNTERS, METRICS, NODE_LABEL, source_for
 from .options import parse_time, step_seconds
 
 MAX_POINTS = 10000  # Prometheus refuses query_range with more than 11,000 points per series
+READ_TIME = "sae_vhost_cpu_read_time_seconds"
+"""The cgroup exporter's gauge of when it read the CPU time a scrape returns (monitor_deploy.vhost)."""
 AUC_UNITS = {"%": "%·s", "bytes": "byte·s", "B/s": "bytes"}
 
 
@@ -123,20 +125,31 @@ def collect(monitoring, t0: float, t1: float, step: float, nodes: list[str], key
 
 
 def collect_counters(monitoring, t0: float, t1: float, nodes: list[str]) -> pd.DataFrame:
-    """Raw samples (timestamp, node, counter, series, value) of every counter for ``nodes``
-    as scraped (no rate, no recording rule), from one scrape interval before ``t0`` to one
-    interval plus the counters' lag after ``t1`` (what has been scraped of it), so that
-    :func:`counter_totals` finds a fresh scrape after activity ending at ``t1``."""
+    """Raw samples (timestamp, node, counter, series, value, measured) of every counter for
+    ``nodes`` as scraped (no rate, no recording rule), from one scrape interval before ``t0`` to
+    one interval plus the counters' lag after ``t1`` (what has been scraped of it), so that
+    :func:`counter_totals` finds a fresh scrape after activity ending at ``t1``. ``measured`` is
+    when the value was read: the scrape time, except for the local cluster's cgroup CPU time,
+    which its exporter read up to ``vhost_interval`` before the scrape (rates belong between
+    these times)."""
     interval = monitoring.options.interval_seconds
     t_end = min(t1 + interval + max(counter_lags(monitoring).values()), time.time())
     span = math.ceil(t_end - t0 + interval)
     source = source_for(monitoring.reservation.provider)
+    read_at = {}   # (node, scrape time) -> when the cgroup exporter read the CPU time it served
+    if source == "cgroup":
+        selector = f'{READ_TIME}{{job="node",{NODE_LABEL}=~"{"|".join(nodes)}"}}'
+        for r in monitoring.client.query(f"{selector}[{span}s]", t_end):
+            read_at.update({(r["metric"][NODE_LABEL], float(t)): float(v) for t, v in r["values"]})
     rows = []
     for key, c in COUNTERS.items():
         for r in monitoring.client.query(f"{c.selector(source, nodes)}[{span}s]", t_end):
             labels = ",".join(f"{k}={v}" for k, v in sorted(r["metric"].items()) if k != "__name__")
-            rows += [(float(t), r["metric"][NODE_LABEL], key, labels, float(v)) for t, v in r["values"]]
-    return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value"])
+            node = r["metric"][NODE_LABEL]
+            rows += [(float(t), node, key, labels, float(v),
+                      read_at.get((node, float(t)), float(t)) if key == "cpu_seconds" else float(t))
+                     for t, v in r["values"]]
+    return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value", "measured"])
 
 
 def counter_values(samples: pd.DataFrame, times) -> dict[str, dict[str, np.ndarray]]:

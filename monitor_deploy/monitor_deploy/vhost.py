@@ -6,6 +6,9 @@ in every namespace. This small process runs in the root namespace (namespaces ca
 node_exporter textfile directory (atomically):
 
 * ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``);
+* ``sae_vhost_cpu_read_time_seconds``: when that CPU time was read (epoch seconds): a scrape sees
+  the value written up to ``interval`` earlier, so rates are drawn over the intervals between
+  these times, not between scrapes;
 * ``sae_vhost_cpu_capacity_cores``: the cores the host may use (its declared cores, else the machine's);
 * ``sae_vhost_memory_rss_bytes``: resident memory of the cgroup's processes;
 * ``sae_vhost_disk_{read,written}_bytes_total``: storage I/O of those processes (``/proc/<pid>/io``),
@@ -78,6 +81,7 @@ class HostCollector:
         written = self.gone[1] + sum(v[1] for v in seen.values())
         yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup",
                        cgroup_cpu_seconds(self.usage_file))
+        yield _gauge("sae_vhost_cpu_read_time_seconds", "when the CPU time above was read (epoch s)", time.time())
         yield _gauge("sae_vhost_cpu_capacity_cores", "cores the host may use", self.capacity)
         yield _gauge("sae_vhost_memory_rss_bytes", "resident memory of the host's processes", rss)
         yield _counter("sae_vhost_disk_read_bytes_total", "bytes the host's processes read from storage", read)

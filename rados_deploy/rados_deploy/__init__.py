@@ -5,8 +5,10 @@
 >>> ceph.install(); ceph.start(); ceph.install_class()
 """
 from .cluster import CephCluster
+from .counters import CounterSnapshot, OsdCounters
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
 from .users import CephUser, ClientUsers
 
-__all__ = ["CephCluster", "CephOptions", "CephStatus", "CephUser", "ClientUsers", "DaemonStatus"]
+__all__ = ["CephCluster", "CephOptions", "CephStatus", "CephUser", "ClientUsers", "DaemonStatus", "CounterSnapshot",
+           "OsdCounters"]

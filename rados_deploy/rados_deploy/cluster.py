@@ -7,8 +7,9 @@ from importlib import resources
 from metareserve import (Layout, OperationalError, RemoteError, Reservation, Service, StageReport, UsageError,
                          node_agent)
 
-from . import remote
+from . import counters, remote
 from .config import KEYRINGS, Topology
+from .counters import CounterSnapshot
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
 from .users import CephUser, ClientUsers
@@ -189,6 +190,12 @@ class CephCluster(Service):
         """``{"<node>/osd.<id>": reply of sae.version}`` for every OSD."""
         from .objclass import class_version
         return class_version(self)
+
+    def osd_counters(self, *, stage: str = "ceph counters") -> CounterSnapshot:
+        """Every OSD's operation counters now, from its admin socket (:mod:`rados_deploy.counters`):
+        read ops (object-class calls included), reply bytes, reads from the store and their bytes.
+        Subtract two snapshots (:meth:`CounterSnapshot.delta`) for what happened in between."""
+        return counters.snapshot(self, stage=stage)
 
     def status(self) -> CephStatus:
         """Every daemon of the layout per host (pid, up) plus the cluster's health."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from metareserve import OperationalError, StageReport, UsageError
 from metareserve.runtime import SOFTWARE_ROOT, ensure_python_env
 
-from . import remote
+from . import remote, scan_protocol
 
 PYARROW = "pyarrow==26.0.1"
 ARROW_LIBS = ["libarrow.so.2600", "libarrow_compute.so.2600", "libparquet.so.2600"]
@@ -19,12 +19,14 @@ PROBE_NAMESPACE = "sae-probe"
 
 
 def sources(source_dir=None) -> dict[str, str]:
-    """``{file name: text}`` of every ``*.cc`` and ``*.h`` in the class source dir."""
+    """``{file name: text}`` of every ``*.cc`` and ``*.h`` in the class source dir, plus
+    ``protocol.h`` rendered from the scan protocol spec (:mod:`rados_deploy.scan_protocol`)."""
     base = Path(source_dir) if source_dir else Path(str(resources.files(__package__).joinpath("cls")))
     files = {p.name: p.read_text() for p in sorted(base.iterdir()) if p.suffix in (".cc", ".h")}
     if not any(n.endswith(".cc") for n in files):
         raise UsageError(f"{base}: no *.cc sources of the object class")
-    return files
+    files[scan_protocol.HEADER_NAME] = scan_protocol.cxx_header(scan_protocol.SPEC)
+    return dict(sorted(files.items()))
 
 
 def build_key(files: dict[str, str]) -> str:

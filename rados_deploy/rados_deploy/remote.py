@@ -357,3 +357,48 @@ def fuse_unmount(mountpoint):
     if r.returncode != 0:
         _run(["umount", "-l", mountpoint], "umount -l %s" % mountpoint)
     return True
+
+
+def _admin_command(path, command, timeout=10.0):
+    """One admin-socket command (what ``ceph daemon`` sends): JSON + NUL, answered by a
+    big-endian u32 length and JSON."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+        s.sendall(json.dumps(command).encode() + b"\0")
+        head = b""
+        while len(head) < 4:
+            chunk = s.recv(4 - len(head))
+            if not chunk:
+                raise RuntimeError("admin socket %s closed before answering" % path)
+            head += chunk
+        n, body = int.from_bytes(head, "big"), b""
+        while len(body) < n:
+            chunk = s.recv(min(1 << 20, n - len(body)))
+            if not chunk:
+                raise RuntimeError("admin socket %s closed mid-answer" % path)
+            body += chunk
+        return json.loads(body)
+    finally:
+        s.close()
+
+
+def perf_counters(fields, state, daemons):
+    """Per daemon (``osd.0``): [pid, values of ``fields``] from its ``perf dump``; a field is
+    a path of keys (``["osd", "op_r"]``), None where the daemon has no such counter."""
+    out = {}
+    for daemon in daemons:
+        asok = "%s/run/ceph-%s.asok" % (state, daemon)
+        try:
+            dump = _admin_command(asok, {"prefix": "perf dump"})
+        except (OSError, ValueError, RuntimeError) as e:
+            raise RuntimeError("perf dump of %s through %s failed: %s; is it running?" % (daemon, asok, e))
+        values = []
+        for path in fields:
+            v = dump
+            for key in path:
+                v = v.get(key) if isinstance(v, dict) else None
+            values.append(v)
+        out[daemon] = [_pid("%s/run/ceph-%s.pid" % (state, daemon)), values]
+    return out

@@ -21,8 +21,10 @@ import sae.connector.Protocol;
 
 /**
  * Test harness (tests/connector/test_protocol.py): the Java encoder on tests/vectors/scan. Prints
- * "<vector name> <hex>" for each well-formed request vector rebuilt from its JSON parse, then
- * "spark:<vector name> <hex>" (or "spark:<case> kept") for Spark filters through the translator.
+ * "const:<name> <value>" for the protocol constants it was compiled with, "<vector name> <hex>"
+ * for each well-formed request vector rebuilt from its JSON parse, then "spark:<vector name>
+ * <hex>" (or "spark:<case> kept") for Spark filters through the translator. With "--reply
+ * FILE..." it decodes scan replies instead.
  */
 public final class ProtocolVectors {
   static Protocol.Node node(JsonNode n) {
@@ -70,6 +72,26 @@ public final class ProtocolVectors {
   }
 
   public static void main(String[] args) throws Exception {
+    if (args[0].equals("--reply")) {   // decode reply files: "<file> <stat>=<value>,... <body bytes> <body format>"
+      for (int i = 1; i < args.length; i++) {
+        byte[] raw = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(args[i]));
+        try {
+          Protocol.Reply r = Protocol.reply(java.nio.ByteBuffer.wrap(raw));
+          List<String> kv = new ArrayList<>();
+          for (int s = 0; s < r.stats().length; s++) kv.add(Protocol.STATS.get(s) + "=" + r.stats()[s]);
+          System.out.println(args[i] + " " + String.join(",", kv) + " " + r.stream().remaining() + " "
+              + Protocol.BODIES.get(r.body()));
+        } catch (java.io.IOException e) {
+          System.out.println(args[i] + " error " + e.getMessage());
+        }
+      }
+      return;
+    }
+    System.out.println("const:version " + Protocol.VERSION);
+    System.out.println("const:errors_in_band " + Protocol.FLAG_ERRORS_IN_BAND);
+    System.out.println("const:codecs " + String.join(",", Protocol.CODECS));
+    System.out.println("const:cmp_ops " + String.join(",", Protocol.CMP_OPS));
+    System.out.println("const:stats " + String.join(",", Protocol.STATS));
     JsonNode vectors = new ObjectMapper().readTree(new File(args[0]));
     for (JsonNode v : vectors) {
       JsonNode p = v.get("parse");

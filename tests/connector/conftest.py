@@ -9,6 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from rados_deploy import scan_protocol
+
 ROOT = Path(__file__).resolve().parents[2]
 CLS = ROOT / "rados_deploy" / "rados_deploy" / "cls"
 VECTORS = ROOT / "tests" / "vectors" / "scan"
@@ -24,15 +26,17 @@ def vectors():
 @pytest.fixture(scope="session")
 def harness():
     """The scan core compiled with the C++ harness (cached by source hash under $SAE_HOME)."""
-    sources = [ROOT / "tests" / "connector" / "harness.cc", CLS / "scan_core.cc", CLS / "scan_core.h",
-               CLS / "protocol.h"]
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    sources = [ROOT / "tests" / "connector" / "harness.cc", CLS / "scan_core.cc", CLS / "scan_core.h"]
+    header = scan_protocol.cxx_header(scan_protocol.SPEC)   # as the class build renders it
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + header.encode()).hexdigest()[:16]
     out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
     if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
+        inc = out.with_name(out.name + ".include")
+        inc.mkdir(parents=True, exist_ok=True)
+        (inc / scan_protocol.HEADER_NAME).write_text(header)
         lib = pa.get_library_dirs()[0]
         tmp = out.with_suffix(".tmp")
-        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{CLS}", f"-I{pa.get_include()}", "-o", str(tmp),
+        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{inc}", f"-I{CLS}", f"-I{pa.get_include()}", "-o", str(tmp),
                         str(sources[0]), str(sources[1]), f"-L{lib}", "-l:libparquet.so.2600",
                         "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600", f"-Wl,-rpath,{lib}"],
                        check=True)
@@ -46,20 +50,36 @@ def harness():
 
 
 @pytest.fixture(scope="session")
-def java_vectors():
-    """Output lines of tests/connector/ProtocolVectors.java (the connector's Java encoder and filter
-    translation on the shared vectors), compiled against Spark's jars (cached by source hash)."""
+def java_protocol():
+    """Runs tests/connector/ProtocolVectors.java (the connector's Java encoder, filter translation
+    and reply decoder, with ProtocolSpec.java rendered from the spec as the jar build does),
+    compiled against Spark's jars (cached by source hash): ``run(*args) -> stdout lines``."""
     import pyspark
+    from sae.connector import spec_java
     jars = Path(pyspark.__file__).parent / "jars"
     jvm = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
     sources = [ROOT / "tests" / "connector" / "ProtocolVectors.java", jvm / "Protocol.java", jvm / "Filters.java"]
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:16]
+    generated = spec_java.render()
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + generated.encode()).hexdigest()[:16]
     out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"java-vectors-{key}"
     if not out.exists():
         tmp = out.with_suffix(".tmp")
+        spec = tmp.with_name(tmp.name + "-src") / spec_java.FILE
+        spec.parent.mkdir(parents=True, exist_ok=True)
+        spec.write_text(generated)
         subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", f"{jars}/*", "-d", str(tmp),
-                        *map(str, sources)], check=True, capture_output=True)
+                        *map(str, sources), str(spec)], check=True, capture_output=True)
         tmp.replace(out)
-    r = subprocess.run(["java", "-cp", f"{out}:{jars}/*", "ProtocolVectors", str(VECTORS / "requests.json")],
-                       capture_output=True, text=True, check=True)
-    return dict(line.split(" ", 1) for line in r.stdout.splitlines())
+
+    def run(*args: str) -> list[str]:
+        r = subprocess.run(["java", "-cp", f"{out}:{jars}/*", "ProtocolVectors", *args],
+                           capture_output=True, text=True, check=True)
+        return r.stdout.splitlines()
+    return run
+
+
+@pytest.fixture(scope="session")
+def java_vectors(java_protocol):
+    """``name -> output`` of ProtocolVectors on the request vectors: "<vector> <hex>",
+    "spark:<case> <hex>|kept" and "const:<name> <value>" lines."""
+    return dict(line.split(" ", 1) for line in java_protocol(str(VECTORS / "requests.json")))

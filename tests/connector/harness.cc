@@ -2,9 +2,12 @@
 // vectors. Reads commands from stdin, one per line, answers one line each:
 //   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> <cols,comma> <expr>
 //                                  | err <errno> <message>
-//   scan <parquet> <hex> <out>  -> ok <bytes> (reply written to <out>) | err <errno> <message>
+//   scan <parquet> <hex> <out>  -> ok <bytes> (reply as the class sends it, stats header and IPC
+//                                  stream, written to <out>) | err <errno> <message>
 //   schema <parquet> <out>      -> ok <bytes> (schema-only IPC stream written to <out>) | err ...
 //   fuzz <parquet> <hex> <n> <seed> -> ok <parsed> <scanned> <errors> (mutated requests, no crash)
+//   constants                   -> the protocol constants this build uses, one "<name> <value>" line
+//                                  each, then "end"
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -12,6 +15,7 @@
 
 #include <arrow/compute/initialize.h>
 #include <arrow/io/file.h>
+#include <arrow/io/memory.h>
 
 #include "scan_core.h"
 
@@ -58,14 +62,18 @@ int main() {
                 << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);
-      std::shared_ptr<arrow::Buffer> reply;
-      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &reply, &err)) {
+      auto stream = *arrow::io::BufferOutputStream::Create();
+      sae::scan::Meter meter;
+      uint16_t body = 0;
+      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, stream, &body, &err)) {
         std::cout << "err " << err.code << " " << err.message << std::endl;
         continue;
       }
+      std::string header = sae::scan::EncodeReplyHeader(meter.Finish(), body);
+      auto reply = *stream->Finish();
       auto out = *arrow::io::FileOutputStream::Open(c);
-      if (!out->Write(reply).ok() || !out->Close().ok()) return 3;
-      std::cout << "ok " << reply->size() << std::endl;
+      if (!out->Write(header.data(), header.size()).ok() || !out->Write(reply).ok() || !out->Close().ok()) return 3;
+      std::cout << "ok " << header.size() + reply->size() << std::endl;
     } else if (cmd == "schema") {
       std::shared_ptr<arrow::Buffer> reply;
       if (!sae::scan::Schema(Open(a), &reply, &err)) {
@@ -90,13 +98,27 @@ int main() {
           }
         }
         sae::scan::Request r;
-        std::shared_ptr<arrow::Buffer> reply;
+        sae::scan::Meter meter;
         if (!Parse(m, &r, &err)) { ++errors; continue; }
         ++parsed;
         r.max_reply = 1 << 20;
-        if (sae::scan::Scan(Open(a), r, &reply, &err)) ++scanned; else ++errors;
+        auto stream = *arrow::io::BufferOutputStream::Create();
+        uint16_t body = 0;
+        if (sae::scan::Scan(Open(a), r, &meter, stream, &body, &err)) ++scanned; else ++errors;
       }
       std::cout << "ok " << parsed << " " << scanned << " " << errors << std::endl;
+    } else if (cmd == "constants") {
+      namespace pr = sae::protocol;
+      std::cout << "version " << pr::kVersion << "\n"
+                << "request_magic " << std::string(pr::kRequestMagic, 4) << "\n"
+                << "reply_magic " << std::string(pr::kReplyMagic, 4) << "\n"
+                << "error_magic " << std::string(pr::kErrorMagic, 4) << "\n"
+                << "errors_in_band " << pr::kFlagErrorsInBand << "\n"
+                << "default_batch_rows " << pr::kDefaultBatchRows << "\n"
+                << "max_batch_rows " << pr::kMaxBatchRows << "\n"
+                << "max_filter_depth " << pr::kMaxFilterDepth << "\n";
+      for (int i = 0; i < pr::kStatCount; ++i) std::cout << "stat " << pr::kStatNames[i] << "\n";
+      std::cout << "end" << std::endl;
     } else {
       std::cout << "err 22 unknown command" << std::endl;
     }

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sae.connector.protocol import Request, decode_error
+from sae.connector.protocol import Request, decode_error, decode_reply
 
 def ceph_bindings():
     """Debian's ``rados`` and ``cephfs`` modules (python3-rados/-cephfs), loaded into this Python."""
@@ -90,8 +90,12 @@ def test_vectors_through_every_osd(ioctx, vectors, ceph_cluster):
                 assert ret >= 0 and err is not None and err.errno == v["errno"], (oid, v["name"])
                 continue
             assert err is None, (oid, v["name"], err)
-            table = pa.ipc.open_stream(pa.py_buffer(out)).read_all()
+            reply = decode_reply(out)
+            table = pa.ipc.open_stream(reply.stream).read_all()
             assert table.column_names == v["columns"] and table.to_pylist() == v["rows"], (oid, v["name"])
+            st = reply.stats   # the OSD's own measurement of the call
+            assert (st["rows_in"], st["rows_out"], st["reply_bytes"]) == (40, len(v["rows"]), len(reply.stream))
+            assert st["read_calls"] >= 2 and st["read_bytes"] > 0 and 0 < st["read_ns"] < st["total_ns"], st
 
 
 def test_schema_method_answers_the_files_arrow_schema(ioctx):
@@ -151,4 +155,4 @@ def test_malformed_requests_leave_every_osd_up(ioctx, vectors, ceph_cluster):
     assert after == before, "an OSD went down or the OSD map changed"
     for n in names:   # and every OSD still scans correctly
         ret, out = scan(io, n, Request(columns=["id"]).encode())
-        assert pa.ipc.open_stream(pa.py_buffer(out)).read_all().num_rows == 40
+        assert pa.ipc.open_stream(decode_reply(out).stream).read_all().num_rows == 40

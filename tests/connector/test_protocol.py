@@ -1,5 +1,7 @@
-"""The scan protocol on both sides, without Ceph: the Python codec and the C++ core (through the
-harness) against the shared vectors in tests/vectors/scan."""
+"""The scan protocol on every side, without Ceph: the Python codec, the Java data source's
+encoder and decoder and the C++ core (through the harness), all built from the one spec
+(rados_deploy/rados_deploy/cls/scan_protocol.json), against each other and the shared vectors in
+tests/vectors/scan."""
 import errno
 from pathlib import Path
 
@@ -7,9 +9,43 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sae.connector.protocol import ProtocolError, Request, decode_error, decode_request, to_expression
+from rados_deploy import scan_protocol
+from sae.connector import protocol
+from sae.connector.protocol import (STATS, ProtocolError, Request, decode_error, decode_reply, decode_request,
+                                    to_expression)
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
+SPEC = scan_protocol.SPEC
+
+
+def test_every_side_speaks_the_spec(harness, java_vectors):
+    """C++ (protocol.h as the class build renders it), Java (ProtocolSpec.java as the jar build
+    renders it) and Python take the same constants from the spec."""
+    lines = harness("constants")
+    cxx = dict(line.split(" ", 1) for line in lines[:lines.index("end")] if not line.startswith("stat "))
+    assert cxx == {"version": str(SPEC.version), "request_magic": SPEC.request_magic.decode(),
+                   "reply_magic": SPEC.reply_magic.decode(), "error_magic": SPEC.error_magic.decode(),
+                   "errors_in_band": str(SPEC.flags["errors_in_band"]),
+                   "default_batch_rows": str(SPEC.default_batch_rows), "max_batch_rows": str(SPEC.max_batch_rows),
+                   "max_filter_depth": str(SPEC.max_filter_depth)}
+    assert [line.split()[1] for line in lines if line.startswith("stat ")] == list(SPEC.stat_names)
+    java = {k[len("const:"):]: v for k, v in java_vectors.items() if k.startswith("const:")}
+    assert java == {"version": str(SPEC.version), "errors_in_band": str(SPEC.flags["errors_in_band"]),
+                    "codecs": ",".join(SPEC.codecs), "cmp_ops": ",".join(SPEC.cmp_ops),
+                    "stats": ",".join(SPEC.stat_names)}
+    assert (protocol.VERSION, protocol.MAGIC, protocol.REPLY_MAGIC, protocol.ERROR_MAGIC, list(protocol.CODECS),
+            protocol.CMP_OPS, STATS) == (SPEC.version, SPEC.request_magic, SPEC.reply_magic, SPEC.error_magic,
+                                         list(SPEC.codecs), SPEC.cmp_ops, SPEC.stat_names)
+
+
+def test_bad_spec_is_one_line_naming_the_file(tmp_path):
+    bad = tmp_path / "scan_protocol.json"
+    bad.write_text(scan_protocol.spec_path().read_text().replace('"version": 2', '"version": "two"'))
+    with pytest.raises(scan_protocol.UsageError, match=rf"^{bad}: not a valid scan protocol spec \(version must"):
+        scan_protocol.load(bad)
+    bad.write_text("{")
+    with pytest.raises(scan_protocol.UsageError, match=rf"^{bad}: not a valid"):
+        scan_protocol.load(bad)
 
 
 
@@ -82,9 +118,87 @@ def test_cxx_scan_results_match_vectors(vectors, harness, tmp_path):
             assert line.startswith(f"err {v['errno']} "), (v["name"], line)
             continue
         assert line.startswith("ok "), (v["name"], line)
-        table = pa.ipc.open_stream(pa.py_buffer((tmp_path / v["name"]).read_bytes())).read_all()
+        table = pa.ipc.open_stream(decode_reply((tmp_path / v["name"]).read_bytes()).stream).read_all()
         assert table.column_names == v["columns"], v["name"]
         assert table.to_pylist() == v["rows"], v["name"]
+
+
+def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, java_protocol, tmp_path):
+    """Every reply's stats: rows and batches in and out, bytes read and returned, phase times that
+    add up to at most the call's CPU time; Java decodes the same numbers."""
+    _, results = vectors
+    good = [v for v in results if "errno" not in v]
+    sample = VECTORS / "sample.parquet"
+    harness(*(f"scan {sample} {v['hex']} {tmp_path / v['name']}" for v in good))
+    java = {line.split(" ")[0]: line.split(" ")[1:] for line in
+            java_protocol("--reply", *(str(tmp_path / v["name"]) for v in good))}
+    for v in good:
+        raw = (tmp_path / v["name"]).read_bytes()
+        reply = decode_reply(raw)
+        st = reply.stats
+        batches = list(pa.ipc.open_stream(reply.stream))
+        req = decode_request(bytes.fromhex(v["hex"]))
+        assert st["rows_in"] == 40 and st["rows_out"] == len(v["rows"]), v["name"]
+        assert st["batches_out"] == len(batches) and st["batches_in"] == -(-40 // (req.batch_rows or 65536)), v["name"]
+        # the footer is read whole-file-or-64-KiB first, then the column chunks: small files twice
+        assert st["reply_bytes"] == len(reply.stream) and 0 < st["read_bytes"] <= 2 * sample.stat().st_size, v["name"]
+        assert st["read_calls"] >= 2 and st["wall_ns"] > 0, v["name"]   # footer, column chunks
+        phases = sum(st[k] for k in STATS if k.endswith("_ns") and k not in ("total_ns", "wall_ns"))
+        assert 0 < phases <= st["total_ns"], v["name"]
+        assert (st["compress_ns"] > 0) == (req.codec != "none"), v["name"]
+        values, stream_bytes, body = java[str(tmp_path / v["name"])]
+        assert body == reply.body == "arrow_ipc", v["name"]
+        assert dict(kv.split("=") for kv in values.split(",")) == {k: str(n) for k, n in st.items()}, v["name"]
+        assert int(stream_bytes) == len(reply.stream)
+
+
+def test_whole_object_when_every_column_is_asked_for_and_every_row_passes(harness, java_protocol, tmp_path):
+    """The object itself is the reply (no decode, no re-encode) only when the statistics promise
+    and the filter column confirms that every row passes, and every column was asked for."""
+    sample = VECTORS / "sample.parquet"
+    nan = tmp_path / "nan.parquet"   # statistics leave NaN out: max 2.0 < 3, yet the NaN row fails
+    pq.write_table(pa.table({"x": [1.0, float("nan"), 2.0], "y": [1, 2, 3]}), nan)
+    cases = {"all_pass": (sample, Request(flags=3, filter={"and": [{"is_not_null": "id"},   # a column named twice
+                                                                   {"cmp": "<", "column": "id", "value": 1000}]})),
+             "no_filter": (sample, Request(flags=3)),
+             "some_columns": (sample, Request(columns=["id"], flags=3)),
+             "not_flagged": (sample, Request(filter={"cmp": "<", "column": "id", "value": 1000})),
+             "nan": (nan, Request(flags=3, filter={"cmp": "<", "column": "x", "value": 3.0}))}
+    lines = harness(*(f"scan {f} {r.encode().hex()} {tmp_path / name}" for name, (f, r) in cases.items()))
+    assert all(line.startswith("ok ") for line in lines), lines
+    got = {name: decode_reply((tmp_path / name).read_bytes()) for name in cases}
+    assert {n: r.body for n, r in got.items()} == {"all_pass": "parquet", "no_filter": "parquet", "some_columns":
+                                                    "arrow_ipc", "not_flagged": "arrow_ipc", "nan": "arrow_ipc"}
+    for name in ("all_pass", "no_filter"):
+        r = got[name]
+        assert bytes(r.stream) == sample.read_bytes()
+        assert (r.stats["rows_out"], r.stats["batches_out"], r.stats["reply_bytes"]) == (40, 0, sample.stat().st_size)
+        assert r.stats["encode_ns"] == 0 and r.stats["compress_ns"] == 0
+    assert got["all_pass"].stats["rows_in"] == 40 and got["no_filter"].stats["rows_in"] == 0   # checked / not needed
+    assert pa.ipc.open_stream(got["nan"].stream).read_all().column("x").to_pylist() == [1.0, 2.0]
+    java = dict(line.split(" ", 1) for line in java_protocol("--reply", str(tmp_path / "all_pass")))
+    assert java[str(tmp_path / "all_pass")].endswith(f" {sample.stat().st_size} parquet")
+
+
+def test_an_older_class_reply_is_refused_in_one_line(harness, java_protocol, tmp_path):
+    """A plain IPC stream (a protocol-1 class's reply) names the fix on both client sides."""
+    stream = tmp_path / "v1-reply"
+    harness(f"scan {VECTORS / 'sample.parquet'} {Request(columns=['id']).encode().hex()} {stream}")
+    stream.write_bytes(bytes(decode_reply(stream.read_bytes()).stream))
+    with pytest.raises(ProtocolError, match=r"^reply does not start with SAER: the OSDs run an older sae class "
+                                            r"than protocol 2; reinstall it \(rados_deploy install_class\)$"):
+        decode_reply(stream.read_bytes())
+    line, = java_protocol("--reply", str(stream))
+    assert line.endswith(" error the reply does not carry protocol 2 stats: the OSDs run an older sae class; "
+                         "reinstall it (rados_deploy install_class)")
+
+
+def test_an_older_client_is_refused_in_one_line(harness):
+    old = bytearray(Request(columns=["id"]).encode())
+    old[4:6] = (1).to_bytes(2, "little")
+    line, = harness(f"parse {bytes(old).hex()}")
+    assert line == (f"err {errno.EPROTONOSUPPORT} request protocol version 1 is not supported (this class speaks 2); "
+                    "rebuild the client against this class's scan_protocol.json")
 
 
 def test_vectors_agree_with_pyarrow_filtering(vectors):
@@ -102,8 +216,20 @@ def test_vectors_agree_with_pyarrow_filtering(vectors):
 def test_batches_are_bounded(harness, tmp_path):
     req = Request(columns=["id"], batch_rows=7)
     harness(f"scan {VECTORS / 'sample.parquet'} {req.encode().hex()} {tmp_path / 'o'}")
-    batches = list(pa.ipc.open_stream(pa.py_buffer((tmp_path / "o").read_bytes())))
+    batches = list(pa.ipc.open_stream(decode_reply((tmp_path / "o").read_bytes()).stream))
     assert len(batches) == 6 and max(b.num_rows for b in batches) == 7
+
+
+def test_small_kept_batches_are_coalesced(harness, tmp_path):
+    """A selective filter keeps a few rows of each scanned batch: they go out together, in order,
+    once they fill a batch (fewer IPC messages and per-buffer work on both sides)."""
+    req = Request(columns=["id"], batch_rows=10, filter={"in": "small", "values": [0, 3]})
+    harness(f"scan {VECTORS / 'sample.parquet'} {req.encode().hex()} {tmp_path / 'o'}")
+    reply = decode_reply((tmp_path / "o").read_bytes())
+    batches = list(pa.ipc.open_stream(reply.stream))
+    assert [b.num_rows for b in batches] == [12]
+    assert batches[0].column("id").to_pylist() == [i for i in range(40) if i % 7 in (0, 3)]
+    assert (reply.stats["batches_in"], reply.stats["batches_out"]) == (4, 1)
 
 
 def test_not_parquet_is_an_error(harness, tmp_path):

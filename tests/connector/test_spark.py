@@ -30,14 +30,28 @@ def mounted(spark_cluster, ceph_cluster):
 
 
 @pytest.fixture(scope="module")
-def answers(spark_cluster, spec, mounted, taxi_dataset, tmp_path_factory):
+def event_log_dir(tmp_path_factory):
+    """Where the correctness application writes Spark's event log (local hosts share the disk)."""
+    return tmp_path_factory.mktemp("events")
+
+
+@pytest.fixture(scope="module")
+def answers(spark_cluster, spec, mounted, taxi_dataset, tmp_path_factory, event_log_dir):
     thresholds = {k: taxi_dataset.threshold(f) for k, f in SELECTIVITIES.items()}
     cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mounted.details['mountpoint']}{taxi_dataset.dest}",
            "options": spec.options, "register": spec.register, "thresholds": thresholds}
-    result = spark_cluster.submit(str(APP), args=[json.dumps(cfg)], log_dir=tmp_path_factory.mktemp("logs"),
-                                  **spec.submit_kwargs())
+    kwargs = spec.submit_kwargs()
+    kwargs["conf"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{event_log_dir}",
+                           "spark.eventLog.compress": "false"})   # Spark 4 compresses it by default
+    result = spark_cluster.submit(str(APP), args=[json.dumps(cfg)], log_dir=tmp_path_factory.mktemp("logs"), **kwargs)
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("sae-result "))
     return json.loads(line[len("sae-result "):]), taxi_dataset
+
+
+@pytest.fixture(scope="module")
+def event_logs(answers, event_log_dir):
+    """The text of the correctness application's event log files."""
+    return [p.read_text(errors="replace") for p in Path(event_log_dir).rglob("*") if p.is_file()]   # rolling: a dir per app
 
 
 def same(a, b) -> bool:
@@ -133,6 +147,41 @@ def test_repeated_queries_on_one_dataframe_stay_exact(answers):
 def test_sql_view_using_the_source(answers):
     out = answers[0]
     assert same(out["sql_using"], out["repeated"]["vanilla"][out["repeated"]["queries"].index("sql-lt1")])
+
+
+def test_scan_metrics_sum_the_class_replies_and_show_in_sparks_ui(answers, event_logs):
+    """The connector's custom metrics per query: the class scanned every row of every object
+    once and returned what the query counted; no-offload returned every row; Spark's UI (REST
+    view of the SQL tab) and its event log show them."""
+    m, data = answers[0]["metrics"], answers[1]
+    objects = len(data.files)
+    for reader, rows_out in (("offload", m["offload"]["rows"]), ("no-offload", data.rows)):
+        scan = m[reader]["scan"]
+        assert (scan["rows_in"], scan["rows_out"], scan["calls"]) == (data.rows, rows_out, objects), (reader, scan)
+        assert scan["batches_in"] >= objects and 0 < scan["batches_out"] <= scan["batches_in"], (reader, scan)
+        assert 0 < scan["read_bytes"] and 0 < scan["reply_bytes"], (reader, scan)
+        phases = sum(scan[k] for k in ("read_ns", "decode_ns", "filter_ns", "project_ns", "encode_ns", "compress_ns",
+                                       "reply_ns"))
+        assert 0 < phases <= scan["total_ns"] <= scan["wall_ns"], (reader, scan)
+    assert m["offload"]["scan"]["reply_bytes"] < m["no-offload"]["scan"]["reply_bytes"]
+    assert m["vanilla"] == {}
+    ui = m["ui"]   # the last sae-ceph scan: no-offload
+    assert ui["sae OSD: rows returned (count)"] == str(data.rows) and ui["sae object class calls made (count)"] == \
+        str(objects), ui
+    assert float(ui["sae OSD: CPU time decoding Parquet (footer and column chunks), reads excluded (ms)"]) > 0
+    assert any("sae OSD: rows returned (count)" in text for text in event_logs), "no custom metric in the event log"
+
+
+def test_whole_objects_give_the_rows_arrow_replies_give(answers):
+    """At 100 % with every column, the class sends each object as stored and Spark's Parquet
+    reader decodes it: every row's hash over every column equals Arrow IPC's, no-offload's and
+    vanilla's."""
+    w, data = answers[0]["whole"], answers[1]
+    assert w["offload"]["rows"] == w["ipc"]["rows"] == w["no-offload"]["rows"] == w["vanilla"]["rows"], w
+    assert w["offload"]["rows"][0] == data.rows
+    assert w["offload"]["scan"]["whole_objects"] == len(data.files) == w["offload"]["scan"]["calls"]
+    assert w["ipc"]["scan"]["whole_objects"] == 0 == w["no-offload"]["scan"]["whole_objects"]
+    assert w["offload"]["scan"]["encode_ns"] == 0 < w["ipc"]["scan"]["encode_ns"]
 
 
 def test_build_and_mount_are_idempotent(spark_cluster, ceph_cluster, spec, mounted):

@@ -184,6 +184,18 @@ def test_counters_hold_the_cpu_seconds_of_a_burn(mon, burn, tmp_path):
     assert used["node3"] < 0.3 * cpu_seconds, used
 
 
+def test_counters_say_when_each_value_was_read(mon, burn, tmp_path):
+    """The cgroup CPU time a scrape returns was read by the exporter up to its interval earlier;
+    counters.parquet keeps that time (rates are drawn between read times), the network
+    counters' read time is their scrape."""
+    t0, t1, _ = burn
+    c = pd.read_parquet(mon.export(t0, t1, tmp_path / "read", metrics=["cpu"]).out_dir / "counters.parquet")
+    cpu, net = c[c.counter == "cpu_seconds"], c[c.counter != "cpu_seconds"]
+    lag = cpu["timestamp"] - cpu["measured"]
+    assert (lag >= -0.05).all() and (lag <= mon.options.vhost_interval + 0.5).all(), lag.describe()
+    assert lag.max() > 0.01 and (net["measured"] == net["timestamp"]).all()
+
+
 def test_export_subset_iso_times(mon, burn, tmp_path):
     t0, t1, cpu_seconds = burn
     iso = [pd.Timestamp(t, unit="s", tz="UTC").isoformat() for t in (t0, t1)]

@@ -9,6 +9,7 @@ import pytest
 from fixtures.ceph import client_python, kill_daemon
 from metareserve import RemoteError, node_agent
 from rados_deploy.objclass import SOFTWARE_ROOT, build_key, sources
+from rados_deploy.scan_protocol import SPEC
 
 RADOS_RW = """
 import json, os, rados
@@ -81,7 +82,7 @@ def test_class_version_answers_through_every_osd(ceph_cluster):
     versions = ceph_cluster.class_version()
     assert sorted(versions) == ["node1/osd.0", "node2/osd.1", "node3/osd.2"]
     for reply in versions.values():
-        assert reply["class"] == "sae" and reply["protocol"] == 1 and reply["arrow"] == "26.0.1"
+        assert reply["class"] == "sae" and reply["protocol"] == SPEC.version and reply["arrow"] == "26.0.1"
 
 
 def test_class_echo(ceph_cluster):
@@ -173,7 +174,7 @@ def test_changed_class_restarts_osds_and_picks_up_extra_methods(ceph_cluster, tm
     """A cls/*.cc defining sae_register_extra_methods is built in; OSDs that loaded the old class
     restart; a throwing method fails the call with EIO instead of killing the OSD."""
     src = resources.files("rados_deploy").joinpath("cls")
-    for name in ("sae.cc", "protocol.h", "sae_cls.h"):
+    for name in ("sae.cc", "sae_cls.h"):   # protocol.h is rendered from the spec
         (tmp_path / name).write_text(src.joinpath(name).read_text())
     (tmp_path / "extra.cc").write_text(EXTRA_METHODS)
     try:
@@ -192,7 +193,7 @@ def test_a_class_that_does_not_compile_is_one_line_and_leaves_no_build(ceph_clus
     """The OSDs keep the class they run; the failed build's directory is removed (its lock file,
     shared by concurrent builds, stays)."""
     src = resources.files("rados_deploy").joinpath("cls")
-    for name in ("sae.cc", "protocol.h", "sae_cls.h"):
+    for name in ("sae.cc", "sae_cls.h"):   # protocol.h is rendered from the spec
         (tmp_path / name).write_text(src.joinpath(name).read_text())
     (tmp_path / "broken.cc").write_text("this is not C++;\n")
     root = f"{SOFTWARE_ROOT}/cls/{build_key(sources(tmp_path))}"

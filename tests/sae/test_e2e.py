@@ -81,8 +81,11 @@ def test_tiny_selectivity_end_to_end(env):
         df["link_rate_measured_bps"]
     assert (df["compute_cores_measured"] > 0.3).all() and (df["storage_cores_measured"] > 0.3).all()
     assert "capacities, declared / measured: compute cores 1 / " in (run / "report" / "summary.txt").read_text()
-    for png in ("selectivity.png", "compute-side.png", "resources-cpu.png", "resources-net.png"):
+    for png in ("selectivity.png", "compute-side.png", "resources-cpu.png", "resources-net.png", "storage-phases.png",
+                "storage-ops.png"):
         assert (run / "report" / png).stat().st_size > 10_000
+    storage_work_is_per_repetition(df[~df.warmup], total)
+    storage_work_lies_in_its_window(run, df[~df.warmup])
     assert (run / "report" / "index.html").stat().st_size > 50_000
     # the run marker was published live: Prometheus holds one window per repetition
     windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
@@ -99,6 +102,48 @@ def test_tiny_selectivity_end_to_end(env):
     assert secrets
     leaks = [str(f) for f in run.rglob("*") if f.is_file() and any(x.encode() in f.read_bytes() for x in secrets)]
     assert leaks == [], f"secrets written into {leaks}"
+
+
+def storage_work_is_per_repetition(df: pd.DataFrame, total: int) -> None:
+    """Every reader's storage operations from the OSDs' counters (vanilla's through ceph-fuse
+    too); the sae-ceph readers' class phases and counts from the connector's metrics."""
+    assert (df["osd_read_ops"] > 0).all(), df[["point", "repetition", "osd_read_ops"]]
+    bluestore = df["store"] == "bluestore"   # memstore has no store counters
+    assert (df.loc[bluestore, "osd_store_read_bytes"] > 0).all() and df.loc[~bluestore, "osd_store_read_bytes"].isna().all()
+    sae_ceph = df[df.reader != "vanilla"]
+    assert (sae_ceph["cls_rows_in"] == total).all()
+    assert (sae_ceph["cls_rows_out"] == sae_ceph["rows_out"].where(sae_ceph.reader == "offload", total)).all()
+    assert (sae_ceph["cls_calls"] <= sae_ceph["osd_read_ops"]).all()   # each call is one of the OSDs' read ops
+    store = sae_ceph[sae_ceph["store"] == "bluestore"]
+    assert (store["cls_read_bytes"] <= 1.1 * store["osd_store_read_bytes"]).all()
+    assert df.loc[df.reader == "vanilla", "cls_total_s"].isna().all()
+
+
+def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
+    """The report draws each host's CPU over the interval it was measured in: after the reading
+    that closes a query's window, the storage host (node1) is back to idle until the next query
+    (drawn at the scrape times, the cgroup exporter's lag pushed query work past it)."""
+    from sae.report import host_rates
+    queries = sorted((e["start"], e["end"]) for f in (run / "raw").glob("*.jsonl") if not f.name.endswith(".ceph.jsonl")
+                     for e in map(json.loads, f.read_text().splitlines()) if e.get("event") == "rep")
+    checked = 0
+    for row in df.itertuples():
+        later = [s for s, _ in queries if s > row.end]
+        if not later:
+            continue
+        c = pd.read_parquet(run / "metrics" / row.point / f"rep{row.repetition}" / "counters.parquet")
+        cpu = c[(c.counter == "cpu_seconds") & (c.node == "node1")]
+        closing = cpu.loc[cpu["measured"] >= row.end, "measured"].min()   # the reading that closes the window
+        quiet = min(later) - closing
+        if not quiet >= 0.5:
+            continue
+        t, rates = host_rates(c, row.start, row.end, pad=float(min(later) - row.start) - (row.end - row.start))
+        after = (t + row.start >= closing) & (t + row.start < min(later))
+        during = (t >= 0) & (t <= row.end - row.start)
+        idle = rates["cpu_seconds"]["node1"][after].mean()
+        assert idle < 0.3, (row.point, row.repetition, idle, rates["cpu_seconds"]["node1"][during].mean())
+        checked += 1
+    assert checked >= len(df) // 2, checked
 
 
 def _experiment(root: Path, name: str, selectivities, repetitions: int) -> Path:

@@ -13,12 +13,15 @@ Submitted by the sae runner with one argument, a JSON object::
 Each repetition loads the dataset afresh (pushed filters must not leak between queries), keeps
 rows with ``column < threshold`` and computes the row count plus an order-independent checksum
 over ``columns`` (every column when empty): the connector reads just the columns the query uses.
+For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
+query (the object class's phase times and counts, calls, reply waits; sae.storage_work).
 Events go to stdout prefixed ``sae-rep`` (the runner records them as they arrive) and, except
 ``start``, to ``out`` (fsynced; the runner reconciles from it): ``app`` (pids), ``point`` (a
 point begins), ``start`` (a query begins), ``rep`` (repetition, start/end epoch, init and compute
 seconds, rows, checksum; ``prewarm`` extra queries are ``"discarded": true``), ``point-end``
 (with ``error`` when a query of the point raised; the next point still runs).
-``pause`` seconds separate consecutive queries, across points too.
+``pause`` seconds separate consecutive queries, across points too, and precede the first (the
+controller reads the OSDs' counters in these pauses).
 """
 import importlib
 import json
@@ -48,12 +51,15 @@ def query(spark, cfg):
     if cfg["threshold"] is not None:
         df = df.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
     t1 = time.time()
-    row = df.agg(F.count(F.lit(1)).alias("rows"),
-                 F.sum(F.hash(*[F.col(c) for c in cfg.get("columns") or df.columns]).cast("long"))
-                 .alias("checksum")).collect()[0]
+    agg = df.agg(F.count(F.lit(1)).alias("rows"),
+                 F.sum(F.hash(*[F.col(c) for c in cfg.get("columns") or df.columns]).cast("long")).alias("checksum"))
+    row = agg.collect()[0]
     t2 = time.time()
-    return {"start": t0, "end": t2, "init_s": t1 - t0, "compute_s": t2 - t1, "total_s": t2 - t0,
-            "rows": int(row["rows"]), "checksum": int(row["checksum"] or 0)}
+    out = {"start": t0, "end": t2, "init_s": t1 - t0, "compute_s": t2 - t1, "total_s": t2 - t0,
+           "rows": int(row["rows"]), "checksum": int(row["checksum"] or 0)}
+    if cfg["format"] == "sae-ceph":
+        out["scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(agg._jdf))
+    return out
 
 
 def run_point(spark, cfg, out, pause_before):
@@ -76,7 +82,7 @@ def main(cfg):
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
     with open(cfg["out"], "a") as out:
         emit(out, {"event": "app", "pid": os.getpid(), "jvm_pid": os.getppid(), "time": time.time()})
-        pause = 0
+        pause = cfg.get("pause", 0)
         for point in cfg["points"]:
             point = dict(point, pause=cfg.get("pause", 0))
             emit(out, {"event": "point", "point": point["point"], "time": time.time()})

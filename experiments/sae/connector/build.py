@@ -6,10 +6,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 from metareserve import StageReport
 from metareserve.errors import UsageError
+
+from . import spec_java
 
 FORMAT = "sae-ceph"
 #: Debian packages every Spark node needs (``SparkOptions.system_packages``): JNA, whose jar goes
@@ -59,20 +63,27 @@ def jvm_sources() -> list[Path]:
     return sorted(p for p in _JVM.rglob("*") if p.is_file())
 
 
-def _digest(paths: list[Path]) -> str:
+def _digest(paths: list[Path], generated: str) -> str:
     h = hashlib.sha256()
     for p in sorted(paths):
         h.update(p.relative_to(_HERE).as_posix().encode() + b"\0" + p.read_bytes())
+    h.update(spec_java.FILE.encode() + b"\0" + generated.encode())
     return h.hexdigest()[:16]
 
 
 def connector_jar(spark, *, out_dir: Path | None = None, stage: str = "connector build") -> tuple[Path, bool]:
-    """The data source jar, compiled by spark_deploy on the driver node against that node's
-    Spark jars and JNA, cached by source digest; returns (local jar path, whether built now)."""
-    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources())}.jar"
+    """The data source jar (``jvm/`` plus ``ProtocolSpec.java`` rendered from the protocol spec),
+    compiled by spark_deploy on the driver node against that node's Spark jars and JNA, cached by
+    source digest; returns (local jar path, whether built now)."""
+    generated = spec_java.render()
+    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources(), generated)}.jar"
     if out.exists():
         return out, False
-    return spark.compile_jar(_JVM, out, classpath=[JNA_JAR], stage=stage), True
+    with tempfile.TemporaryDirectory(prefix="sae-connector-src-") as tmp:
+        src = Path(tmp) / "jvm"
+        shutil.copytree(_JVM, src)
+        (src / spec_java.FILE).write_text(generated)
+        return spark.compile_jar(src, out, classpath=[JNA_JAR], stage=stage), True
 
 
 def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpec:

@@ -1,4 +1,8 @@
-"""The scan request and reply of the sae object class, protocol version 1 (docs/protocol.md).
+"""The scan request and reply of the sae object class (docs/protocol.md).
+
+The protocol is defined once, in rados_deploy's ``cls/scan_protocol.json``
+(:mod:`rados_deploy.scan_protocol`): this codec reads its constants from there, as the class
+build (``protocol.h``) and the Java data source (``ProtocolSpec.java``) render theirs.
 
 A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
 
@@ -9,22 +13,37 @@ A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
 
 Literal values are bool, int (int64), float (float64) or str. The Spark side is Java
 (``jvm/sae/connector/Protocol.java``); this Python codec is the reference the test vectors are
-made and checked with. Needs only the standard library (and pyarrow for :func:`to_expression`).
+made and checked with. Needs only the standard library and rados_deploy (and pyarrow for
+:func:`to_expression`).
 """
 from __future__ import annotations
 
 import dataclasses
 import struct
 
-MAGIC = b"SAEQ"
-ERROR_MAGIC = b"SAEE"
-VERSION = 1
-FLAG_ERRORS_IN_BAND = 1
-CODECS = {"none": 0, "lz4": 1, "zstd": 2}
-CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
-_AND, _OR, _NOT, _CMP, _IS_NULL, _IS_NOT_NULL, _IN = 0x01, 0x02, 0x03, 0x10, 0x11, 0x12, 0x13
-_STRING_OPS = {"starts_with": 0x14, "ends_with": 0x15, "contains": 0x16}
+from rados_deploy.scan_protocol import SPEC
+
+MAGIC = SPEC.request_magic
+ERROR_MAGIC = SPEC.error_magic
+REPLY_MAGIC = SPEC.reply_magic
+VERSION = SPEC.version
+FLAG_ERRORS_IN_BAND = SPEC.flags["errors_in_band"]
+FLAG_WHOLE_OBJECT = SPEC.flags["whole_object"]
+"""The client also takes the object as stored (a Parquet file) when it asked for every column and
+every row passes (docs/protocol.md)."""
+BODIES = SPEC.bodies
+"""Formats of a successful reply's body: ``arrow_ipc`` (an IPC stream), ``parquet`` (the object)."""
+CODECS = {name: i for i, name in enumerate(SPEC.codecs)}
+CMP_OPS = SPEC.cmp_ops
+STATS = SPEC.stat_names
+"""Names of the numbers a successful reply carries, in wire order (units: ``SPEC.stats``)."""
+_NODES = SPEC.nodes
+_AND, _OR, _NOT, _CMP, _IS_NULL, _IS_NOT_NULL, _IN = (_NODES[k] for k in ("and", "or", "not", "cmp", "is_null",
+                                                                         "is_not_null", "in"))
+_STRING_OPS = {k: _NODES[k] for k in ("starts_with", "ends_with", "contains")}
+_LIT = SPEC.literals
 _HEADER = struct.Struct("<4sHHB3xIQ")
+_REPLY_HEAD = struct.Struct("<4sHH")
 
 
 class ProtocolError(ValueError):
@@ -71,14 +90,14 @@ def _name(column: str) -> bytes:
 
 def _literal(v) -> bytes:
     if isinstance(v, bool):
-        return struct.pack("<BB", 1, v)
+        return struct.pack("<BB", _LIT["bool"], v)
     if isinstance(v, int):
-        return struct.pack("<Bq", 2, v)
+        return struct.pack("<Bq", _LIT["int64"], v)
     if isinstance(v, float):
-        return struct.pack("<Bd", 3, v)
+        return struct.pack("<Bd", _LIT["float64"], v)
     if isinstance(v, str):
         b = v.encode()
-        return struct.pack("<BI", 4, len(b)) + b
+        return struct.pack("<BI", _LIT["string"], len(b)) + b
     raise ValueError(f"literal {v!r} of type {type(v).__name__} cannot be encoded")
 
 
@@ -137,20 +156,20 @@ class _Reader:
 
     def literal(self):
         (t,) = self.unpack("B", "literal type")
-        if t == 1:
+        if t == _LIT["bool"]:
             return self.unpack("B", "bool literal")[0] != 0
-        if t == 2:
+        if t == _LIT["int64"]:
             return self.unpack("q", "int64 literal")[0]
-        if t == 3:
+        if t == _LIT["float64"]:
             return self.unpack("d", "float64 literal")[0]
-        if t == 4:
+        if t == _LIT["string"]:
             (n,) = self.unpack("I", "string literal length")
             return _text(self.take(n, "string literal"), "string literal")
         raise ProtocolError(f"unknown literal type {t}")
 
     def node(self, depth: int = 0) -> dict:
-        if depth > 64:
-            raise ProtocolError("filter nested deeper than 64")
+        if depth > SPEC.max_filter_depth:
+            raise ProtocolError(f"filter nested deeper than {SPEC.max_filter_depth}")
         (tag,) = self.unpack("B", "filter node")
         if tag in (_AND, _OR):
             (n,) = self.unpack("H", "child count")
@@ -195,7 +214,7 @@ def decode_request(data: bytes) -> Request:
         raise ProtocolError("not a sae scan request (bad magic)")
     if version != VERSION:
         raise ProtocolError(f"request protocol version {version} is not supported")
-    if flags & ~FLAG_ERRORS_IN_BAND:
+    if flags & ~sum(SPEC.flags.values()):
         raise ProtocolError("unknown flags")
     names = {v: k for k, v in CODECS.items()}
     if codec not in names:
@@ -214,6 +233,36 @@ def decode_request(data: bytes) -> Request:
         raise ProtocolError(f"{len(data) - r.off} trailing bytes")
     return Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows,
                    max_reply=max_reply, flags=flags)
+
+
+@dataclasses.dataclass
+class Reply:
+    """A successful scan reply: the call's ``stats`` (:data:`STATS` → int), its body (a
+    memoryview into the reply) and the body's format (:data:`BODIES`: ``arrow_ipc``, or
+    ``parquet`` for a whole object)."""
+
+    stats: dict
+    stream: memoryview
+    body: str = "arrow_ipc"
+
+
+def decode_reply(reply: bytes) -> Reply:
+    """Split a successful reply into stats and IPC stream; :class:`ScanError` for an error frame,
+    :class:`ProtocolError` for anything else (e.g. a version-1 class, which sends no stats)."""
+    err = decode_error(reply)
+    if err is not None:
+        raise err
+    view = memoryview(reply)
+    if len(view) < _REPLY_HEAD.size or bytes(view[:4]) != REPLY_MAGIC:
+        raise ProtocolError(f"reply does not start with {REPLY_MAGIC.decode()}: the OSDs run an older sae class "
+                            f"than protocol {VERSION}; reinstall it (rados_deploy install_class)")
+    _, count, body = _REPLY_HEAD.unpack_from(view)
+    end = _REPLY_HEAD.size + 8 * count
+    if count < len(STATS) or len(view) < end or body >= len(BODIES):
+        raise ProtocolError(f"reply header holds {count} stats in {len(view)} bytes and body format {body}; "
+                            f"protocol {VERSION} has {len(STATS)} stats and {len(BODIES)} formats")
+    values = struct.unpack_from(f"<{count}Q", view, _REPLY_HEAD.size)
+    return Reply(dict(zip(STATS, values)), view[end:], BODIES[body])
 
 
 def decode_error(reply: bytes) -> ScanError | None:

@@ -1,7 +1,9 @@
 // The `scan` method of the sae object class: reads its object as Parquet through cls_cxx_read
 // (only the byte ranges the projection and filter need), filters and projects in batches with
-// Arrow compute and replies with an Arrow IPC stream. Request and reply: docs/protocol.md.
+// Arrow compute and replies with the call's stats and an Arrow IPC stream. Request and reply:
+// docs/protocol.md.
 #include <cerrno>
+#include <climits>
 
 #include <arrow/buffer.h>
 #include <arrow/io/interfaces.h>
@@ -11,6 +13,43 @@
 #include "scan_core.h"
 
 namespace {
+
+// An Arrow buffer over a bufferlist's memory, owning the bufferlist.
+class BufferlistBuffer : public arrow::Buffer {
+ public:
+  explicit BufferlistBuffer(ceph::bufferlist bl) : arrow::Buffer(nullptr, 0), bl_(std::move(bl)) {
+    if (bl_.length() > 0) {
+      data_ = reinterpret_cast<const uint8_t*>(bl_.c_str());   // rebuilds into one piece if needed
+      size_ = capacity_ = bl_.length();
+    }
+  }
+
+ private:
+  ceph::bufferlist bl_;
+};
+
+// The reply's IPC stream, written straight into the OSD's reply bufferlist (no growing buffer to
+// copy out of afterwards).
+class BufferlistStream : public arrow::io::OutputStream {
+ public:
+  explicit BufferlistStream(ceph::bufferlist* bl) : bl_(bl) {}
+
+  arrow::Status Close() override {
+    closed_ = true;
+    return arrow::Status::OK();
+  }
+  bool closed() const override { return closed_; }
+  arrow::Result<int64_t> Tell() const override { return static_cast<int64_t>(bl_->length()); }
+  arrow::Status Write(const void* data, int64_t nbytes) override {
+    if (nbytes > static_cast<int64_t>(UINT_MAX - bl_->length())) return arrow::Status::IOError("reply over 4 GiB");
+    bl_->append(static_cast<const char*>(data), static_cast<unsigned>(nbytes));
+    return arrow::Status::OK();
+  }
+
+ private:
+  ceph::bufferlist* bl_;
+  bool closed_ = false;
+};
 
 // The object as a random-access file; every read is a cls_cxx_read in the calling op thread.
 class ObjectFile : public arrow::io::RandomAccessFile {
@@ -50,12 +89,16 @@ class ObjectFile : public arrow::io::RandomAccessFile {
     bl.begin().copy(static_cast<unsigned>(n), static_cast<char*>(out));
     return n;
   }
+  // The store's own buffers, without a copy (unless the read came back in pieces).
   arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
-    nbytes = std::min<int64_t>(std::max<int64_t>(nbytes, 0), std::max<int64_t>(0, size_ - position));
-    ARROW_ASSIGN_OR_RAISE(auto buf, arrow::AllocateResizableBuffer(nbytes, arrow::system_memory_pool()));
-    ARROW_ASSIGN_OR_RAISE(int64_t n, ReadAt(position, nbytes, buf->mutable_data()));
-    ARROW_RETURN_NOT_OK(buf->Resize(n));
-    return std::shared_ptr<arrow::Buffer>(std::move(buf));
+    if (position < 0 || nbytes < 0) return arrow::Status::IOError("negative read range");
+    nbytes = std::min<int64_t>(nbytes, std::max<int64_t>(0, size_ - position));
+    ceph::bufferlist bl;
+    if (nbytes > 0) {
+      int r = cls_cxx_read(hctx_, static_cast<int>(position), static_cast<int>(nbytes), &bl);
+      if (r < 0) return arrow::Status::IOError("cls_cxx_read failed: errno ", -r);
+    }
+    return std::make_shared<BufferlistBuffer>(std::move(bl));
   }
 
  private:
@@ -81,38 +124,47 @@ bool Object(cls_method_context_t hctx, std::shared_ptr<ObjectFile>* file, sae::s
   return true;
 }
 
-// Success: the reply bytes, 0. Errors: the error frame ("SAEE", errno, message) and -errno, or 0
-// with the errors-in-band flag, for clients whose binding drops the out buffer of a failed call
-// (python-rados).
-int Reply(bool ok, const std::shared_ptr<arrow::Buffer>& reply, const sae::scan::Error& err, bool in_band,
-          const char* method, ceph::bufferlist* out) {
-  if (ok) {
-    out->append(reinterpret_cast<const char*>(reply->data()), static_cast<unsigned>(reply->size()));
-    return 0;
-  }
+// Errors: the error frame (error magic, errno, message) and -errno, or 0 with the errors-in-band
+// flag, for clients whose binding drops the out buffer of a failed call (python-rados).
+int ReplyError(const sae::scan::Error& err, bool in_band, const char* method, ceph::bufferlist* out) {
   CLS_LOG(1, "sae %s: error %d: %s", method, err.code, err.message.c_str());
   out->append(sae::scan::EncodeError(err));
   return in_band ? 0 : -err.code;
 }
 
+// Success: the reply header (the call's stats, the body's format) and the body, 0.
 int scan(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out) {
+  sae::scan::Meter meter;
   sae::scan::Request req;
   sae::scan::Error err{0, ""};
   std::string raw = in->to_str();
   bool ok = sae::scan::ParseRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &req, &err);
-  std::shared_ptr<arrow::Buffer> reply;
+  ceph::bufferlist body;
+  uint16_t format = sae::protocol::kBodyArrowIpc;
   std::shared_ptr<ObjectFile> file;
-  ok = ok && Object(hctx, &file, &err) && sae::scan::Scan(file, req, &reply, &err);
-  return Reply(ok, reply, err, req.flags & sae::scan::kFlagErrorsInBand, "scan", out);
+  ok = ok && Object(hctx, &file, &err) &&
+       sae::scan::Scan(file, req, &meter, std::make_shared<BufferlistStream>(&body), &format, &err);
+  if (!ok) return ReplyError(err, req.flags & sae::protocol::kFlagErrorsInBand, "scan", out);
+  ceph::bufferlist stream;
+  {
+    sae::scan::Phase p(&meter, sae::protocol::kReplyNs);
+    stream.claim_append(body);   // no copy: the IPC writer wrote into the OSD's buffers
+  }
+  out->append(sae::scan::EncodeReplyHeader(meter.Finish(), format));
+  out->claim_append(stream);
+  return 0;
 }
 
-// The object's Arrow schema (input ignored); errors always in band.
+// The object's Arrow schema (input ignored) as a plain IPC stream; errors always in band.
 int schema(cls_method_context_t hctx, ceph::bufferlist*, ceph::bufferlist* out) {
   sae::scan::Error err{0, ""};
   std::shared_ptr<arrow::Buffer> reply;
   std::shared_ptr<ObjectFile> file;
-  bool ok = Object(hctx, &file, &err) && sae::scan::Schema(file, &reply, &err);
-  return Reply(ok, reply, err, true, "schema", out);
+  if (!Object(hctx, &file, &err) || !sae::scan::Schema(file, &reply, &err)) {
+    return ReplyError(err, true, "schema", out);
+  }
+  out->append(reinterpret_cast<const char*>(reply->data()), static_cast<unsigned>(reply->size()));
+  return 0;
 }
 
 }  // namespace

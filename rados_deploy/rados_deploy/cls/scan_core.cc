@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <ctime>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
@@ -16,16 +17,22 @@
 #include <parquet/arrow/schema.h>
 #include <parquet/exception.h>
 #include <parquet/properties.h>
-
-#include "protocol.h"
+#include <parquet/statistics.h>
 
 namespace cp = arrow::compute;
 
 namespace sae::scan {
 namespace {
 
-constexpr int kMaxDepth = 64;
-constexpr uint32_t kMaxBatchRows = 1u << 24;
+namespace pr = sae::protocol;
+
+uint64_t Clock(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t CpuNow() { return Clock(CLOCK_THREAD_CPUTIME_ID); }
 
 // Bounds-checked little-endian reader over the request bytes.
 class Cursor {
@@ -85,18 +92,18 @@ bool Literal(Cursor& c, cp::Expression* out) {
   uint8_t type = c.get<uint8_t>("literal type");
   if (!c.ok()) return false;
   switch (type) {
-    case 1: {
+    case pr::kLiteralBool: {
       uint8_t b = c.get<uint8_t>("bool literal");
       *out = cp::literal(b != 0);
       break;
     }
-    case 2:
+    case pr::kLiteralInt64:
       *out = cp::literal(c.get<int64_t>("int64 literal"));
       break;
-    case 3:
+    case pr::kLiteralFloat64:
       *out = cp::literal(c.get<double>("float64 literal"));
       break;
-    case 4: {
+    case pr::kLiteralString: {
       uint32_t len = c.get<uint32_t>("string literal length");
       *out = cp::literal(std::make_shared<arrow::StringScalar>(c.text(len, "string literal")));
       break;
@@ -107,22 +114,24 @@ bool Literal(Cursor& c, cp::Expression* out) {
   return c.ok();
 }
 
+// The Arrow function of each comparison operator, in the protocol's cmp_ops order.
 const char* Comparison(uint8_t op) {
   static const char* names[] = {"equal", "not_equal", "less", "less_equal", "greater",
                                 "greater_equal"};
-  return op < 6 ? names[op] : nullptr;
+  static_assert(sizeof(names) / sizeof(names[0]) == pr::kCmpOpCount, "cmp_ops changed in scan_protocol.json");
+  return op < pr::kCmpOpCount ? names[op] : nullptr;
 }
 
 bool Node(Cursor& c, int depth, cp::Expression* out) {
-  if (depth > kMaxDepth) {
-    c.fail("filter nested deeper than " + std::to_string(kMaxDepth));
+  if (depth > pr::kMaxFilterDepth) {
+    c.fail("filter nested deeper than " + std::to_string(pr::kMaxFilterDepth));
     return false;
   }
   uint8_t tag = c.get<uint8_t>("filter node");
   if (!c.ok()) return false;
   switch (tag) {
-    case 0x01:
-    case 0x02: {  // AND / OR (Kleene logic, as SQL)
+    case pr::kNodeAnd:
+    case pr::kNodeOr: {  // Kleene logic, as SQL
       uint16_t n = c.get<uint16_t>("child count");
       if (c.ok() && n == 0) c.fail("AND/OR without children");
       std::vector<cp::Expression> kids;
@@ -131,16 +140,16 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
         if (Node(c, depth + 1, &k)) kids.push_back(std::move(k));
       }
       if (!c.ok()) return false;
-      *out = tag == 0x01 ? cp::and_(kids) : cp::or_(kids);
+      *out = tag == pr::kNodeAnd ? cp::and_(kids) : cp::or_(kids);
       return true;
     }
-    case 0x03: {  // NOT
+    case pr::kNodeNot: {
       cp::Expression k;
       if (!Node(c, depth + 1, &k)) return false;
       *out = cp::not_(std::move(k));
       return true;
     }
-    case 0x10: {  // comparison
+    case pr::kNodeCmp: {
       uint8_t op = c.get<uint8_t>("comparison operator");
       const char* fn = Comparison(op);
       if (c.ok() && !fn) c.fail("unknown comparison operator " + std::to_string(op));
@@ -150,15 +159,15 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
       *out = cp::call(fn, {cp::field_ref(col), lit});
       return true;
     }
-    case 0x11:
-    case 0x12: {  // IS NULL / IS NOT NULL
+    case pr::kNodeIsNull:
+    case pr::kNodeIsNotNull: {
       std::string col = Column(c);
       if (!c.ok()) return false;
-      *out = tag == 0x11 ? cp::call("is_null", {cp::field_ref(col)}, cp::NullOptions(false))
+      *out = tag == pr::kNodeIsNull ? cp::call("is_null", {cp::field_ref(col)}, cp::NullOptions(false))
                          : cp::call("is_valid", {cp::field_ref(col)});
       return true;
     }
-    case 0x13: {  // IN: OR of equalities, so NULLs behave as in SQL
+    case pr::kNodeIn: {  // OR of equalities, so NULLs behave as in SQL
       std::string col = Column(c);
       uint16_t n = c.get<uint16_t>("IN value count");
       if (c.ok() && n == 0) c.fail("IN without values");
@@ -171,14 +180,16 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
       *out = cp::or_(eqs);
       return true;
     }
-    case 0x14:
-    case 0x15:
-    case 0x16: {  // STARTS_WITH / ENDS_WITH / CONTAINS
+    case pr::kNodeStartsWith:
+    case pr::kNodeEndsWith:
+    case pr::kNodeContains: {
       std::string col = Column(c);
       uint32_t len = c.get<uint32_t>("pattern length");
       std::string pattern = c.text(len, "pattern");
       if (!c.ok()) return false;
-      const char* fn = tag == 0x14 ? "starts_with" : tag == 0x15 ? "ends_with" : "match_substring";
+      const char* fn = tag == pr::kNodeStartsWith ? "starts_with"
+                       : tag == pr::kNodeEndsWith ? "ends_with"
+                                                  : "match_substring";
       *out = cp::call(fn, {cp::field_ref(col)}, cp::MatchSubstringOptions(pattern));
       return true;
     }
@@ -199,6 +210,85 @@ void Leaves(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
 }
 
 Error Fail(int code, const std::string& what) { return Error{code, what}; }
+
+// The file as the scan reads it: every read charged to the read phase and counted.
+class MeteredFile : public arrow::io::RandomAccessFile {
+ public:
+  MeteredFile(std::shared_ptr<arrow::io::RandomAccessFile> file, Meter* meter)
+      : file_(std::move(file)), meter_(meter) {}
+
+  arrow::Status Close() override { return file_->Close(); }
+  bool closed() const override { return file_->closed(); }
+  arrow::Result<int64_t> Tell() const override { return file_->Tell(); }
+  arrow::Result<int64_t> GetSize() override { return file_->GetSize(); }
+  arrow::Status Seek(int64_t position) override { return file_->Seek(position); }
+  arrow::Result<int64_t> Read(int64_t nbytes, void* out) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->Read(nbytes, out));
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Read(int64_t nbytes) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->Read(nbytes));
+  }
+  arrow::Result<int64_t> ReadAt(int64_t position, int64_t nbytes, void* out) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->ReadAt(position, nbytes, out));
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> ReadAt(int64_t position, int64_t nbytes) override {
+    Phase p(meter_, pr::kReadNs);
+    return Count(file_->ReadAt(position, nbytes));
+  }
+
+ private:
+  arrow::Result<int64_t> Count(arrow::Result<int64_t> n) {
+    if (n.ok()) Counted(*n);
+    return n;
+  }
+  arrow::Result<std::shared_ptr<arrow::Buffer>> Count(arrow::Result<std::shared_ptr<arrow::Buffer>> b) {
+    if (b.ok()) Counted((*b)->size());
+    return b;
+  }
+  void Counted(int64_t n) {
+    meter_->Add(pr::kReadCalls, 1);
+    meter_->Add(pr::kReadBytes, static_cast<uint64_t>(n));
+  }
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;
+  Meter* meter_;
+};
+
+// A codec that charges its compression to the compress phase.
+class MeteredCodec : public arrow::util::Codec {
+ public:
+  MeteredCodec(std::unique_ptr<arrow::util::Codec> codec, Meter* meter) : codec_(std::move(codec)), meter_(meter) {}
+
+  int minimum_compression_level() const override { return codec_->minimum_compression_level(); }
+  int maximum_compression_level() const override { return codec_->maximum_compression_level(); }
+  int default_compression_level() const override { return codec_->default_compression_level(); }
+  int compression_level() const override { return codec_->compression_level(); }
+  arrow::Compression::type compression_type() const override { return codec_->compression_type(); }
+  arrow::Result<int64_t> Decompress(int64_t input_len, const uint8_t* input, int64_t output_len,
+                                    uint8_t* output) override {
+    return codec_->Decompress(input_len, input, output_len, output);
+  }
+  arrow::Result<int64_t> Compress(int64_t input_len, const uint8_t* input, int64_t output_len,
+                                  uint8_t* output) override {
+    Phase p(meter_, pr::kCompressNs);
+    return codec_->Compress(input_len, input, output_len, output);
+  }
+  int64_t MaxCompressedLen(int64_t input_len, const uint8_t* input) override {
+    return codec_->MaxCompressedLen(input_len, input);
+  }
+  arrow::Result<std::shared_ptr<arrow::util::Compressor>> MakeCompressor() override {
+    return codec_->MakeCompressor();
+  }
+  arrow::Result<std::shared_ptr<arrow::util::Decompressor>> MakeDecompressor() override {
+    return codec_->MakeDecompressor();
+  }
+
+ private:
+  std::unique_ptr<arrow::util::Codec> codec_;
+  Meter* meter_;
+};
 
 // Open the object as Parquet (synchronous reads in the calling thread); EBADMSG if it is not.
 bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
@@ -234,45 +324,134 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
   return true;
 }
 
-// An IPC stream writer into a growing buffer.
-struct Sink {
-  std::shared_ptr<arrow::io::BufferOutputStream> out;
-  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
-};
-
-bool OpenSink(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Sink* sink,
-              Error* err) {
+// An IPC stream writer into `out`; `meter`: charge compression to it (may be null).
+bool OpenWriter(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
+                const std::shared_ptr<arrow::io::OutputStream>& out,
+                std::shared_ptr<arrow::ipc::RecordBatchWriter>* writer, Error* err) {
   arrow::MemoryPool* pool = arrow::system_memory_pool();
   arrow::ipc::IpcWriteOptions wopts = arrow::ipc::IpcWriteOptions::Defaults();
   wopts.memory_pool = pool;
+  wopts.use_threads = false;  // compress in the calling (OSD op) thread, not Arrow's pool
   if (codec != arrow::Compression::UNCOMPRESSED) {
     auto c = arrow::util::Codec::Create(codec);
     if (!c.ok()) {
       *err = Fail(EINVAL, "compression unavailable: " + c.status().message());
       return false;
     }
-    wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*c));
+    if (meter) {
+      wopts.codec = std::make_shared<MeteredCodec>(std::move(*c), meter);
+    } else {
+      wopts.codec = std::shared_ptr<arrow::util::Codec>(std::move(*c));
+    }
   }
-  auto out = arrow::io::BufferOutputStream::Create(1 << 16, pool);
-  if (!out.ok()) {
-    *err = Fail(EIO, out.status().message());
+  auto made = arrow::ipc::MakeStreamWriter(out, schema, wopts);
+  if (!made.ok()) {
+    *err = Fail(EIO, made.status().message());
     return false;
   }
-  auto writer = arrow::ipc::MakeStreamWriter(*out, schema, wopts);
-  if (!writer.ok()) {
-    *err = Fail(EIO, writer.status().message());
-    return false;
-  }
-  sink->out = *out;
-  sink->writer = *writer;
+  *writer = *made;
   return true;
 }
 
-bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
-              std::shared_ptr<arrow::Buffer>* reply, Error* err) {
+// Whether every row of the object passes `filter` (bound to `schema`), proven cheaply: the row
+// groups' statistics must already promise it (else false, at no cost), then the filter's columns
+// alone are decoded and checked (statistics leave NaN out, the check does not).
+arrow::Result<bool> EveryRowPasses(parquet::arrow::FileReader* reader, const arrow::Schema& schema,
+                                   const cp::Expression& filter, Meter* meter) {
+  auto metadata = reader->parquet_reader()->metadata();
+  std::vector<int> fields, leaves;
+  for (const auto& ref : cp::FieldsInExpression(filter)) {
+    int i = ref.name() ? schema.GetFieldIndex(*ref.name()) : -1;
+    if (i < 0 || reader->manifest().schema_fields[i].column_index < 0) return false;   // nested: no statistics
+    if (std::find(fields.begin(), fields.end(), i) != fields.end()) continue;        // named twice
+    fields.push_back(i);
+    leaves.push_back(reader->manifest().schema_fields[i].column_index);
+  }
+  std::vector<cp::Expression> promised;
+  for (int rg = 0; rg < metadata->num_row_groups(); ++rg) {
+    for (size_t k = 0; k < fields.size(); ++k) {
+      auto stats = metadata->RowGroup(rg)->ColumnChunk(leaves[k])->statistics();
+      if (!stats || !stats->HasMinMax()) return false;
+      std::shared_ptr<arrow::Scalar> lo, hi;
+      if (!parquet::arrow::StatisticsAsScalars(*stats, &lo, &hi).ok()) return false;
+      const auto& field = schema.field(fields[k]);
+      auto lo_cast = lo->CastTo(field->type()), hi_cast = hi->CastTo(field->type());
+      if (!lo_cast.ok() || !hi_cast.ok()) return false;
+      auto ref = cp::field_ref(field->name());
+      promised.push_back(cp::greater_equal(ref, cp::literal(*lo_cast)));
+      promised.push_back(cp::less_equal(ref, cp::literal(*hi_cast)));
+      if (stats->HasNullCount() && stats->null_count() == 0) promised.push_back(cp::call("is_valid", {ref}));
+    }
+  }
+  ARROW_ASSIGN_OR_RAISE(auto guarantee, cp::and_(promised).Bind(schema));
+  ARROW_ASSIGN_OR_RAISE(auto simplified, cp::SimplifyWithGuarantee(filter, guarantee));
+  if (!simplified.IsScalarExpression() || !simplified.literal() || !simplified.literal()->is_scalar()) return false;
+  const auto& promise = simplified.literal()->scalar_as<arrow::BooleanScalar>();
+  if (!promise.is_valid || !promise.value) return false;
+  std::vector<int> row_groups(metadata->num_row_groups()), sorted = fields;
+  for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> sorted_leaves;
+  arrow::FieldVector read_fields;
+  for (int i : sorted) {
+    sorted_leaves.push_back(reader->manifest().schema_fields[i].column_index);
+    read_fields.push_back(schema.field(i));
+  }
+  ARROW_ASSIGN_OR_RAISE(auto check, filter.Bind(*arrow::schema(read_fields)));
+  std::unique_ptr<arrow::RecordBatchReader> batches;
+  {
+    Phase p(meter, pr::kDecodeNs);
+    ARROW_ASSIGN_OR_RAISE(batches, reader->GetRecordBatchReader(row_groups, sorted_leaves));
+  }
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    {
+      Phase p(meter, pr::kDecodeNs);
+      ARROW_RETURN_NOT_OK(batches->ReadNext(&batch));
+    }
+    if (!batch) return true;
+    meter->Add(pr::kBatchesIn, 1);
+    meter->Add(pr::kRowsIn, static_cast<uint64_t>(batch->num_rows()));
+    Phase p(meter, pr::kFilterNs);
+    ARROW_ASSIGN_OR_RAISE(auto mask, cp::ExecuteScalarExpression(check, cp::ExecBatch(*batch)));
+    if (mask.is_scalar()) {
+      const auto& m = mask.scalar_as<arrow::BooleanScalar>();
+      if (!m.is_valid || !m.value) return false;
+    } else if (std::static_pointer_cast<arrow::BooleanArray>(mask.make_array())->true_count() != batch->num_rows()) {
+      return false;
+    }
+  }
+}
+
+// The object as stored, into `out`.
+bool WholeObject(const std::shared_ptr<arrow::io::RandomAccessFile>& file, parquet::arrow::FileReader* reader,
+                 Meter* meter, const std::shared_ptr<arrow::io::OutputStream>& out, Error* err) {
+  auto size = file->GetSize();
+  auto data = size.ok() ? file->ReadAt(0, *size) : arrow::Result<std::shared_ptr<arrow::Buffer>>(size.status());
+  arrow::Status st = data.status();
+  if (st.ok()) {
+    Phase p(meter, pr::kReplyNs);   // into the OSD's reply buffers
+    st = out->Write(*data);
+  }
+  if (!st.ok()) {
+    *err = Fail(EIO, "whole-object reply failed: " + st.ToString());
+    return false;
+  }
+  uint64_t rows = static_cast<uint64_t>(reader->parquet_reader()->metadata()->num_rows());
+  meter->Add(pr::kRowsOut, rows);
+  meter->Add(pr::kReplyBytes, static_cast<uint64_t>(*size));
+  return true;
+}
+
+bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
+              const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
+  *body = pr::kBodyArrowIpc;
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::shared_ptr<arrow::Schema> file_schema;
-  if (!OpenParquet(file, req.batch_rows, &reader, &file_schema, err)) return false;
+  {
+    Phase p(meter, pr::kDecodeNs);
+    if (!OpenParquet(file, req.batch_rows, &reader, &file_schema, err)) return false;
+  }
 
   auto unknown = [&](const std::string& name) {
     std::string have;
@@ -330,34 +509,90 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     }
   }
 
+  // Every column asked for and every row passing: the object itself is the answer.
+  auto size = file->GetSize();
+  if ((req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
+      size.ok() && (!req.max_reply || static_cast<uint64_t>(*size) <= req.max_reply)) {
+    arrow::Result<bool> whole = true;
+    if (req.has_filter) {
+      auto full = req.filter.Bind(*file_schema);
+      whole = full.ok() ? EveryRowPasses(reader.get(), *file_schema, *full, meter) : full.status();
+    }
+    if (!whole.ok()) {
+      *err = Fail(EIO, "scan failed: " + whole.status().ToString());
+      return false;
+    }
+    if (*whole) {
+      *body = pr::kBodyParquet;
+      return WholeObject(file, reader.get(), meter, out, err);
+    }
+  }
+
   std::vector<int> row_groups(reader->num_row_groups());
   for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
-  auto batches = reader->GetRecordBatchReader(row_groups, leaves);
+  arrow::Result<std::unique_ptr<arrow::RecordBatchReader>> batches;
+  {
+    Phase p(meter, pr::kDecodeNs);
+    batches = reader->GetRecordBatchReader(row_groups, leaves);
+  }
   if (!batches.ok()) {
     *err = Fail(EIO, "cannot read the Parquet object: " + batches.status().message());
     return false;
   }
 
-  Sink sink;
-  if (!OpenSink(out_schema, req.codec, &sink, err)) return false;
+  auto begin = out->Tell();
+  if (!begin.ok()) {
+    *err = Fail(EIO, "reply stream: " + begin.status().message());
+    return false;
+  }
+  std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+  {
+    Phase p(meter, pr::kEncodeNs);
+    if (!OpenWriter(out_schema, req.codec, meter, out, &writer, err)) return false;
+  }
   auto io_error = [&](const arrow::Status& st) {
     *err = Fail(EIO, "scan failed: " + st.ToString());
     return false;
   };
-  auto too_big = [&]() -> bool {
-    auto pos = sink.out->Tell();
-    return req.max_reply && pos.ok() && static_cast<uint64_t>(*pos) > req.max_reply;
+  auto written = [&]() -> uint64_t {
+    auto pos = out->Tell();
+    return pos.ok() ? static_cast<uint64_t>(*pos - *begin) : 0;
+  };
+  auto too_big = [&]() -> bool { return req.max_reply && written() > req.max_reply; };
+
+  // Kept rows wait until they fill a batch of batch rows: a selective filter would otherwise
+  // return many small batches, each with its own IPC message and per-buffer work on both sides.
+  std::vector<std::shared_ptr<arrow::RecordBatch>> pending;
+  int64_t pending_rows = 0;
+  auto flush = [&]() -> arrow::Status {
+    if (pending.empty()) return arrow::Status::OK();
+    Phase p(meter, pr::kEncodeNs);
+    std::shared_ptr<arrow::RecordBatch> out_batch = pending.front();
+    if (pending.size() > 1) {
+      ARROW_ASSIGN_OR_RAISE(out_batch, arrow::ConcatenateRecordBatches(pending));
+    }
+    pending.clear();
+    pending_rows = 0;
+    meter->Add(pr::kBatchesOut, 1);
+    meter->Add(pr::kRowsOut, static_cast<uint64_t>(out_batch->num_rows()));
+    return writer->WriteRecordBatch(*out_batch);
   };
 
   // Per batch: evaluate the filter on the read columns, then touch only the returned ones:
   // no Filter call when every row passes, none of the filter-only columns are compacted.
   std::shared_ptr<arrow::RecordBatch> batch;
   while (true) {
-    if (auto st = (*batches)->ReadNext(&batch); !st.ok()) return io_error(st);
+    {
+      Phase p(meter, pr::kDecodeNs);
+      if (auto st = (*batches)->ReadNext(&batch); !st.ok()) return io_error(st);
+    }
     if (!batch) break;
+    meter->Add(pr::kBatchesIn, 1);
+    meter->Add(pr::kRowsIn, static_cast<uint64_t>(batch->num_rows()));
     arrow::Datum mask;
     bool every_row = true;
     if (req.has_filter) {
+      Phase p(meter, pr::kFilterNs);
       auto m = cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch));
       if (!m.ok()) return io_error(m.status());
       if (m->is_scalar()) {
@@ -371,60 +606,88 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
         mask = std::move(*m);
       }
     }
-    auto projected = batch->SelectColumns(out_pos);
-    if (!projected.ok()) return io_error(projected.status());
-    batch = *projected;
+    {
+      Phase p(meter, pr::kProjectNs);
+      auto projected = batch->SelectColumns(out_pos);
+      if (!projected.ok()) return io_error(projected.status());
+      batch = *projected;
+    }
     if (!every_row) {
+      Phase p(meter, pr::kFilterNs);
       auto kept = cp::Filter(batch, mask);
       if (!kept.ok()) return io_error(kept.status());
       batch = kept->record_batch();
     }
-    if (auto st = sink.writer->WriteRecordBatch(*batch); !st.ok()) return io_error(st);
+    pending_rows += batch->num_rows();
+    pending.push_back(std::move(batch));
+    if (pending_rows >= req.batch_rows) {
+      if (auto st = flush(); !st.ok()) return io_error(st);
+    }
     if (too_big()) break;
   }
-  if (auto st = sink.writer->Close(); !st.ok()) return io_error(st);
+  if (auto st = flush(); !st.ok()) return io_error(st);
+  Phase p(meter, pr::kEncodeNs);
+  if (auto st = writer->Close(); !st.ok()) return io_error(st);
   if (too_big()) {
     *err = Fail(E2BIG, "reply exceeds the client's limit of " + std::to_string(req.max_reply) +
                            " bytes; raise max_reply or scan fewer columns");
     return false;
   }
-  auto done = sink.out->Finish();
-  if (!done.ok()) return io_error(done.status());
-  *reply = *done;
+  meter->Add(pr::kReplyBytes, written());
   return true;
 }
 
+void Append(std::string* out, const void* p, size_t n) { out->append(static_cast<const char*>(p), n); }
+
 }  // namespace
+
+Meter::Meter() : cpu_start_(CpuNow()), wall_start_(Clock(CLOCK_MONOTONIC)), last_(cpu_start_) {}
+
+protocol::Stat Meter::Enter(protocol::Stat phase) {
+  uint64_t now = CpuNow();
+  if (current_ != pr::kStatCount) stats_[current_] += now - last_;
+  last_ = now;
+  protocol::Stat before = current_;
+  current_ = phase;
+  return before;
+}
+
+const Stats& Meter::Finish() {
+  Enter(pr::kStatCount);
+  stats_[pr::kTotalNs] = CpuNow() - cpu_start_;
+  stats_[pr::kWallNs] = Clock(CLOCK_MONOTONIC) - wall_start_;
+  return stats_;
+}
 
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   arrow::util::InitializeUTF8();  // idempotent; ValidateUTF8 needs its tables
   Cursor c(data, size);
   std::string magic = c.bytes(4, "magic");
-  if (c.ok() && std::memcmp(magic.data(), kRequestMagic, 4) != 0) {
+  if (c.ok() && std::memcmp(magic.data(), pr::kRequestMagic, 4) != 0) {
     *err = Fail(EPROTONOSUPPORT, "not a sae scan request (bad magic)");
     return false;
   }
   req->version = c.get<uint16_t>("version");
-  if (c.ok() && req->version != SAE_SCAN_PROTOCOL) {
+  if (c.ok() && req->version != pr::kVersion) {
     *err = Fail(EPROTONOSUPPORT, "request protocol version " + std::to_string(req->version) +
-                                     " is not supported (this class speaks " +
-                                     std::to_string(SAE_SCAN_PROTOCOL) + ")");
+                                     " is not supported (this class speaks " + std::to_string(pr::kVersion) +
+                                     "); rebuild the client against this class's scan_protocol.json");
     return false;
   }
   req->flags = c.get<uint16_t>("flags");
-  if (c.ok() && (req->flags & ~kFlagErrorsInBand)) c.fail("unknown flags");
+  if (c.ok() && (req->flags & ~pr::kKnownFlags)) c.fail("unknown flags");
   uint8_t codec = c.get<uint8_t>("codec");
   if (c.ok()) {
-    if (codec == 0) req->codec = arrow::Compression::UNCOMPRESSED;
-    else if (codec == 1) req->codec = arrow::Compression::LZ4_FRAME;
-    else if (codec == 2) req->codec = arrow::Compression::ZSTD;
+    if (codec == pr::kCodecNone) req->codec = arrow::Compression::UNCOMPRESSED;
+    else if (codec == pr::kCodecLz4) req->codec = arrow::Compression::LZ4_FRAME;
+    else if (codec == pr::kCodecZstd) req->codec = arrow::Compression::ZSTD;
     else c.fail("unknown codec " + std::to_string(codec));
   }
   c.bytes(3, "reserved");
   uint32_t rows = c.get<uint32_t>("batch rows");
   if (c.ok()) {
-    if (rows > kMaxBatchRows) c.fail("batch rows above " + std::to_string(kMaxBatchRows));
-    req->batch_rows = rows ? rows : kDefaultBatchRows;
+    if (rows > pr::kMaxBatchRows) c.fail("batch rows above " + std::to_string(pr::kMaxBatchRows));
+    req->batch_rows = rows ? rows : pr::kDefaultBatchRows;
   }
   req->max_reply = c.get<uint64_t>("max reply");
   uint16_t ncols = c.get<uint16_t>("column count");
@@ -444,10 +707,10 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   return true;
 }
 
-bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
-          std::shared_ptr<arrow::Buffer>* reply, Error* err) {
+bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
+          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
   try {
-    return ScanImpl(file, req, reply, err);
+    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, body, err);
   } catch (const std::exception& e) {
     *err = Fail(EIO, std::string("scan failed: ") + e.what());
     return false;
@@ -459,11 +722,15 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
   try {
     std::unique_ptr<parquet::arrow::FileReader> reader;
     std::shared_ptr<arrow::Schema> schema;
-    if (!OpenParquet(file, kDefaultBatchRows, &reader, &schema, err)) return false;
-    Sink sink;
-    if (!OpenSink(schema, arrow::Compression::UNCOMPRESSED, &sink, err)) return false;
-    arrow::Status st = sink.writer->Close();
-    auto done = st.ok() ? sink.out->Finish() : arrow::Result<std::shared_ptr<arrow::Buffer>>(st);
+    if (!OpenParquet(file, pr::kDefaultBatchRows, &reader, &schema, err)) return false;
+    auto out = arrow::io::BufferOutputStream::Create(1 << 12, arrow::system_memory_pool());
+    std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
+    if (!out.ok() || !OpenWriter(schema, arrow::Compression::UNCOMPRESSED, nullptr, *out, &writer, err)) {
+      if (!out.ok()) *err = Fail(EIO, out.status().message());
+      return false;
+    }
+    arrow::Status st = writer->Close();
+    auto done = st.ok() ? (*out)->Finish() : arrow::Result<std::shared_ptr<arrow::Buffer>>(st);
     if (!done.ok()) {
       *err = Fail(EIO, "schema failed: " + done.status().ToString());
       return false;
@@ -476,11 +743,20 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
   }
 }
 
+std::string EncodeReplyHeader(const Stats& stats, uint16_t body) {
+  std::string out(pr::kReplyMagic, 4);
+  uint16_t count = pr::kStatCount;
+  Append(&out, &count, 2);  // little-endian hosts only (x86-64, aarch64)
+  Append(&out, &body, 2);
+  Append(&out, stats.data(), sizeof(uint64_t) * stats.size());
+  return out;
+}
+
 std::string EncodeError(const Error& err) {
-  std::string out(kErrorMagic, 4);
+  std::string out(pr::kErrorMagic, 4);
   uint32_t code = static_cast<uint32_t>(err.code), len = static_cast<uint32_t>(err.message.size());
-  out.append(reinterpret_cast<const char*>(&code), 4);
-  out.append(reinterpret_cast<const char*>(&len), 4);
+  Append(&out, &code, 4);
+  Append(&out, &len, 4);
   out += err.message;
   return out;
 }

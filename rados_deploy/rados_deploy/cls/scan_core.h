@@ -1,8 +1,10 @@
 // The scan method's core, free of Ceph: parse a request (docs/protocol.md), scan a Parquet file
-// in batches with a filter and a projection, and write the result as an Arrow IPC stream.
-// scan.cc glues it to the OSD; tests/connector/harness.cc runs it on the shared test vectors.
+// in batches with a filter and a projection, write the result as an Arrow IPC stream, and meter
+// the call's phases. scan.cc glues it to the OSD; tests/connector/harness.cc runs it on the
+// shared test vectors. Constants come from protocol.h, rendered from scan_protocol.json.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,20 +15,16 @@
 #include <arrow/result.h>
 #include <arrow/util/compression.h>
 
-namespace sae::scan {
+#include "protocol.h"
 
-// Request magic and the protocol version this build speaks (see protocol.h).
-inline constexpr char kRequestMagic[4] = {'S', 'A', 'E', 'Q'};
-inline constexpr char kErrorMagic[4] = {'S', 'A', 'E', 'E'};
-inline constexpr uint16_t kFlagErrorsInBand = 1;
-inline constexpr uint32_t kDefaultBatchRows = 65536;
+namespace sae::scan {
 
 // A decoded request.
 struct Request {
   uint16_t version = 0;
   uint16_t flags = 0;
   arrow::Compression::type codec = arrow::Compression::UNCOMPRESSED;
-  uint32_t batch_rows = kDefaultBatchRows;
+  uint32_t batch_rows = protocol::kDefaultBatchRows;
   uint64_t max_reply = 0;                   // 0 = no limit
   std::vector<std::string> columns;         // empty = every column
   bool has_filter = false;
@@ -39,21 +37,64 @@ struct Error {
   std::string message;
 };
 
+using Stats = std::array<uint64_t, protocol::kStatCount>;
+
+// One call's measurements: CPU time of the calling thread charged to one phase at a time (the
+// phase stats of protocol.h), counts, and at Finish the call's total CPU and wall time.
+class Meter {
+ public:
+  Meter();
+  // Charge the CPU time since the last switch to the current phase and make `phase` current
+  // (protocol::kStatCount: no phase); returns the phase that was current.
+  protocol::Stat Enter(protocol::Stat phase);
+  void Add(protocol::Stat stat, uint64_t value) { stats_[stat] += value; }
+  // Charge the current phase, set total and wall time; the stats of the call.
+  const Stats& Finish();
+  const Stats& stats() const { return stats_; }
+
+ private:
+  Stats stats_{};
+  protocol::Stat current_ = protocol::kStatCount;
+  uint64_t cpu_start_, wall_start_, last_;
+};
+
+// Charges its scope to a phase, then returns to the phase before it.
+class Phase {
+ public:
+  Phase(Meter* meter, protocol::Stat phase) : meter_(meter), before_(meter->Enter(phase)) {}
+  ~Phase() { meter_->Enter(before_); }
+  Phase(const Phase&) = delete;
+  Phase& operator=(const Phase&) = delete;
+
+ private:
+  Meter* meter_;
+  protocol::Stat before_;
+};
+
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
 // Scan a Parquet file: read projection ∪ filter columns batch by batch, filter, project, and
-// write an IPC stream. Returns the stream, or false with `err` set (EBADMSG: not Parquet,
-// EINVAL: unknown column / non-boolean filter, E2BIG: reply over max_reply, EIO: Arrow failed).
-bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req,
-          std::shared_ptr<arrow::Buffer>* reply, Error* err);
+// write an IPC stream to `out` (*body = kBodyArrowIpc), metering reads (through `file`),
+// decoding, filtering, projection, IPC encoding and compression into `meter`. With the
+// whole-object flag, a request for every column of an object whose every row passes gets the
+// file itself instead (*body = kBodyParquet): no decoding and re-encoding of what passes whole.
+// True when the reply is complete; else false with `err` set (EBADMSG: not Parquet, EINVAL:
+// unknown column / non-boolean filter, E2BIG: reply over max_reply, EIO: Arrow failed) and `out`
+// holding a partial stream.
+bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
+          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err);
 
 // The object's Arrow schema (as the scan would read it) as an IPC stream without batches; false
 // with `err` set (EBADMSG: not Parquet, EIO).
 bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::shared_ptr<arrow::Buffer>* reply,
             Error* err);
 
-// The error reply: "SAEE", u32 errno, u32 length, UTF-8 message (little-endian).
+// The reply header that precedes a scan's body: reply magic, u16 stat count, u16 body format,
+// the stats as u64 in protocol order.
+std::string EncodeReplyHeader(const Stats& stats, uint16_t body);
+
+// The error reply: error magic, u32 errno, u32 length, UTF-8 message.
 std::string EncodeError(const Error& err);
 
 }  // namespace sae::scan

@@ -6,6 +6,8 @@ argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...}}
 import importlib
 import json
 import sys
+import time
+import urllib.request
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -160,6 +162,37 @@ for name, source in (("offload", connector(True)), ("no-offload", connector(Fals
     repeated[name] += [list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view} WHERE total_amount < {t1}").first()),
                        list(spark.sql(f"SELECT count(*), sum(total_amount) FROM {view}").first())]
 out["repeated"] = {"queries": [n for n, _ in queries] + ["sql-lt1", "sql-all"], **repeated}
+
+# The connector's per-query sums (custom metrics, read from the plan that collect() ran: first()
+# runs another plan) beside the count, and what Spark's own UI
+# (its REST API of the SQL tab) shows for the last scan.
+metrics = {}
+for name, off in (("offload", True), ("no-offload", False)):
+    q = connector(off).where(F.col("total_amount") < F.lit(t10)).agg(F.count(F.lit(1)).alias("n"))
+    metrics[name] = {"rows": q.collect()[0]["n"], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(q._jdf))}
+metrics["vanilla"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(vanilla().groupBy().count()._jdf))
+sc = spark.sparkContext
+for _ in range(60):   # the UI's listener aggregates an execution's metrics after it ended, asynchronously
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/sql?details=true&length=1000") as r:
+        last = max(json.load(r), key=lambda e: e["id"] if "sae-ceph" in json.dumps(e) else -1)
+    metrics["ui"] = {m["name"]: m["value"] for node in last["nodes"] if node["nodeName"].startswith("BatchScan")
+                     for m in node["metrics"]}
+    if last["status"] == "COMPLETED" and "N/A" not in metrics["ui"].values():
+        break
+    time.sleep(0.5)
+out["metrics"] = metrics
+
+# Every row passes and every column is asked for: whole objects (Spark's Parquet reader) must give
+# exactly the rows Arrow IPC replies and vanilla give, every column hashed.
+def whole_rows(d):
+    q = d.where(F.col("total_amount") < F.lit(cfg["thresholds"]["100"]))
+    agg = q.agg(F.count(F.lit(1)).alias("n"), F.sum(F.hash(*[F.col(c) for c in q.columns]).cast("long")).alias("h"))
+    row = agg.collect()[0]
+    return {"rows": [row["n"], row["h"]], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(agg._jdf))}
+
+
+out["whole"] = {"offload": whole_rows(connector(True)), "ipc": whole_rows(connector(True, whole_objects="false")),
+                "no-offload": whole_rows(connector(False)), "vanilla": whole_rows(vanilla())}
 
 opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())
 spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t_using USING `sae-ceph` OPTIONS ({opts})")

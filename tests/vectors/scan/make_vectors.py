@@ -49,6 +49,8 @@ CASES = {
     "empty_result": Request(columns=["id"], filter={"cmp": ">", "column": "id", "value": 1000}),
     "batches": Request(columns=["id"], batch_rows=7, filter={"cmp": "<", "column": "id", "value": 30}),
     "filter_only_column": Request(columns=["name"], filter={"cmp": "==", "column": "flag", "value": False}),
+    # the whole-object flag: every column asked for, but not every row passes, so an IPC stream
+    "whole_object_filtered": Request(flags=3, filter={"cmp": "<", "column": "id", "value": 30}),
 }
 ERROR_RESULTS = {
     "unknown_column": (Request(columns=["nope"]), 22),

@@ -15,6 +15,9 @@ import java.util.Map;
  * offload                true (default): filter and project in the OSDs; false: the OSDs return every
  *                        row and column and Spark filters
  * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
+ * whole_objects          with offload, true (default): an object whose every row passes, when every column
+ *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
+ *                        of decoded and re-encoded in the OSD; false: always Arrow IPC
  * batch_size             rows per Arrow batch (default 65536)
  * columns                comma-separated columns to narrow the table to (queries are pruned anyway)
  * ceph_conf              client ceph.conf (default $CEPH_CONF)
@@ -33,6 +36,7 @@ final class Options implements Serializable {
   final String path;
   final boolean offload;
   final String compression;
+  final boolean wholeObjects;
   final int batchRows;
   final List<String> columns;
   final String cephConf;
@@ -49,6 +53,7 @@ final class Options implements Serializable {
     if (path == null || path.isEmpty()) bad("path", path, "give the CephFS directory: load('/data/taxi')");
     offload = bool(o.getOrDefault("offload", "true"), "offload");
     compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
+    wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
     if (!Protocol.CODECS.contains(compression)) bad("compression", compression, "use none, lz4 or zstd");
     batchRows = (int) number(o.getOrDefault("batch_size", "65536"), "batch_size", 1, 1 << 24);
     objectsPerPartition = (int) number(o.getOrDefault("objects_per_partition", "0"), "objects_per_partition", 0,

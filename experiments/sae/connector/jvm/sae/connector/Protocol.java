@@ -10,17 +10,24 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The request of the {@code sae} class's {@code scan} method and its error frame
- * (docs/protocol.md, version 1). Depends on nothing but the JDK, so tests can check it against
+ * The request of the {@code sae} class's {@code scan} method, its reply header and its error
+ * frame (docs/protocol.md); the constants come from {@link ProtocolSpec}, rendered from the
+ * protocol's spec. Depends on nothing but the JDK, so tests can check it against
  * tests/vectors/scan alone.
  */
 public final class Protocol {
-  public static final int VERSION = 1;
-  public static final int FLAG_ERRORS_IN_BAND = 1;
-  public static final List<String> CODECS = List.of("none", "lz4", "zstd");
-  public static final List<String> CMP_OPS = List.of("==", "!=", "<", "<=", ">", ">=");
-  private static final byte[] MAGIC = {'S', 'A', 'E', 'Q'};
-  private static final byte[] ERROR_MAGIC = {'S', 'A', 'E', 'E'};
+  public static final int VERSION = ProtocolSpec.VERSION;
+  public static final int FLAG_ERRORS_IN_BAND = ProtocolSpec.FLAG_ERRORS_IN_BAND;
+  public static final int FLAG_WHOLE_OBJECT = ProtocolSpec.FLAG_WHOLE_OBJECT;
+  /** Reply body codes: an Arrow IPC stream, or the object as stored (a Parquet file). */
+  public static final List<String> BODIES = ProtocolSpec.BODIES;
+  public static final int BODY_ARROW_IPC = BODIES.indexOf("arrow_ipc");
+  public static final int BODY_PARQUET = BODIES.indexOf("parquet");
+  public static final List<String> CODECS = ProtocolSpec.CODECS;
+  public static final List<String> CMP_OPS = ProtocolSpec.CMP_OPS;
+  public static final List<String> STATS = ProtocolSpec.STATS;
+  private static final byte[] MAGIC = ProtocolSpec.REQUEST_MAGIC;
+  private static final byte[] ERROR_MAGIC = ProtocolSpec.ERROR_MAGIC;
 
   private Protocol() {}
 
@@ -79,14 +86,14 @@ public final class Protocol {
     }
 
     Out literal(Object v) {
-      if (v instanceof Boolean b) return u8(1).u8(b ? 1 : 0);
+      if (v instanceof Boolean b) return u8(ProtocolSpec.LITERAL_BOOL).u8(b ? 1 : 0);
       if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
-        return u8(2).le(((Number) v).longValue(), 8);
+        return u8(ProtocolSpec.LITERAL_INT64).le(((Number) v).longValue(), 8);
       }
       if (v instanceof Double || v instanceof Float) {
-        return u8(3).le(Double.doubleToRawLongBits(((Number) v).doubleValue()), 8);
+        return u8(ProtocolSpec.LITERAL_FLOAT64).le(Double.doubleToRawLongBits(((Number) v).doubleValue()), 8);
       }
-      if (v instanceof String s) return u8(4).text32(s);
+      if (v instanceof String s) return u8(ProtocolSpec.LITERAL_STRING).text32(s);
       throw new IllegalArgumentException("literal " + v + " cannot be encoded");
     }
 
@@ -104,11 +111,11 @@ public final class Protocol {
   }
 
   public static Node and(List<Node> kids) {
-    return logic(0x01, kids);
+    return logic(ProtocolSpec.NODE_AND, kids);
   }
 
   public static Node or(List<Node> kids) {
-    return logic(0x02, kids);
+    return logic(ProtocolSpec.NODE_OR, kids);
   }
 
   private static Node logic(int tag, List<Node> kids) {
@@ -119,26 +126,26 @@ public final class Protocol {
   }
 
   public static Node not(Node kid) {
-    return new Out().u8(0x03).node(kid).done();
+    return new Out().u8(ProtocolSpec.NODE_NOT).node(kid).done();
   }
 
   public static Node cmp(String op, String column, Object value) {
     int i = CMP_OPS.indexOf(op);
     if (i < 0) throw new IllegalArgumentException("unknown comparison " + op);
-    return new Out().u8(0x10).u8(i).name(column).literal(value).done();
+    return new Out().u8(ProtocolSpec.NODE_CMP).u8(i).name(column).literal(value).done();
   }
 
   public static Node isNull(String column) {
-    return new Out().u8(0x11).name(column).done();
+    return new Out().u8(ProtocolSpec.NODE_IS_NULL).name(column).done();
   }
 
   public static Node isNotNull(String column) {
-    return new Out().u8(0x12).name(column).done();
+    return new Out().u8(ProtocolSpec.NODE_IS_NOT_NULL).name(column).done();
   }
 
   public static Node in(String column, List<?> values) {
     if (values.isEmpty()) throw new IllegalArgumentException("IN needs at least one value");
-    Out o = new Out().u8(0x13).name(column).u16(values.size());
+    Out o = new Out().u8(ProtocolSpec.NODE_IN).name(column).u16(values.size());
     values.forEach(o::literal);
     return o.done();
   }
@@ -146,9 +153,9 @@ public final class Protocol {
   /** {@code kind}: starts_with, ends_with or contains. */
   public static Node match(String kind, String column, String pattern) {
     int tag = switch (kind) {
-      case "starts_with" -> 0x14;
-      case "ends_with" -> 0x15;
-      case "contains" -> 0x16;
+      case "starts_with" -> ProtocolSpec.NODE_STARTS_WITH;
+      case "ends_with" -> ProtocolSpec.NODE_ENDS_WITH;
+      case "contains" -> ProtocolSpec.NODE_CONTAINS;
       default -> throw new IllegalArgumentException("unknown string match " + kind);
     };
     return new Out().u8(tag).name(column).text32(pattern).done();
@@ -169,19 +176,47 @@ public final class Protocol {
     return o.toByteArray();
   }
 
-  /** The class's error in {@code reply} ("SAEE" frame), or null if the reply is a result stream. */
+  /** The class's error in {@code reply} (error frame), or null if the reply is a result. */
   public static ScanException error(ByteBuffer reply) {
     ByteBuffer b = reply.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-    if (b.remaining() < 12) return null;
-    for (int i = 0; i < 4; i++) {
-      if (b.get(b.position() + i) != ERROR_MAGIC[i]) return null;
-    }
+    if (b.remaining() < 12 || !startsWith(b, ERROR_MAGIC)) return null;
     int code = b.getInt(b.position() + 4);
     int n = Math.min(b.getInt(b.position() + 8), b.remaining() - 12);
     byte[] msg = new byte[Math.max(0, n)];
     b.position(b.position() + 12);
     b.get(msg);
     return new ScanException(code, new String(msg, StandardCharsets.UTF_8));
+  }
+
+  private static boolean startsWith(ByteBuffer b, byte[] magic) {
+    for (int i = 0; i < magic.length; i++) {
+      if (b.get(b.position() + i) != magic[i]) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A successful reply: the call's stats (in {@link #STATS} order), its body and the body's format
+   * ({@link #BODY_ARROW_IPC} or {@link #BODY_PARQUET}).
+   */
+  public record Reply(long[] stats, ByteBuffer stream, int body) {}
+
+  /**
+   * Splits a successful {@code reply} (not an error frame) into stats and stream; a reply without
+   * the reply magic comes from a class of an older protocol: an IOException saying so.
+   */
+  public static Reply reply(ByteBuffer reply) throws java.io.IOException {
+    ByteBuffer b = reply.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    int n = b.remaining() >= 8 && startsWith(b, ProtocolSpec.REPLY_MAGIC) ? b.getShort(b.position() + 4) & 0xFFFF : -1;
+    int body = n < 0 ? -1 : b.getShort(b.position() + 6) & 0xFFFF;
+    if (n < STATS.size() || b.remaining() < 8 + 8 * n || body >= ProtocolSpec.BODIES.size()) {
+      throw new java.io.IOException("the reply does not carry protocol " + VERSION + " stats: the OSDs run an older "
+          + "sae class; reinstall it (rados_deploy install_class)");
+    }
+    long[] stats = new long[STATS.size()];
+    for (int i = 0; i < stats.length; i++) stats[i] = b.getLong(b.position() + 8 + 8 * i);
+    b.position(b.position() + 8 + 8 * n);
+    return new Reply(stats, b.slice(), body);
   }
 
   /** A scan the class refused or failed: errno plus the class's one-line message. */

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
@@ -29,7 +30,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public final class SaeCephProvider implements TableProvider, DataSourceRegister {
   /** Arrow memory of every reader in this JVM (each task takes a child allocator). */
   static final BufferAllocator ROOT = new RootAllocator(Long.MAX_VALUE);
+  /** Schemas by object (conf, pool, oid, size): an object's file never changes in place. */
+  private static final Map<String, StructType> SCHEMAS = new ConcurrentHashMap<>();
   private StructType inferred;
+  private List<CephFiles.ObjectRef> objects;   // the path's files, listed once per load()
 
   @Override
   public String shortName() {
@@ -44,9 +48,20 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   /** The Arrow schema the OSD reads from the first file (or the {@code columns} option's part of it). */
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
+    Options o = new Options(options);
+    StructType table = tableSchema(o);
+    if (table == null) {
+      throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
+          + "; deploy data there first (or give the schema: spark.read.schema(...) reads an empty table)");
+    }
+    return table;
+  }
+
+  /** The table's schema from its files (read once per provider, i.e. per load()); null: no files. */
+  private StructType tableSchema(Options o) {
     if (inferred == null) {
-      Options o = new Options(options);
       StructType full = fileSchema(o);
+      if (full == null) return null;
       if (!o.columns.isEmpty()) {
         for (String c : o.columns) {
           if (!Set.of(full.fieldNames()).contains(c)) {
@@ -64,7 +79,8 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     Options o = new Options(properties);
-    StructType files = inferSchema(new CaseInsensitiveStringMap(properties));
+    StructType files = tableSchema(o);
+    if (files == null) return new SaeCephTable(o, schema, objects);   // no files: an empty table of the given schema
     for (StructField f : schema.fields()) {   // a user schema must name file columns with their types
       StructField have = List.of(files.fields()).stream().filter(x -> x.name().equals(f.name())).findFirst()
           .orElseThrow(() -> new IllegalArgumentException(Options.FORMAT + ": schema column " + f.name()
@@ -74,17 +90,19 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
             + f.dataType().simpleString() + " but the files hold " + have.dataType().simpleString());
       }
     }
-    return new SaeCephTable(o, schema);
+    return new SaeCephTable(o, schema, objects);
   }
 
-  private static StructType fileSchema(Options o) {
+  /** The first file's schema (from the class's schema method, once per object and JVM), or null when
+   * the path holds no Parquet file; lists the path into {@link #objects}. */
+  private StructType fileSchema(Options o) {
     try {
-      List<CephFiles.ObjectRef> objects = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
-      if (objects.isEmpty()) {
-        throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
-            + "; deploy data there first");
-      }
+      objects = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
+      if (objects.isEmpty()) return null;
       CephFiles.ObjectRef first = objects.get(0);
+      String key = o.cephConf + "\0" + first.pool() + "\0" + first.oid() + "\0" + first.size();
+      StructType known = SCHEMAS.get(key);
+      if (known != null) return known;
       byte[] reply = Rados.connect(o.cephConf, o.cephUser, o.timeout).exec(first.pool(), first.oid(), "schema", new byte[0],
           4 << 20);
       Protocol.ScanException err = Protocol.error(ByteBuffer.wrap(reply));
@@ -94,22 +112,25 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
       }
       try (BufferAllocator a = ROOT.newChildAllocator("sae-ceph schema", 0, Long.MAX_VALUE);
            ArrowStreamReader r = new ArrowStreamReader(new java.io.ByteArrayInputStream(reply), a)) {
-        Schema s = r.getVectorSchemaRoot().getSchema();
-        return ArrowTypes.toSpark(s, first.path());
+        StructType schema = ArrowTypes.toSpark(r.getVectorSchemaRoot().getSchema(), first.path());
+        SCHEMAS.put(key, schema);
+        return schema;
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
-  /** The table: batch reads only. */
+  /** The table: batch reads only, of the files listed when it was loaded (as Spark's file sources). */
   static final class SaeCephTable implements SupportsRead {
     private final Options options;
     private final StructType schema;
+    private final List<CephFiles.ObjectRef> objects;
 
-    SaeCephTable(Options options, StructType schema) {
+    SaeCephTable(Options options, StructType schema, List<CephFiles.ObjectRef> objects) {
       this.options = options;
       this.schema = schema;
+      this.objects = objects;
     }
 
     @Override
@@ -129,7 +150,7 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap ignored) {
-      return new SaeScan.Builder(options, schema);
+      return new SaeScan.Builder(options, schema, objects);
     }
   }
 }

@@ -1,12 +1,11 @@
 package sae.connector;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
@@ -30,9 +29,12 @@ final class SaeScan implements Scan, Batch {
   private final List<String> requested;
   private final Protocol.Node filter;
   private final Filter[] pushed;
+  private final List<CephFiles.ObjectRef> objects;
 
-  private SaeScan(Options options, StructType table, StructType readSchema, Protocol.Node filter, Filter[] pushed) {
+  private SaeScan(Options options, StructType table, StructType readSchema, Protocol.Node filter, Filter[] pushed,
+      List<CephFiles.ObjectRef> objects) {
     this.options = options;
+    this.objects = objects;
     this.readSchema = readSchema;
     this.filter = filter;
     this.pushed = pushed;
@@ -66,18 +68,17 @@ final class SaeScan implements Scan, Batch {
   }
 
   @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return ScanMetrics.supported();
+  }
+
+  @Override
   public ColumnarSupportMode columnarSupportMode() {
     return ColumnarSupportMode.SUPPORTED;
   }
 
   @Override
   public InputPartition[] planInputPartitions() {
-    List<CephFiles.ObjectRef> objects;
-    try {
-      objects = CephFiles.list(options.cephConf, options.cephUser, options.timeout, options.path);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
     List<InputPartition> out = new ArrayList<>();
     if (options.objectsPerPartition > 0) {
       for (int i = 0; i < objects.size(); i += options.objectsPerPartition) {
@@ -123,13 +124,15 @@ final class SaeScan implements Scan, Batch {
   static final class Builder implements ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns {
     private final Options options;
     private final StructType table;
+    private final List<CephFiles.ObjectRef> objects;
     private StructType required;
     private Filter[] pushed = new Filter[0];
     private final List<Protocol.Node> accepted = new ArrayList<>();
 
-    Builder(Options options, StructType table) {
+    Builder(Options options, StructType table, List<CephFiles.ObjectRef> objects) {
       this.options = options;
       this.table = table;
+      this.objects = objects;
       this.required = table;
     }
 
@@ -163,7 +166,7 @@ final class SaeScan implements Scan, Batch {
 
     @Override
     public Scan build() {
-      return new SaeScan(options, table, required, Filters.all(accepted), pushed);
+      return new SaeScan(options, table, required, Filters.all(accepted), pushed, objects);
     }
   }
 }

@@ -1,0 +1,118 @@
+package sae.connector;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A query's sae-ceph numbers as DataSource V2 custom metrics (Spark's SQL UI and event log show
+ * them per scan): every stat the class returns with a reply ({@link Protocol#STATS}, summed over
+ * the query's calls), the calls made, the time tasks waited for replies, and how many replies
+ * were whole objects.
+ */
+public final class ScanMetrics {
+  /** Metric names: the protocol's stats, then the connector's own. */
+  static final List<String> NAMES;
+  private static final List<String> UNITS;
+  private static final List<String> DOCS;
+  static final int CALLS, WAIT_NS, WHOLE_OBJECTS;
+
+  static {
+    List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
+    List<String> docs = new ArrayList<>();
+    ProtocolSpec.STAT_DOCS.forEach(d -> docs.add("OSD: " + d));
+    names.add("calls");
+    units.add("count");
+    docs.add("object class calls made");
+    names.add("reply_wait_ns");
+    units.add("ns");
+    docs.add("time tasks waited for replies");
+    names.add("whole_objects");
+    units.add("count");
+    docs.add("replies that were the object itself (every row passed)");
+    NAMES = List.copyOf(names);
+    UNITS = List.copyOf(units);
+    DOCS = List.copyOf(docs);
+    CALLS = NAMES.indexOf("calls");
+    WAIT_NS = NAMES.indexOf("reply_wait_ns");
+    WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
+  }
+
+  private ScanMetrics() {}
+
+  static CustomMetric[] supported() {
+    CustomMetric[] out = new CustomMetric[NAMES.size()];
+    for (int i = 0; i < out.length; i++) {
+      boolean nanos = UNITS.get(i).equals("ns");
+      String description = "sae " + DOCS.get(i) + (nanos ? " (ms)" : " (" + UNITS.get(i) + ")");
+      out[i] = nanos ? new TimeMetric(NAMES.get(i), description) : new CountMetric(NAMES.get(i), description);
+    }
+    return out;
+  }
+
+  /** A task's current values ({@code values} in {@link #NAMES} order). */
+  static CustomTaskMetric[] task(long[] values) {
+    CustomTaskMetric[] out = new CustomTaskMetric[values.length];
+    for (int i = 0; i < out.length; i++) {
+      String name = NAMES.get(i);
+      long value = values[i];
+      out[i] = new CustomTaskMetric() {
+        @Override
+        public String name() {
+          return name;
+        }
+
+        @Override
+        public long value() {
+          return value;
+        }
+      };
+    }
+    return out;
+  }
+
+  /**
+   * The sums over every sae-ceph scan in {@code df}'s executed plan, as a JSON object
+   * {name: value}; {@code {}} when the plan has none. Call it after {@code df.collect()} (or
+   * another action on {@code df}'s own plan; {@code first()} and {@code show()} run a new plan and
+   * leave this one at zero). For applications through py4j:
+   * {@code spark._jvm.sae.connector.ScanMetrics.json(df._jdf)}.
+   */
+  public static String json(Dataset<?> df) {
+    long[] sums = new long[NAMES.size()];
+    int[] scans = {0};
+    walk(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof BatchScanExec b && b.scan() instanceof SaeScan) {
+        scans[0]++;
+        Map<String, SQLMetric> m = CollectionConverters.asJava(b.metrics());
+        for (int i = 0; i < sums.length; i++) {
+          SQLMetric metric = m.get(NAMES.get(i));
+          if (metric != null) sums[i] += Math.max(0, metric.value());
+        }
+      }
+    });
+    if (scans[0] == 0) return "{}";
+    StringBuilder out = new StringBuilder("{");
+    for (int i = 0; i < sums.length; i++) out.append(i == 0 ? "" : ", ").append('"').append(NAMES.get(i))
+        .append("\": ").append(sums[i]);
+    return out.append('}').toString();
+  }
+
+  /** Every node of the plan, through adaptive plans and query stages (reused exchanges skipped). */
+  private static void walk(SparkPlan plan, Consumer<SparkPlan> f) {
+    f.accept(plan);
+    if (plan instanceof AdaptiveSparkPlanExec a) walk(a.executedPlan(), f);
+    if (plan instanceof QueryStageExec q) walk(q.plan(), f);
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) walk(child, f);
+  }
+}

@@ -1,0 +1,127 @@
+"""What the storage side did in each repetition, as results columns.
+
+* ``osd_*``: the OSDs' own counters (:meth:`rados_deploy.CephCluster.osd_counters`), read by
+  :class:`OpsRecorder` after every query of an application (and once before its first), while
+  the application pauses between queries. A repetition's numbers are the difference between
+  the snapshot after the query before it and the one after it, kept only when the first was
+  complete before the repetition started (else the columns stay empty, never wrong). Every
+  reader's reads count, vanilla's through ceph-fuse too.
+* ``cls_*``: the object class's own measurement of its calls (phase CPU times, rows, batches,
+  bytes; docs/protocol.md), summed over the query by the connector (DataSource V2 custom
+  metrics) and reported by the application; offload and no-offload readers only.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from pathlib import Path
+
+from metareserve import Cluster
+from metareserve.errors import SaeError
+from metareserve.log import node_log
+from rados_deploy import CephCluster, CounterSnapshot
+
+OSD_COLUMNS = {"osd_read_ops": "read_ops", "osd_read_reply_bytes": "read_reply_bytes", "osd_ops": "ops",
+               "osd_reply_bytes": "reply_bytes", "osd_store_reads": "store_reads",
+               "osd_store_read_bytes": "store_read_bytes"}
+"""Results column → the OSD counter it sums over the storage hosts (rados_deploy.counters)."""
+CLS_PHASES = ("read", "decode", "filter", "project", "encode", "compress", "reply")
+"""The class's phases, in pipeline order (``cls_<phase>_s`` columns: CPU-seconds in the OSDs)."""
+STAGE = "sae storage ops"
+
+
+def cls_columns(scan: dict | None) -> dict:
+    """The results columns of the connector's per-query sums: ``*_ns`` → ``cls_*_s`` (seconds),
+    counts as ``cls_*`` (``cls_calls``, ``cls_rows_in``, ``cls_batches_out``, ...), and the
+    tasks' ``reply_wait_s``; empty for a reader without them (vanilla)."""
+    out = {}
+    for name, value in (scan or {}).items():
+        if name == "reply_wait_ns":
+            out["reply_wait_s"] = value / 1e9
+        elif name.endswith("_ns"):
+            out[f"cls_{name[:-3]}_s"] = value / 1e9
+        else:
+            out[f"cls_{name}"] = value
+    return out
+
+
+class OpsRecorder:
+    """Snapshots the OSDs' counters after the events it is given (``app``: before the first
+    query, ``rep``: after each query, warm-up ones included) into a JSON-lines file, one line per
+    event: ``{"after": <rep event or null>, "begin", "end", "osds", "pids"}`` or ``"error"``.
+
+    Runs on its own thread and its own connections (spark-submit streams on the shared ones);
+    a snapshot takes milliseconds, well inside the pause between queries.
+    """
+
+    def __init__(self, ceph: CephCluster, path: Path):
+        self.path = Path(path)
+        self.cluster = Cluster(ceph.reservation)
+        self.ceph = CephCluster(ceph.reservation, ceph.layout, ceph.options, cluster=self.cluster)
+        self.events: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "OpsRecorder":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.events.put(None)
+        self.thread.join()
+        self.cluster.close()
+
+    def event(self, event: dict) -> None:
+        """An application event as it arrives (others are ignored)."""
+        if event.get("event") in ("app", "rep"):
+            self.events.put(event)
+
+    def _run(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a") as out:
+            while (event := self.events.get()) is not None:
+                after = None if event["event"] == "app" else \
+                    {k: event.get(k) for k in ("point", "repetition", "discarded", "start", "end")}
+                try:
+                    line = {"after": after, **self.ceph.osd_counters(stage=STAGE).to_dict()}
+                except SaeError as e:
+                    node_log(None, STAGE, f"no OSD counters after {after}: {e}", logging.WARNING)
+                    line = {"after": after, "error": str(e)}
+                out.write(json.dumps(line) + "\n")
+                out.flush()
+
+
+def _lines(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def _key(q: dict | None) -> tuple | None:
+    return None if q is None else (q["point"], q["repetition"], q.get("discarded", False), q["start"])
+
+
+def osd_ops(raw: Path) -> dict[tuple, dict]:
+    """(point, repetition, start) → ``osd_*`` columns, for every query of every application in
+    the run's ``raw/`` directory whose counters were snapshotted right before and right after it
+    (the application's own record of its queries says which query preceded which)."""
+    out = {}
+    for snaps in sorted(Path(raw).glob("*.ceph.jsonl")):
+        queries = [e for e in _lines(snaps.with_name(snaps.name.replace(".ceph.jsonl", ".jsonl")))
+                   if e.get("event") == "rep"]
+        by_after = {_key(s["after"]): s for s in _lines(snaps) if "error" not in s}
+        for i, q in enumerate(queries):
+            before, after = by_after.get(_key(queries[i - 1] if i else None)), by_after.get(_key(q))
+            following = queries[i + 1]["start"] if i + 1 < len(queries) else float("inf")
+            if before is None or after is None or before["end"] > q["start"] or after["begin"] < q["end"] \
+                    or after["end"] > following:
+                continue
+            delta = CounterSnapshot.from_dict(after).delta(CounterSnapshot.from_dict(before))
+            if delta is not None and not q.get("discarded"):
+                out[(q["point"], q["repetition"], q["start"])] = {c: delta[k] for c, k in OSD_COLUMNS.items()}
+    return out

@@ -1,0 +1,146 @@
+"""The scan protocol of the ``sae`` object class, defined once in ``cls/scan_protocol.json``.
+
+Every side takes its constants from that file: the class build renders ``protocol.h`` from it
+(:func:`cxx_header`, see :mod:`rados_deploy.objclass`), the connector renders its Java constants
+from :data:`SPEC` and its Python codec reads :data:`SPEC`. So a version bump is one edit of the
+JSON (and of the code that speaks the new format), never four hand-kept copies.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+from pathlib import Path
+
+from metareserve.errors import UsageError
+
+HEADER_NAME = "protocol.h"
+UNITS = ("ns", "count", "bytes")
+
+
+@dataclasses.dataclass(frozen=True)
+class Stat:
+    """One number every successful reply carries (``unit``: ns, count or bytes)."""
+
+    name: str
+    unit: str
+    doc: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ScanProtocol:
+    """The protocol's constants (docs/protocol.md has the byte layout that uses them)."""
+
+    version: int
+    request_magic: bytes
+    reply_magic: bytes
+    error_magic: bytes
+    flags: dict
+    codecs: tuple
+    default_batch_rows: int
+    max_batch_rows: int
+    max_filter_depth: int
+    nodes: dict
+    cmp_ops: tuple
+    literals: dict
+    bodies: tuple
+    stats: tuple
+    errnos: dict
+
+    @property
+    def stat_names(self) -> tuple:
+        return tuple(s.name for s in self.stats)
+
+
+def spec_path() -> Path:
+    """The spec file inside the installed package."""
+    return Path(str(resources.files(__package__).joinpath("cls", "scan_protocol.json")))
+
+
+def load(path=None) -> ScanProtocol:
+    """Read and check the spec; :class:`UsageError` naming the file and the field otherwise."""
+    path = Path(path) if path else spec_path()
+    try:
+        raw = json.loads(path.read_text())
+        req, filt, reply, err = raw["request"], raw["filter"], raw["reply"], raw["error"]
+        spec = ScanProtocol(
+            version=_int(raw["version"], "version", 1, 0xFFFF),
+            request_magic=_magic(req["magic"], "request.magic"), reply_magic=_magic(reply["magic"], "reply.magic"),
+            error_magic=_magic(err["magic"], "error.magic"),
+            flags={k: _int(v, f"request.flags.{k}", 1, 0x8000) for k, v in req["flags"].items()},
+            codecs=tuple(req["codecs"]),
+            default_batch_rows=_int(req["default_batch_rows"], "request.default_batch_rows", 1, 1 << 31),
+            max_batch_rows=_int(req["max_batch_rows"], "request.max_batch_rows", 1, 1 << 31),
+            max_filter_depth=_int(req["max_filter_depth"], "request.max_filter_depth", 1, 1 << 16),
+            nodes={k: _int(v, f"filter.nodes.{k}", 1, 0xFF) for k, v in filt["nodes"].items()},
+            cmp_ops=tuple(filt["cmp_ops"]),
+            literals={k: _int(v, f"filter.literals.{k}", 1, 0xFF) for k, v in filt["literals"].items()},
+            bodies=tuple(reply["bodies"]),
+            stats=tuple(Stat(s["name"], s["unit"], s["doc"]) for s in reply["stats"]),
+            errnos={k: _int(v, f"error.errnos.{k}", 1, 4095) for k, v in err["errnos"].items()})
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise UsageError(f"{path}: not a valid scan protocol spec ({what}); fix the file") from None
+    magics = {spec.request_magic, spec.reply_magic, spec.error_magic}
+    bad = [s.name for s in spec.stats if s.unit not in UNITS or not s.name.isidentifier()]
+    if len(magics) != 3 or b"\xff\xff\xff\xff" in magics or bad or len(set(spec.stat_names)) != len(spec.stats) \
+            or len(set(spec.nodes.values())) != len(spec.nodes):
+        raise UsageError(f"{path}: magics must differ from each other and from an IPC stream's start, node tags and "
+                         f"stat names must be unique, units one of {', '.join(UNITS)} (bad stats: {bad}); fix the file")
+    return spec
+
+
+def _int(v, what: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ValueError(f"{what} must be a whole number in {lo}..{hi}, not {v!r}")
+    return v
+
+
+def _magic(v, what: str) -> bytes:
+    if not isinstance(v, str) or len(v.encode()) != 4 or not v.isascii():
+        raise ValueError(f"{what} must be 4 ASCII characters, not {v!r}")
+    return v.encode()
+
+
+def _chars(magic: bytes) -> str:
+    return ", ".join(f"'{chr(b)}'" for b in magic)
+
+
+def cxx_header(spec: ScanProtocol) -> str:
+    """``protocol.h``: the spec as C++ constants (namespace ``sae::protocol``)."""
+    lines = ["// Generated from scan_protocol.json by rados_deploy.scan_protocol.cxx_header when the class is",
+             "// built; do not edit (docs/protocol.md).",
+             "#pragma once", "", "#include <cstdint>", "",
+             f"#define SAE_SCAN_PROTOCOL {spec.version}", "", "namespace sae::protocol {", "",
+             f"inline constexpr uint16_t kVersion = {spec.version};",
+             f"inline constexpr char kRequestMagic[4] = {{{_chars(spec.request_magic)}}};",
+             f"inline constexpr char kReplyMagic[4] = {{{_chars(spec.reply_magic)}}};",
+             f"inline constexpr char kErrorMagic[4] = {{{_chars(spec.error_magic)}}};",
+             *(f"inline constexpr uint16_t kFlag{_camel(k)} = {v};" for k, v in spec.flags.items()),
+             f"inline constexpr uint16_t kKnownFlags = {sum(spec.flags.values())};",
+             *(f"inline constexpr uint8_t kCodec{_camel(c)} = {i};" for i, c in enumerate(spec.codecs)),
+             f"inline constexpr uint8_t kCodecCount = {len(spec.codecs)};",
+             f"inline constexpr uint32_t kDefaultBatchRows = {spec.default_batch_rows};",
+             f"inline constexpr uint32_t kMaxBatchRows = {spec.max_batch_rows};",
+             f"inline constexpr int kMaxFilterDepth = {spec.max_filter_depth};",
+             *(f"inline constexpr uint8_t kNode{_camel(k)} = 0x{v:02x};" for k, v in spec.nodes.items()),
+             *(f"inline constexpr uint8_t kLiteral{_camel(k)} = {v};" for k, v in spec.literals.items()),
+             *(f"inline constexpr uint16_t kBody{_camel(b)} = {i};" for i, b in enumerate(spec.bodies)),
+             f"inline constexpr uint8_t kCmpOpCount = {len(spec.cmp_ops)};", "",
+             "// The reply's stats, in wire order (one u64 each).",
+             "enum Stat : int {",
+             *(f"  k{_camel(s.name)} = {i},  // {s.unit}: {s.doc}" for i, s in enumerate(spec.stats)),
+             f"  kStatCount = {len(spec.stats)}",
+             "};", "",
+             "inline constexpr const char* kStatNames[kStatCount] = {" +
+             ", ".join(f'"{s.name}"' for s in spec.stats) + "};", "",
+             "}  // namespace sae::protocol", ""]
+    return "\n".join(lines)
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+SPEC = load()
+"""The protocol this package's class speaks."""
