@@ -90,7 +90,7 @@ def _frame(**axes) -> pd.DataFrame:
     ({"reader": ["offload", "vanilla"]}, ["points", "alleviation"]),
 ])
 def test_figures_follow_what_a_run_varies(axes, names):
-    assert figure_names(_frame(**axes)) == names + ["resources"] + (["resources-disk"] if "alleviation" in names else [])
+    assert figure_names(_frame(**axes)) == names + ["storage-phases", "storage-ops", "resources"] + (["resources-disk"] if "alleviation" in names else [])
 
 
 def test_a_bad_experiment_file_stops_the_catalogue_before_anything(tmp_path):
