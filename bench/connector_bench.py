@@ -24,7 +24,7 @@ counters (read ops, bytes read from the store and sent).
 
 Usage: .venv/bin/python bench/connector_bench.py [--rows 2000000] [--reps 3] [--link-multiplier 1]
        [--readers offload,offload-none,offload-lz4,no-offload,vanilla] [--queries all,proj]
-       [--selectivities 1,10,100] [--warmup 1] [--no-floor] [--jfr] [--keep]
+       [--selectivities 1,10,100] [--warmup 1] [--no-floor] [--jfr] [--keep] [--capacities sides|shared]
 
 ``--jfr`` records the driver and the executors with Java Flight Recorder (``settings=profile``)
 and prints, per reader, table and JVM at 1 % and 100 % over every column, the methods sampled
@@ -188,11 +188,14 @@ def main():
                     help="skip the one-object and empty tables (each reader's fixed cost)")
     ap.add_argument("--jfr", action="store_true", help="profile the driver and executors with Java Flight Recorder")
     ap.add_argument("--keep", action="store_true", help="keep the cluster (prints its reservation)")
+    ap.add_argument("--capacities", choices=("sides", "shared"), default="sides",
+                    help="sides: compute and storage hosts on disjoint halves of the cores, 1.25 Gbit/s per core "
+                         "on every link (sae's default); shared: every host every core, links unlimited")
     args = ap.parse_args()
     setup()
     work = Path(tempfile.mkdtemp(prefix="sae-connector-bench-"))
     res = metareserve.reserve(provider="local", name=f"cb{int(time.time()) % 10000}", nodes=5,
-                              out=work / "cluster.yaml")
+                              out=work / "cluster.yaml", capacities=capacities(args.capacities))
     layout = Layout({"ceph-mon": ["node2"], "ceph-mgr": ["node2"], "ceph-mds": ["node2"], "ceph-osd": STORAGE,
                      "ceph-client": [n.name for n in res.nodes], "spark-master": ["node1"],
                      "driver": ["node1"], "spark-worker": ["node4", "node5"]})
@@ -261,6 +264,16 @@ def main():
             metareserve.release(res)
 
 
+def capacities(setting: str) -> metareserve.Capacities:
+    """The hosts' capacities for ``setting`` (see --capacities), resolved as sae resolves its own."""
+    from sae import ClusterSpec
+    from sae.capacities import resolve
+    cores = "sides" if setting == "sides" else "shared"
+    rate = "1.25gbit/core" if setting == "sides" else "unlimited"
+    sides = {**{n: "compute" for n in CLIENTS}, **{n: "storage" for n in STORAGE}}
+    return resolve(ClusterSpec(nodes=5, cores=cores, link_rate=rate), sides, sorted(sides))
+
+
 def _pick(value: str, known: dict, what: str) -> dict:
     names = [v.strip() for v in value.split(",") if v.strip()]
     bad = [n for n in names if n not in known]
@@ -291,7 +304,7 @@ def report(queries, sampler, args, split):
     print(f"\n{args.rows} rows x {args.link_multiplier} links = {scanned} rows per query, "
           f"{len(files)} objects of 16 MiB x {args.link_multiplier} names ({full_bytes / 1e9:.2f} GB of Parquet), "
           f"{args.reps - 1} measured repetitions (medians); compute hosts {', '.join(CLIENTS)} (workers "
-          f"{', '.join(WORKERS)}), storage hosts {', '.join(STORAGE)}; queries: "
+          f"{', '.join(WORKERS)}), storage hosts {', '.join(STORAGE)}; capacities {args.capacities}; queries: "
           + ", ".join(f"{k} = {v or 'every column'}" for k, v in args.queries.items()))
     print("idle CPU (cores, in the pauses between queries): "
           + ", ".join(f"{n} {r:.3f}" for n, r in sorted(idle.items())) + "; 'own' = measured minus idle rate x span\n")
