@@ -218,7 +218,10 @@ def main():
             if args.floor:
                 one = dd.split(sorted(split.out.glob("*.parquet"))[:1], out=work / "split-one", object_size=OBJECT_SIZE)
                 dd.deploy(res, one.out, dest=FLOOR["one"], **deploy)
-                cluster.run(["mkdir", "-p", f"{mp}{FLOOR['empty']}"], nodes=["node1"], stage="bench empty table")
+                make_empty = ("import sys, cephfs; fs = cephfs.LibCephFS(conffile=sys.argv[1]); fs.mount(); "
+                              "fs.mkdirs(sys.argv[2].encode(), 0o755)")   # the mount is read-only (fs-read)
+                cluster.run(["/usr/bin/python3", "-c", make_empty, ceph.client_conf("node2"), FLOOR["empty"]],
+                            nodes=["node2"], stage="bench empty table")
                 tables.update({name: {"path": path, "vanilla": f"file://{mp}{path}", "empty": name == "empty"}
                                for name, path in FLOOR.items()})
             thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in args.selectivities.items()}
