@@ -9,7 +9,8 @@ projection ``workload.columns`` (empty: every column), the reply codec and ``bat
 batch, sent as the connector's cephx user (``sae-scan``: CephFS metadata and calls of the class,
 nothing else). Each repetition records ``init_s`` (listing the files and mapping them to objects),
 ``compute_s`` (every scan answered), ``rows``, and the extra result columns ``objects``,
-``batches`` (Arrow record batches in the replies) and ``reply_bytes``; its Prometheus window is
+``batches`` (Arrow record batches in the replies) and ``reply_bytes``, and the class's own stats
+summed over the replies (``scan``: the ``cls_*`` columns, as for the connector's reads); its Prometheus window is
 exported as for Spark points (the storage side's CPU during the scans).
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from metareserve import StageReport
 from metareserve.errors import OperationalError
 
 from .app import BACKEND_SCAN
-from .connector.protocol import Request, decode_error
+from .connector.protocol import BODIES, ERROR_MAGIC, REPLY_MAGIC, STATS, Request, decode_error
 from .context import StageContext, dataset_path
 from .execute import export_windows, threshold
 
@@ -47,7 +48,10 @@ def stage_run(ctx: StageContext) -> StageReport:
     cluster.put(str(BACKEND_SCAN), remote, nodes=[driver], stage=STAGE)
     cfg = {"ceph_conf": stack.ceph.shared_client_conf, "ceph_user": stack.ceph.users.scan.id,
            "path": dataset_path(point),
-           "request": scan_request(point).encode().hex(), "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
+           "request": scan_request(point).encode().hex(),
+           "reply": {"magic": REPLY_MAGIC.decode(), "error_magic": ERROR_MAGIC.decode(), "stats": list(STATS),
+                     "bodies": list(BODIES)},
+           "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
            "in_flight": IN_FLIGHT, "reps": pending, "pause": ctx.experiment.pause}
     ctx.ledger.mark(point.id, pending, "running")
     out = cluster.run([stack.spark.python(driver), remote, json.dumps(cfg)], nodes=[driver], stage=STAGE,
@@ -62,7 +66,7 @@ def stage_run(ctx: StageContext) -> StageReport:
         done[r["repetition"]] = r
     ctx.ledger.mark(point.id, list(done), "done", timings={k: {"start": r["start"], "end": r["end"]} for k, r in done.items()},
                     results={k: {key: r[key] for key in ("init_s", "compute_s", "total_s", "rows", "objects",
-                                                           "batches", "reply_bytes")} for k, r in done.items()})
+                                                           "batches", "reply_bytes", "scan")} for k, r in done.items()})
     ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, point,
                                                     {k: {"start": r["start"], "end": r["end"]} for k, r in done.items()}))
     missing = sorted(set(pending) - set(done))

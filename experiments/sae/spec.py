@@ -116,12 +116,16 @@ class Workload:
     ``reader`` (one of :data:`READERS`). ``compression`` is the connector's reply compression
     (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored.
     ``batch_size`` (rows per Arrow batch) and ``objects_per_partition`` (objects per Spark task;
-    None: packed by bytes, as Spark packs files) tune the connector; None keeps its default."""
+    None: packed by bytes, as Spark packs files) tune the connector; None keeps its default.
+    ``whole_objects`` (offload): an object whose every row passes a query for every column comes
+    back as stored (docs/connector.md); False makes the class decode, filter and re-encode it
+    anyway, which is what an experiment about the storage side's decoding measures."""
 
     reader: str = "offload"
     compression: str = "zstd"
     batch_size: int | None = None
     objects_per_partition: int | None = None
+    whole_objects: bool = True
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
@@ -137,6 +141,8 @@ class Workload:
         options = {"offload": str(self.reader == "offload").lower(), "compression": self.compression}
         options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
                         if getattr(self, knob)})
+        if not self.whole_objects:
+            options["whole_objects"] = "false"
         return options
 
 
@@ -359,6 +365,8 @@ def _check(point: PointSpec, where: str) -> None:
     for knob in ("batch_size", "objects_per_partition"):
         if getattr(w, knob) is not None:
             _int(getattr(w, knob), 1, f"{where}: workload.{knob}")
+    if not isinstance(w.whole_objects, bool):
+        bad(f"workload.whole_objects must be true or false, not {w.whole_objects!r}")
     cols = w.columns
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
         bad(f"workload.columns must be a list of column names, not {cols!r}")

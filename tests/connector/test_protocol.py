@@ -3,6 +3,7 @@ encoder and decoder and the C++ core (through the harness), all built from the o
 (rados_deploy/rados_deploy/cls/scan_protocol.json), against each other and the shared vectors in
 tests/vectors/scan."""
 import errno
+import struct
 from pathlib import Path
 
 import pyarrow as pa
@@ -261,3 +262,30 @@ def test_encoder_rejects_what_it_cannot_encode():
         Request(filter={"cmp": "<", "column": "x", "value": object()}).encode()
     with pytest.raises(ValueError):
         Request(codec="snappy").encode()
+
+
+def test_backend_scans_decode_replies_as_the_codec_does(harness, tmp_path):
+    """The backend experiment's script (it runs alone on a node, told the reply framing by the
+    controller) counts rows and batches and sums the class's stats as decode_reply reads them,
+    and refuses a whole-object reply in one line."""
+    import importlib.util
+    from sae import backend
+    spec = importlib.util.spec_from_file_location("backend_scan", backend.BACKEND_SCAN)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    framing = {"magic": protocol.REPLY_MAGIC.decode(), "error_magic": protocol.ERROR_MAGIC.decode(),
+               "stats": list(STATS), "bodies": list(protocol.BODIES)}
+    sample, reply, whole = VECTORS / "sample.parquet", tmp_path / "reply", tmp_path / "whole"
+    harness(f"scan {sample} {Request(filter={'cmp': '<', 'column': 'id', 'value': 10}, batch_rows=4).encode().hex()} {reply}",
+            f"scan {sample} {Request(flags=3).encode().hex()} {whole}")
+    data = reply.read_bytes()
+    decoded = decode_reply(data)
+    table = pa.ipc.open_stream(decoded.stream).read_all()
+    batches, rows, size, stats, error = script.count([data, data], framing)
+    assert (batches, rows, size, error) == (2 * len(table.to_batches()), 2 * table.num_rows, 2 * len(data), None)
+    assert stats == {**{k: 2 * v for k, v in decoded.stats.items()}, "calls": 2} and rows == stats["rows_out"]
+    with pytest.raises(SystemExit, match=r"^reply starts b'SAER' with body format 1: not this protocol's Arrow IPC"):
+        script.count([whole.read_bytes()], framing)
+    error_frame = protocol.ERROR_MAGIC + struct.pack("<II", errno.EINVAL, 3) + b"bad"   # as docs/protocol.md lays it out
+    *_, frame = script.count([data, error_frame], framing)
+    assert decode_error(bytes.fromhex(frame)).errno == errno.EINVAL

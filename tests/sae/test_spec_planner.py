@@ -40,6 +40,7 @@ def exp(**kw):
     (dict(ceph=CephSpec(osd_size="0GiB")), "ceph.osd_size: '0GiB' is below the minimum"),
     (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": [3]})), "names 3, not a node name"),
     (dict(workload=Workload(objects_per_partition=0)), "workload.objects_per_partition must be an integer >= 1"),
+    (dict(workload=Workload(whole_objects="no")), "workload.whole_objects must be true or false, not 'no'"),
     (dict(spark=sae.SparkSpec(worker_memory="2 gigs")), "spark: worker_memory must look like 512m or 2g"),
     (dict(spark=sae.SparkSpec(executor_memory=4)), "spark: executor_memory must look like 512m or 2g"),
     (dict(spark=sae.SparkSpec(driver_memory="lots")), "spark: driver_memory must look like 512m or 2g"),
@@ -68,6 +69,8 @@ def test_reader_axis_sets_connector_offload_option():
     assert [p.workload.reader for _, p in points] == readers
     assert [p.workload.connector_options()["offload"] for _, p in points[:2]] == ["true", "false"]
     assert "offload" not in points[0][1].params()["workload"]
+    assert "whole_objects" not in points[0][1].workload.connector_options()   # the connector's default
+    assert Workload(whole_objects=False).connector_options()["whole_objects"] == "false"
 
 
 def test_profiles_override_sections_and_reject_unknown_options():

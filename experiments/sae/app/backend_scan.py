@@ -5,33 +5,31 @@ Run by :mod:`sae.backend` with the Spark nodes' python (pyarrow, Debian's rados 
 bindings) and one argument, a JSON object::
 
     {"ceph_conf": "...", "ceph_user": "sae-scan", "path": "/sae/<hash>", "request": "<hex of the encoded scan request>",
+     "reply": {"magic": "SAER", "error_magic": "SAEE", "stats": ["read_ns", ...], "bodies": ["arrow_ipc", ...]},
      "reply_limit": <bytes>, "in_flight": 8, "reps": [0, 1, 2], "pause": 1.0}
+
+``reply`` is the protocol's reply framing (docs/protocol.md), given by the controller from the
+protocol's one definition: this script runs alone, with no sae package beside it.
 
 Per repetition: list the dataset's files through libcephfs (names starting with ``_`` or ``.``
 are not data, as for Spark) and map each to its one RADOS object (``<inode hex>.00000000``) in the
 file's data pool (``init_s``); then send the same request to every object, at most ``in_flight``
 asynchronous calls at a time, and wait for every reply (``compute_s``: the backend's time). Only
-then are the replies decoded (not timed): Arrow record batches, rows and reply bytes are counted;
-an error frame's bytes are returned for the controller to decode. One JSON line per repetition
-on stdout, prefixed ``sae-backend``.
+then are the replies decoded (not timed): Arrow record batches, rows and reply bytes are counted,
+the class's own stats summed (``scan``: phase CPU times, rows and batches in and out, as the
+connector sums them, plus ``calls``); an error frame's bytes are returned for the controller to
+decode. One JSON line per repetition on stdout, prefixed ``sae-backend``.
 """
 import json
+import struct
 import sys
 import threading
 import time
 
 import pyarrow as pa
 
-try:
-    import cephfs
-    import rados
-except ImportError:   # a python other than the distribution's: its Ceph bindings (same ABI) are there
-    sys.path.append("/usr/lib/python3/dist-packages")
-    import cephfs
-    import rados
-
 TAG = "sae-backend "
-ERROR_MAGIC = b"SAEE"   # the protocol's error frame (docs/protocol.md); decoded by the controller
+REPLY_HEAD = struct.Struct("<4sHH")   # magic, stat count, body format; then the stats as u64 (docs/protocol.md)
 
 
 def objects(fs, path):
@@ -75,21 +73,43 @@ def scan_all(io, oids, request, reply_limit, in_flight):
     return replies, failures
 
 
-def count(replies):
-    """(record batches, rows, reply bytes, first error frame as hex or None)."""
+def count(replies, framing):
+    """(record batches, rows, reply bytes, summed class stats, first error frame as hex or None)."""
     batches = rows = size = 0
+    stats = dict.fromkeys(framing["stats"], 0)
+    stats["calls"] = 0
     for reply in replies:
         size += len(reply)
-        if reply[:4] == ERROR_MAGIC:
-            return batches, rows, size, reply.hex()
-        with pa.ipc.open_stream(pa.py_buffer(reply)) as stream:
+        if reply[:4] == framing["error_magic"].encode():
+            return batches, rows, size, stats, reply.hex()
+        magic, n, body = REPLY_HEAD.unpack_from(reply)
+        if magic != framing["magic"].encode() or framing["bodies"][body] != "arrow_ipc":
+            raise SystemExit(f"reply starts {magic!r} with body format {body}: not this protocol's Arrow IPC reply")
+        for name, value in zip(framing["stats"], struct.unpack_from(f"<{n}Q", reply, REPLY_HEAD.size)):
+            stats[name] += value
+        stats["calls"] += 1
+        with pa.ipc.open_stream(pa.py_buffer(reply)[REPLY_HEAD.size + 8 * n:]) as stream:
             for batch in stream:
                 batches += 1
                 rows += batch.num_rows
-    return batches, rows, size, None
+    return batches, rows, size, stats, None
+
+
+def ceph_bindings():
+    """Debian's ``cephfs`` and ``rados`` modules, also from a python other than the distribution's
+    (the bindings have the same ABI)."""
+    try:
+        import cephfs
+        import rados
+    except ImportError:
+        sys.path.append("/usr/lib/python3/dist-packages")
+        import cephfs
+        import rados
+    return cephfs, rados
 
 
 def main(cfg):
+    cephfs, rados = ceph_bindings()
     request = bytes.fromhex(cfg["request"])
     cluster = rados.Rados(conffile=cfg["ceph_conf"], rados_id=cfg["ceph_user"])
     cluster.connect()
@@ -106,10 +126,10 @@ def main(cfg):
             replies, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"])
             t2 = time.time()
             io.close()
-            batches, rows, size, error = count([] if failures else replies)
+            batches, rows, size, stats, error = count([] if failures else replies, cfg["reply"])
             print(TAG + json.dumps({"repetition": rep, "start": t0, "end": t2, "init_s": t1 - t0,
                                     "compute_s": t2 - t1, "total_s": t2 - t0, "objects": len(oids),
-                                    "rows": rows, "batches": batches, "reply_bytes": size,
+                                    "rows": rows, "batches": batches, "reply_bytes": size, "scan": stats,
                                     "failures": failures[:3], "error_frame": error}), flush=True)
     finally:
         fs.shutdown()
