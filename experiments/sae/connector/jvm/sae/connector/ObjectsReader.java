@@ -21,6 +21,7 @@ import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.parquet.VectorizedParquetRecordReader;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -156,7 +157,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     try (FileChannel out = FileChannel.open(spooled, StandardOpenOption.WRITE)) {
       while (data.hasRemaining()) out.write(data);
     }
-    parquet = new VectorizedParquetRecordReader(false, f.options.batchRows);
+    parquet = new VectorizedParquetRecordReader(f.offHeap, f.parquetBatchRows);
     try {
       parquet.initialize(spooled.toString(), List.of(f.schema.fieldNames()));
     } catch (UnsupportedOperationException e) {
@@ -264,12 +265,18 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     final StructType schema;
     final List<String> requested;
     final Protocol.Node filter;
+    /** Rows per batch of Spark's own Parquet reader (whole objects), as vanilla reads them. */
+    final int parquetBatchRows;
+    final boolean offHeap;
 
     Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter) {
       this.options = options;
       this.schema = schema;
       this.requested = List.copyOf(requested);
       this.filter = filter;
+      SQLConf conf = SQLConf.get();   // the driver's session conf, as Spark's Parquet reader factory takes it
+      this.parquetBatchRows = conf.parquetVectorizedReaderBatchSize();
+      this.offHeap = conf.offHeapColumnVectorEnabled();
     }
 
     @Override
