@@ -1,12 +1,14 @@
 """Batch size (Arrow-Spark paper, E1): query time and the Arrow batches Spark consumes vs the rows
-per batch the OSDs return (the connector's batch_size), offloaded, every row kept."""
+per batch the OSDs return (the connector's batch_size), offloaded, every row kept. The OSDs return
+Arrow batches, never objects as stored (``whole_objects=False``): a whole object is read by Spark's
+own Parquet reader in Spark's batch size, which this axis does not vary."""
 from sae import Experiment, Sweep, Workload, profiles
 
 experiment = Experiment(
     name="batchsize",
     description="Query time and batches per query vs rows per Arrow batch, offloaded, 100 % of rows "
                 "(Arrow-Spark paper E1)",
-    workload=Workload(reader="offload", selectivity=100),
+    workload=Workload(reader="offload", selectivity=100, whole_objects=False),
     sweep=Sweep(cartesian={"batch_size": [1024, 4096, 16384, 65536, 262144, 1048576]}),
     repetitions=21,
     warmup=1,
