@@ -5,6 +5,9 @@ host's link, both directions), declared and measured per point (results.parquet:
 link_rate_declared_bps / link_rate_measured_bps), with storage and compute on their own cores.
 
 Vanilla reads Parquet as stored (no reply compression), so it runs once per rate and selectivity.
+Offload asks for Arrow replies at every selectivity (``whole_objects=False``): at 100 % the class
+would otherwise send the objects as stored, and the reply compression this sweep varies would not
+apply.
 Rates are emulated on the local provider only (a testbed's links are what they are), so this
 experiment has no CloudLab profile; its default sweep spans the paper's 10 GbE.
 """
@@ -22,7 +25,7 @@ experiment = Experiment(
     name="bandwidth",
     description="Query time vs link rate: offload, no-offload and vanilla, reply compression none/zstd",
     data=DataSpec(rows=1_000_000, object_size="16MiB", link_multiplier=4),
-    workload=Workload(column="total_amount"),
+    workload=Workload(column="total_amount", whole_objects=False),
     sweep=Sweep(cartesian={"link_rate": ["1gbit", "10gbit", "unlimited"], "compression": ["none", "zstd"],
                            "selectivity": [1, 10, 100], "reader": READERS}, where=one_vanilla),
     repetitions=21,
