@@ -157,6 +157,15 @@ def test_node_process_killed_mid_call_says_connection_lost(cluster):
     assert cluster.run(["hostname"], nodes=["node3"], stage="after")["node3"]["stdout"].strip() == "node3"
 
 
+def test_node_process_gone_between_calls_reconnects(cluster):
+    """A long-lived Cluster (a test session's, a notebook's) whose node-side process died after a
+    call reconnects on the next call instead of failing it."""
+    for _ in range(2):
+        cluster.run("p=$PPID; (sleep 1; kill -9 $p) >/dev/null 2>&1 </dev/null &", nodes=["node3"], stage="later")
+        time.sleep(3)
+        assert cluster.run(["hostname"], nodes=["node3"], stage="after")["node3"]["stdout"].strip() == "node3"
+
+
 def test_streamed_lines_carry_node_and_stage(cluster, caplog):
     caplog.set_level("INFO", logger="sae")
     r = cluster.run("echo first; echo second >&2", nodes=["node1", "node2"], stage="chatty", stream=True)

@@ -128,6 +128,8 @@ class NodeConnection:
     def channel(self, module, stage: str):
         """The open channel for ``module``, connecting and shipping the source if needed."""
         with self._lock:
+            if self._conn is not None and not self._conn.hasreceiver():
+                self.close()   # the node's end went away between calls (sshd or the process restarted)
             if self._conn is None:
                 self._conn = self._connect(stage)
             key = module.__name__
