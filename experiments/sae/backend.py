@@ -21,7 +21,7 @@ from metareserve import StageReport
 from metareserve.errors import OperationalError
 
 from .app import BACKEND_SCAN
-from .connector.protocol import BODIES, ERROR_MAGIC, REPLY_MAGIC, STATS, Request, decode_error
+from .connector.protocol import Request, decode_error, reply_framing
 from .context import StageContext, dataset_path
 from .execute import export_windows, threshold
 
@@ -49,8 +49,7 @@ def stage_run(ctx: StageContext) -> StageReport:
     cfg = {"ceph_conf": stack.ceph.shared_client_conf, "ceph_user": stack.ceph.users.scan.id,
            "path": dataset_path(point),
            "request": scan_request(point).encode().hex(),
-           "reply": {"magic": REPLY_MAGIC.decode(), "error_magic": ERROR_MAGIC.decode(), "stats": list(STATS),
-                     "bodies": list(BODIES)},
+           "reply": reply_framing(),
            "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
            "in_flight": IN_FLIGHT, "reps": pending, "pause": ctx.experiment.pause}
     ctx.ledger.mark(point.id, pending, "running")

@@ -273,8 +273,7 @@ def test_backend_scans_decode_replies_as_the_codec_does(harness, tmp_path):
     spec = importlib.util.spec_from_file_location("backend_scan", backend.BACKEND_SCAN)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    framing = {"magic": protocol.REPLY_MAGIC.decode(), "error_magic": protocol.ERROR_MAGIC.decode(),
-               "stats": list(STATS), "bodies": list(protocol.BODIES)}
+    framing = protocol.reply_framing()
     sample, reply, whole = VECTORS / "sample.parquet", tmp_path / "reply", tmp_path / "whole"
     harness(f"scan {sample} {Request(filter={'cmp': '<', 'column': 'id', 'value': 10}, batch_rows=4).encode().hex()} {reply}",
             f"scan {sample} {Request(flags=3).encode().hex()} {whole}")

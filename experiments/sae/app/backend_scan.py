@@ -5,7 +5,7 @@ Run by :mod:`sae.backend` with the Spark nodes' python (pyarrow, Debian's rados 
 bindings) and one argument, a JSON object::
 
     {"ceph_conf": "...", "ceph_user": "sae-scan", "path": "/sae/<hash>", "request": "<hex of the encoded scan request>",
-     "reply": {"magic": "SAER", "error_magic": "SAEE", "stats": ["read_ns", ...], "bodies": ["arrow_ipc", ...]},
+     "reply": {"magic": "SAER", "error_magic": "SAEE", "head": "<4sHH", "stats": ["read_ns", ...], "bodies": [...]},
      "reply_limit": <bytes>, "in_flight": 8, "reps": [0, 1, 2], "pause": 1.0}
 
 ``reply`` is the protocol's reply framing (docs/protocol.md), given by the controller from the
@@ -29,7 +29,6 @@ import time
 import pyarrow as pa
 
 TAG = "sae-backend "
-REPLY_HEAD = struct.Struct("<4sHH")   # magic, stat count, body format; then the stats as u64 (docs/protocol.md)
 
 
 def objects(fs, path):
@@ -76,19 +75,20 @@ def scan_all(io, oids, request, reply_limit, in_flight):
 def count(replies, framing):
     """(record batches, rows, reply bytes, summed class stats, first error frame as hex or None)."""
     batches = rows = size = 0
+    head = struct.Struct(framing["head"])   # magic, stat count, body format; then the stats as u64
     stats = dict.fromkeys(framing["stats"], 0)
     stats["calls"] = 0
     for reply in replies:
         size += len(reply)
         if reply[:4] == framing["error_magic"].encode():
             return batches, rows, size, stats, reply.hex()
-        magic, n, body = REPLY_HEAD.unpack_from(reply)
+        magic, n, body = head.unpack_from(reply)
         if magic != framing["magic"].encode() or framing["bodies"][body] != "arrow_ipc":
             raise SystemExit(f"reply starts {magic!r} with body format {body}: not this protocol's Arrow IPC reply")
-        for name, value in zip(framing["stats"], struct.unpack_from(f"<{n}Q", reply, REPLY_HEAD.size)):
+        for name, value in zip(framing["stats"], struct.unpack_from(f"<{n}Q", reply, head.size)):
             stats[name] += value
         stats["calls"] += 1
-        with pa.ipc.open_stream(pa.py_buffer(reply)[REPLY_HEAD.size + 8 * n:]) as stream:
+        with pa.ipc.open_stream(pa.py_buffer(reply)[head.size + 8 * n:]) as stream:
             for batch in stream:
                 batches += 1
                 rows += batch.num_rows

@@ -265,6 +265,13 @@ def decode_reply(reply: bytes) -> Reply:
     return Reply(dict(zip(STATS, values)), view[end:], BODIES[body])
 
 
+def reply_framing() -> dict:
+    """How a reply is framed, as JSON-friendly values, for a script that decodes replies without
+    this package (sae.backend's ``backend_scan.py``): magics, head layout, stat names, body formats."""
+    return {"magic": REPLY_MAGIC.decode(), "error_magic": ERROR_MAGIC.decode(), "head": _REPLY_HEAD.format,
+            "stats": list(STATS), "bodies": list(BODIES)}
+
+
 def decode_error(reply: bytes) -> ScanError | None:
     """The :class:`ScanError` in an error reply, or None if ``reply`` is a result stream."""
     if reply[:4] != ERROR_MAGIC:
