@@ -3,7 +3,7 @@ application per point (the reference), both measured in one invocation on an alr
 cluster.
 
     python bench/sae_overhead.py --reservation FILE [--points N] [--repetitions R] [--out DIR]
-    python bench/sae_overhead.py --analyse RUN_DIR [RUN_DIR ...]
+    python bench/sae_overhead.py --analyse WARM_RUN REFERENCE_RUN
 
 Runs experiments/selectivity.py's tiny profile (its first ``N`` points, ``R`` repetitions) twice
 with the Python API: ``RunOptions(warm=True)`` first (so OS caches favour the reference, if
