@@ -31,6 +31,7 @@ from metareserve.log import node_log, say
 from .app import APP
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs
+from .storage_watch import StorageWatch, down_message
 from .storage_work import OpsRecorder
 
 TAG = "sae-rep "
@@ -148,8 +149,9 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
     recorder = Recorder(ctx, stack, points, ops=ops)
+    watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, remote_out)) if stack.ceph else None
     error = None
-    with ops or contextlib.nullcontext(), recorder:
+    with ops or contextlib.nullcontext(), recorder, watch or contextlib.nullcontext():
         try:
             spark.submit(str(APP), args=[json.dumps(cfg)], py_files=list(build.py_files) if build else [],
                          jars=list(build.jars) if build else [], conf=conf,
@@ -165,6 +167,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
         recorder.finish(error or f"[{driver} spark-submit] the application ended before this point's "
                                  f"last repetition")
     recorder.hand_back(on_point)
+    if recorder.down:
+        error = f"[{driver} {STAGE}] stopped the application; {recorder.down}"
     return recorder.reached, error
 
 
@@ -178,8 +182,7 @@ def _storage_hint(stack: Stack) -> str:
         return ""
     if not down:
         return ""
-    names = ", ".join(f"{d.name} on {d.host}" for d in down)
-    return f"; Ceph reports {names} down: run 'rados-deploy start' (or 'sae resume', which restarts it)"
+    return "; " + down_message([f"{d.name} on {d.host}" for d in down])
 
 
 def _stop_interrupted(ctx: StageContext, stack: Stack, remote_out: str, recorder: "Recorder") -> None:
@@ -213,6 +216,7 @@ class Recorder:
         self.marker = stack.marker
         self.threads = [threading.Thread(target=fn, daemon=True) for fn in (self._record, self._publish)]
         self.errors: list[str] = []
+        self.down: str | None = None     # set by the storage watch: which Ceph daemons died
 
     def __enter__(self) -> "Recorder":
         for t in self.threads:
@@ -248,6 +252,14 @@ class Recorder:
                 self.events.put(json.loads(line))
             except ValueError:
                 continue
+
+    def storage_down(self, why: str, remote_out: str) -> None:
+        """A Ceph daemon died mid-application (:class:`StorageWatch`): stop the application now
+        rather than let its queries wait for the client's op timeout."""
+        self.down = why
+        with Cluster(self.ctx.reservation) as cluster:
+            pids = _stop_applications(cluster, self.driver, remote_out, f"{STAGE} storage watch")
+        say(self.driver, f"{STAGE} storage watch", f"stopped the Spark application (processes {pids}): {why}")
 
     def finish(self, error: str) -> None:
         """After the application ended: points it reached but never closed fail with ``error``."""
@@ -293,7 +305,7 @@ class Recorder:
         missing = [e["repetition"] for e in ledger.of_point(pid).values() if e["state"] == "running"]
         if missing:
             error = (error or f"[{self.driver} {STAGE}] the application skipped repetitions {missing}") + \
-                _storage_hint(self.stack)
+                (f"; {self.down}" if self.down else _storage_hint(self.stack))
             ledger.mark(pid, missing, "failed", error=error)
         self.last = time.time()
         self.closed.append((self.points[pid], self.started[pid], self.last, missing,
