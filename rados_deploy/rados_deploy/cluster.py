@@ -197,14 +197,16 @@ class CephCluster(Service):
         Subtract two snapshots (:meth:`CounterSnapshot.delta`) for what happened in between."""
         return counters.snapshot(self, stage=stage)
 
+    def daemons(self, *, stage: str = "ceph status") -> list[DaemonStatus]:
+        """Every daemon of the layout per host: pid and whether its process runs (no mon asked,
+        so a watcher can poll it cheaply while queries run)."""
+        facts = self.daemon_facts(self.topology.server_nodes, stage=stage)
+        return [DaemonStatus(*name.split(".", 1), node, st["pid"], st["alive"])
+                for node in self.topology.server_nodes for name, st in facts[node]["daemons"].items()]
+
     def status(self) -> CephStatus:
         """Every daemon of the layout per host (pid, up) plus the cluster's health."""
-        facts = self.daemon_facts(stage="ceph status")
-        daemons = []
-        for node in self.topology.nodes:
-            for name, st in facts[node]["daemons"].items():
-                role, ident = name.split(".", 1)
-                daemons.append(DaemonStatus(role, ident, node, st["pid"], st["alive"]))
+        daemons = self.daemons()
         mons_up = [d.host for d in daemons if d.role == "mon" and d.up]
         detail, health = {"error": "no mon running"}, "unreachable"
         if mons_up:
