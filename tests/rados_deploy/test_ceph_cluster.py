@@ -2,6 +2,7 @@
 stages, a killed OSD, and a bluestore restart. Destructive tests restore the cluster before ending."""
 import errno
 import os
+import time
 from importlib import resources
 
 import pytest
@@ -112,13 +113,22 @@ def test_stages_twice_change_nothing(ceph_cluster):
         assert all(o.message for o in report.nodes.values())
 
 
-def test_killed_osd_is_reported_down_with_its_host_then_restarted(ceph_cluster):
+def test_killed_osd_is_reported_down_with_its_host_then_restarted(ceph_cluster, figure):
+    """sae sees the dead process at once; Ceph's own osdmap follows within its heartbeat grace
+    (20 s; peers refused a connection to a dead OSD report it at once)."""
     victim = next(d for d in ceph_cluster.status().daemons if d.name == "osd.1")
     try:
         kill_daemon(victim.pid)
+        killed = time.monotonic()
         st = ceph_cluster.status()
         assert [(d.name, d.host) for d in st.down] == [("osd.1", "node2")]
         assert not st.ok
+        while 1 in st.detail.get("osds_up", [1]) and time.monotonic() - killed < 60:
+            time.sleep(0.5)
+            st = ceph_cluster.status()
+        took = time.monotonic() - killed
+        figure(f"osd.1 killed: down in the osdmap after {took:.1f}s")
+        assert 1 not in st.detail["osds_up"] and took <= 30, (took, st.detail)
     finally:
         report = ceph_cluster.start()
     assert report.nodes["node2"].changed and "osd.1" in report.nodes["node2"].message

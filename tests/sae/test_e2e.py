@@ -322,9 +322,10 @@ def test_ctrl_c_stops_the_application_and_resume_finishes(env, figure):
 
 
 def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, figure):
-    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the point's
-    repetitions fail, naming the OSD and its host, after the op timeout (one task attempt here);
-    ``sae resume`` restarts it and finishes with the same answers as the repetitions done before."""
+    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the run's
+    storage watch stops the application within seconds (not the client's op timeout) and the
+    point's repetitions fail, naming the OSD and its host; ``sae resume`` restarts it and finishes
+    with the same answers as the repetitions done before."""
     root, res = env
     exp = _experiment(root, "osd", [10], 3)
     exp.write_text(exp.read_text().replace("warmup=1,", "warmup=1, ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
@@ -341,6 +342,7 @@ def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, fi
     host, osd = killed["host"], killed["osd"]
     last = out.strip().splitlines()[-1]
     assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
+    assert failed_after <= 30, f"the killed OSD was reported after {failed_after:.0f}s"
     _, took = _resume_exact(run, planned)
     figure(f"killed {osd} on {host}: run failed after {failed_after:.1f}s with {last!r}; resume took {took:.1f}s")
 
