@@ -11,55 +11,47 @@ from __future__ import annotations
 
 import dataclasses
 
-from metareserve import Capacities, HostCapacity, parse_rate
-from metareserve.capacity import cpu_list, cpuset_text, online_cpus, parse_cpus
+from metareserve import Capacities, CpuSet, HostCapacity, LinkRate, Size
+from metareserve.capacity import online_cpus
 from metareserve.errors import UsageError
-from metareserve.sizes import parse_size
 
 CORES_MODES = ("sides", "shared")
-PER_CORE = "/core"
-LOCAL_DEFAULTS = {"cores": "sides", "link_rate": "1.25gbit/core"}
+LOCAL_DEFAULTS = {"cores": "sides", "link_rate": LinkRate.parse("1.25gbit/core", what="LOCAL_DEFAULTS")}
 """What the local provider gets where the cluster section says None."""
 
 
-def check(cores, link_rate, host_memory, where: str) -> None:
-    """The capacity fields' form, checked at plan time (a cpuset against this machine's cores
-    is checked when the provider is known: :func:`resolve`)."""
-    if cores is not None and cores not in CORES_MODES and not (
-            isinstance(cores, dict) and all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in cores.items())):
-        raise UsageError(f"{where}: cluster.cores {cores!r} must be 'sides', 'shared' or a mapping node -> cores "
+def parse_cluster(cluster, where: str):
+    """The cluster section with its capacity fields parsed into their types (``cores``: a mode
+    or node → :class:`CpuSet`, ``link_rate``: :class:`LinkRate`, ``host_memory``:
+    :class:`Size`; None stays None); UsageError naming ``where`` and the field. A cpuset is
+    checked against this machine's cores once the provider is known (:func:`resolve`)."""
+    cores, what = cluster.cores, f"{where}: cluster.cores"
+    if isinstance(cores, dict) and all(isinstance(k, str) for k in cores):
+        cores = {n: CpuSet.parse(v, what=f"{what} {n}") for n, v in cores.items()}
+    elif cores is not None and cores not in CORES_MODES:
+        raise UsageError(f"{what} {cores!r} must be 'sides', 'shared' or a mapping node -> cores "
                          f"such as {{'node1': '1', 'node2': '0'}}")
-    if link_rate is not None:
-        rate_per_host(link_rate, 1, f"{where}: cluster.link_rate")
-    if host_memory is not None:
-        parse_size(host_memory, what=f"{where}: cluster.host_memory")
-
-
-def rate_per_host(spec, cores: float, what: str) -> int | None:
-    """Bits/s of a host's link: ``spec`` as a rate, or ``RATE/core`` times the host's cores."""
-    text = str(spec)
-    if text.endswith(PER_CORE):
-        per_core = parse_rate(text[: -len(PER_CORE)], what=what)
-        if per_core is None:
-            raise UsageError(f"{what}: {spec!r}: 'unlimited' takes no '/core'")
-        return round(per_core * cores)
-    return parse_rate(spec, what=what)
+    return dataclasses.replace(
+        cluster, cores=cores,
+        link_rate=None if cluster.link_rate is None else LinkRate.parse(cluster.link_rate,
+                                                                        what=f"{where}: cluster.link_rate"),
+        host_memory=None if cluster.host_memory is None else Size.parse(cluster.host_memory,
+                                                                        what=f"{where}: cluster.host_memory"))
 
 
 def resolve(cluster, sides: dict[str, str], nodes: list[str], where: str = "cluster") -> Capacities:
     """The declared capacities of ``nodes`` (node → ``compute``/``storage``/``both`` in
-    ``sides``) for the cluster section ``cluster`` on the local provider (None fields: its
-    defaults, :data:`LOCAL_DEFAULTS`)."""
+    ``sides``) for the cluster section ``cluster`` (typed as a point holds it; one as written
+    is parsed by :func:`parse_cluster` first) on the local provider (None fields: its defaults,
+    :data:`LOCAL_DEFAULTS`)."""
+    cluster = parse_cluster(cluster, where)
     machine = online_cpus()
     cores = LOCAL_DEFAULTS["cores"] if cluster.cores is None else cluster.cores
     rate = LOCAL_DEFAULTS["link_rate"] if cluster.link_rate is None else cluster.link_rate
     cpus = _cpusets(cores, sides, nodes, machine, where)
-    memory = parse_size(cluster.host_memory, what=f"{where}: cluster.host_memory") if cluster.host_memory else None
-    hosts = {}
-    for n in nodes:
-        n_cores = len(cpu_list(cpus[n])) if cpus.get(n) else len(machine)
-        hosts[n] = HostCapacity(cpus=cpus.get(n), memory=memory,
-                                link_rate=rate_per_host(rate, n_cores, f"{where}: cluster.link_rate"))
+    hosts = {n: HostCapacity(cpus=cpus.get(n), memory=cluster.host_memory,
+                             link_rate=rate.of_host(len(cpus[n]) if cpus.get(n) else len(machine)))
+             for n in nodes}
     return Capacities({n: c for n, c in hosts.items() if c.to_dict()})
 
 
@@ -70,7 +62,7 @@ def _cpusets(cores, sides: dict[str, str], nodes: list[str], machine: list[int],
         unknown = sorted(set(cores) - set(nodes))
         if unknown:
             raise UsageError(f"{where}: cluster.cores names {', '.join(unknown)}, not one of {', '.join(nodes)}")
-        return {n: parse_cpus(v, what=f"{where}: cluster.cores {n}", online=machine) for n, v in cores.items()}
+        return {n: v.within(machine, what=f"{where}: cluster.cores {n}") for n, v in cores.items()}
     present = set(sides.values())
     if not {"compute", "storage"} <= present:
         return {}      # one side only (e.g. a single host): nothing to keep apart
@@ -78,7 +70,7 @@ def _cpusets(cores, sides: dict[str, str], nodes: list[str], machine: list[int],
         raise UsageError(f"{where}: cluster.cores 'sides' needs two cores to give storage and compute their own; "
                          f"this machine has {len(machine)}: set cores='shared'")
     half = (len(machine) + 1) // 2
-    own = {"compute": cpuset_text(machine[:half]), "storage": cpuset_text(machine[half:])}
+    own = {"compute": CpuSet(tuple(machine[:half])), "storage": CpuSet(tuple(machine[half:]))}
     return {n: own[sides[n]] for n in nodes if sides.get(n) in own}
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
 from data_deploy import check_codec, check_object_size
-from metareserve import parse_size
+from metareserve import LinkRate, parse_size
 from metareserve.validate import name as validate_name
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
@@ -50,18 +50,22 @@ class ClusterSpec:
     ``link_rate`` (each host's link, both directions: ``"100mbit"``, ``"1.25gbit/core"`` per core
     of the host, ``"unlimited"``) and ``host_memory`` (each host's limit). None: the provider's
     default (local: ``sides`` and ``1.25gbit/core``, no memory limit; other providers: nothing
-    emulated, and a value is refused)."""
+    emulated, and a value is refused). A resolved point holds them parsed: cpusets as
+    :class:`~metareserve.CpuSet`, a :class:`~metareserve.LinkRate`, a :class:`~metareserve.Size`."""
 
     nodes: int = 3
     layout: dict | None = None
     cores: str | dict | None = None
-    link_rate: str | None = None
-    host_memory: str | None = None
+    link_rate: str | LinkRate | None = None
+    host_memory: str | int | None = None
 
     @property
     def capacity_params(self) -> dict:
-        """The capacity fields (changed in place between points, without rebuilding the stack)."""
-        return {"cores": self.cores, "link_rate": self.link_rate, "host_memory": self.host_memory}
+        """The capacity fields in their canonical written form (changed in place between points,
+        without rebuilding the stack)."""
+        cores = {n: str(c) for n, c in self.cores.items()} if isinstance(self.cores, dict) else self.cores
+        return {"cores": cores, "link_rate": None if self.link_rate is None else str(self.link_rate),
+                "host_memory": None if self.host_memory is None else str(self.host_memory)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,6 +278,7 @@ class PointSpec:
     monitor_options: MonitorOptions | None = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self, where):
+        object.__setattr__(self, "cluster", capacities.parse_cluster(self.cluster, where))
         _check(self, where)
         try:
             self._build_options()
@@ -309,7 +314,9 @@ class PointSpec:
 
     def params(self) -> dict:
         """Plain data, section → field → value (plan.yaml, point ids, result columns)."""
-        return {s: dataclasses.asdict(getattr(self, s)) for s in SECTIONS}
+        params = {s: dataclasses.asdict(getattr(self, s)) for s in SECTIONS}
+        params["cluster"].update(self.cluster.capacity_params)
+        return params
 
 
 def ceph_options(ceph: CephSpec) -> CephOptions:
@@ -332,7 +339,6 @@ def _check(point: PointSpec, where: str) -> None:
         raise UsageError(f"{where}: {msg}")
     c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
     _int(c.nodes, 1, f"{where}: cluster.nodes")
-    capacities.check(c.cores, c.link_rate, c.host_memory, where)
     if c.layout is not None:
         if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")

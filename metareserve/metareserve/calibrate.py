@@ -11,7 +11,7 @@ import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from .capacity import format_rate, online_cpus
+from .capacity import Capacities, format_rate, online_cpus
 from .model import Reservation
 from .remote import Cluster, node_agent
 
@@ -122,13 +122,19 @@ def calibrate(reservation: Reservation, *, groups: dict | None = None, links=Non
             got = cluster.call(node_agent, "cpu_probe", seconds, nodes=hosts, stage=f"{STAGE} cores")
             cores.append(CoresMeasure(name, tuple(hosts), caps.cores(hosts, machine) if caps else None,
                                       round(sum(r["cores"] for r in got.values()), 3)))
-        measured = [LinkMeasure(src, dst, caps.link_rate(src, dst) if caps else None,
+        measured = [LinkMeasure(src, dst, _declared_rate(caps, src, dst),
                                 _throughput(cluster, reservation, src, dst, link_seconds))
                     for src, dst in (default_links(reservation) if links is None else links)]
     finally:
         if own:
             cluster.close()
     return Calibration(tuple(cores), tuple(measured), time.time())
+
+
+def _declared_rate(caps: Capacities | None, src: str, dst: str) -> int | None:
+    """The declared rate from ``src`` to ``dst`` as the record's plain bits/s (None: unlimited)."""
+    rate = caps.link_rate(src, dst) if caps else None
+    return None if rate is None else int(rate)
 
 
 def _throughput(cluster: Cluster, reservation: Reservation, src: str, dst: str, seconds: float) -> float:

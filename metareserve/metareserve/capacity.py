@@ -5,7 +5,10 @@ enforces them (cgroups, ``tc``) and :mod:`metareserve.calibrate` measures them.
 
 Rates follow ``tc``'s units (``100mbit``, ``1.25gbit``, ``500kbit``, ``10mbps`` = bytes/s), also
 written with ``/s`` (``10Gbit/s``); a bare number is Mbit/s, as Mininet's ``bw``. ``unlimited``
-(or ``none``) is no rate.
+(or ``none``) is no rate. A host's link may also be declared per core of the host
+(``1.25gbit/core``, :class:`LinkRate`). Each value is parsed once, where it enters, into its type
+(:class:`Rate`, :class:`LinkRate`, :class:`CpuSet`, :class:`Cores`, :class:`~metareserve.Size`),
+whose ``str`` is the canonical form a reservation records.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import re
 from pathlib import Path
 
 from .errors import UsageError
-from .sizes import format_size, parse_size
+from .sizes import Size, format_size
 
 RATE_UNITS = {"bit": 1, "kbit": 10 ** 3, "mbit": 10 ** 6, "gbit": 10 ** 9, "tbit": 10 ** 12,
               "kibit": 1 << 10, "mibit": 1 << 20, "gibit": 1 << 30,
@@ -26,29 +29,72 @@ UNLIMITED = ("unlimited", "none")
 _RATE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)(?:/s)?\s*", re.ASCII)
 _CPUSET = re.compile(r"[0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*", re.ASCII)
 RATE_EXAMPLES = "examples: 100mbit, 1.25gbit, 10Gbit/s, 500kbit, 100 (Mbit/s), unlimited"
+PER_CORE = "/core"
 
 
-def parse_rate(value, *, what: str) -> int | None:
-    """Bits per second in ``value`` (None for ``unlimited``); UsageError naming ``what``."""
-    if value is None or isinstance(value, str) and value.strip().lower() in UNLIMITED:
-        return None
-    if isinstance(value, bool):
-        raise UsageError(f"{what}: {value!r} is not a rate ({RATE_EXAMPLES})")
-    if isinstance(value, (int, float)):
-        value = str(value)
-    m = _RATE.fullmatch(value) if isinstance(value, str) else None
-    unit = m.group(2).lower() if m else None
-    factor = 10 ** 6 if unit == "" else RATE_UNITS.get(unit) if m else None
-    if factor is None:
-        raise UsageError(f"{what}: {value!r} is not a rate ({RATE_EXAMPLES})")
-    bits = round(float(m.group(1)) * factor)
-    if not MIN_RATE <= bits <= MAX_RATE:
-        raise UsageError(f"{what}: {value!r} is outside {format_rate(MIN_RATE)} .. {format_rate(MAX_RATE)}")
-    return bits
+class Rate(int):
+    """A link rate in bits per second; ``str`` is its exact form in ``tc``'s units (``1.25gbit``)."""
+
+    @classmethod
+    def parse(cls, value, *, what: str) -> "Rate | None":
+        """The rate ``value`` says (None for ``unlimited``); UsageError naming ``what``."""
+        if isinstance(value, cls) or value is None:
+            return value
+        if isinstance(value, str) and value.strip().lower() in UNLIMITED:
+            return None
+        if isinstance(value, bool):
+            raise UsageError(f"{what}: {value!r} is not a rate ({RATE_EXAMPLES})")
+        if isinstance(value, (int, float)):
+            value = str(value)
+        m = _RATE.fullmatch(value) if isinstance(value, str) else None
+        unit = m.group(2).lower() if m else None
+        factor = 10 ** 6 if unit == "" else RATE_UNITS.get(unit) if m else None
+        if factor is None:
+            raise UsageError(f"{what}: {value!r} is not a rate ({RATE_EXAMPLES})")
+        bits = round(float(m.group(1)) * factor)
+        if not MIN_RATE <= bits <= MAX_RATE:
+            raise UsageError(f"{what}: {value!r} is outside {format_rate(MIN_RATE)} .. {format_rate(MAX_RATE)}")
+        return cls(bits)
+
+    def __str__(self) -> str:
+        for unit, factor in (("gbit", 10 ** 9), ("mbit", 10 ** 6), ("kbit", 10 ** 3)):
+            if self >= factor:
+                whole, rest = divmod(int(self), factor)
+                fraction = str(rest).rjust(len(str(factor)) - 1, "0").rstrip("0")
+                return f"{whole}.{fraction}{unit}" if fraction else f"{whole}{unit}"
+        return f"{int(self)}bit"
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkRate:
+    """A host's link rate as declared: a :class:`Rate` (None: unlimited), or that rate per core
+    of the host (``per_core``: ``1.25gbit/core``, the paper's 10 GbE for 8 cores)."""
+
+    rate: Rate | None
+    per_core: bool = False
+
+    @classmethod
+    def parse(cls, value, *, what: str) -> "LinkRate":
+        """``100mbit``, ``unlimited`` or ``1.25gbit/core``; UsageError naming ``what``."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str) and value.strip().lower().endswith(PER_CORE):
+            rate = Rate.parse(value.strip()[: -len(PER_CORE)], what=what)
+            if rate is None:
+                raise UsageError(f"{what}: {value!r}: 'unlimited' takes no '{PER_CORE}'")
+            return cls(rate, per_core=True)
+        return cls(Rate.parse(value, what=what))
+
+    def of_host(self, cores: float) -> Rate | None:
+        """The rate of a host with ``cores`` cores."""
+        return Rate(round(self.rate * cores)) if self.per_core else self.rate
+
+    def __str__(self) -> str:
+        return "unlimited" if self.rate is None else f"{self.rate}{PER_CORE if self.per_core else ''}"
 
 
 def format_rate(bits: float | None) -> str:
-    """``1250000000`` → ``1.25Gbit/s``; None → ``unlimited``."""
+    """For people: ``1250000000`` → ``1.25Gbit/s`` (4 digits); None → ``unlimited``."""
     if bits is None:
         return "unlimited"
     for unit, factor in (("Gbit/s", 10 ** 9), ("Mbit/s", 10 ** 6), ("kbit/s", 10 ** 3)):
@@ -89,40 +135,60 @@ def cpuset_text(cpus) -> str:
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)
 
 
-def parse_cpus(value, *, what: str, online: list[int] | None = None) -> str:
-    """A canonical cpuset of CPUs this machine has (``"1"``, ``"0-3"``); UsageError otherwise."""
-    online = online_cpus() if online is None else online
-    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    try:
-        cpus = cpu_list(text) if text is not None else None
-    except ValueError:
-        cpus = None
-    if cpus is None:
+@dataclasses.dataclass(frozen=True)
+class CpuSet:
+    """A set of CPUs; ``str`` is its canonical cpuset (``0-2,5``)."""
+
+    cpus: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, value, *, what: str) -> "CpuSet":
+        """The cores ``value`` names (``1``, ``0-3``, ``0,2``); UsageError naming ``what``."""
+        if isinstance(value, cls):
+            return value
+        text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+        try:
+            return cls(tuple(cpu_list(text))) if text is not None else None
+        except ValueError:
+            pass
         raise UsageError(f"{what}: {value!r} is not a set of cores (examples: 0, 1, 0-3, 0,2)")
-    missing = sorted(set(cpus) - set(online))
-    if missing:
-        raise UsageError(f"{what}: {value!r} names core(s) {cpuset_text(missing)}, but this machine has "
-                         f"{len(online)} ({cpuset_text(online)})")
-    return cpuset_text(cpus)
+
+    def within(self, online: list[int], *, what: str) -> "CpuSet":
+        """This set, if the machine (its ``online`` CPUs) has every core of it; UsageError otherwise."""
+        missing = sorted(set(self.cpus) - set(online))
+        if missing:
+            raise UsageError(f"{what}: {str(self)!r} names core(s) {cpuset_text(missing)}, but this machine has "
+                             f"{len(online)} ({cpuset_text(online)})")
+        return self
+
+    def __len__(self) -> int:
+        return len(self.cpus)
+
+    def __str__(self) -> str:
+        return cpuset_text(self.cpus)
 
 
-def parse_cores(value, *, what: str, online: list[int] | None = None) -> float:
-    """A CPU quota in cores, above 0 and at most the machine's cores."""
-    online = online_cpus() if online is None else online
-    try:
-        cores = float(value) if not isinstance(value, bool) and re.fullmatch(
-            r"[0-9]+(\.[0-9]+)?", str(value).strip(), re.ASCII) else None
-    except ValueError:
-        cores = None
-    if cores is None or not 0 < cores <= len(online):
-        raise UsageError(f"{what}: {value!r} is not a number of cores above 0 and at most {len(online)} "
-                         f"(this machine's)")
-    return cores
+class Cores(float):
+    """A CPU quota in cores (``0.5``); ``str`` is ``0.5``."""
+
+    @classmethod
+    def parse(cls, value, *, what: str, online: list[int] | None = None) -> "Cores":
+        """Cores above 0 and at most the machine's (its ``online`` CPUs); UsageError naming ``what``."""
+        online = online_cpus() if online is None else online
+        text = str(value).strip() if not isinstance(value, bool) else ""
+        cores = float(text) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", text, re.ASCII) else None
+        if cores is None or not 0 < cores <= len(online):
+            raise UsageError(f"{what}: {value!r} is not a number of cores above 0 and at most {len(online)} "
+                             f"(this machine's)")
+        return cls(cores)
+
+    def __str__(self) -> str:
+        return f"{float(self):g}"
 
 
-def parse_memory(value, *, what: str) -> int:
-    """A memory limit in bytes, from 64 MiB to this machine's memory."""
-    n = parse_size(value, what=what, minimum=MIN_MEMORY)
+def parse_memory(value, *, what: str) -> Size:
+    """A memory limit, from 64 MiB to this machine's memory."""
+    n = Size.parse(value, what=what, minimum=MIN_MEMORY)
     total = machine_memory()
     if total and n > total:
         raise UsageError(f"{what}: {value!r} is more than this machine's {format_size(total)}")
@@ -144,25 +210,23 @@ def machine_memory() -> int | None:
 class HostCapacity:
     """One host's declared capacities; None = not limited (the whole machine, an unshaped link)."""
 
-    cpus: str | None = None          # cpuset, e.g. "1" or "0-3"
-    cpu_quota: float | None = None   # cores through the CFS quota
-    memory: int | None = None        # bytes
-    link_rate: int | None = None     # bits/s, each direction of the host's link
+    cpus: CpuSet | None = None
+    cpu_quota: Cores | None = None   # through the CFS quota
+    memory: Size | None = None
+    link_rate: Rate | None = None    # each direction of the host's link
 
     def cores(self, machine: int) -> float:
         """The cores this host may use: its cpuset's size, capped by its quota."""
-        n = len(cpu_list(self.cpus)) if self.cpus else machine
-        return min(n, self.cpu_quota) if self.cpu_quota else float(n)
+        n = len(self.cpus) if self.cpus else machine
+        return float(min(n, self.cpu_quota) if self.cpu_quota else n)
 
     def to_dict(self) -> dict:
-        """As recorded in a reservation (a rate in ``bit``, so it reads back unambiguously)."""
-        d = {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
-        if self.link_rate:
-            d["link_rate"] = f"{self.link_rate}bit"
-        return d
+        """As recorded in a reservation: each value's canonical form (:meth:`Capacities.from_dict`
+        reads it back, and the plain numbers older records hold)."""
+        return {f.name: str(getattr(self, f.name)) for f in dataclasses.fields(self) if getattr(self, f.name)}
 
     def describe(self) -> str:
-        parts = [f"cores {self.cpus}" if self.cpus else "", f"quota {self.cpu_quota:g} cores" if self.cpu_quota else "",
+        parts = [f"cores {self.cpus}" if self.cpus else "", f"quota {self.cpu_quota} cores" if self.cpu_quota else "",
                  f"memory {format_size(self.memory)}" if self.memory else "",
                  f"link {format_rate(self.link_rate)}" if self.link_rate else ""]
         return ", ".join(p for p in parts if p) or "unlimited"
@@ -183,11 +247,11 @@ class Capacities:
         caps = [self.of(n) for n in names]
         union = set()
         for c in caps:
-            union.update(cpu_list(c.cpus) if c.cpus else machine)
+            union.update(c.cpus.cpus if c.cpus else machine)
         quotas = [c.cpu_quota for c in caps]
-        return min(len(union), sum(quotas)) if all(quotas) else float(len(union))
+        return float(min(len(union), sum(quotas)) if all(quotas) else len(union))
 
-    def link_rate(self, src: str, dst: str) -> int | None:
+    def link_rate(self, src: str, dst: str) -> Rate | None:
         """The declared rate between two hosts: the slower of their links (None: unlimited)."""
         rates = [r for r in (self.of(src).link_rate, self.of(dst).link_rate) if r]
         return min(rates) if rates else None
@@ -202,19 +266,11 @@ class Capacities:
             return cls()
         if not isinstance(data, dict):
             raise UsageError(f"{source}: capacities must map node names to their capacities")
-        online = online_cpus()
-        hosts = {}
+        keys = [f.name for f in dataclasses.fields(HostCapacity)]
         for node, raw in data.items():
-            where = f"{source} {node}"
-            if not isinstance(raw, dict) or set(raw) - {f.name for f in dataclasses.fields(HostCapacity)}:
-                raise UsageError(f"{where}: expected keys cpus, cpu_quota, memory, link_rate")
-            hosts[node] = HostCapacity(
-                cpus=parse_cpus(raw["cpus"], what=f"{where} cpus", online=online) if "cpus" in raw else None,
-                cpu_quota=parse_cores(raw["cpu_quota"], what=f"{where} cpu_quota", online=online)
-                if "cpu_quota" in raw else None,
-                memory=parse_memory(raw["memory"], what=f"{where} memory") if "memory" in raw else None,
-                link_rate=parse_rate(raw["link_rate"], what=f"{where} link_rate") if "link_rate" in raw else None)
-        return cls(hosts)
+            if not isinstance(raw, dict) or set(raw) - set(keys):
+                raise UsageError(f"{source} {node}: expected keys {', '.join(keys)}")
+        return cls._parsed({n: dict(raw) for n, raw in data.items()}, lambda node, key: f"{source} {node} {key}")
 
     @classmethod
     def parse(cls, nodes: list[str], *, cpus=(), cpu_quota=(), memory=(), link_rate=(), delay=None) -> "Capacities":
@@ -223,17 +279,27 @@ class Capacities:
         ``delay`` is refused in one line where the kernel has no netem."""
         if delay is not None:
             check_delay(delay)
-        online = online_cpus()
-        parsers = {"cpus": lambda v, w: parse_cpus(v, what=w, online=online),
-                   "cpu_quota": lambda v, w: parse_cores(v, what=w, online=online),
-                   "memory": lambda v, w: parse_memory(v, what=w),
-                   "link_rate": lambda v, w: parse_rate(v, what=w)}
         values: dict[str, dict] = {n: {} for n in nodes}
+        flags = {}
         for key, specs in (("cpus", cpus), ("cpu_quota", cpu_quota), ("memory", memory), ("link_rate", link_rate)):
+            flag = f"--{key.replace('_', '-')}"
             for spec in [specs] if isinstance(specs, str) else specs:
-                for node, value in _targets(spec, nodes, f"--{key.replace('_', '-')}"):
-                    values[node][key] = parsers[key](value, f"--{key.replace('_', '-')} {spec}")
-        return cls({n: HostCapacity(**v) for n, v in values.items() if any(x is not None for x in v.values())})
+                for node, value in _targets(spec, nodes, flag):
+                    values[node][key], flags[node, key] = value, f"{flag} {spec}"
+        return cls._parsed(values, lambda node, key: flags[node, key])
+
+    @classmethod
+    def _parsed(cls, values: dict, what) -> "Capacities":
+        """Node → HostCapacity of ``values`` (node → field → value as written), each value
+        parsed once into its type and checked against this machine; ``what(node, field)`` names it."""
+        online = online_cpus()
+        parsers = {"cpus": lambda v, w: CpuSet.parse(v, what=w).within(online, what=w),
+                   "cpu_quota": lambda v, w: Cores.parse(v, what=w, online=online),
+                   "memory": lambda v, w: parse_memory(v, what=w),
+                   "link_rate": lambda v, w: Rate.parse(v, what=w)}
+        hosts = {n: HostCapacity(**{k: parsers[k](v, what(n, k)) for k, v in fields.items()})
+                 for n, fields in values.items()}
+        return cls({n: c for n, c in hosts.items() if c.to_dict()})
 
 
 def _targets(spec, nodes: list[str], flag: str) -> list[tuple[str, str]]:

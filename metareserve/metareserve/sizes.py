@@ -14,6 +14,8 @@ UNITS = {"": 1, "b": 1,
 EXAMPLES = "examples: 16MiB, 4GiB, 1.5GB, 65536"
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?|\.[0-9]+)\s*([A-Za-z]*)\s*", re.ASCII)
 _BINARY = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+_EXACT = sorted(_BINARY + (("TB", 1000 ** 4), ("GB", 1000 ** 3), ("MB", 1000 ** 2), ("kB", 1000)),
+                key=lambda unit: -unit[1])
 
 
 def parse_size(value: int | str, *, what: str, minimum: int = 1) -> int:
@@ -49,3 +51,17 @@ def format_size(n: int) -> str:
         if n >= factor:
             return f"{n // factor}{unit}" if n % factor == 0 else f"{n / factor:.1f}{unit}"
     return f"{n}B"
+
+
+class Size(int):
+    """A number of bytes; ``str`` is its exact form in the largest unit that divides it
+    (``4GiB``, ``1536MiB``, ``2GB``, ``1000001B``)."""
+
+    @classmethod
+    def parse(cls, value: int | str, *, what: str, minimum: int = 1) -> "Size":
+        """:func:`parse_size` as a Size."""
+        return cls(parse_size(value, what=what, minimum=minimum))
+
+    def __str__(self) -> str:
+        unit, factor = next(((u, f) for u, f in _EXACT if self and self % f == 0), ("B", 1))
+        return f"{self // factor}{unit}"

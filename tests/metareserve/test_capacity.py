@@ -7,8 +7,9 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from metareserve import Calibration, Capacities, CoresMeasure, HostCapacity, LinkMeasure, UsageError, parse_rate
-from metareserve.capacity import check_delay, cpuset_text, format_rate, online_cpus, parse_cpus
+from metareserve import (Calibration, Capacities, CoresMeasure, CpuSet, HostCapacity, LinkMeasure, Rate, Size,
+                         UsageError)
+from metareserve.capacity import check_delay, cpuset_text, format_rate, online_cpus
 from metareserve.cli import main
 
 MACHINE = len(online_cpus())
@@ -19,14 +20,14 @@ MACHINE = len(online_cpus())
     ("500kbit", 500_000), ("100", 100_000_000), ("12.5mbps", 100_000_000), ("1mibit", 1 << 20),
     (" 2 GBIT ", 2_000_000_000), ("unlimited", None), ("none", None)])
 def test_rates_in_tc_and_mininet_units(text, bits):
-    assert parse_rate(text, what="rate") == bits
+    assert Rate.parse(text, what="rate") == bits
 
 
 @pytest.mark.parametrize("text", ["12 parsecs", "fast", "", "1e9bit", "-5mbit", "١٠mbit", "10mbit\n5",
                                   "1kbit", "200gbit", "nan", "inf"])
 def test_bad_rates_are_one_line_errors(text):
     with pytest.raises(UsageError) as e:
-        parse_rate(text, what="--link-rate")
+        Rate.parse(text, what="--link-rate")
     assert "--link-rate" in str(e.value) and "\n" not in str(e.value)
 
 
@@ -36,19 +37,19 @@ def test_rates_print_back():
 
 
 def test_cpusets_are_canonical_and_within_the_machine():
-    assert parse_cpus("0", what="c", online=[0, 1]) == "0"
-    assert parse_cpus("1,0", what="c", online=[0, 1]) == "0-1"
+    assert str(CpuSet.parse("0", what="c").within([0, 1], what="c")) == "0"
+    assert str(CpuSet.parse("1,0", what="c").within([0, 1], what="c")) == "0-1"
     assert cpuset_text([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
     for bad in ("2", "0-3", "1-0", "x", "0,,1", "٠"):
         with pytest.raises(UsageError):
-            parse_cpus(bad, what="c", online=[0, 1])
+            CpuSet.parse(bad, what="c").within([0, 1], what="c")
 
 
 def test_node_specs_override_and_unknown_hosts_are_refused():
     caps = Capacities.parse(["node1", "node2", "node3"], cpus=["0", "node1=1"], link_rate="node2,node3=1gbit",
                             memory=["node3=1GiB"])
-    assert caps.of("node1") == HostCapacity(cpus="1")
-    assert caps.of("node2") == HostCapacity(cpus="0", link_rate=10 ** 9)
+    assert caps.of("node1") == HostCapacity(cpus=CpuSet((1,)))
+    assert caps.of("node2") == HostCapacity(cpus=CpuSet((0,)), link_rate=Rate(10 ** 9))
     assert caps.of("node3").memory == 1 << 30
     assert caps.cores(["node2", "node3"], [0, 1]) == 1 and caps.cores(["node1", "node2"], [0, 1]) == 2
     assert caps.link_rate("node1", "node2") == 10 ** 9 and caps.link_rate("node1", "node1") is None
@@ -65,11 +66,21 @@ def test_capacities_survive_the_reservation_record():
     caps = Capacities.parse(["node1", "node2"], cpus=["node1=0"], cpu_quota=["node2=0.5"], memory="512MiB",
                             link_rate="1.25gbit")
     assert Capacities.from_dict(caps.to_dict()) == caps
-    assert caps.to_dict()["node1"]["link_rate"] == "1250000000bit"
+    assert caps.to_dict()["node1"] == {"cpus": "0", "memory": "512MiB", "link_rate": "1.25gbit"}
     with pytest.raises(UsageError, match="cpus"):
         Capacities.from_dict({"node1": {"cpus": "99"}})
     with pytest.raises(UsageError, match="expected keys"):
         Capacities.from_dict({"node1": {"cores": 1}})
+
+
+def test_records_written_before_typed_values_still_load():
+    """Reservation files hold plain numbers and ``NNNbit`` rates from before the typed values."""
+    old = {"node1": {"cpus": "0", "memory": 536870912, "link_rate": "1250000000bit"},
+           "node2": {"cpu_quota": 0.5}}
+    caps = Capacities.from_dict(old, "reservation 'r'")
+    assert caps.of("node1") == HostCapacity(cpus=CpuSet((0,)), memory=Size(512 << 20), link_rate=Rate(1_250_000_000))
+    assert caps.of("node2").cpu_quota == 0.5
+    assert Capacities.from_dict(caps.to_dict()) == caps
 
 
 def test_delay_is_refused_in_one_line_where_there_is_no_netem():

@@ -22,7 +22,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..capacity import Capacities
+from ..capacity import Capacities, HostCapacity
 from ..errors import NothingToDo, OperationalError, UsageError
 from ..log import node_log
 from ..model import Node, Reservation, load_reservation
@@ -115,12 +115,12 @@ class LocalProvider(Provider):
             _record_capacities(res, capacities)
             changed = False
             for node in res.nodes:
-                changed |= self._apply(res, node)
+                changed |= self._apply(res, node, capacities.of(node.name))
         reservation.provider_state["capacities"] = res.provider_state["capacities"]
         return changed
 
-    def _apply(self, res: Reservation, node: Node) -> bool:
-        info, cap = res.provider_state["nodes"][node.name], res.capacities.of(node.name)
+    def _apply(self, res: Reservation, node: Node, cap: HostCapacity) -> bool:
+        info = res.provider_state["nodes"][node.name]
         changed = apply_cgroups(node.name, info["cgroup"], cap)
         changed |= apply_link(node.name, info["netns"], info["veth"], cap.link_rate)
         if changed:
@@ -166,12 +166,14 @@ class LocalProvider(Provider):
             changed = True
         _sh("ip", "link", "set", bridge, "up")
         Path("/run/sshd").mkdir(exist_ok=True)
+        capacities = res.capacities
         for node in res.nodes:
             info = st["nodes"][node.name]
-            changed |= self._node_up(res, node, info, bridge, prefixlen)
+            changed |= self._node_up(res, node, info, bridge, prefixlen, capacities.of(node.name))
         return changed
 
-    def _node_up(self, res: Reservation, node: Node, info: dict, bridge: str, prefixlen: int) -> bool:
+    def _node_up(self, res: Reservation, node: Node, info: dict, bridge: str, prefixlen: int,
+                 cap: HostCapacity) -> bool:
         changed = False
         ns, veth = info["netns"], info["veth"]
         if ns not in _sh("ip", "netns", "list").stdout.split():
@@ -185,7 +187,7 @@ class LocalProvider(Provider):
             _sh("ip", "-n", ns, "link", "set", "eth0", "up")
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
             changed = True
-        changed |= self._apply(res, node)
+        changed |= self._apply(res, node, cap)
         ndir = Path(res.node_dir(node, "sshd"))
         pid = node_agent.read_pid(ndir / "sshd.pid")
         if pid and node_agent.pid_alive(pid) and node_agent.port_open(node.address, 22):

@@ -72,13 +72,13 @@ def apply_cgroups(node: str, cgroup: str, cap: HostCapacity) -> bool:
             changed = True
     cpuset = CGROUP_ROOT / "cpuset" / cgroup
     changed |= _write(cpuset / "cpuset.mems", (cpuset.parent / "cpuset.mems").read_text().strip())
-    changed |= _write(cpuset / "cpuset.cpus", cap.cpus or (cpuset.parent / "cpuset.cpus").read_text().strip())
+    changed |= _write(cpuset / "cpuset.cpus", str(cap.cpus or "") or (cpuset.parent / "cpuset.cpus").read_text().strip())
     quota = str(int(cap.cpu_quota * CFS_PERIOD_US)) if cap.cpu_quota else "-1"
     changed |= _write(CGROUP_ROOT / "cpu" / cgroup / "cpu.cfs_quota_us", quota)
     limit = CGROUP_ROOT / "memory" / cgroup / "memory.limit_in_bytes"
     current = int(limit.read_text())
     if (cap.memory or UNLIMITED_MEMORY) != (current if current < UNLIMITED_MEMORY else UNLIMITED_MEMORY):
-        _write(limit, str(cap.memory or -1))
+        _write(limit, str(int(cap.memory or -1)))
         changed = True
     return _join_all(cgroup) or changed
 
@@ -129,7 +129,7 @@ def apply_link(node: str, netns: str, veth: str, rate: int | None) -> bool:
         if rate is None:
             r = _tc("qdisc", "del", "dev", dev, "root", netns=ns)
         else:
-            r = _tc("qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{rate}bit",
+            r = _tc("qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{int(rate)}bit",
                     "burst", str(burst_bytes(rate)), "latency", TBF_LATENCY, netns=ns)
         if r.returncode != 0:
             raise OperationalError(f"[{node} local shape] tc on {dev} ({format_rate(rate)}) failed: "
