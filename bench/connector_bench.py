@@ -48,15 +48,17 @@ import metareserve
 from metareserve import Cluster, Layout, lease
 from metareserve.log import setup
 from rados_deploy import CephCluster, CephOptions, CounterSnapshot
-from sae import connector
+from sae import connector, readers
+from sae.app import APP as RUN_POINTS
 from spark_deploy import SparkCluster, SparkOptions
 
 APP = Path(__file__).with_name("connector_app.py")
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
-READERS = {"offload": {"offload": "true"},   # the connector's defaults (zstd)
-           "offload-none": {"offload": "true", "compression": "none"},
-           "offload-lz4": {"offload": "true", "compression": "lz4"},
-           "no-offload": {"offload": "false"}, "vanilla": "vanilla"}
+READERS = {"offload": (readers.OFFLOAD, {}),   # the connector's defaults (zstd)
+           "offload-none": (readers.OFFLOAD, {"compression": "none"}),
+           "offload-lz4": (readers.OFFLOAD, {"compression": "lz4"}),
+           "no-offload": (readers.NO_OFFLOAD, {}), "vanilla": (readers.VANILLA, {})}
+"""The bench's readers: sae's reader and the connector options it is given beyond the defaults."""
 QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
 WORKERS = ["node4", "node5"]   # the Spark workers: executors only (node1 runs the driver and the master)
@@ -214,7 +216,7 @@ def main():
             dd.deploy(res, split.out, dest=DEST, link_multiplier=args.link_multiplier, **deploy)
             spec = connector.build(spark=spark, ceph=ceph)
             mp = ceph.mount(CLIENTS).details["mountpoint"]
-            tables = {"full": {"path": DEST, "vanilla": f"file://{mp}{DEST}"}}
+            tables = {"full": DEST}
             if args.floor:
                 one = dd.split(sorted(split.out.glob("*.parquet"))[:1], out=work / "split-one", object_size=OBJECT_SIZE)
                 dd.deploy(res, one.out, dest=FLOOR["one"], **deploy)
@@ -222,16 +224,19 @@ def main():
                               "fs.mkdirs(sys.argv[2].encode(), 0o755)")   # the mount is read-only (fs-read)
                 cluster.run(["/usr/bin/python3", "-c", make_empty, ceph.client_conf("node2"), FLOOR["empty"]],
                             nodes=["node2"], stage="bench empty table")
-                tables.update({name: {"path": path, "vanilla": f"file://{mp}{path}", "empty": name == "empty"}
-                               for name, path in FLOOR.items()})
+                tables.update(FLOOR)
             thresholds = {k: dd.selectivity_threshold(split.out, f) for k, f in args.selectivities.items()}
-            cfg = {"tables": tables, "options": spec.options, "register": spec.register, "thresholds": thresholds,
-                   "reps": args.reps, "warmup": args.warmup, "pause": 3, "readers": args.readers,
+            sources = {name: {table: reader.reads.source(path, build=spec, mount=mp, options=options).app_config()
+                              for table, path in tables.items()}
+                       for name, (reader, options) in args.readers.items()}
+            cfg = {"sources": sources, "empty": ["empty"] if args.floor else [], "register": spec.register,
+                   "thresholds": thresholds, "reps": args.reps, "warmup": args.warmup, "pause": 3,
                    "queries": args.queries}
             sampler = Sampler(res, ceph)
             sampler.sample_cpu(), sampler.sample_slow()
             sampler.start()
             kwargs = spec.submit_kwargs()
+            kwargs["py_files"].append(str(RUN_POINTS))   # the app queries as sae's runs do
             kwargs["conf"]["spark.ui.showConsoleProgress"] = "false"
             jfr_dir = work / "jfr"
             if args.jfr:

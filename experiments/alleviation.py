@@ -3,6 +3,7 @@ device I/O over time during a strong filter, and what each side spent in all, of
 two baselines, no-offload and vanilla Spark Parquet (paper: at 1 % selectivity the compute side
 used 8x less CPU and 48.9x less network)."""
 from sae import Experiment, Sweep, Workload, profiles
+from sae.readers import NO_OFFLOAD, OFFLOAD, VANILLA, names
 
 experiment = Experiment(
     name="alleviation",
@@ -10,7 +11,7 @@ experiment = Experiment(
                 "offload vs no-offload vs vanilla (thesis figs. 10-13)",
     workload=Workload(selectivity=1),
     # offload last: no-offload (the same connector) has warmed its JVM code paths by then
-    sweep=Sweep(cartesian={"reader": ["no-offload", "vanilla", "offload"]}),
+    sweep=Sweep(cartesian={"reader": names(NO_OFFLOAD, VANILLA, OFFLOAD)}),
     repetitions=21,
     warmup=1,
     profiles={

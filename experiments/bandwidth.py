@@ -11,14 +11,13 @@ apply.
 Rates are emulated on the local provider only (a testbed's links are what they are), so this
 experiment has no CloudLab profile; its default sweep spans the paper's 10 GbE.
 """
-from sae import DataSpec, Experiment, Sweep, Workload
-
-READERS = ["offload", "no-offload", "vanilla"]
+from sae import DataSpec, Experiment, Sweep, Workload, readers
 
 
-def one_vanilla(point: dict) -> bool:
-    """Vanilla has no reply compression: keep it at the connector's default (zstd) only."""
-    return point["reader"] != "vanilla" or point["compression"] == "zstd"
+def one_without_replies(point: dict) -> bool:
+    """A reader that does not read through the connector (vanilla) has no reply compression: keep
+    it at the connector's default (zstd) only."""
+    return readers.get(point["reader"]).connector or point["compression"] == "zstd"
 
 
 experiment = Experiment(
@@ -27,7 +26,7 @@ experiment = Experiment(
     data=DataSpec(rows=1_000_000, object_size="16MiB", link_multiplier=4),
     workload=Workload(column="total_amount", whole_objects=False),
     sweep=Sweep(cartesian={"link_rate": ["1gbit", "10gbit", "unlimited"], "compression": ["none", "zstd"],
-                           "selectivity": [1, 10, 100], "reader": READERS}, where=one_vanilla),
+                           "selectivity": [1, 10, 100], "reader": readers.names()}, where=one_without_replies),
     repetitions=21,
     warmup=1,
     profiles={
@@ -38,7 +37,7 @@ experiment = Experiment(
         "tiny": {"data": {"rows": 1_000_000, "object_size": "16MiB", "link_multiplier": 1},
                  "sweep": Sweep(cartesian={"link_rate": ["200mbit", "1gbit", "unlimited"],
                                            "compression": ["none", "zstd"], "selectivity": [100, 1],
-                                           "reader": READERS}, where=one_vanilla),
+                                           "reader": readers.names()}, where=one_without_replies),
                  "monitor": {"scrape_interval": "1s"}, "repetitions": 2, "warmup": 1, "pause": 2.0},
     },
 )

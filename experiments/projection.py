@@ -2,8 +2,9 @@
 query reads 1 to all 19 columns, offloaded (the OSDs return only those columns) against vanilla
 Spark Parquet, every row kept."""
 from sae import Experiment, Sweep, Workload, profiles
+from sae.readers import OFFLOAD, VANILLA, names
 
-READERS = ["offload", "vanilla"]
+READERS = names(OFFLOAD, VANILLA)
 ONE, FOUR = ("VendorID",), ("VendorID", "passenger_count", "trip_distance", "fare_amount")
 EIGHT = FOUR + ("PULocationID", "DOLocationID", "payment_type", "tip_amount")
 SIXTEEN = EIGHT + ("tpep_pickup_datetime", "tpep_dropoff_datetime", "RatecodeID", "store_and_fwd_flag",

@@ -2,8 +2,9 @@
 grows by hard-link inflation, offload against vanilla Spark Parquet, and the speedup
 (paper: 16-512 GiB logical from one 1 GiB physical copy)."""
 from sae import Experiment, Sweep, Workload, profiles
+from sae.readers import OFFLOAD, VANILLA, names
 
-READERS = ["offload", "vanilla"]
+READERS = names(OFFLOAD, VANILLA)
 
 experiment = Experiment(
     name="scalability",

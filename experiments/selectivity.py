@@ -11,8 +11,7 @@ Tiny profile: the local cluster's 3 hosts, node1 stores (Ceph mon/mgr/mds/OSD), 
 (Spark master, driver, 2 workers of 1 core).
 """
 from sae import Experiment, Sweep, Workload, profiles
-
-READERS = ["offload", "no-offload", "vanilla"]
+from sae.readers import names
 
 # Tiny data, chosen by measurement (docs/results.md, "The tiny profile"): 1 M physical rows in
 # 16 MiB objects, each linked under 4 names (link_multiplier: no extra storage), so every query
@@ -25,14 +24,14 @@ experiment = Experiment(
     name="selectivity",
     description="Query time, compute-side bytes and CPU vs selectivity: offload, no-offload, vanilla (thesis fig. 14)",
     workload=Workload(column="total_amount"),
-    sweep=Sweep(cartesian={"selectivity": [1, 10, 25, 50, 75, 100], "reader": READERS}),
+    sweep=Sweep(cartesian={"selectivity": [1, 10, 25, 50, 75, 100], "reader": names()}),
     repetitions=21,
     warmup=1,
     profiles={
         # strongest filter last: by then every reader's code paths are compiled (JIT) in the one
         # warm application, so the 1 % point is not charged for warming up
-        "tiny": profiles.tiny(sweep=Sweep(cartesian={"selectivity": [100, 50, 10, 1], "reader": READERS})),
+        "tiny": profiles.tiny(sweep=Sweep(cartesian={"selectivity": [100, 50, 10, 1], "reader": names()})),
         "paper": profiles.paper(sweep=Sweep(cartesian={"selectivity": [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
-                                                       "reader": READERS})),
+                                                       "reader": names()})),
     },
 )

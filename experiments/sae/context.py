@@ -52,7 +52,7 @@ class RunOptions:
 class Stack:
     """The live deployer objects of one stack (nodes, layout, Ceph, monitoring), built once per
     stack key; ``spark`` is rebuilt when a point's Spark options (``spark_key``) change. The
-    build stage adds the connector's ``build`` and, for vanilla points, the CephFS ``mount``."""
+    build stage adds the connector's ``build`` and, for readers that read through one, the CephFS ``mount``."""
 
     ceph: CephCluster
     monitoring: Monitoring | None = None

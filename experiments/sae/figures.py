@@ -25,8 +25,9 @@ import pandas as pd
 from data_deploy import SCHEMA
 from metareserve import format_size
 
+from . import readers
 from .eventlog import input_batches
-from .report import CONFIG, _label, _save, _varying, representatives, stats
+from .report import CONFIG, _colour, _label, _save, _varying, representatives, stats
 from .results import RunDir, host_roles
 
 SIDES = (("compute_cpu_s", "compute CPU-s", 1.0), ("compute_rx_bytes", "compute received (MB)", 1e6),
@@ -66,7 +67,7 @@ def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> Path | None:
         labels = [_label(r, keys) for _, r in s.iterrows()]
         ax.bar(range(len(s)), s["median"] / scale,
                yerr=[(s["median"] - s["p1"]) / scale, (s["p99"] - s["median"]) / scale], capsize=3,
-               color=[f"C{i}" for i in range(len(s))])
+               color=[_colour(r, keys) or f"C{i}" for i, (_, r) in enumerate(s.iterrows())])
         ax.set_xticks(range(len(s)), labels, rotation=20, ha="right", fontsize="small")
         ax.set_title(title, fontsize="medium")
     fig.suptitle("What each side spent during the query (median, p1–p99)", fontsize="medium")
@@ -117,9 +118,9 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
     a baseline, a last panel: baseline / offload time over the object size × selectivity grid."""
     keys = _others(df, "object_size")
     s = stats(df, keys + ["object_size", "selectivity"]).sort_values(["object_size", "selectivity"])
-    panels = sorted(_groups(s, keys), key=lambda kv: "reader" in keys and kv[1]["reader"].iloc[0] != "offload")
-    base = next((b for b in ("no-offload", "vanilla") if "reader" in df and b in set(df["reader"])), None)
-    ratio = base is not None and "offload" in set(df["reader"])
+    panels = sorted(_groups(s, keys), key=lambda kv: readers.order(kv[1]["reader"].iloc[0]) if "reader" in keys else 0)
+    pair = readers.ratio_pair(df["reader"]) if "reader" in df else None
+    ratio = pair is not None
     fig, axes = plt.subplots(1, len(panels) + ratio, figsize=(4.8 * (len(panels) + ratio), 4), squeeze=False)
     for ax, (key, grp) in zip(axes[0], panels):
         for size, line in grp.groupby("object_size"):
@@ -131,7 +132,8 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
         ax.legend(title="object size", fontsize="small")
     if ratio:
         t = s.pivot_table(index="object_size", columns=["reader", "selectivity"], values="median")
-        grid = t[base] / t["offload"]
+        subject, base = pair
+        grid = t[base] / t[subject]
         ax = axes[0][-1]
         norm = TwoSlopeNorm(vmin=0, vcenter=1, vmax=max(2.0, float(np.nanmax(grid.values))))
         im = ax.imshow(grid.values, cmap="RdYlGn", norm=norm, aspect="auto", origin="lower")
@@ -141,7 +143,7 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
         ax.set_yticks(range(len(grid.index)), [format_size(int(v)) for v in grid.index])
         ax.set_xlabel("selectivity (%)")
         ax.set_ylabel("object size")
-        ax.set_title(f"{base} / offload time (> 1: offload faster)", fontsize="medium")
+        ax.set_title(f"{base} / {subject} time (> 1: {subject} faster)", fontsize="medium")
         fig.colorbar(im, ax=ax)
     return _save(fig, out / "objectsize-selectivity.png")
 
@@ -166,13 +168,14 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     ax.set_ylabel("time (s), median (hatched: init)")
     ax.legend(fontsize="small", loc="upper left")
     total = stats(df, ["logical_rows"] + keys).pivot_table(index="logical_rows", columns="reader", values="median")
-    base = next((b for b in ("vanilla", "no-offload") if b in total), None)
-    if base and "offload" in total:
+    if pair := readers.ratio_pair(total.columns):
+        subject, base = pair
         right = ax.twinx()
-        speedup = (total[base] / total["offload"]).reindex(sizes)
-        right.plot(range(len(sizes)), speedup.values, color="black", marker="o", label=f"speedup ({base} / offload)")
+        speedup = (total[base] / total[subject]).reindex(sizes)
+        right.plot(range(len(sizes)), speedup.values, color="black", marker="o",
+                   label=f"speedup ({base} / {subject})")
         right.axhline(1.0, color="black", linewidth=0.5, linestyle=":")
-        right.set_ylabel(f"speedup: {base} / offload time")
+        right.set_ylabel(f"speedup: {base} / {subject} time")
         right.set_ylim(0, max(2.0, float(speedup.max()) * 1.25))
         right.legend(fontsize="small", loc="upper right")
     ax.set_title("Query time vs dataset size", fontsize="medium")

@@ -39,14 +39,13 @@ import pandas as pd  # noqa: E402
 
 from metareserve import format_size  # noqa: E402
 
-from . import capacity_report  # noqa: E402
+from . import capacity_report, readers  # noqa: E402
 from .results import RESOURCES, RunDir, host_roles, load_results  # noqa: E402
 from .spec import SIZES  # noqa: E402
 from .storage_work import CLS_PHASES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
-BASELINES = ("no-offload", "vanilla")
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
 network traffic to and 8.0x less CPU on the compute cluster."""
@@ -79,7 +78,14 @@ def _varying(df: pd.DataFrame, columns) -> list[str]:
 
 
 def _label(row, keys) -> str:
-    return ", ".join(str(row[k]) if k == "reader" else f"{k}={_shown(k, row[k])}" for k in keys) or "all"
+    return ", ".join(readers.get(row[k]).label if k == "reader" else f"{k}={_shown(k, row[k])}"
+                     for k in keys) or "all"
+
+
+def _colour(row, keys) -> str | None:
+    """The reader's colour when the reader is all that tells configurations apart, else None
+    (matplotlib's cycle)."""
+    return readers.get(row["reader"]).colour if list(keys) == ["reader"] else None
 
 
 def _shown(column: str, value) -> str:
@@ -88,11 +94,12 @@ def _shown(column: str, value) -> str:
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Offload against each baseline at each selectivity (and other varied parameters): medians
-    over measured repetitions, ratios baseline / offload (``time_x``, ``bytes_x``: bytes to the
-    compute side, ``compute_cpu_x``; > 1 means offload spends less) and, at 1 % against
-    no-offload, the paper's ratios beside them. Empty unless the run has offload and a baseline."""
-    if "reader" not in df or "offload" not in set(df["reader"]):
+    """Each offloading reader (``reader``) against each baseline (:mod:`sae.readers`) at each
+    selectivity (and other varied parameters): medians over measured repetitions, ratios
+    baseline / offload (``time_x``, ``bytes_x``: bytes to the compute side, ``compute_cpu_x``;
+    > 1 means offload spends less) and, for offload at 1 % against no-offload, the paper's ratios
+    beside them. Empty unless the run has an offloading reader and a baseline."""
+    if "reader" not in df or not set(readers.OFFLOADING) & set(df["reader"]):
         return pd.DataFrame()
     keys = _varying(df, [c for c in CONFIG if c != "reader"]) + ["selectivity"]
     values = ["total_s", *[c for c in RESOURCES if c in df]]
@@ -101,16 +108,16 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, g in med.groupby(level=keys if len(keys) > 1 else keys[0], dropna=False):
         g = g.droplevel(keys)
-        if "offload" not in g.index:
-            continue
-        off = g.loc["offload"]
-        for base in [b for b in BASELINES if b in g.index]:
-            row = dict(zip(keys, key if isinstance(key, tuple) else (key,)), baseline=base)
+        for subject, base in [(s, b) for s in readers.OFFLOADING for b in readers.BASELINES
+                              if s in g.index and b in g.index]:
+            off = g.loc[subject]
+            row = dict(zip(keys, key if isinstance(key, tuple) else (key,)), reader=subject, baseline=base)
             for v in values:
                 row[f"offload_{v}"], row[f"baseline_{v}"] = off[v], g.loc[base][v]
             for ratio, v in RATIOS.items():
                 row[ratio] = g.loc[base][v] / off[v] if v in values and off[v] > 0 else math.nan
-            paper = row["selectivity"] == 1 and base == "no-offload"
+            paper = (row["selectivity"] == 1 and subject == readers.OFFLOAD.name
+                     and base == readers.NO_OFFLOAD.name)
             row.update({f"paper_{k}": v if paper else math.nan for k, v in PAPER.items()})
             rows.append(row)
     return pd.DataFrame(rows)
@@ -126,7 +133,7 @@ def _num(value, scale=1.0, fmt="{:.2f}") -> str:
 
 def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows of the summary (shared by the text and the HTML table)."""
-    extra = [c for c in s.columns if c in CONFIG and c != "reader"]
+    extra = [c for c in s.columns if c in CONFIG and (c != "reader" or s["reader"].nunique() > 1)]
     head = ["sel %", *extra, "baseline", "time s off/base", "time", "compute rx MB off/base", "bytes",
             "paper", "compute CPU s off/base", "CPU", "paper", "storage CPU s off/base"]
     rows = []
@@ -174,8 +181,9 @@ def plot_selectivity(df: pd.DataFrame, out: Path) -> Path:
     s = stats(df, keys + ["selectivity"]).sort_values("selectivity")
     fig, ax = plt.subplots(figsize=(6, 4))
     for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
-        ax.plot(grp["selectivity"], grp["median"], marker="o", label=_label(grp.iloc[0], keys))
-        ax.fill_between(grp["selectivity"], grp["p1"], grp["p99"], alpha=0.2)
+        line, = ax.plot(grp["selectivity"], grp["median"], marker="o", label=_label(grp.iloc[0], keys),
+                        color=_colour(grp.iloc[0], keys))
+        ax.fill_between(grp["selectivity"], grp["p1"], grp["p99"], alpha=0.2, color=line.get_color())
     ax.set_xlabel("selectivity (% of rows kept)")
     ax.set_ylabel("query time (s), median, p1–p99")
     ax.set_title("Query time vs selectivity")
@@ -192,7 +200,8 @@ def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
                                                ("compute_cpu_s", "CPU-seconds, median", 1.0))):
         s = stats(df, keys + ["selectivity"], col).sort_values("selectivity")
         for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
-            ax.plot(grp["selectivity"], grp["median"] / scale, marker="o", label=_label(grp.iloc[0], keys))
+            ax.plot(grp["selectivity"], grp["median"] / scale, marker="o", label=_label(grp.iloc[0], keys),
+                    color=_colour(grp.iloc[0], keys))
         ax.set_xlabel("selectivity (% of rows kept)")
         ax.set_ylabel(ylabel)
     axes[0].set_yscale("log")
@@ -240,8 +249,9 @@ def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
         s = stats(d if sel is None else d[d["selectivity"] == sel], keys + ["rate"]).sort_values("rate")
         for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
             row = grp.iloc[0]
-            shown = [k for k in keys if not (k == "compression" and row.get("reader") == "vanilla")]
-            ax.plot(grp["rate"], grp["median"], marker="o", label=_label(row, shown))   # vanilla: no replies
+            replies = "reader" not in row or readers.get(row["reader"]).connector   # vanilla: no replies
+            shown = [k for k in keys if k != "compression" or replies]
+            ax.plot(grp["rate"], grp["median"], marker="o", label=_label(row, shown))
         ax.set_xscale("log")
         ax.set_yscale("log")
         ticks = sorted(set(d["rate"]))

@@ -21,16 +21,12 @@ from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory
 
-from . import capacities
+from . import capacities, readers
 from .connector.protocol import CODECS
 
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
-READERS = ("offload", "no-offload", "vanilla")
-"""How a point reads its data: the connector with filters and projection in the OSDs
-(``offload``), the same connector with the OSDs returning every row and column (``no-offload``,
-the thesis's baseline) or vanilla Spark Parquet over a CephFS mount (``vanilla``)."""
 SIZES = ("osd_size", "object_size")
 """Size parameters: any spelling in an experiment file, bytes once validated."""
 _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='offload' or "
@@ -117,7 +113,7 @@ class DataSpec:
 class Workload:
     """The query: keep rows whose ``column`` lies below the threshold that lets ``selectivity``
     percent of rows pass, and checksum ``columns`` (empty: every column) of them, read by
-    ``reader`` (one of :data:`READERS`). ``compression`` is the connector's reply compression
+    ``reader`` (a name in :data:`sae.readers.READERS`). ``compression`` is the connector's reply compression
     (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored.
     ``batch_size`` (rows per Arrow batch) and ``objects_per_partition`` (objects per Spark task;
     None: packed by bytes, as Spark packs files) tune the connector; None keeps its default.
@@ -125,7 +121,7 @@ class Workload:
     back as stored (docs/connector.md); False makes the class decode, filter and re-encode it
     anyway, which is what an experiment about the storage side's decoding measures."""
 
-    reader: str = "offload"
+    reader: str = readers.OFFLOAD.name
     compression: str = "zstd"
     batch_size: int | None = None
     objects_per_partition: int | None = None
@@ -140,14 +136,20 @@ class Workload:
             raise UsageError(f"Workload(offload={offload!r}): {_OFFLOAD_GONE}")
 
     def connector_options(self) -> dict[str, str]:
-        """The one mapping from this workload to the connector's read options (``offload``,
-        ``compression``, and the tuning knobs that are set); vanilla reads take none."""
-        options = {"offload": str(self.reader == "offload").lower(), "compression": self.compression}
+        """The one mapping from this workload to the connector's tuning options (``compression``
+        and the knobs that are set); the reader adds its ``mode`` (:meth:`read_source`)."""
+        options = {"compression": self.compression}
         options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
                         if getattr(self, knob)})
         if not self.whole_objects:
             options["whole_objects"] = "false"
         return options
+
+    def read_source(self, path: str, *, build, mount: str | None) -> readers.ReadSource:
+        """What the application reads for CephFS ``path`` with this workload's reader (``build``:
+        the connector's :class:`~sae.connector.SubmitSpec`, ``mount``: the CephFS mount point)."""
+        return readers.get(self.reader).reads.source(path, build=build, mount=mount,
+                                                     options=self.connector_options())
 
 
 SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
@@ -363,9 +365,9 @@ def _check(point: PointSpec, where: str) -> None:
     _int(d.link_multiplier, 1, f"{where}: data.link_multiplier")
     check_codec(d.stored_compression, f"{where}: data.stored_compression")
     _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier")
-    if w.reader not in READERS:
+    if w.reader not in readers.READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
-        bad(f"workload.reader {w.reader!r} is not one of {', '.join(READERS)}{hint}")
+        bad(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
     if w.compression not in COMPRESSIONS:
         bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
     for knob in ("batch_size", "objects_per_partition"):

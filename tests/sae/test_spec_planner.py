@@ -5,6 +5,7 @@ import pytest
 import sae
 from metareserve import parse_size
 from metareserve.errors import UsageError
+from sae.connector import SubmitSpec
 from sae.context import dataset_dirs, dataset_path
 from sae.planner import plan
 from sae.spec import CephSpec, DataSpec, Experiment, Sweep, Workload, validate
@@ -63,11 +64,15 @@ def test_old_offload_option_fails_in_one_line(tmp_path):
                                    "workload.reader") and "\n" not in str(e.value)
 
 
-def test_reader_axis_sets_connector_offload_option():
+def test_reader_axis_picks_the_readers_source():
     readers = ["offload", "no-offload", "vanilla"]
     points = validate(exp(sweep=Sweep(cartesian={"selectivity": [1], "reader": readers})))
     assert [p.workload.reader for _, p in points] == readers
-    assert [p.workload.connector_options()["offload"] for _, p in points[:2]] == ["true", "false"]
+    build = SubmitSpec(py_files=[], jars=[], conf={}, env={}, options={"ceph_user": "sae-scan"})
+    sources = [p.workload.read_source("/data/taxi", build=build, mount="/mnt/cephfs") for _, p in points]
+    assert [s.options.get("mode") for s in sources] == ["offload", "no-offload", None]
+    assert sources[0].options["ceph_user"] == "sae-scan" and sources[0].format == "sae-ceph"
+    assert (sources[2].format, sources[2].path) == ("parquet", "file:///mnt/cephfs/data/taxi")
     assert "offload" not in points[0][1].params()["workload"]
     assert "whole_objects" not in points[0][1].workload.connector_options()   # the connector's default
     assert Workload(whole_objects=False).connector_options()["whole_objects"] == "false"

@@ -44,10 +44,21 @@ def emit(out, record):
     print(TAG + line, flush=True)
 
 
-def query(spark, cfg):
+def register(spark, specs, registered):
+    """Call each ``"module:function"`` of ``specs`` not in ``registered`` with the session."""
+    for spec in specs:
+        if spec not in registered:
+            module, _, name = spec.partition(":")
+            getattr(importlib.import_module(module), name)(spark)
+            registered.add(spec)
+
+
+def query(spark, cfg, schema=None):
+    """One query of ``cfg`` (a read source, ``column``, ``threshold``, ``columns``) on a fresh
+    DataFrame (``schema``: the table's, for a directory without files); its timings and results."""
     t0 = time.time()
     reader = spark.read.format(cfg["format"]).options(**{k: str(v) for k, v in cfg["options"].items()})
-    df = reader.load(cfg["path"])
+    df = (reader.schema(schema) if schema is not None else reader).load(cfg["path"])
     if cfg["threshold"] is not None:
         df = df.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
     t1 = time.time()
@@ -88,11 +99,7 @@ def main(cfg):
             emit(out, {"event": "point", "point": point["point"], "time": time.time()})
             error = None
             try:
-                for spec in point.get("register", []):  # "module:function", called with the session
-                    if spec not in registered:
-                        module, _, name = spec.partition(":")
-                        getattr(importlib.import_module(module), name)(spark)
-                        registered.add(spec)
+                register(spark, point.get("register", []), registered)
                 if run_point(spark, point, out, pause):
                     pause = point["pause"]
             except Exception as e:  # reported per point; the next point still runs

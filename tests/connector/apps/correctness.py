@@ -20,7 +20,7 @@ for spec in cfg["register"]:
 
 
 def connector(offload, **extra):
-    opts = dict(cfg["options"], offload=str(offload).lower(), **extra)
+    opts = dict(cfg["options"], mode="offload" if offload else "no-offload", **extra)   # Mode.java
     return spark.read.format("sae-ceph").options(**opts).load(cfg["path"])
 
 

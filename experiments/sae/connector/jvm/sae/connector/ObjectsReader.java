@@ -67,7 +67,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
       CephFiles.ObjectRef o = objects.get(submitted++);
       // no-offload stays the thesis's baseline: every row and column decoded and re-encoded in the OSD
-      boolean whole = f.options.wholeObjects && f.options.offload;
+      boolean whole = f.options.wholeObjects && f.options.mode.pushdown;
       int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
       byte[] req = Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
           f.options.replyLimit(o.size()), flags);

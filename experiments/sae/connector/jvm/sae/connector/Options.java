@@ -12,10 +12,10 @@ import java.util.Map;
  *
  * <pre>
  * path                   CephFS file or directory (load(path)); *.parquet files are read
- * offload                true (default): filter and project in the OSDs; false: the OSDs return every
- *                        row and column and Spark filters
+ * mode                   how the OSDs serve the scan (Mode.java): offload (default): filter and project in
+ *                        the OSDs; no-offload: the OSDs return every row and column and Spark filters
  * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
- * whole_objects          with offload, true (default): an object whose every row passes, when every column
+ * whole_objects          with mode offload, true (default): an object whose every row passes, when every column
  *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
  *                        of decoded and re-encoded in the OSD; false: always Arrow IPC
  * batch_size             rows per Arrow batch (default 65536)
@@ -34,7 +34,7 @@ final class Options implements Serializable {
   static final String FORMAT = "sae-ceph";
   static final String DEFAULT_COMPRESSION = "zstd";   // measured: docs/connector.md
   final String path;
-  final boolean offload;
+  final Mode mode;
   final String compression;
   final boolean wholeObjects;
   final int batchRows;
@@ -51,7 +51,10 @@ final class Options implements Serializable {
     raw.forEach((k, v) -> o.put(k.toLowerCase(Locale.ROOT), v));
     path = o.get("path");
     if (path == null || path.isEmpty()) bad("path", path, "give the CephFS directory: load('/data/taxi')");
-    offload = bool(o.getOrDefault("offload", "true"), "offload");
+    if (o.containsKey("offload")) {
+      bad("offload", o.get("offload"), "the option is now mode: use mode=offload or mode=no-offload");
+    }
+    mode = Mode.parse(o.getOrDefault("mode", Mode.OFFLOAD.option));
     compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
     wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
     if (!Protocol.CODECS.contains(compression)) bad("compression", compression, "use none, lz4 or zstd");

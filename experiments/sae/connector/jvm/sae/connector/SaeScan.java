@@ -38,7 +38,7 @@ final class SaeScan implements Scan, Batch {
     this.readSchema = readSchema;
     this.filter = filter;
     this.pushed = pushed;
-    if (!options.offload) {
+    if (!options.mode.pushdown) {
       requested = List.of();   // every column: the thesis's no-offload
     } else if (readSchema.isEmpty()) {
       // count(*): the narrowest column carries the row count (an empty list means "all")
@@ -57,7 +57,7 @@ final class SaeScan implements Scan, Batch {
 
   @Override
   public String description() {
-    return Options.FORMAT + " " + options.path + " offload=" + options.offload + " compression="
+    return Options.FORMAT + " " + options.path + " mode=" + options.mode.option + " compression="
         + options.compression + " PushedFilters: [" + Arrays.stream(pushed).map(Filter::toString)
         .collect(Collectors.joining(", ")) + "] OsdColumns: " + (requested.isEmpty() ? "*" : requested);
   }
@@ -120,7 +120,7 @@ final class SaeScan implements Scan, Batch {
     }
   }
 
-  /** Accepts the filters the class runs exactly (offload only) and the columns the query uses. */
+  /** Accepts the filters the class runs exactly (modes that push down) and the columns the query uses. */
   static final class Builder implements ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns {
     private final Options options;
     private final StructType table;
@@ -138,7 +138,7 @@ final class SaeScan implements Scan, Batch {
 
     @Override
     public Filter[] pushFilters(Filter[] filters) {
-      if (!options.offload) return filters;
+      if (!options.mode.pushdown) return filters;
       Filters translator = new Filters(table);
       List<Filter> kept = new ArrayList<>(), taken = new ArrayList<>();
       for (Filter f : filters) {

@@ -1,0 +1,117 @@
+"""The readers a workload reads its data with (``workload.reader``), each defined once: its name,
+legend label and colour, whether it is a baseline offloading is measured against, and how it
+reads (:class:`ConnectorRead`: the sae-ceph connector in one of its modes, whose code is
+``Mode.java``; :class:`SparkParquet`: Spark's own Parquet reader over a CephFS mount).
+
+Adding a reader is one entry in :data:`READERS` plus its code (docs/conventions.md, "Adding a
+reader"); the spec, the run stage, the report, the figures and the benchmarks all read it here.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from metareserve.errors import UsageError
+
+from .connector.build import SubmitSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadSource:
+    """What a Spark application reads: each ``register`` entry (``"module:function"``) is called
+    with the session, then ``spark.read.format(format).options(**options).load(path)``."""
+
+    format: str
+    path: str
+    options: dict[str, str]
+    register: tuple[str, ...] = ()
+
+    def app_config(self) -> dict:
+        """Plain data for the application's JSON argument (``sae/app/run_points.py``)."""
+        return {"format": self.format, "path": self.path, "options": dict(self.options),
+                "register": list(self.register)}
+
+
+@dataclasses.dataclass(frozen=True)
+class ConnectorRead:
+    """Through the sae-ceph connector, its ``mode`` option set to ``mode`` (one of Mode.java's
+    constants, which hold what the mode pushes into the OSDs)."""
+
+    mode: str
+    needs_mount: ClassVar[bool] = False
+
+    def source(self, path: str, *, build: SubmitSpec, mount: str | None, options: dict[str, str]) -> ReadSource:
+        """The read of CephFS ``path``: the connector's ``options`` (compression, batch size, ...)
+        on top of what its build needs (Ceph configuration and user)."""
+        return ReadSource(build.format, path, {**build.options, **options, "mode": self.mode}, tuple(build.register))
+
+
+@dataclasses.dataclass(frozen=True)
+class SparkParquet:
+    """Spark's own Parquet reader over the CephFS mount (the Parquet files as stored; no options)."""
+
+    needs_mount: ClassVar[bool] = True
+
+    def source(self, path: str, *, build: SubmitSpec | None, mount: str | None, options: dict[str, str]) -> ReadSource:
+        """The read of CephFS ``path`` through the mount at ``mount``."""
+        return ReadSource("parquet", f"file://{mount}{path}", {})
+
+
+@dataclasses.dataclass(frozen=True)
+class Reader:
+    """One reader: ``name`` (the value of ``workload.reader``), ``label`` and ``colour`` (figures),
+    ``baseline`` (offloading readers are compared against every baseline in the summary) and how
+    it ``reads``."""
+
+    name: str
+    label: str
+    colour: str
+    baseline: bool
+    reads: ConnectorRead | SparkParquet
+
+    @property
+    def connector(self) -> bool:
+        """Whether it reads through the connector (reply compression and batch size apply)."""
+        return isinstance(self.reads, ConnectorRead)
+
+
+OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offload"))
+"""The connector with the filters and the projection in the OSDs."""
+NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"))
+"""The same connector, the OSDs returning every row and column (the thesis's baseline)."""
+VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkParquet())
+"""Vanilla Spark Parquet over a CephFS mount."""
+
+READERS = {r.name: r for r in (OFFLOAD, NO_OFFLOAD, VANILLA)}
+"""Every reader by name, in the order figures and summaries list them."""
+NAMES = tuple(READERS)
+BASELINES = tuple(name for name, r in READERS.items() if r.baseline)
+OFFLOADING = tuple(name for name, r in READERS.items() if not r.baseline)
+"""The readers the summary compares against each baseline."""
+
+
+def get(name: str, where: str = "workload.reader") -> Reader:
+    """The reader called ``name``; UsageError naming ``where`` and the readers otherwise."""
+    try:
+        return READERS[name]
+    except (KeyError, TypeError):
+        raise UsageError(f"{where} {name!r} is not one of {', '.join(NAMES)}") from None
+
+
+def names(*readers: Reader) -> list[str]:
+    """The names of ``readers`` (a sweep's ``reader`` axis); every reader when none is given."""
+    return [r.name for r in readers] if readers else list(NAMES)
+
+
+def ratio_pair(present) -> tuple[str, str] | None:
+    """(offloading reader, baseline): the first of each among the reader names ``present``, for
+    a figure's baseline / offload ratio; None without both."""
+    present = set(present)
+    subject = next((n for n in OFFLOADING if n in present), None)
+    base = next((n for n in BASELINES if n in present), None)
+    return (subject, base) if subject and base else None
+
+
+def order(name: str) -> int:
+    """Where reader ``name`` comes in :data:`READERS` (unknown names last)."""
+    return NAMES.index(name) if name in READERS else len(NAMES)
