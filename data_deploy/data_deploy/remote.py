@@ -1,6 +1,7 @@
-"""Runs on the deploy node: writes a staged dataset into CephFS (libcephfs, no mount) or a
-node-local directory, makes copies and hard links there, writes the manifest last, verifies and
-cleans. Stdlib only, plus Debian's ``cephfs``/``rados`` bindings for the ``cephfs`` backend.
+"""Runs on the deploy node: writes a staged dataset through a backend (:mod:`data_deploy.backends`:
+CephFS through libcephfs, no mount, or a node-local directory), makes copies and hard links there,
+writes the manifest last, verifies and cleans. Stdlib only, plus Debian's ``cephfs``/``rados``
+bindings for the ``cephfs`` backend.
 
 Every function returns a JSON-serialisable dict; ``sae_emit`` (rebound on nodes by the dispatcher) streams progress lines.
 Completion rules (so nothing half-written looks complete, and a rerun resumes):
@@ -12,339 +13,16 @@ Completion rules (so nothing half-written looks complete, and a rerun resumes):
 * a deploy writes into the hidden sibling ``.<dest name>.partial`` and renames it to ``dest``
   once the manifest is written, so readers never see part of a dataset (a rerun resumes there).
 """
-import errno
-import glob
-import importlib.util
 import json
 import os
 import shutil
-import sys
 import time
+
+from data_deploy.backends import DeployError, open_backend  # shipped ahead (dispatch)
+from data_deploy.backends.base import sae_emit, space_hint  # shipped ahead (dispatch)
 
 FORMAT_VERSION = 1
 MANIFEST = "_manifest.json"
-DONE_XATTR = "user.data_deploy.sha256"
-CHUNK = 16 << 20
-
-
-class DeployError(RuntimeError):
-    """A node-side failure whose message is already one line saying what to do."""
-
-
-sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
-
-
-def _bindings():
-    """Debian's rados and cephfs modules, loaded from dist-packages if this python lacks them."""
-    try:
-        import cephfs
-        import rados
-        return cephfs, rados
-    except ImportError:
-        pass
-    tag = "cpython-%d%d" % sys.version_info[:2]
-    for name in ("rados", "cephfs"):
-        found = glob.glob("/usr/lib/python3/dist-packages/%s.%s-*.so" % (name, tag))
-        if not found:
-            raise DeployError("Ceph python bindings for %s not found (%s); install python3-rados and "
-                              "python3-cephfs for this python" % (name, tag))
-        spec = importlib.util.spec_from_file_location(name, found[0])
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        sys.modules[name] = mod
-    return sys.modules["cephfs"], sys.modules["rados"]
-
-
-def _space_hint(e):
-    if getattr(e, "errno", None) == errno.ENOSPC or type(e).__name__ in ("NoSpace", "DiskQuotaExceeded"):
-        return "; the storage is full: free space, lower the multipliers or use a smaller dataset"
-    return ""
-
-
-class CephFSBackend:
-    """File operations through libcephfs; object-level checks through librados."""
-
-    name = "cephfs"
-
-    def __init__(self, ceph_conf, ceph_user=None):
-        cephfs, rados = _bindings()
-        self.cephfs, self.rados_mod, self.conf, self.user = cephfs, rados, ceph_conf, ceph_user
-        self.errors = (OSError, cephfs.Error, rados.Error)
-        self.missing = cephfs.ObjectNotFound
-        try:
-            self.fs = cephfs.LibCephFS(conffile=ceph_conf, auth_id=ceph_user)
-            if self.fs.conf_get("client_mount_timeout") in ("300", "300.000000"):  # default: bound it
-                self.fs.conf_set("client_mount_timeout", "30")
-            self.fs.mount()
-        except cephfs.Error as e:
-            full = self._full_checks(rados)
-            if full:
-                raise DeployError("cannot mount CephFS with %s: the cluster is full (%s)%s" % (
-                    ceph_conf, ", ".join(full), _space_hint(OSError(errno.ENOSPC, "full"))))
-            raise DeployError("cannot mount CephFS with %s: %s; is the Ceph cluster (mon, mds) running "
-                              "and the conf path right?" % (ceph_conf, e))
-        self._rados = None
-
-    def _full_checks(self, rados):
-        """The monitor's health checks that say the cluster is full (empty if none or unknown)."""
-        try:
-            r = rados.Rados(conffile=self.conf, rados_id=self.user, conf={"rados_mon_op_timeout": "10"})
-            r.connect(timeout=10)
-            try:
-                _, out, _ = r.mon_command(json.dumps({"prefix": "health", "format": "json"}), b"")
-            finally:
-                r.shutdown()
-            return sorted(c for c in json.loads(out).get("checks", {}) if c.endswith("_FULL"))
-        except (rados.Error, ValueError):
-            return []
-
-    def client_id(self):
-        return self.fs.get_instance_id()
-
-    def evict(self, client):
-        """Evict a dead writer's MDS session so its capabilities stop blocking us (otherwise the
-        MDS waits for the session to time out, about a minute)."""
-        cmd = json.dumps({"prefix": "client evict", "filters": ["id=%d" % int(client)]})
-        ret, _, err = self.fs.mds_command("0", cmd, b"")
-        if ret == 0:
-            sae_emit("evicted the MDS session of the interrupted writer (client.%s)" % client)
-
-    def close(self):
-        try:
-            self.fs.unmount()
-            self.fs.shutdown()
-        finally:
-            if self._rados is not None:
-                self._rados.shutdown()
-
-    @property
-    def rados(self):
-        if self._rados is None:
-            r = self.rados_mod.Rados(conffile=self.conf, rados_id=self.user, conf={"rados_osd_op_timeout": "60",
-                                                               "rados_mon_op_timeout": "30"})
-            r.connect(timeout=30)
-            self._rados = r
-        return self._rados
-
-    def stat(self, path):
-        try:
-            st = self.fs.stat(path)
-        except self.cephfs.ObjectNotFound:
-            return None
-        return {"ino": st.st_ino, "size": st.st_size, "nlink": st.st_nlink}
-
-    def mkdirs(self, path):
-        self.fs.mkdirs(path, 0o755)
-
-    def set_layout(self, path, object_size):
-        want = "stripe_unit=%d stripe_count=1 object_size=%d" % (object_size, object_size)
-        try:
-            have = self.fs.getxattr(path, "ceph.dir.layout").decode()
-        except self.cephfs.Error:
-            have = ""
-        if want not in have:
-            self.fs.setxattr(path, "ceph.dir.layout", want.encode(), 0)
-        return want
-
-    def complete(self, path, entry, object_size):
-        st = self.stat(path)
-        if st is None or st["size"] != entry["size"]:
-            return False
-        try:
-            return (self.fs.getxattr(path, DONE_XATTR).decode() == entry["sha256"] and
-                    int(self.fs.getxattr(path, "ceph.file.layout.object_size")) == object_size)
-        except self.cephfs.Error:
-            return False
-
-    def write_file(self, path, src, entry):
-        """Create ``path`` (new inode, final name) from local ``src``; mark it complete last."""
-        if self.stat(path) is not None:
-            self.fs.unlink(path)
-        fd = self.fs.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        try:
-            with open(src, "rb") as f:
-                offset = 0
-                for chunk in iter(lambda: f.read(CHUNK), b""):
-                    self.fs.write(fd, chunk, offset)
-                    offset += len(chunk)
-            self.fs.fsync(fd, 0)
-        finally:
-            self.fs.close(fd)
-        self.fs.setxattr(path, DONE_XATTR, entry["sha256"].encode(), 0)
-
-    def link(self, src, dst):
-        self.fs.link(src, dst)
-
-    def rename(self, src, dst):
-        self.fs.rename(src, dst)
-
-    def unlink(self, path):
-        self.fs.unlink(path)
-
-    def listdir(self, path):
-        names = []
-        d = self.fs.opendir(path)
-        try:
-            while True:
-                ent = self.fs.readdir(d)
-                if ent is None:
-                    break
-                name = ent.d_name.decode()
-                if name not in (".", ".."):
-                    names.append(name)
-        finally:
-            self.fs.closedir(d)
-        return names
-
-    def rmdir(self, path):
-        self.fs.rmdir(path)
-
-    def read_text(self, path):
-        st = self.stat(path)
-        if st is None:
-            return None
-        fd = self.fs.open(path, os.O_RDONLY, 0)
-        try:
-            return self.fs.read(fd, 0, st["size"]).decode("utf-8", "replace")
-        finally:
-            self.fs.close(fd)
-
-    def write_text(self, path, text):
-        data = text.encode()
-        fd = self.fs.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
-        try:
-            self.fs.write(fd, data, 0)
-            self.fs.fsync(fd, 0)
-        finally:
-            self.fs.close(fd)
-
-    def object_info(self, path, st):
-        """Pool, layout object size and the RADOS object(s) behind a file."""
-        pool = self.fs.getxattr(path, "ceph.file.layout.pool").decode()
-        osize = int(self.fs.getxattr(path, "ceph.file.layout.object_size").decode())
-        oid = "%x.00000000" % st["ino"]
-        io = self.rados.open_ioctx(pool)
-        try:
-            try:
-                size = io.stat(oid)[0]
-            except self.rados_mod.ObjectNotFound:
-                size = None
-            try:
-                io.stat("%x.00000001" % st["ino"])
-                second = True
-            except self.rados_mod.ObjectNotFound:
-                second = False
-        finally:
-            io.close()
-        return {"pool": pool, "object_size": osize, "object": oid, "object_bytes": size, "second": second}
-
-    def osd_ops(self):
-        """Sum of the client-op counters (``osd.op``) over all OSDs, from their perf counters; None
-        when this user may not read them (an OSD ``tell`` needs ``osd 'allow *'``)."""
-        ret, out, err = self.rados.mon_command(json.dumps({"prefix": "osd ls", "format": "json"}), b"")
-        if ret:
-            raise DeployError("ceph osd ls failed: %s" % err)
-        total = 0
-        for osd in json.loads(out):
-            ret, out2, err = self.rados.osd_command(osd, json.dumps({"prefix": "perf dump"}), b"", timeout=30)
-            if ret in (-errno.EACCES, -errno.EPERM):
-                return None
-            if ret:
-                raise DeployError("perf dump of osd.%s failed: %s" % (osd, err))
-            total += json.loads(out2)["osd"]["op"]
-        return total
-
-
-class LocalBackend:
-    """The same operations on a node-local directory (disk or tmpfs)."""
-
-    name = "local"
-    errors = (OSError,)
-    missing = FileNotFoundError
-
-    def __init__(self, ceph_conf=None, ceph_user=None):
-        self._lock = None
-
-    def close(self):
-        if self._lock is not None:
-            self._lock.close()
-
-    def client_id(self):
-        return None
-
-    def evict(self, client):
-        return None
-
-    def lock(self, dest):
-        """Serialize deploys to one directory (local-cluster nodes share a disk)."""
-        import fcntl
-        parent, base = os.path.split(dest.rstrip("/"))
-        self.mkdirs(parent)
-        self._lock = open(os.path.join(parent, ".%s.lock" % base), "w")
-        fcntl.flock(self._lock, fcntl.LOCK_EX)
-
-    def stat(self, path):
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            return None
-        return {"ino": st.st_ino, "size": st.st_size, "nlink": st.st_nlink}
-
-    def mkdirs(self, path):
-        os.makedirs(path, exist_ok=True)
-
-    def set_layout(self, path, object_size):
-        return None
-
-    def complete(self, path, entry, object_size):
-        st = self.stat(path)
-        return st is not None and st["size"] == entry["size"]
-
-    def write_file(self, path, src, entry):
-        tmp = os.path.join(os.path.dirname(path), ".%s.part" % os.path.basename(path))
-        with open(src, "rb") as fin, open(tmp, "wb") as fout:
-            for chunk in iter(lambda: fin.read(CHUNK), b""):
-                fout.write(chunk)
-            fout.flush()
-            os.fsync(fout.fileno())
-        os.replace(tmp, path)
-
-    def link(self, src, dst):
-        os.link(src, dst)
-
-    def rename(self, src, dst):
-        os.rename(src, dst)
-
-    def unlink(self, path):
-        os.unlink(path)
-
-    def listdir(self, path):
-        return os.listdir(path)
-
-    def rmdir(self, path):
-        os.rmdir(path)
-
-    def read_text(self, path):
-        try:
-            with open(path) as f:
-                return f.read()
-        except FileNotFoundError:
-            return None
-
-    def write_text(self, path, text):
-        with open(path, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-
-
-BACKENDS = {"cephfs": CephFSBackend, "local": LocalBackend}
-
-
-def _open(backend, ceph_conf, ceph_user=None):
-    if backend not in BACKENDS:
-        raise DeployError("unknown backend %r (known: %s)" % (backend, ", ".join(sorted(BACKENDS))))
-    return BACKENDS[backend](ceph_conf, ceph_user)
 
 
 def final_name(name, copy, link):
@@ -405,7 +83,7 @@ def _manifest(fs, dest):
 def status(backend, dest, ceph_conf=None, ceph_user=None, pidfile=None):
     """{"manifest": the complete manifest or None, "exists": whether ``dest`` exists}. With
     ``pidfile``, first evicts the session of an interrupted writer recorded there."""
-    fs = _open(backend, ceph_conf, ceph_user)
+    fs = open_backend(backend, ceph_conf, ceph_user)
     try:
         if pidfile:
             _claim(fs, pidfile, hold=False)
@@ -426,7 +104,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, ceph_user=None, 
     Resumes a deploy that stopped midway (complete files are kept). Returns counts, seconds, the
     RADOS ops measured from OSD perf counters (cephfs) and the manifest.
     """
-    fs = _open(backend, ceph_conf, ceph_user)
+    fs = open_backend(backend, ceph_conf, ceph_user)
     record = None
     try:
         if pidfile:
@@ -461,7 +139,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, ceph_user=None, 
                           % (i + 1, len(files), counts["written"], counts["linked"], counts["kept"]))
         except fs.errors as e:
             raise DeployError("writing %s failed: %s%s (nothing is visible at %s; rerun to resume)"
-                              % (work, e, _space_hint(e), dest))
+                              % (work, e, space_hint(e), dest))
         planned = {p for e in entries for c in e["copies"] for p in c["paths"]}
         for name in fs.listdir(work):
             if name not in planned and (not name.startswith(".") or name.endswith(".part")):
@@ -523,7 +201,7 @@ def verify(backend, dest, ceph_conf=None, ceph_user=None):
     """Check ``dest`` against its manifest: every name present with the right size and inode
     sharing, link counts, completeness marks, no stray files; in CephFS every file is exactly one
     RADOS object ``<ino hex>.00000000`` of the file's size. Returns {"ok", "problems", ...}."""
-    fs = _open(backend, ceph_conf, ceph_user)
+    fs = open_backend(backend, ceph_conf, ceph_user)
     try:
         manifest = _manifest(fs, dest)
         if manifest is None:
@@ -584,7 +262,7 @@ def clean(backend, dest, ceph_conf=None, ceph_user=None, staging=None):
     and the node's ``staging`` directory. Returns {"removed": files, "existed": bool}."""
     if staging:
         shutil.rmtree(staging, ignore_errors=True)
-    fs = _open(backend, ceph_conf, ceph_user)
+    fs = open_backend(backend, ceph_conf, ceph_user)
     try:
         existed = fs.stat(dest) is not None
         removed = _remove_dir(fs, dest, _recorded_names(fs, dest)) + _remove_dir(fs, work_dir(dest), None)

@@ -10,8 +10,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
+
+from metareserve.remote.prelude import pid_alive, read_pid, stop_pids, write_file  # shipped ahead (dispatch)
 
 STOCK_CLASS_DIR = "/usr/lib/x86_64-linux-gnu/rados-classes"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -25,22 +28,6 @@ def _run(argv, what, input=None, env=None, timeout=300):
         lines = [l for l in (r.stderr + r.stdout).splitlines() if l.strip()]
         raise RuntimeError("%s failed (exit %d): %s" % (what, r.returncode, lines[-1] if lines else ""))
     return r.stdout
-
-
-def _alive(pid):
-    try:
-        with open("/proc/%d/stat" % int(pid)) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError, ValueError, TypeError):
-        return False
-
-
-def _pid(pidfile):
-    try:
-        with open(pidfile) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _port_busy(addr, port):
@@ -66,8 +53,8 @@ def facts(state, daemons, binaries=(), ports=()):
         pass
     out = {}
     for name in daemons:
-        pid = _pid(os.path.join(state, "run", "ceph-%s.pid" % name))
-        out[name] = {"pid": pid, "alive": bool(pid) and _alive(pid)}
+        pid = read_pid(os.path.join(state, "run", "ceph-%s.pid" % name))
+        out[name] = {"pid": pid, "alive": bool(pid) and pid_alive(pid)}
     osd_ids = []
     for d in glob.glob(os.path.join(state, "data", "osd.*")):
         try:
@@ -96,23 +83,8 @@ def conf_format(path):
 def stop_all(state, timeout=10.0, kill=False):
     """SIGTERM (SIGKILL with ``kill``) every daemon with a pid file in the state's run dir, SIGKILL
     whatever is alive after ``timeout``. Returns how many were running."""
-    import signal
-    import time
-    pids = [p for p in (_pid(f) for f in glob.glob(os.path.join(state, "run", "*.pid"))) if p and _alive(p)]
-    for p in pids:
-        try:
-            os.kill(p, signal.SIGKILL if kill else signal.SIGTERM)
-        except OSError:
-            pass
-    deadline = time.time() + timeout
-    while time.time() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.1)
-    for p in pids:
-        if _alive(p):
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
+    pids = [p for p in (read_pid(f) for f in glob.glob(os.path.join(state, "run", "*.pid"))) if p and pid_alive(p)]
+    stop_pids(pids, timeout, signal.SIGKILL if kill else signal.SIGTERM)
     return len(pids)
 
 
@@ -152,27 +124,10 @@ def prepare(state, files, daemon_dirs=()):
     changed = []
     for rel, (text, mode) in sorted(files.items()):
         path = os.path.join(state, rel)
-        try:
-            with open(path) as f:
-                if f.read() == text:
-                    continue
-        except OSError:
-            pass
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        write_private(path, text, mode)
-        changed.append(rel)
+        if write_file(path, text, mode):
+            changed.append(rel)
     return changed
-
-
-def write_private(path, text, mode=0o600):
-    """Write ``path`` atomically through a temporary file born with ``mode`` (no window in which
-    a key is readable by others)."""
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, mode)          # O_CREAT's mode is filtered by the umask; never widen it
-    os.replace(tmp, path)
 
 
 def mon_mkfs(state, conf, mon_id, fsid, mons):
@@ -202,7 +157,7 @@ def osd_mkfs(state, conf, osd_id, uuid, secret=None, device=None):
     os.makedirs(data, mode=0o700)
     argv = ["ceph-osd", "-c", conf, "-i", str(osd_id), "--mkfs", "--osd-uuid", uuid]
     if secret:   # the key reaches the OSD through its keyring file, never its command line
-        write_private(os.path.join(data, "keyring"), "[osd.%d]\n\tkey = %s\n" % (osd_id, secret))
+        write_file(os.path.join(data, "keyring"), "[osd.%d]\n\tkey = %s\n" % (osd_id, secret), 0o600)
     _run(argv, "ceph-osd --mkfs -i %d" % osd_id, timeout=600)
 
 
@@ -400,5 +355,5 @@ def perf_counters(fields, state, daemons):
             for key in path:
                 v = v.get(key) if isinstance(v, dict) else None
             values.append(v)
-        out[daemon] = [_pid("%s/run/ceph-%s.pid" % (state, daemon)), values]
+        out[daemon] = [read_pid("%s/run/ceph-%s.pid" % (state, daemon)), values]
     return out

@@ -13,6 +13,7 @@ import pytest
 
 import data_deploy as dd
 from data_deploy import remote
+from data_deploy.backends import cephfs as cephfs_backend
 from metareserve.errors import OperationalError, SaeError, UsageError
 
 NODE = "node1"
@@ -40,7 +41,7 @@ def dest(local_cluster, cluster, conf, request):
 
 def _read_back(conf, dest, names) -> pa.Table:
     """Read files straight from CephFS through libcephfs on the controller."""
-    cephfs, _ = remote._bindings()
+    cephfs, _ = cephfs_backend._bindings()
     fs = cephfs.LibCephFS(conffile=conf)
     fs.mount()
     try:
@@ -137,7 +138,7 @@ def test_killed_deploy_resumes(local_cluster, cluster, ceph_cluster, conf, big_s
 
     t = threading.Thread(target=run)
     t.start()
-    cephfs, _ = remote._bindings()
+    cephfs, _ = cephfs_backend._bindings()
     fs = cephfs.LibCephFS(conffile=conf)
     fs.mount()
     try:

@@ -27,6 +27,7 @@ from ..errors import NothingToDo, OperationalError, UsageError
 from ..log import node_log
 from ..model import Node, Reservation, load_reservation
 from ..remote import node_agent
+from ..remote.prelude import pid_alive, read_pid, stop_pids
 from . import Provider
 from .local_shape import apply_cgroups, apply_link, cgroup_dirs, cpu_usage_file
 
@@ -189,8 +190,8 @@ class LocalProvider(Provider):
             changed = True
         changed |= self._apply(res, node, cap)
         ndir = Path(res.node_dir(node, "sshd"))
-        pid = node_agent.read_pid(ndir / "sshd.pid")
-        if pid and node_agent.pid_alive(pid) and node_agent.port_open(node.address, 22):
+        pid = read_pid(ndir / "sshd.pid")
+        if pid and pid_alive(pid) and node_agent.port_open(node.address, 22):
             return changed
         self._start_sshd(res, node, info, ndir)
         return True
@@ -354,21 +355,12 @@ def _node_pids(info: dict) -> set[int]:
 
 
 def _kill_node_processes(info: dict, grace: float = 10.0) -> int:
-    pids = {p for p in _node_pids(info) if node_agent.pid_alive(p)}
-    found = len(pids)
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        for p in pids:
-            try:
-                os.kill(p, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and any(node_agent.pid_alive(p) for p in pids):
-            time.sleep(0.1)
-        pids = {p for p in _node_pids(info) | pids if node_agent.pid_alive(p)}
-        if not pids:
-            break
-    return found
+    """Stop every process of the host (SIGTERM, SIGKILL after ``grace``), then SIGKILL any started
+    meanwhile; returns how many there were."""
+    pids = sorted(p for p in _node_pids(info) if pid_alive(p))
+    stop_pids(pids, grace)
+    stop_pids(_node_pids(info), 0.0, signal.SIGKILL)
+    return len(pids)
 
 
 def _rmdir_cgroup(d: Path) -> None:

@@ -1,11 +1,18 @@
 """The wire protocol between the controller and a shipped remote module.
 
-A remote module's source is sent once per connection, followed by :data:`LOOP`, which rebinds
+A remote module's source is sent once per connection (:func:`program`: after the node-side
+prelude, :mod:`metareserve.remote.prelude`, and the node-side modules it imports), followed by
+:data:`LOOP`, which rebinds
 the module's ``sae_emit`` (``print`` when the module runs locally) to stream a line back; each call is a JSON request ``{"fn", "args", "kwargs"}`` answered by zero or more
 ``{"log": line}`` messages and one ``{"result": value}`` or ``{"error", "traceback"}``.
 """
+import ast
+import importlib
 import inspect
 import json
+import sys
+
+from . import prelude
 
 LOOP = '''
 import json as _sae_json
@@ -24,8 +31,41 @@ for _sae_req in channel:
 
 
 def program(module) -> str:
-    """The source sent for ``module``: the module's source + the request loop."""
-    return inspect.getsource(module) + "\n" + LOOP
+    """The source sent for ``module``: one self-contained program of the prelude, the node-side
+    modules ``module`` imports, the module itself and the request loop.
+
+    A node module imports other node-side code (stdlib only itself) with top-level absolute
+    ``from package.module import names`` lines; each such module's source goes ahead of it
+    (recursively, once each), the line is dropped, and every part runs in one namespace. Their
+    ``from __future__`` imports become one line at the top.
+    """
+    parts: list[str] = []
+    seen: set[str] = set()
+    for m in (prelude, module):
+        _ship(m, parts, seen)
+    return "\n".join(["from __future__ import annotations", *parts, LOOP])
+
+
+def _ship(module, parts: list[str], seen: set[str]) -> None:
+    """Append ``module``'s source (its node-side imports first, then without them) to ``parts``."""
+    name = module.__name__
+    if name in seen:
+        return
+    seen.add(name)
+    source = inspect.getsource(module)
+    lines = source.splitlines()
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            raise ValueError(f"{name}: node modules import node-side code absolutely, not {'.' * node.level}"
+                             f"{node.module or ''}")
+        if node.module != "__future__":
+            if node.module.partition(".")[0] in sys.stdlib_module_names:
+                continue      # the node has it
+            _ship(importlib.import_module(node.module), parts, seen)
+        lines[node.lineno - 1:node.end_lineno] = [""] * (node.end_lineno - node.lineno + 1)
+    parts.append(f"# node module {name}\n" + "\n".join(lines))
 
 
 def request(fn: str, args, kwargs) -> str:

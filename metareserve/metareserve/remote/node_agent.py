@@ -1,4 +1,5 @@
-"""Runs on nodes (stdlib only): shell commands with timeouts, files, facts.
+"""Runs on nodes (stdlib only): shell commands with timeouts, files, facts; with the prelude's
+``pid_alive``, ``read_pid``, ``stop_pids`` and ``write_file`` (:mod:`metareserve.remote.prelude`).
 
 Shipped by :class:`metareserve.remote.Cluster`; ``sae_emit`` streams a line back to the
 controller (print when called locally).
@@ -10,6 +11,7 @@ import subprocess
 import threading
 import time
 
+from metareserve.remote.prelude import pid_alive, read_pid, stop_pids, write_file  # shipped ahead (dispatch)
 
 sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
 
@@ -106,23 +108,6 @@ def sha256(path):
     return h.hexdigest()
 
 
-def write_file(path, text, mode=0o644):
-    """Write ``text`` to ``path`` atomically; returns True if the content changed."""
-    try:
-        with open(path) as f:
-            if f.read() == text:
-                return False
-    except OSError:
-        pass
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = path + ".tmp%d" % os.getpid()
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
-    return True
-
-
 APT_LOCK = "/var/lock/sae-apt.lock"
 
 
@@ -167,23 +152,6 @@ def apt_install(packages, update=True, timeout=1800):
         return {"installed": missing, "already": [p for p in packages if p not in missing]}
 
 
-def pid_alive(pid):
-    """True if ``pid`` runs and is not a zombie (orphans are reaped slowly on some machines)."""
-    try:
-        with open("/proc/%d/stat" % int(pid)) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError, ValueError, TypeError):
-        return False
-
-
-def read_pid(pidfile):
-    try:
-        with open(pidfile) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def daemon_status(pidfile):
     """{"pid", "alive"} for a pid file."""
     pid = read_pid(pidfile)
@@ -208,30 +176,6 @@ def start_daemon(argv, pidfile, logfile, env=None, cwd=None, write_pid=True):
         with open(pidfile, "w") as f:
             f.write(str(proc.pid))
     return {"pid": proc.pid, "started": True}
-
-
-def stop_pids(pids, timeout=10.0, sig=15):
-    """Send ``sig`` to each live pid, SIGKILL those alive after ``timeout``; returns the killed."""
-    import signal as _signal
-    pids = [p for p in pids if pid_alive(p)]
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-    deadline = time.time() + timeout
-    while time.time() < deadline and any(pid_alive(p) for p in pids):
-        time.sleep(0.1)
-    killed = [p for p in pids if pid_alive(p)]
-    for pid in killed:
-        try:
-            os.kill(pid, _signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    deadline = time.time() + 5
-    while time.time() < deadline and any(pid_alive(p) for p in killed):
-        time.sleep(0.1)
-    return killed
 
 
 def pids_naming(text):
