@@ -7,6 +7,7 @@ from sae.readers import NO_OFFLOAD, OFFLOAD, VANILLA, names
 
 experiment = Experiment(
     name="alleviation",
+    figures=("points", "alleviation", "resources-disk"),
     description="Per-host CPU, network and device I/O (and each side's total) at 1 % selectivity, "
                 "offload vs no-offload vs vanilla (thesis figs. 10-13)",
     workload=Workload(selectivity=1),

@@ -6,6 +6,7 @@ from sae.backend import stage_run
 
 experiment = Experiment(
     name="backend",
+    figures=("backend",),
     description="The object class's scan of every object, timed from a librados client without Spark, "
                 "vs object size (thesis fig. 16)",
     workload=Workload(reader="offload"),

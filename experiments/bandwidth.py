@@ -22,6 +22,7 @@ def one_without_replies(point: dict) -> bool:
 
 experiment = Experiment(
     name="bandwidth",
+    figures=("bandwidth",),
     description="Query time vs link rate: offload, no-offload and vanilla, reply compression none/zstd",
     data=DataSpec(rows=1_000_000, object_size="16MiB", link_multiplier=4),
     workload=Workload(column="total_amount", whole_objects=False),

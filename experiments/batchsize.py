@@ -6,6 +6,7 @@ from sae import Experiment, Sweep, Workload, profiles
 
 experiment = Experiment(
     name="batchsize",
+    figures=("batchsize",),
     description="Query time and batches per query vs rows per Arrow batch, offloaded, 100 % of rows "
                 "(Arrow-Spark paper E1)",
     workload=Workload(reader="offload", selectivity=100, whole_objects=False),

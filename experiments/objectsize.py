@@ -6,6 +6,7 @@ SIZES = ["4MiB", "8MiB", "16MiB", "32MiB", "64MiB", "128MiB"]
 
 experiment = Experiment(
     name="objectsize",
+    figures=("objectsize",),
     description="Init/compute time vs object size at 10 % selectivity, offloaded (thesis fig. 15)",
     workload=Workload(selectivity=10, reader="offload"),
     sweep=Sweep(cartesian={"object_size": SIZES}),

@@ -7,6 +7,7 @@ READERS = names(OFFLOAD, NO_OFFLOAD)
 
 experiment = Experiment(
     name="objectsize_selectivity",
+    figures=("objectsize-selectivity", "compute-side", "objectsize"),
     description="Query time over object size x selectivity, offload vs no-offload (thesis fig. 17)",
     workload=Workload(),
     sweep=Sweep(cartesian={"object_size": ["4MiB", "8MiB", "16MiB", "32MiB", "64MiB", "128MiB"],

@@ -13,6 +13,7 @@ ALL = ()   # every column
 
 experiment = Experiment(
     name="projection",
+    figures=("projection",),
     description="Query time and compute-side bytes vs the columns a query reads, offload vs vanilla, "
                 "100 % of rows (Arrow-Spark paper E5)",
     workload=Workload(selectivity=100),

@@ -8,6 +8,7 @@ READERS = names(OFFLOAD, VANILLA)
 
 experiment = Experiment(
     name="scalability",
+    figures=("scalability",),
     description="Init/compute time vs logical dataset size (link multiplier), offload vs vanilla, "
                 "with the speedup (thesis fig. 18)",
     workload=Workload(selectivity=10),

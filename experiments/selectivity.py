@@ -22,6 +22,7 @@ from sae.readers import names
 # CPU-seconds are read from counters scraped just before and just after it.
 experiment = Experiment(
     name="selectivity",
+    figures=("selectivity", "compute-side"),
     description="Query time, compute-side bytes and CPU vs selectivity: offload, no-offload, vanilla (thesis fig. 14)",
     workload=Workload(column="total_amount"),
     sweep=Sweep(cartesian={"selectivity": [1, 10, 25, 50, 75, 100], "reader": names()}),

@@ -10,6 +10,7 @@ READERS = names(OFFLOAD, VANILLA)
 
 experiment = Experiment(
     name="storedcompression",
+    figures=("storedcompression",),
     description="Query time and compute-side bytes vs the stored Parquet codec, offload vs vanilla, "
                 "100 % of rows (Arrow-Spark paper E4)",
     workload=Workload(selectivity=100, whole_objects=False),

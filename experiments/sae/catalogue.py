@@ -26,6 +26,7 @@ from metareserve.log import say
 
 from . import runner
 from .context import RunOptions
+from .report import figure_names
 from .results import RunDir
 
 STAGE = "sae catalogue"
@@ -119,19 +120,12 @@ def _headline(run: str | None) -> str | None:
     """The first figure of the run's report (in report order), or None."""
     if run is None:
         return None
-    from .report import figure_names
-    from .results import load_results
     rd = RunDir(run)
     try:
-        df = load_results(rd.root)
+        names = figure_names(rd.load_plan())
     except SaeError:
         return None
-    if df.empty:
-        return None
-    if "columns" in df:
-        from .figures import columns_read
-        df = df.assign(columns_read=columns_read(df))
-    for name in figure_names(df):
+    for name in names:
         for path in (rd.report / f"{name}.png", rd.report / f"{name}-cpu.png"):
             if path.exists():
                 return str(path)

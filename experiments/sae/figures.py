@@ -1,10 +1,25 @@
-"""The figures of the experiments beyond the selectivity sweep, each in the shape of the thesis's
-(or the Arrow-Spark paper's) figure for its axis; :func:`sae.report.make_report` chooses them by
-what the run varies (:func:`sae.report.figure_names`). Each takes the run directory, its results
-and the report directory and returns the figure's path (None: nothing to draw).
+"""Every figure a report can draw, in the shape of the thesis's (or the Arrow-Spark paper's) figure
+for its axis, and :data:`DRAW`: figure name (:data:`sae.spec.FIGURES`) → its function. An
+experiment declares the figures it gets (``Experiment.figures``); every report also draws
+:data:`sae.spec.STANDARD_FIGURES`. Each function takes the run directory, its results and the
+report directory and returns the paths it wrote (none: nothing to draw).
 
-* ``alleviation.png`` (thesis fig. 13): what each side spent per configuration;
-  ``resources-disk.png`` (fig. 12): the storage hosts' device reads and writes over time.
+* ``selectivity.png`` (thesis fig. 14): median query time vs selectivity, band p1–p99, one line
+  per reader (configuration); ``compute-side.png``: bytes the compute hosts received and their
+  CPU-seconds vs selectivity.
+* ``objectsize.png`` (fig. 15): stacked init/compute bars per object size, a panel per selectivity.
+* ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a
+  panel per selectivity.
+* ``points.png``: median time per point.
+* ``alleviation.png`` (fig. 13): what each side spent per configuration; ``resources-disk.png``
+  (fig. 12): the storage hosts' device reads and writes over time.
+* ``resources-cpu.png`` / ``resources-net.png`` (figs. 10-11): per-host CPU (cores busy) and
+  network (compute hosts: received, storage hosts: sent) over the median repetition of each
+  configuration at the lowest selectivity, stacked by host, compute and storage in separate rows.
+* ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
+  phase (read, decode, filter, project, encode, compress, reply) beside the storage hosts'
+  measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
+  from the store and sent) and the class calls.
 * ``backend.png`` (fig. 16): backend-only scan time (init/compute) per object size.
 * ``objectsize-selectivity.png`` (fig. 17): time vs selectivity per object size, per reader, and
   the baseline / offload ratio over the grid.
@@ -16,6 +31,7 @@ Medians over measured repetitions (warm-ups left out), as everywhere in the repo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
@@ -27,20 +43,270 @@ from metareserve import format_size
 
 from . import readers
 from .eventlog import input_batches
-from .report import CONFIG, _colour, _label, _save, _varying, representatives, stats
+from .plotting import CONFIG, config_colour, config_label, groups, others, save, stats, varying
 from .results import RunDir, host_roles
+
+from .storage_work import CLS_PHASES
+
+
+SIDE_ROWS = {"cpu": (("compute", "cpu_seconds", "compute_cpu_s"), ("storage", "cpu_seconds", "storage_cpu_s")),
+             "net": (("compute", "net_rx_bytes", "compute_rx_bytes"), ("storage", "net_tx_bytes", "storage_tx_bytes"))}
+"""Figure → its (side, counter, results column) rows."""
+
+
+YLABEL = {"cpu_seconds": "CPU (cores busy)", "net_rx_bytes": "received (MB/s)",
+          "net_tx_bytes": "sent (MB/s)"}
+
+
+def plot_selectivity(df: pd.DataFrame, out: Path) -> Path:
+    """Selectivity curve: median total time with a p1–p99 band per configuration (reader)."""
+    keys = varying(df, CONFIG)
+    s = stats(df, keys + ["selectivity"]).sort_values("selectivity")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+        line, = ax.plot(grp["selectivity"], grp["median"], marker="o", label=config_label(grp.iloc[0], keys),
+                        color=config_colour(grp.iloc[0], keys))
+        ax.fill_between(grp["selectivity"], grp["p1"], grp["p99"], alpha=0.2, color=line.get_color())
+    ax.set_xlabel("selectivity (% of rows kept)")
+    ax.set_ylabel("query time (s), median, p1–p99")
+    ax.set_title("Query time vs selectivity")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small")
+    return save(fig, out / "selectivity.png")
+
+
+def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
+    """Bytes received by and CPU-seconds of the compute hosts vs selectivity, per configuration."""
+    keys = varying(df, CONFIG)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, (col, ylabel, scale) in zip(axes, (("compute_rx_bytes", "bytes received (MB), median", 1e6),
+                                               ("compute_cpu_s", "CPU-seconds, median", 1.0))):
+        s = stats(df, keys + ["selectivity"], col).sort_values("selectivity")
+        for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+            ax.plot(grp["selectivity"], grp["median"] / scale, marker="o", label=config_label(grp.iloc[0], keys),
+                    color=config_colour(grp.iloc[0], keys))
+        ax.set_xlabel("selectivity (% of rows kept)")
+        ax.set_ylabel(ylabel)
+    axes[0].set_yscale("log")
+    axes[0].set_title("Network: bytes to the compute hosts")
+    axes[1].set_title("CPU of the compute hosts")
+    axes[0].legend(fontsize="small")
+    return save(fig, out / "compute-side.png")
+
+
+def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
+    """Stacked init/compute bars (medians) per object size; a panel per selectivity."""
+    sels = sorted(df["selectivity"].unique())
+    keys = varying(df, [c for c in CONFIG if c != "object_size"])
+    fig, axes = plt.subplots(1, len(sels), figsize=(4 * len(sels) + 1, 4), squeeze=False)
+    for ax, sel in zip(axes[0], sels):
+        d = df[df["selectivity"] == sel]
+        init = stats(d, ["object_size"] + keys, "init_s")
+        comp = stats(d, ["object_size"] + keys, "compute_s")
+        order = [int(s) for s in init["object_size"]]
+        init = init.assign(order=order).sort_values(["order"] + keys)
+        comp = comp.set_index(["object_size"] + keys).loc[
+            list(init.set_index(["object_size"] + keys).index)].reset_index()
+        labels = [config_label(r, ["object_size"] + keys).replace("object_size=", "") for _, r in init.iterrows()]
+        x = range(len(labels))
+        ax.bar(x, init["median"], label="init")
+        ax.bar(x, comp["median"], bottom=init["median"].values, label="compute")
+        ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize="small")
+        ax.set_title(f"selectivity {sel}%")
+        ax.set_ylabel("time (s), median")
+    axes[0][0].legend()
+    return save(fig, out / "objectsize.png")
+
+
+def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
+    """Median query time vs the declared link rate (log scale; unlimited at the right end), one
+    line per reader and reply compression, a panel per selectivity."""
+    d = df.assign(rate=df["link_rate_declared_bps"].astype(float) / 1e9)
+    finite = d["rate"].dropna()
+    unlimited = (finite.max() if not finite.empty else 1.0) * 4
+    d["rate"] = d["rate"].fillna(unlimited)
+    sels = sorted(d["selectivity"].unique()) if "selectivity" in d else [None]
+    keys = varying(d, [c for c in CONFIG if c not in ("link_rate", "cluster_cores")])
+    fig, axes = plt.subplots(1, len(sels), figsize=(4.5 * len(sels) + 1, 4), squeeze=False, sharey=False)
+    for ax, sel in zip(axes[0], sels):
+        s = stats(d if sel is None else d[d["selectivity"] == sel], keys + ["rate"]).sort_values("rate")
+        for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
+            row = grp.iloc[0]
+            replies = "reader" not in row or readers.get(row["reader"]).connector   # vanilla: no replies
+            shown = [k for k in keys if k != "compression" or replies]
+            ax.plot(grp["rate"], grp["median"], marker="o", label=config_label(row, shown))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = sorted(set(d["rate"]))
+        ax.set_xticks(ticks, [("unlimited" if t == unlimited else f"{t:g}") for t in ticks], fontsize="small")
+        ax.minorticks_off()
+        ax.set_xlabel("link rate per host (Gbit/s)")
+        ax.set_ylabel("query time (s), median, log scale")
+        ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
+    axes[0][0].legend(fontsize="small")
+    return save(fig, out / "bandwidth.png")
+
+
+def plot_points(df: pd.DataFrame, out: Path) -> Path:
+    """Median total time per point (fallback when neither selectivity nor object size varies)."""
+    keys = varying(df, list(CONFIG) + ["selectivity"])
+    s = stats(df, ["order"] + keys).sort_values("order")
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(range(len(s)), s["median"], yerr=[s["median"] - s["p1"], s["p99"] - s["median"]])
+    ax.set_xticks(range(len(s)), [config_label(r, keys) for _, r in s.iterrows()], rotation=30,
+                  ha="right", fontsize="small")
+    ax.set_ylabel("query time (s), median, p1–p99")
+    return save(fig, out / "points.png")
+
+
+def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
+    """(label, row) of the median measured repetition of each configuration, at the lowest
+    selectivity when selectivity varies (the paper's alleviation figure: 1 %)."""
+    keys = varying(df, list(CONFIG) + ["selectivity"])
+    d = df[~df["warmup"]]
+    if "selectivity" in keys:
+        d, keys = d[d["selectivity"] == d["selectivity"].min()], [k for k in keys if k != "selectivity"]
+    out = []
+    for _, grp in (d.groupby(keys, dropna=False, sort=False) if keys else [((), d)]):
+        med = grp.iloc[(grp["total_s"] - grp["total_s"].median()).abs().argsort().iloc[0]]
+        out.append((config_label(med, keys) + (f" at {med['selectivity']:g} %" if "selectivity" in df else ""), med))
+    return out
+
+
+def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.05):
+    """Seconds into the repetition and counter → {node: rate per second} on a regular grid from
+    ``pad`` before ``start`` to ``pad`` after ``end``: each point holds the rate of the
+    measurement interval it lies in (between two consecutive readings of the counter, at the
+    times they were read: ``measured``, else the scrape time), summed over the node's series.
+    Drawn as steps (``step="post"``), every second of work shows inside the interval it was
+    measured in, so a query's work never shows after the interval holding its end."""
+    grid = np.arange(start - pad, end + pad, step)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    at = "measured" if "measured" in counters else "timestamp"
+    for (counter, node, _), g in counters.groupby(["counter", "node", "series"], sort=False):
+        g = g.sort_values(at)
+        t, v = g[at].to_numpy(dtype=float), g["value"].to_numpy(dtype=float)
+        for i in np.flatnonzero(np.diff(v) < 0):   # a reset: continue from the value before it
+            v[i + 1:] += v[i]
+        keep = np.concatenate([[True], np.diff(t) > 0])   # a value served twice: read once
+        t, v = t[keep], v[keep]
+        rates = np.zeros(len(grid))
+        if len(t) > 1:
+            idx = np.searchsorted(t, grid, side="right") - 1
+            inside = (idx >= 0) & (idx < len(t) - 1)
+            per = np.diff(v) / np.diff(t)
+            rates[inside] = per[idx[inside]]
+        nodes = out.setdefault(counter, {})
+        nodes[node] = nodes.get(node, 0.0) + rates
+    return grid - start, out
+
+
+def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
+    """Per-host CPU and network over the representative repetitions (:func:`representatives`),
+    stacked by host; compute hosts in the top row, storage hosts in the bottom row; titles carry
+    the side's total during the query (the results column). The query is shaded; each rate is
+    drawn over the interval it was measured in (:func:`host_rates`), so the query's work lies
+    within one measurement interval of the shade."""
+    reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "counters.parquet")
+            for label, row in representatives(df)]
+    reps = [r for r in reps if r[2].exists()]
+    if not reps:
+        return []
+    points = {p.id: p for p in run.load_plan().points}
+    series = [(label, row, host_rates(pd.read_parquet(path), row["start"], row["end"]))
+              for label, row, path in reps]
+    paths = []
+    for metric, rows in SIDE_ROWS.items():
+        fig, axes = plt.subplots(2, len(series), figsize=(4.2 * len(series) + 1, 6), squeeze=False,
+                                 sharex="col", sharey="row")
+        for col, (label, row, (t, rates)) in enumerate(series):
+            roles = host_roles(run, points[row["point"]])
+            for r, (side, counter, column) in enumerate(rows):
+                ax = axes[r][col]
+                hosts = [n for n in sorted(rates.get(counter, {})) if roles.get(n) in (side, "both")]
+                scale = 1e6 if counter.startswith("net") else 1.0
+                if hosts:
+                    ax.stackplot(t, *[rates[counter][n] / scale for n in hosts], labels=hosts, alpha=0.85,
+                                 step="post")
+                total = f"{row[column] / scale:.3g} {'MB' if scale > 1 else 'CPU-s'}" if column in row else "-"
+                ax.set_title(f"{label}\n{side}: {total} in the query" if r == 0 else f"{side}: {total} in the query",
+                             fontsize="small")
+                ax.axvspan(0, row["end"] - row["start"], color="grey", alpha=0.08)
+                if col == 0:
+                    ax.set_ylabel(f"{side} {YLABEL[counter]}")
+                    ax.legend(fontsize="x-small", loc="upper left")
+                if r == 1:
+                    ax.set_xlabel("seconds since the query started (shaded: the query)")
+        fig.suptitle("CPU per host" if metric == "cpu" else "Network per host", fontsize="medium")
+        paths.append(save(fig, out / f"resources-{metric}.png"))
+    return paths
+
+
+STORAGE_OPS = (("osd_read_ops", "read ops (class calls included)", 1.0),
+               ("osd_store_read_bytes", "read from the store (MB)", 1e6),
+               ("osd_read_reply_bytes", "sent in read replies (MB)", 1e6),
+               ("cls_calls", "object class calls", 1.0))
+"""Storage-ops panels: results column, title, scale."""
+
+
+def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Medians of ``columns`` over measured repetitions per configuration and selectivity, and
+    the configuration keys."""
+    keys = [k for k in varying(df, CONFIG) if k != "selectivity"]
+    by = keys + (["selectivity"] if "selectivity" in df else [])
+    d = df[~df["warmup"]].astype({c: float for c in columns})
+    return d.groupby(by, dropna=False)[columns].median().reset_index(), keys
+
+
+def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per
+    query stacked by phase (medians of measured repetitions), the class's unphased rest, and the
+    storage hosts' measured CPU-seconds beside it (a black tick): what of the storage side's work
+    the class accounts for. Empty when no reader reported phases (vanilla only)."""
+    phases = [f"cls_{p}_s" for p in CLS_PHASES]
+    if "cls_total_s" not in df or df["cls_total_s"].notna().sum() == 0:
+        return []
+    cols = phases + ["cls_total_s"] + (["storage_cpu_s"] if "storage_cpu_s" in df else [])
+    med, keys = _config_medians(df[df["cls_total_s"].notna()], cols)
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(med) + 2), 4.5))
+    x = np.arange(len(med))
+    bottom = np.zeros(len(med))
+    for col, phase in zip(phases, CLS_PHASES):
+        ax.bar(x, med[col], bottom=bottom, label=phase)
+        bottom += med[col].fillna(0).to_numpy()
+    ax.bar(x, (med["cls_total_s"] - bottom).clip(lower=0), bottom=bottom, color="lightgrey", hatch="//",
+           label="other (in the class)")
+    if "storage_cpu_s" in med:
+        ax.scatter(x, med["storage_cpu_s"], marker="_", s=400, color="black", zorder=3,
+                   label="storage hosts, measured")
+    labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel("CPU-seconds per query, median")
+    ax.set_title("Storage side: the object class's phases")
+    ax.legend(fontsize="x-small", loc="upper left")
+    return [save(fig, out / "storage-phases.png")]
+
+
+def plot_storage_ops(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``storage-ops.png``: the OSDs' own counters per query (read ops, bytes read from the store,
+    bytes sent) and the class calls, per selectivity and reader (medians). Empty without them."""
+    panels = [p for p in STORAGE_OPS if p[0] in df and df[p[0]].notna().any()]
+    if not panels:
+        return []
+    med, keys = _config_medians(df, [p[0] for p in panels])
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels) + 1, 4), squeeze=False)
+    labels = [(f"{r['selectivity']:g} %, " if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
+    for ax, (col, title, scale) in zip(axes[0], panels):
+        ax.bar(range(len(med)), med[col] / scale)
+        ax.set_xticks(range(len(med)), labels, rotation=40, ha="right", fontsize="x-small")
+        ax.set_title(title, fontsize="small")
+    axes[0][0].set_ylabel("per query, median")
+    fig.suptitle("Storage operations (the OSDs' counters)", fontsize="medium")
+    return [save(fig, out / "storage-ops.png")]
+
 
 SIDES = (("compute_cpu_s", "compute CPU-s", 1.0), ("compute_rx_bytes", "compute received (MB)", 1e6),
          ("storage_cpu_s", "storage CPU-s", 1.0), ("storage_tx_bytes", "storage sent (MB)", 1e6))
-
-
-def _others(df: pd.DataFrame, *axes: str) -> list[str]:
-    """The configuration columns the run varies besides ``axes`` (reader, usually)."""
-    return _varying(df, [c for c in CONFIG if c not in axes])
-
-
-def _groups(s: pd.DataFrame, keys: list[str]):
-    return s.groupby(keys, dropna=False, sort=False) if keys else [((), s)]
 
 
 def _stacked(ax, x, init: pd.DataFrame, comp: pd.DataFrame, width: float, label: str, offset: float = 0.0):
@@ -55,26 +321,26 @@ def _init_compute(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, pd.Dat
     return stats(df, by, "init_s"), stats(df, by, "compute_s")
 
 
-def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> Path | None:
+def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per configuration, what the compute side and the storage side spent during the query
     (medians, p1–p99): CPU-seconds and bytes (thesis fig. 13's areas under the curves)."""
     if not any(c in df and df[c].notna().any() for c, _, _ in SIDES):
-        return None
-    keys = _varying(df, list(CONFIG) + ["selectivity"])
+        return []
+    keys = varying(df, list(CONFIG) + ["selectivity"])
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.8))
     for ax, (col, title, scale) in zip(axes, SIDES):
         s = stats(df, keys, col) if keys else stats(df.assign(all="all"), ["all"], col)
-        labels = [_label(r, keys) for _, r in s.iterrows()]
+        labels = [config_label(r, keys) for _, r in s.iterrows()]
         ax.bar(range(len(s)), s["median"] / scale,
                yerr=[(s["median"] - s["p1"]) / scale, (s["p99"] - s["median"]) / scale], capsize=3,
-               color=[_colour(r, keys) or f"C{i}" for i, (_, r) in enumerate(s.iterrows())])
+               color=[config_colour(r, keys) or f"C{i}" for i, (_, r) in enumerate(s.iterrows())])
         ax.set_xticks(range(len(s)), labels, rotation=20, ha="right", fontsize="small")
         ax.set_title(title, fontsize="medium")
     fig.suptitle("What each side spent during the query (median, p1–p99)", fontsize="medium")
-    return _save(fig, out / "alleviation.png")
+    return [save(fig, out / "alleviation.png")]
 
 
-def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> Path | None:
+def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """The storage hosts' device reads and writes (MB/s, stacked by host) over the representative
     repetition of each configuration (thesis fig. 12). On the local cluster the rates are the
     host's processes' storage I/O; a memstore OSD reads RAM, which the title says."""
@@ -82,7 +348,7 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> Path | None:
             for label, row in representatives(df)]
     reps = [r for r in reps if r[2].exists()]
     if not reps:
-        return None
+        return []
     points = {p.id: p for p in run.load_plan().points}
     fig, axes = plt.subplots(2, len(reps), figsize=(4.2 * len(reps) + 1, 5.5), squeeze=False,
                              sharex="col", sharey="row")
@@ -110,22 +376,22 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> Path | None:
             if r == 1:
                 ax.set_xlabel("seconds since the query started (shaded: the query)")
     fig.suptitle("Storage devices per host", fontsize="medium")
-    return _save(fig, out / "resources-disk.png")
+    return [save(fig, out / "resources-disk.png")]
 
 
 def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Median time vs selectivity, one line per object size, a panel per reader; with offload and
     a baseline, a last panel: baseline / offload time over the object size × selectivity grid."""
-    keys = _others(df, "object_size")
+    keys = others(df, "object_size")
     s = stats(df, keys + ["object_size", "selectivity"]).sort_values(["object_size", "selectivity"])
-    panels = sorted(_groups(s, keys), key=lambda kv: readers.order(kv[1]["reader"].iloc[0]) if "reader" in keys else 0)
+    panels = sorted(groups(s, keys), key=lambda kv: readers.order(kv[1]["reader"].iloc[0]) if "reader" in keys else 0)
     pair = readers.ratio_pair(df["reader"]) if "reader" in df else None
     ratio = pair is not None
     fig, axes = plt.subplots(1, len(panels) + ratio, figsize=(4.8 * (len(panels) + ratio), 4), squeeze=False)
     for ax, (key, grp) in zip(axes[0], panels):
         for size, line in grp.groupby("object_size"):
             ax.plot(line["selectivity"], line["median"], marker="o", label=format_size(int(size)))
-        ax.set_title(_label(grp.iloc[0], keys), fontsize="medium")
+        ax.set_title(config_label(grp.iloc[0], keys), fontsize="medium")
         ax.set_xlabel("selectivity (% of rows kept)")
         ax.set_ylabel("query time (s), median")
         ax.set_ylim(0, s["median"].max() * 1.1)   # one scale for every reader
@@ -145,23 +411,23 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
         ax.set_ylabel("object size")
         ax.set_title(f"{base} / {subject} time (> 1: {subject} faster)", fontsize="medium")
         fig.colorbar(im, ax=ax)
-    return _save(fig, out / "objectsize-selectivity.png")
+    return save(fig, out / "objectsize-selectivity.png")
 
 
 def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Init (hatched) and compute bars per logical dataset size, one bar per reader, and the
     speedup of offload over the baseline (baseline / offload median time) on the right axis."""
     df = df.assign(logical_rows=df["rows"] * df["link_multiplier"] * df["copy_multiplier"])
-    keys = _others(df, "link_multiplier")
+    keys = others(df, "link_multiplier")
     init, comp = _init_compute(df, ["logical_rows"] + keys)
     sizes = sorted(init["logical_rows"].unique())
-    confs = list(_groups(init, keys))
+    confs = list(groups(init, keys))
     width = 0.8 / max(1, len(confs))
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for i, (key, grp) in enumerate(confs):
         c = comp.merge(grp[["logical_rows", *keys]], on=["logical_rows", *keys])
         grp, c = grp.sort_values("logical_rows"), c.sort_values("logical_rows")
-        _stacked(ax, [sizes.index(v) for v in grp["logical_rows"]], grp, c, width, _label(grp.iloc[0], keys),
+        _stacked(ax, [sizes.index(v) for v in grp["logical_rows"]], grp, c, width, config_label(grp.iloc[0], keys),
                  offset=(i - (len(confs) - 1) / 2) * width)
     ax.set_xticks(range(len(sizes)), [f"{v / 1e6:g} M rows" for v in sizes])
     ax.set_xlabel("logical dataset size (rows scanned per query; hard-link inflation)")
@@ -179,7 +445,7 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
         right.set_ylim(0, max(2.0, float(speedup.max()) * 1.25))
         right.legend(fontsize="small", loc="upper right")
     ax.set_title("Query time vs dataset size", fontsize="medium")
-    return _save(fig, out / "scalability.png")
+    return save(fig, out / "scalability.png")
 
 
 def plot_backend(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
@@ -203,21 +469,21 @@ def plot_backend(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     ax.set_ylabel("time (s), median (hatched: listing the objects)")
     ax.set_title("Backend-only reads: the object class's scan of every object, no Spark", fontsize="medium")
     ax.legend(fontsize="small")
-    return _save(fig, out / "backend.png")
+    return save(fig, out / "backend.png")
 
 
 def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Median time, and the columnar batches Spark consumed per query (its event log's ``number
     of input batches``), vs rows per batch."""
     df = df.assign(batches=input_batches(run.root, df))
-    keys = _others(df, "batch_size")
+    keys = others(df, "batch_size")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, (col, ylabel) in zip(axes, (("total_s", "query time (s), median, p1–p99"),
                                         ("batches", "batches per query (Spark's input batches)"))):
         s = stats(df, keys + ["batch_size"], col).sort_values("batch_size")
-        for key, grp in _groups(s, keys):
+        for key, grp in groups(s, keys):
             ax.errorbar(grp["batch_size"], grp["median"], yerr=[grp["median"] - grp["p1"], grp["p99"] - grp["median"]],
-                        marker="o", capsize=3, label=_label(grp.iloc[0], keys))
+                        marker="o", capsize=3, label=config_label(grp.iloc[0], keys))
         ax.set_xscale("log", base=2)
         ax.set_xlabel("rows per Arrow batch (batch_size)")
         ax.set_ylabel(ylabel)
@@ -227,23 +493,23 @@ def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     axes[1].set_title("Batches Spark consumed per query", fontsize="medium")
     if keys:
         axes[0].legend(fontsize="small")
-    return _save(fig, out / "batchsize.png")
+    return save(fig, out / "batchsize.png")
 
 
 def plot_storedcompression(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Per stored codec and reader: init (hatched) and compute time, and bytes to the compute side."""
-    keys = _others(df, "stored_compression")
+    keys = others(df, "stored_compression")
     codecs = list(dict.fromkeys(df.sort_values("order")["stored_compression"]))
     by = ["stored_compression"] + keys
     init, comp = _init_compute(df, by)
     rx = stats(df, by, "compute_rx_bytes") if "compute_rx_bytes" in df else None
-    confs = list(_groups(init, keys))
+    confs = list(groups(init, keys))
     width = 0.8 / max(1, len(confs))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for i, (key, grp) in enumerate(confs):
         def per_codec(t: pd.DataFrame) -> pd.DataFrame:
             return t.merge(grp[by], on=by).set_index("stored_compression").loc[codecs].reset_index()
-        offset, label = (i - (len(confs) - 1) / 2) * width, _label(grp.iloc[0], keys)
+        offset, label = (i - (len(confs) - 1) / 2) * width, config_label(grp.iloc[0], keys)
         _stacked(axes[0], range(len(codecs)), per_codec(init), per_codec(comp), width, label, offset=offset)
         if rx is not None:
             axes[1].bar(np.arange(len(codecs)) + offset, per_codec(rx)["median"] / 1e6, width, label=label)
@@ -255,7 +521,7 @@ def plot_storedcompression(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     axes[1].set_ylabel("bytes to the compute hosts (MB), median")
     axes[0].set_title("Query time vs stored compression", fontsize="medium")
     axes[1].set_title("Network: bytes to the compute hosts", fontsize="medium")
-    return _save(fig, out / "storedcompression.png")
+    return save(fig, out / "storedcompression.png")
 
 
 def columns_read(df: pd.DataFrame) -> pd.Series:
@@ -269,21 +535,42 @@ def columns_read(df: pd.DataFrame) -> pd.Series:
 def plot_projection(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Median time and bytes to the compute side vs the number of columns the query reads."""
     df = df.assign(columns_read=columns_read(df))
-    keys = _others(df, "columns_read")
+    keys = others(df, "columns_read")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for ax, (col, ylabel, scale) in zip(axes, (("total_s", "query time (s), median, p1–p99", 1.0),
                                                ("compute_rx_bytes", "bytes to the compute hosts (MB), median", 1e6))):
         if col not in df or df[col].isna().all():
             continue
         s = stats(df, keys + ["columns_read"], col).sort_values("columns_read")
-        for key, grp in _groups(s, keys):
+        for key, grp in groups(s, keys):
             ax.errorbar(grp["columns_read"], grp["median"] / scale,
                         yerr=[(grp["median"] - grp["p1"]) / scale, (grp["p99"] - grp["median"]) / scale],
-                        marker="o", capsize=3, label=_label(grp.iloc[0], keys))
+                        marker="o", capsize=3, label=config_label(grp.iloc[0], keys))
         ax.set_xlabel("columns the query reads")
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize="small")
     axes[0].set_title("Query time vs projection width", fontsize="medium")
     axes[1].set_title("Network: bytes to the compute hosts", fontsize="medium")
-    return _save(fig, out / "projection.png")
+    return save(fig, out / "projection.png")
+
+
+DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
+    "selectivity": lambda run, df, out: [plot_selectivity(df, out)],
+    "compute-side": lambda run, df, out: [plot_compute_side(df, out)],
+    "bandwidth": lambda run, df, out: [plot_bandwidth(df, out)],
+    "objectsize": lambda run, df, out: [plot_objectsize(df, out)],
+    "objectsize-selectivity": lambda run, df, out: [plot_objectsize_selectivity(run, df, out)],
+    "backend": lambda run, df, out: [plot_backend(run, df, out)],
+    "scalability": lambda run, df, out: [plot_scaling(run, df, out)],
+    "batchsize": lambda run, df, out: [plot_batchsize(run, df, out)],
+    "storedcompression": lambda run, df, out: [plot_storedcompression(run, df, out)],
+    "projection": lambda run, df, out: [plot_projection(run, df, out)],
+    "points": lambda run, df, out: [plot_points(df, out)],
+    "alleviation": plot_alleviation,
+    "resources": plot_resources,
+    "resources-disk": plot_devices,
+    "storage-phases": lambda run, df, out: plot_storage_phases(df, out),
+    "storage-ops": lambda run, df, out: plot_storage_ops(df, out),
+}
+"""Figure name (:data:`sae.spec.FIGURES`, the names an experiment declares) → its function."""

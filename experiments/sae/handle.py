@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import report
+from . import plotting, report
 from .results import RunDir, load_results
 
 
@@ -47,6 +47,6 @@ class RunHandle:
 
 def figures(path) -> dict:
     """file name → matplotlib Figure of the report of the run at ``path`` (see :class:`RunHandle`)."""
-    with report.keeping_figures() as kept:
+    with plotting.keeping_figures() as kept:
         report.make_report(path)
     return {p.name: fig for p, fig in kept}

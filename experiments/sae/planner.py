@@ -88,6 +88,8 @@ class Plan:
     points: list[PlannedPoint]
     steps: list[Step]
     eta_seconds: float
+    figures: tuple[str, ...] = Experiment.figures
+    """The figures the experiment declared (plans written before they were declared: the default)."""
 
     def point(self, point_id: str) -> PlannedPoint:
         return next(p for p in self.points if p.id == point_id)
@@ -102,14 +104,14 @@ class Plan:
                 "repetitions": self.repetitions, "warmup": self.warmup,
                 "eta_seconds": round(self.eta_seconds), "order": self.order,
                 "points": [p.to_dict() for p in self.points],
-                "steps": [s.to_dict() for s in self.steps]}
+                "steps": [s.to_dict() for s in self.steps], "figures": list(self.figures)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Plan":
         """The plan ``to_dict`` wrote (e.g. a run directory's plan.yaml)."""
         return cls(data["experiment"], data["profile"], data["repetitions"], data["warmup"],
                    [PlannedPoint.from_dict(p) for p in data["points"]], [Step(**s) for s in data["steps"]],
-                   data["eta_seconds"])
+                   data["eta_seconds"], tuple(data.get("figures", Experiment.figures)))
 
     def text(self) -> str:
         """Human-readable plan: points in order, then numbered steps, then the ETA."""
@@ -172,7 +174,8 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
         steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
     eta = sum(_ETA[s.stage] for s in steps) + len({p.spark_key for p in points}) * _ETA["app"] + len(
         points) * experiment.repetitions * (_ETA["rep"] + experiment.pause)
-    return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta)
+    return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta,
+                tuple(experiment.figures))
 
 
 def _app_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:

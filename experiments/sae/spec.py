@@ -27,6 +27,13 @@ from .connector.protocol import CODECS
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
+FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
+           "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
+           "resources-disk", "storage-phases", "storage-ops")
+"""The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.figures.DRAW`,
+described in :mod:`sae.figures`)."""
+STANDARD_FIGURES = ("storage-phases", "storage-ops", "resources")
+"""The figures every report draws after the declared ones (each draws nothing without its data)."""
 SIZES = ("osd_size", "object_size")
 """Size parameters: any spelling in an experiment file, bytes once validated."""
 _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='offload' or "
@@ -185,7 +192,9 @@ class Sweep:
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     """One experiment: stack, data, workload, sweep, repetitions (the first ``warmup`` of each
-    point are kept in raw data but left out of statistics), profiles and stage overrides.
+    point are kept in raw data but left out of statistics), profiles, stage overrides and the
+    ``figures`` its report draws (names in :data:`FIGURES`; the report adds
+    :data:`STANDARD_FIGURES`).
 
     ``pause`` seconds separate repetitions so their metric windows do not overlap.
     """
@@ -204,6 +213,7 @@ class Experiment:
     profiles: dict = dataclasses.field(default_factory=dict)
     stages: dict = dataclasses.field(default_factory=dict)
     description: str = ""
+    figures: tuple[str, ...] = ("points",)
 
     def default_profile(self, profile: str | None) -> str | None:
         """``profile`` if given, else ``tiny`` when the experiment has one, else None."""
@@ -413,6 +423,11 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
             raise UsageError(f"{where}: unknown stage {stage!r} (stages: {', '.join(STAGES)})")
         if not callable(fn):
             raise UsageError(f"{where}: stage {stage!r} must be a function taking a StageContext")
+    if isinstance(experiment.figures, str) or not isinstance(experiment.figures, (list, tuple)):
+        raise UsageError(f"{where}: figures must be a list of figure names, not {experiment.figures!r}")
+    for figure in experiment.figures:
+        if figure not in FIGURES:
+            raise UsageError(f"{where}: figures: unknown figure {figure!r} (figures: {', '.join(FIGURES)})")
     _int(experiment.repetitions, 1, f"{where}: repetitions", maximum=MAX_REPETITIONS)
     if (isinstance(experiment.pause, bool) or not isinstance(experiment.pause, (int, float))
             or not 0 <= experiment.pause <= MAX_PAUSE):

@@ -19,7 +19,8 @@ _spec.loader.exec_module(synthetic)
 
 
 def _synthetic(tmp_path):
-    p, run, ledger = synthetic._run(tmp_path, Sweep(cartesian={"selectivity": [1, 100], "reader": synthetic.READERS}))
+    p, run, ledger = synthetic._run(tmp_path, Sweep(cartesian={"selectivity": [1, 100], "reader": synthetic.READERS}),
+                                    figures=("selectivity", "compute-side"))
     synthetic._fill(p, run, ledger, np.random.default_rng(3))
     write_results(run)
     return p, run

@@ -5,7 +5,6 @@ catalogue before anything is reserved."""
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -14,7 +13,10 @@ import sae
 from metareserve import Layout, Node, Reservation
 from sae.catalogue import experiment_files
 from sae.cli import main
+from metareserve.errors import UsageError
+from sae.figures import DRAW
 from sae.report import figure_names
+from sae.spec import FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
@@ -71,26 +73,29 @@ def test_cloudlab_doc_shows_the_layout_rule():
     assert set(documented.names("driver")).isdisjoint(documented.names("spark-worker") + documented.names("ceph-osd"))
 
 
-def _frame(**axes) -> pd.DataFrame:
-    n = max(len(v) if isinstance(v, list) else 1 for v in axes.values())
-    base = {"warmup": False, "total_s": 1.0, "reader": "offload", "selectivity": 100, "object_size": 1 << 24}
-    base.update(axes)
-    return pd.DataFrame({k: v if isinstance(v, list) else [v] * n for k, v in base.items()})
+DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["points", "alleviation", "resources-disk"],
+            "objectsize": ["objectsize"], "backend": ["backend"], "bandwidth": ["bandwidth"],
+            "objectsize_selectivity": ["objectsize-selectivity", "compute-side", "objectsize"],
+            "scalability": ["scalability"], "batchsize": ["batchsize"], "storedcompression": ["storedcompression"],
+            "projection": ["projection"]}
 
 
-@pytest.mark.parametrize("axes, names", [
-    ({"selectivity": [1, 100]}, ["selectivity"]),
-    ({"selectivity": [1, 1, 100, 100], "object_size": [1 << 22, 1 << 24] * 2}, ["objectsize-selectivity", "objectsize"]),
-    ({"object_size": [1 << 22, 1 << 24]}, ["objectsize"]),
-    ({"object_size": [1 << 22, 1 << 24], "objects": [8, 2]}, ["backend"]),
-    ({"link_multiplier": [1, 2], "reader": ["offload", "vanilla"]}, ["scalability"]),
-    ({"batch_size": [1024, 4096]}, ["batchsize"]),
-    ({"stored_compression": ["none", "zstd"]}, ["storedcompression"]),
-    ({"columns_read": [1, 19]}, ["projection"]),
-    ({"reader": ["offload", "vanilla"]}, ["points", "alleviation"]),
-])
-def test_figures_follow_what_a_run_varies(axes, names):
-    assert figure_names(_frame(**axes)) == names + ["storage-phases", "storage-ops", "resources"] + (["resources-disk"] if "alleviation" in names else [])
+def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():
+    for name, plan in plans("tiny").items():
+        assert figure_names(plan) == DECLARED[name] + ["storage-phases", "storage-ops", "resources"], name
+        assert type(plan).from_dict(plan.to_dict()).figures == plan.figures
+
+
+def test_every_declarable_figure_is_drawn():
+    assert set(DRAW) == set(FIGURES)
+
+
+def test_an_unknown_figure_is_refused_at_load_in_one_line(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text("from sae import Experiment\nexperiment = Experiment(name='bad', figures=('selectivty',))\n")
+    with pytest.raises(UsageError) as e:
+        sae.plan(sae.load_experiment(f))
+    assert "figures: unknown figure 'selectivty'" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_a_bad_experiment_file_stops_the_catalogue_before_anything(tmp_path):

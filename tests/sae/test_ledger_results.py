@@ -16,8 +16,8 @@ from sae.results import RunDir, versions, write_results
 from sae.spec import Experiment, Sweep
 
 
-def _run(tmp_path, sweep):
-    e = Experiment(name="synthetic", sweep=sweep, repetitions=3, warmup=1)
+def _run(tmp_path, sweep, figures=("points",)):
+    e = Experiment(name="synthetic", sweep=sweep, repetitions=3, warmup=1, figures=figures)
     p = plan(e, profile="tiny")
     run = RunDir.new(tmp_path, e.name, "tiny")
     run.write_yaml(run.plan, p.to_dict())
@@ -101,7 +101,7 @@ READERS = ["offload", "no-offload", "vanilla"]
 def test_results_and_report_from_synthetic_run(tmp_path):
     sweep = Sweep(cartesian={"selectivity": [1, 50, 100], "object_size": ["4MiB", "8MiB"],
                              "reader": READERS})
-    p, run, ledger = _run(tmp_path, sweep)
+    p, run, ledger = _run(tmp_path, sweep, figures=("objectsize-selectivity", "compute-side", "objectsize"))
     _fill(p, run, ledger, np.random.default_rng(0))
     write_results(run)
     df = sae.load_results(tmp_path / "synthetic")

@@ -45,7 +45,8 @@ def _browser(chromium, tmp_path, *args, url):
 
 
 def test_index_html_renders_with_every_figure(chromium, tmp_path):
-    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1, 10, 100], "reader": READERS}))
+    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1, 10, 100], "reader": READERS}),
+                          figures=("selectivity", "compute-side"))
     _fill(p, run, ledger, np.random.default_rng(2))
     write_results(run)
     paths = make_report(run.root)

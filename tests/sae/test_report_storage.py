@@ -3,7 +3,9 @@ measured in (no cluster; tests/sae/test_e2e.py checks the same on a real run).""
 import numpy as np
 import pandas as pd
 
-from sae import report
+from sae import plotting
+from sae.figures import host_rates, plot_storage_ops, plot_storage_phases
+from sae.storage_work import CLS_PHASES
 
 
 def counters(times, values, measured=None, node="node1", counter="cpu_seconds"):
@@ -14,7 +16,7 @@ def counters(times, values, measured=None, node="node1", counter="cpu_seconds"):
 def test_rates_stay_in_the_interval_they_were_measured_in():
     # 2 CPU-s between the readings at 11 and 12; the scrapes saw them 0.4 s late
     c = counters([10.4, 11.4, 12.4, 13.4], [0.0, 0.0, 2.0, 2.0], measured=[10.0, 11.0, 12.0, 13.0])
-    t, rates = report.host_rates(c, start=11.2, end=11.8, pad=1.0)
+    t, rates = host_rates(c, start=11.2, end=11.8, pad=1.0)
     r = rates["cpu_seconds"]["node1"]
     busy = t[r > 0] + 11.2
     assert busy.min() >= 11.0 - 1e-9 and busy.max() < 12.0 and np.allclose(r[r > 0], 2.0)
@@ -24,7 +26,7 @@ def test_rates_stay_in_the_interval_they_were_measured_in():
 
 def test_without_read_times_the_scrape_times_are_used_and_resets_continue():
     c = counters([0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 0.5, 1.5]).drop(columns="measured")   # reset at 2
-    t, rates = report.host_rates(c, start=0.0, end=3.0, pad=0.0)
+    t, rates = host_rates(c, start=0.0, end=3.0, pad=0.0)
     r = rates["cpu_seconds"]["node1"]
     assert np.allclose(r[(t >= 0) & (t < 1)], 1.0) and np.allclose(r[(t >= 1) & (t < 2)], 0.5)
 
@@ -38,7 +40,7 @@ def _results(**extra):
                        "selectivity": sel, "reader": reader, "total_s": 1.0, "storage_cpu_s": 2.0,
                        "osd_read_ops": 8, "osd_store_read_bytes": 4e7, "osd_read_reply_bytes": 1e6 * sel}
                 if reader != "vanilla":
-                    row.update({f"cls_{p}_s": 0.1 * (i + 1) for i, p in enumerate(report.CLS_PHASES)},
+                    row.update({f"cls_{p}_s": 0.1 * (i + 1) for i, p in enumerate(CLS_PHASES)},
                                cls_total_s=3.0, cls_calls=8)
                 rows.append(row)
     return pd.DataFrame(rows)
@@ -46,13 +48,13 @@ def _results(**extra):
 
 def test_storage_figures_stack_the_phases_per_selectivity_and_reader(tmp_path):
     df = _results()
-    with report.keeping_figures() as kept:
-        paths = report.plot_storage_phases(df, tmp_path) + report.plot_storage_ops(df, tmp_path)
+    with plotting.keeping_figures() as kept:
+        paths = plot_storage_phases(df, tmp_path) + plot_storage_ops(df, tmp_path)
     assert [p.name for p in paths] == ["storage-phases.png", "storage-ops.png"]
     fig = dict(kept)[tmp_path / "storage-phases.png"]
     bars = [p for p in fig.axes[0].patches]
     # 4 bars (2 selectivities x the 2 readers with phases), 7 phases + the unphased rest each
-    assert len(bars) == 4 * (len(report.CLS_PHASES) + 1)
+    assert len(bars) == 4 * (len(CLS_PHASES) + 1)
     tops = {round(b.get_x(), 3): b.get_y() + b.get_height() for b in bars}
     assert all(abs(top - 3.0) < 1e-9 for top in tops.values())   # stacked up to the class's total
-    assert report.plot_storage_phases(df[df.reader == "vanilla"].drop(columns="cls_total_s"), tmp_path) == []
+    assert plot_storage_phases(df[df.reader == "vanilla"].drop(columns="cls_total_s"), tmp_path) == []
