@@ -7,7 +7,7 @@ readers.
 
 argv[1]: {"sources": {reader: {table: read source}}, "empty": [tables without files], "register",
           "thresholds": {"1": t, ...}, "reps", "warmup", "pause", "queries": {name: [columns] | []}}
-(a read source: ``sae.readers.ReadSource.app_config()``). ``warmup`` rounds of every reader's
+(a read source: ``sae.planning.readers.ReadSource.app_config()``). ``warmup`` rounds of every reader's
 queries on the full table run first (printed with rep -1). A query's columns ``[]`` means every
 column; the connector prunes its scan to the ones used. An ``empty`` table is read with the
 ``full`` table's schema; the others infer their own.

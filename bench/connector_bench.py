@@ -275,7 +275,7 @@ def main():
 def capacities(setting: str) -> metareserve.Capacities:
     """The hosts' capacities for ``setting`` (see --capacities), resolved as sae resolves its own."""
     from sae import ClusterSpec
-    from sae.capacities import resolve
+    from sae.planning.capacities import resolve
     cores = "sides" if setting == "sides" else "shared"
     rate = "1.25gbit/core" if setting == "sides" else "unlimited"
     sides = {**{n: "compute" for n in CLIENTS}, **{n: "storage" for n in STORAGE}}

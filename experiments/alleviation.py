@@ -3,7 +3,7 @@ device I/O over time during a strong filter, and what each side spent in all, of
 two baselines, no-offload and vanilla Spark Parquet (paper: at 1 % selectivity the compute side
 used 8x less CPU and 48.9x less network)."""
 from sae import Experiment, Sweep, Workload, profiles
-from sae.readers import NO_OFFLOAD, OFFLOAD, VANILLA, names
+from sae.planning.readers import NO_OFFLOAD, OFFLOAD, VANILLA, names
 
 experiment = Experiment(
     name="alleviation",

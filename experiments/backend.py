@@ -1,8 +1,8 @@
 """Backend-only reads (thesis fig. 16): the object class's scan of every object timed without
-Spark, from a librados client on the driver host (sae.backend), per object size and selectivity:
+Spark, from a librados client on the driver host (sae.running.backend), per object size and selectivity:
 what the storage side alone takes to filter and ship the data."""
 from sae import Experiment, Sweep, Workload, profiles
-from sae.backend import stage_run
+from sae.running.backend import stage_run
 
 experiment = Experiment(
     name="backend",

@@ -1,7 +1,7 @@
 """Object size x selectivity (thesis fig. 17): where offloading pays off for each object size,
 offload against its no-offload baseline (paper grid: 4-128 MiB x 1/10/25/50/75/90/99/100 %)."""
 from sae import Experiment, Sweep, Workload, profiles
-from sae.readers import NO_OFFLOAD, OFFLOAD, names
+from sae.planning.readers import NO_OFFLOAD, OFFLOAD, names
 
 READERS = names(OFFLOAD, NO_OFFLOAD)
 

@@ -2,7 +2,7 @@
 query reads 1 to all 19 columns, offloaded (the OSDs return only those columns) against vanilla
 Spark Parquet, every row kept."""
 from sae import Experiment, Sweep, Workload, profiles
-from sae.readers import OFFLOAD, VANILLA, names
+from sae.planning.readers import OFFLOAD, VANILLA, names
 
 READERS = names(OFFLOAD, VANILLA)
 ONE, FOUR = ("VendorID",), ("VendorID", "passenger_count", "trip_distance", "fare_amount")

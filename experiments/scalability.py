@@ -2,7 +2,7 @@
 grows by hard-link inflation, offload against vanilla Spark Parquet, and the speedup
 (paper: 16-512 GiB logical from one 1 GiB physical copy)."""
 from sae import Experiment, Sweep, Workload, profiles
-from sae.readers import OFFLOAD, VANILLA, names
+from sae.planning.readers import OFFLOAD, VANILLA, names
 
 READERS = names(OFFLOAD, VANILLA)
 

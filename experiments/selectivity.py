@@ -11,7 +11,7 @@ Tiny profile: the local cluster's 3 hosts, node1 stores (Ceph mon/mgr/mds/OSD), 
 (Spark master, driver, 2 workers of 1 core).
 """
 from sae import Experiment, Sweep, Workload, profiles
-from sae.readers import names
+from sae.planning.readers import names
 
 # Tiny data, chosen by measurement (docs/results.md, "The tiny profile"): 1 M physical rows in
 # 16 MiB objects, each linked under 4 names (link_multiplier: no extra storage), so every query

@@ -4,7 +4,7 @@ against vanilla Spark Parquet (Spark decompresses), every row kept. Offload asks
 replies (``whole_objects=False``): a whole object as stored would leave the decompression to Spark
 and make the two readers the same."""
 from sae import Experiment, Sweep, Workload, profiles
-from sae.readers import OFFLOAD, VANILLA, names
+from sae.planning.readers import OFFLOAD, VANILLA, names
 
 READERS = names(OFFLOAD, VANILLA)
 

@@ -52,7 +52,7 @@ def test_links_resolve_inside_the_repository(doc):
 
 @pytest.mark.parametrize("doc", [d for d in DOCS if d.suffix == ".md"], ids=str)
 def test_repository_paths_named_in_code_spans_exist(doc):
-    """A path such as `experiments/sae/spec.py` or `tests/fixtures/` must exist (from the root or
+    """A path such as `experiments/sae/planning/spec.py` or `tests/fixtures/` must exist (from the root or
     from the document's folder); run-time paths (results/, /var/lib/...) are not repository paths."""
     bad = []
     for span in CODE.findall(_text(doc)):

@@ -4,19 +4,17 @@ Notebook API: :func:`load_experiment`, :func:`plan`, :func:`run`, :func:`resume`
 :func:`status`, :func:`load_results`, :func:`make_report`, :func:`figures`, :func:`run_catalogue`
 (every experiment file of a directory, one index page); ``run`` and
 ``resume`` return a :class:`RunHandle` (run directory, results, summary, figures).
+
+Groups, imports pointing one way: :mod:`sae.planning` ← :mod:`sae.results` ← :mod:`sae.running`;
+beside them the connector (:mod:`sae.connector`) and the programs run on nodes (:mod:`sae.app`).
 """
-from .catalogue import run_catalogue
-from .handle import RunHandle, figures
-from .ledger import RunLedger
-from .loader import load_experiment
-from .planner import Plan, plan
-from .report import make_report
-from .results import RunDir, load_results
-from .runner import RunOptions, resume, run, status
-from .spec import (CephSpec, ClusterSpec, DataSpec, Experiment, MonitorSpec, SparkSpec, Sweep,
-                   Workload)
+from .planning import (CephSpec, ClusterSpec, DataSpec, Experiment, MonitorSpec, Plan, SparkSpec, Sweep, Workload,
+                       load_experiment, plan, profiles, readers)
+from .results import RunDir, RunHandle, RunLedger, load_results, make_report
+from .results.handle import figures
+from .running import RunOptions, resume, run, run_catalogue, status
 
 __all__ = ["Experiment", "ClusterSpec", "SparkSpec", "CephSpec", "MonitorSpec", "DataSpec",
            "Workload", "Sweep", "load_experiment", "plan", "Plan", "run", "resume", "status",
            "RunOptions", "RunLedger", "load_results", "make_report", "RunDir", "RunHandle", "figures",
-           "run_catalogue"]
+           "run_catalogue", "profiles", "readers"]

@@ -8,8 +8,7 @@ import click
 
 from metareserve.cli_support import Group, handle_errors
 
-from . import runner
-
+from .running import runner
 profile_option = click.option("--profile", metavar="NAME",
                               help="Profile of the experiment file: tiny (local cluster; the default "
                                    "when defined) or paper (the paper's parameters, CloudLab).")
@@ -41,7 +40,7 @@ def run(file, provider, reservation, profile, out, teardown, skip, wait_lease):
     options = runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown, skip=skip,
                                 wait_lease=wait_lease)
     if Path(file).is_dir():
-        from .catalogue import run_catalogue
+        from .running.catalogue import run_catalogue
         index = run_catalogue(file, profile=profile, out=out, options=options)
         click.echo(f"index: {index}", err=True)
         click.echo(str(index))
@@ -83,7 +82,7 @@ def resume(directory):
 def _finished(root) -> None:
     """The report's summary and where the report is (stderr, for the person), then the run
     directory (stdout's last line, for scripts)."""
-    from .report import summary_of
+    from .results.report import summary_of
     report = root / "report" / "index.html"
     if report.exists():
         click.echo(f"{summary_of(root)}\nreport: {report}", err=True)
@@ -95,8 +94,8 @@ def _finished(root) -> None:
 @handle_errors
 def report(directory):
     """(Re)write results.parquet and the report (index.html, summary, figures); print the summary."""
-    from .report import make_report, summary_of
-    from .results import RunDir, write_results
+    from .results.report import make_report, summary_of
+    from .results.results import RunDir, write_results
     rd = RunDir.find(directory)
     write_results(rd)
     for path in make_report(rd.root):
@@ -112,6 +111,6 @@ def report(directory):
 @handle_errors
 def clean(reservation, keep_nodes, cache):
     """Stop Ceph, Spark and monitoring and release the nodes sae reserved."""
-    from .clean import clean as do_clean
+    from .running.clean import clean as do_clean
     for line in do_clean(reservation=reservation, release=not keep_nodes, cache=cache):
         click.echo(line)

@@ -269,7 +269,7 @@ def test_backend_scans_decode_replies_as_the_codec_does(harness, tmp_path):
     controller) counts rows and batches and sums the class's stats as decode_reply reads them,
     and refuses a whole-object reply in one line."""
     import importlib.util
-    from sae import backend
+    from sae.running import backend
     spec = importlib.util.spec_from_file_location("backend_scan", backend.BACKEND_SCAN)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)

@@ -9,8 +9,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import sae
-from sae.results import write_results
-from sae.spec import Sweep
+from sae.results.results import write_results
+from sae.planning.spec import Sweep
 
 _spec = importlib.util.spec_from_file_location(
     "synthetic_run", Path(__file__).resolve().parents[1] / "sae" / "test_ledger_results.py")

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import sae
-from sae.eventlog import input_batches
+from sae.results.eventlog import input_batches
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))

@@ -11,12 +11,12 @@ from click.testing import CliRunner
 
 import sae
 from metareserve import Layout, Node, Reservation
-from sae.catalogue import experiment_files
+from sae.running.catalogue import experiment_files
 from sae.cli import main
 from metareserve.errors import UsageError
-from sae.figures import DRAW
-from sae.report import figure_names
-from sae.spec import FIGURES
+from sae.results.figures import DRAW
+from sae.results.report import figure_names
+from sae.planning.spec import FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from metareserve import CpuSet, LinkRate, Rate, Size, UsageError
-from sae.capacities import resolve
-from sae.spec import ClusterSpec, Experiment, PointSpec, validate
+from sae.planning.capacities import resolve
+from sae.planning.spec import ClusterSpec, Experiment, PointSpec, validate
 
 
 def point(**cluster) -> PointSpec:

@@ -123,7 +123,7 @@ def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
     """The report draws each host's CPU over the interval it was measured in: after the reading
     that closes a query's window, the storage host (node1) is back to idle until the next query
     (drawn at the scrape times, the cgroup exporter's lag pushed query work past it)."""
-    from sae.figures import host_rates
+    from sae.results.figures import host_rates
     queries = sorted((e["start"], e["end"]) for f in (run / "raw").glob("*.jsonl") if not f.name.endswith(".ceph.jsonl")
                      for e in map(json.loads, f.read_text().splitlines()) if e.get("event") == "rep")
     checked = 0

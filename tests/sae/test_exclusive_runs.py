@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from metareserve.cli import main as metareserve_cli
-from sae.clean import stop_stack
+from sae.running.clean import stop_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))

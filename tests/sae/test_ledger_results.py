@@ -9,11 +9,11 @@ import pytest
 
 import sae
 from metareserve.errors import UsageError
-from sae.ledger import RunLedger
-from sae.planner import plan
-from sae.report import make_report, summary, summary_text
-from sae.results import RunDir, versions, write_results
-from sae.spec import Experiment, Sweep
+from sae.results.ledger import RunLedger
+from sae.planning.planner import plan
+from sae.results.report import make_report, summary, summary_text
+from sae.results.results import RunDir, versions, write_results
+from sae.planning.spec import Experiment, Sweep
 
 
 def _run(tmp_path, sweep, figures=("points",)):

@@ -10,10 +10,10 @@ import yaml
 
 from metareserve import Node, Reservation
 from metareserve.errors import UsageError
-from sae.capacities import check_plan
-from sae.planner import plan
-from sae.spec import SECTIONS, Experiment, Sweep
-from sae.stages import check_own_node_names, check_reservation
+from sae.planning.capacities import check_plan
+from sae.planning.planner import plan
+from sae.planning.spec import SECTIONS, Experiment, Sweep
+from sae.running.stages import check_own_node_names, check_reservation
 
 CASES = sorted((Path(__file__).parent / "cases" / "plan").glob("*.yaml"))
 

@@ -8,13 +8,13 @@ import types
 from rich.console import Console
 
 import metareserve.log as mlog
-from sae.console import RunConsole
-from sae.execute import TAG, Recorder
-from sae.ledger import RunLedger
-from sae.planner import plan
-from sae.results import RunDir, versions
-from sae.spec import Experiment, Sweep
-from sae.context import Stack, StageContext
+from sae.running.console import RunConsole
+from sae.running.execute import TAG, Recorder
+from sae.results.ledger import RunLedger
+from sae.planning.planner import plan
+from sae.results.results import RunDir, versions
+from sae.planning.spec import Experiment, Sweep
+from sae.running.context import Stack, StageContext
 
 
 def _ctx(tmp_path):

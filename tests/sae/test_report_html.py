@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sae.report import make_report
-from sae.results import write_results
-from sae.spec import Sweep
+from sae.results.report import make_report
+from sae.results.results import write_results
+from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

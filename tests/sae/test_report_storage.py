@@ -3,9 +3,9 @@ measured in (no cluster; tests/sae/test_e2e.py checks the same on a real run).""
 import numpy as np
 import pandas as pd
 
-from sae import plotting
-from sae.figures import host_rates, plot_storage_ops, plot_storage_phases
-from sae.storage_work import CLS_PHASES
+from sae.results import plotting
+from sae.results.figures import host_rates, plot_storage_ops, plot_storage_phases
+from sae.results.storage_work import CLS_PHASES
 
 
 def counters(times, values, measured=None, node="node1", counter="cpu_seconds"):

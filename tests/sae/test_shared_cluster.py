@@ -12,8 +12,8 @@ import yaml
 from metareserve import Node, Reservation
 from metareserve.api import registry_dir
 from metareserve.providers.local import state_base
-from sae.context import StackRecord
-from sae.stages import choose_cluster
+from sae.running.context import StackRecord
+from sae.running.stages import choose_cluster
 
 SAE = str(Path(sys.executable).with_name("sae"))
 

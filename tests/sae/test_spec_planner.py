@@ -6,9 +6,9 @@ import sae
 from metareserve import parse_size
 from metareserve.errors import UsageError
 from sae.connector import SubmitSpec
-from sae.context import dataset_dirs, dataset_path
-from sae.planner import plan
-from sae.spec import CephSpec, DataSpec, Experiment, Sweep, Workload, validate
+from sae.running.context import dataset_dirs, dataset_path
+from sae.planning.planner import plan
+from sae.planning.spec import CephSpec, DataSpec, Experiment, Sweep, Workload, validate
 
 
 def exp(**kw):
@@ -165,7 +165,7 @@ def test_layout_node_names_are_checked_against_the_hosts_that_run_it(tmp_path):
     (sae reserves node1..nodeN itself) and against a given reservation, unknown names are refused
     by ``sae plan``/``sae run`` before anything is touched."""
     from metareserve import Node, Reservation
-    from sae.runner import RunOptions, prepare
+    from sae.running.runner import RunOptions, prepare
     f = tmp_path / "named.py"
     f.write_text("from sae import ClusterSpec, Experiment\n"
                  "roles = {'ceph-mon': ['db1'], 'ceph-mgr': ['db1'], 'ceph-mds': ['db1'], 'ceph-osd': ['db1'],\n"

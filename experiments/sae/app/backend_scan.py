@@ -1,7 +1,7 @@
 """Backend-only reads (the thesis's fig. 16): the ``sae`` object class's ``scan`` on every object of
 a dataset, called from a librados client on a compute host, without Spark.
 
-Run by :mod:`sae.backend` with the Spark nodes' python (pyarrow, Debian's rados and cephfs
+Run by :mod:`sae.running.backend` with the Spark nodes' python (pyarrow, Debian's rados and cephfs
 bindings) and one argument, a JSON object::
 
     {"ceph_conf": "...", "ceph_user": "sae-scan", "path": "/sae/<hash>", "request": "<hex of the encoded scan request>",

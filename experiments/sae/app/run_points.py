@@ -14,7 +14,7 @@ Each repetition loads the dataset afresh (pushed filters must not leak between q
 rows with ``column < threshold`` and computes the row count plus an order-independent checksum
 over ``columns`` (every column when empty): the connector reads just the columns the query uses.
 For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
-query (the object class's phase times and counts, calls, reply waits; sae.storage_work).
+query (the object class's phase times and counts, calls, reply waits; sae.results.storage_work).
 Events go to stdout prefixed ``sae-rep`` (the runner records them as they arrive) and, except
 ``start``, to ``out`` (fsynced; the runner reconciles from it): ``app`` (pids), ``point`` (a
 point begins), ``start`` (a query begins), ``rep`` (repetition, start/end epoch, init and compute

@@ -267,7 +267,7 @@ def decode_reply(reply: bytes) -> Reply:
 
 def reply_framing() -> dict:
     """How a reply is framed, as JSON-friendly values, for a script that decodes replies without
-    this package (sae.backend's ``backend_scan.py``): magics, head layout, stat names, body formats."""
+    this package (sae.running.backend's ``backend_scan.py``): magics, head layout, stat names, body formats."""
     return {"magic": REPLY_MAGIC.decode(), "error_magic": ERROR_MAGIC.decode(), "head": _REPLY_HEAD.format,
             "stats": list(STATS), "bodies": list(BODIES)}
 

@@ -6,7 +6,7 @@ import java.util.stream.Collectors;
 
 /**
  * How the data source reads (option {@code mode}): each constant is one reader of sae's that reads
- * through the connector (its entry in sae/readers.py names the constant's option value) and says
+ * through the connector (its entry in sae/planning/readers.py names the constant's option value) and says
  * what the reader leaves to the OSDs.
  */
 enum Mode {

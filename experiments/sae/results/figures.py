@@ -1,7 +1,7 @@
 """Every figure a report can draw, in the shape of the thesis's (or the Arrow-Spark paper's) figure
-for its axis, and :data:`DRAW`: figure name (:data:`sae.spec.FIGURES`) → its function. An
+for its axis, and :data:`DRAW`: figure name (:data:`sae.planning.spec.FIGURES`) → its function. An
 experiment declares the figures it gets (``Experiment.figures``); every report also draws
-:data:`sae.spec.STANDARD_FIGURES`. Each function takes the run directory, its results and the
+:data:`sae.planning.spec.STANDARD_FIGURES`. Each function takes the run directory, its results and the
 report directory and returns the paths it wrote (none: nothing to draw).
 
 * ``selectivity.png`` (thesis fig. 14): median query time vs selectivity, band p1–p99, one line
@@ -41,7 +41,7 @@ import pandas as pd
 from data_deploy import SCHEMA
 from metareserve import format_size
 
-from . import readers
+from ..planning import readers
 from .eventlog import input_batches
 from .plotting import CONFIG, config_colour, config_label, groups, others, save, stats, varying
 from .results import RunDir, host_roles
@@ -573,4 +573,4 @@ DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
     "storage-phases": lambda run, df, out: plot_storage_phases(df, out),
     "storage-ops": lambda run, df, out: plot_storage_ops(df, out),
 }
-"""Figure name (:data:`sae.spec.FIGURES`, the names an experiment declares) → its function."""
+"""Figure name (:data:`sae.planning.spec.FIGURES`, the names an experiment declares) → its function."""

@@ -13,12 +13,14 @@ from metareserve import Layout, LeaseHeld, Reservation, StageReport, lease, load
 from metareserve.errors import NothingToDo, OperationalError, UsageError
 from metareserve.log import node_log
 
-from . import capacities, reader
+from ..planning import capacities
+
+from . import reader
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
                       StackRecord, sub_reservation)
 from .execute import run_points
-from .planner import Plan, PlannedPoint
-from .spec import CephSpec, ceph_options
+from ..planning.planner import Plan, PlannedPoint
+from ..planning.spec import CephSpec, ceph_options
 
 
 def check_reservation(res: Reservation, p: Plan, source: str) -> None:
@@ -185,8 +187,8 @@ def stage_shape(ctx: StageContext) -> StageReport:
 
 def stage_aggregate(ctx: StageContext) -> StageReport:
     """Write results.parquet and the report plots."""
-    from .report import make_report
-    from .results import write_results
+    from ..results.report import make_report
+    from ..results.results import write_results
     report = StageReport("aggregate")
     write_results(ctx.run)
     plots = make_report(ctx.run.root)
@@ -319,12 +321,12 @@ def stage_build(ctx: StageContext) -> StageReport:
 
 def run_group(ctx: StageContext, points: list[PlannedPoint], on_point) -> None:
     """Run the pending repetitions of ``points`` (same stack and Spark options) in one warm Spark
-    application, calling ``on_point(outcome)`` as each finishes (see :mod:`sae.execute`)."""
+    application, calling ``on_point(outcome)`` as each finishes (see :mod:`sae.running.execute`)."""
     run_points(ctx, _stack(ctx, points[0]), points, on_point)
 
 
 def stage_run(ctx: StageContext) -> StageReport:
-    """Run the point's pending repetitions in one Spark application (see :mod:`sae.execute`)."""
+    """Run the point's pending repetitions in one Spark application (see :mod:`sae.running.execute`)."""
     outcomes = []
     run_group(ctx, [ctx.point], outcomes.append)
     if outcomes[-1].error:
@@ -336,4 +338,4 @@ BUILTIN = {"reserve": stage_reserve, "distribute": stage_distribute, "shape": st
            "install": stage_install,
            "start": stage_start, "generate": stage_generate, "deploy": stage_deploy, "build": stage_build,
            "run": stage_run, "aggregate": stage_aggregate, "stop": stage_stop, "release": stage_release}
-"""Stage name (:data:`sae.spec.STAGES`) -> the built-in function an experiment may replace."""
+"""Stage name (:data:`sae.planning.spec.STAGES`) -> the built-in function an experiment may replace."""

@@ -22,7 +22,7 @@ from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory
 
 from . import capacities, readers
-from .connector.protocol import CODECS
+from ..connector.protocol import CODECS
 
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
@@ -30,8 +30,8 @@ COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops")
-"""The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.figures.DRAW`,
-described in :mod:`sae.figures`)."""
+"""The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
+described in :mod:`sae.results.figures`)."""
 STANDARD_FIGURES = ("storage-phases", "storage-ops", "resources")
 """The figures every report draws after the declared ones (each draws nothing without its data)."""
 SIZES = ("osd_size", "object_size")
@@ -47,7 +47,7 @@ MAX_PAUSE = 3600.0           # seconds between repetitions
 @dataclasses.dataclass(frozen=True)
 class ClusterSpec:
     """How many nodes and which roles they play (``layout``: role → node names; None = default),
-    and the hosts' capacities, emulated on the local provider (:mod:`sae.capacities`): ``cores``
+    and the hosts' capacities, emulated on the local provider (:mod:`sae.planning.capacities`): ``cores``
     (``"sides"``: storage and compute hosts on disjoint halves of the machine's cores;
     ``"shared"``: every host every core; or node → cores such as ``{"node1": "1"}``),
     ``link_rate`` (each host's link, both directions: ``"100mbit"``, ``"1.25gbit/core"`` per core
@@ -120,7 +120,7 @@ class DataSpec:
 class Workload:
     """The query: keep rows whose ``column`` lies below the threshold that lets ``selectivity``
     percent of rows pass, and checksum ``columns`` (empty: every column) of them, read by
-    ``reader`` (a name in :data:`sae.readers.READERS`). ``compression`` is the connector's reply compression
+    ``reader`` (a name in :data:`sae.planning.readers.READERS`). ``compression`` is the connector's reply compression
     (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored.
     ``batch_size`` (rows per Arrow batch) and ``objects_per_partition`` (objects per Spark task;
     None: packed by bytes, as Spark packs files) tune the connector; None keeps its default.

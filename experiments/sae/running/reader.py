@@ -1,4 +1,4 @@
-"""What the readers of a stack's points need (:mod:`sae.readers`): the connector
+"""What the readers of a stack's points need (:mod:`sae.planning.readers`): the connector
 (:mod:`sae.connector`) for every reader, a CephFS mount for the readers that read through one.
 
 ``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from metareserve import StageReport
 
-from . import readers
+from ..planning import readers
 from .context import Stack, StageContext, dataset_path, merge_report
 
 
 def system_packages() -> list[str]:
     """Debian packages the Spark nodes need for the connector (spark_deploy installs them)."""
-    from .connector import SYSTEM_PACKAGES
+    from ..connector import SYSTEM_PACKAGES
     return list(SYSTEM_PACKAGES)
 
 
 def build(ctx: StageContext, stack: Stack) -> StageReport:
     """Build the connector (object class included), mount CephFS where a point's reader needs it."""
-    from . import connector
+    from .. import connector
     report = StageReport("build")
     spark, ceph = stack.spark, stack.ceph
     stack.build = connector.build(spark=spark, ceph=ceph)

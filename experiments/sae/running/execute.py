@@ -28,11 +28,11 @@ from metareserve import Cluster, StageReport, node_agent
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
-from .app import APP
+from ..app import APP
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs
 from .storage_watch import StorageWatch, down_message
-from .storage_work import OpsRecorder
+from ..results.storage_work import OpsRecorder
 
 TAG = "sae-rep "
 STAGE = "sae run"

@@ -14,12 +14,12 @@ from monitor_deploy import Monitoring
 from rados_deploy import CephCluster
 from spark_deploy import SparkCluster
 
-from .connector import SubmitSpec
+from ..connector import SubmitSpec
 from .console import Quiet, RunConsole
-from .ledger import RunLedger
-from .planner import PlannedPoint, Plan, digest
-from .results import RunDir
-from .spec import STAGES, Experiment
+from ..results.ledger import RunLedger
+from ..planning.planner import PlannedPoint, Plan, digest
+from ..results.results import RunDir
+from ..planning.spec import STAGES, Experiment
 
 CONTROLLER = "controller"
 
@@ -77,7 +77,7 @@ class StageContext:
     """What a stage gets: the experiment, plan, run directory, ledger and options; the current
     ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
     the live deployer objects of the current :class:`Stack`;
-    ``console`` is what the person at the console reads (:mod:`sae.console`)."""
+    ``console`` is what the person at the console reads (:mod:`sae.running.console`)."""
 
     experiment: Experiment
     plan: Plan

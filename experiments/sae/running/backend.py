@@ -1,7 +1,7 @@
 """Backend-only reads (the thesis's fig. 16): a ``run`` stage that times the ``sae`` object class's
 ``scan`` of every object of the point's dataset from a librados client on the driver host,
 without Spark (``app/backend_scan.py``), for experiments that set ``stages={"run":
-sae.backend.stage_run}`` (experiments/backend.py).
+sae.running.backend.stage_run}`` (experiments/backend.py).
 
 The request is the one the connector sends for the point's workload, encoded with
 :class:`sae.connector.protocol.Request`: the filter ``column < threshold`` (selectivity), the
@@ -20,8 +20,8 @@ import json
 from metareserve import StageReport
 from metareserve.errors import OperationalError
 
-from .app import BACKEND_SCAN
-from .connector.protocol import Request, decode_error, reply_framing
+from ..app import BACKEND_SCAN
+from ..connector.protocol import Request, decode_error, reply_framing
 from .context import StageContext, dataset_path
 from .execute import export_windows, threshold
 

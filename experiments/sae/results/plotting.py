@@ -1,7 +1,7 @@
 """What every figure draws with: the configuration columns (:data:`CONFIG`), statistics over
 measured repetitions, how a configuration is labelled and coloured, and where a figure is saved
-(kept as a matplotlib Figure too inside :func:`keeping_figures`). Below both :mod:`sae.figures`
-and :mod:`sae.report`."""
+(kept as a matplotlib Figure too inside :func:`keeping_figures`). Below both :mod:`sae.results.figures`
+and :mod:`sae.results.report`."""
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +16,8 @@ import pandas as pd  # noqa: E402
 
 from metareserve import format_size  # noqa: E402
 
-from . import readers  # noqa: E402
-from .spec import SIZES  # noqa: E402
+from ..planning import readers  # noqa: E402
+from ..planning.spec import SIZES  # noqa: E402
 
 CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")

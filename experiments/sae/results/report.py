@@ -1,9 +1,9 @@
 """The report of a run, from its tidy results, metric windows and plan.
 
 * the figures the experiment declares (``Experiment.figures``, kept in the plan) and the standard
-  ones every run gets (:data:`sae.spec.STANDARD_FIGURES`), drawn by :mod:`sae.figures`;
+  ones every run gets (:data:`sae.planning.spec.STANDARD_FIGURES`), drawn by :mod:`sae.results.figures`;
 * ``summary.txt`` / ``summary.csv``: at each selectivity, each offloading reader against each
-  baseline (:mod:`sae.readers`) as ratios (bytes to the compute side, compute CPU, time), with the
+  baseline (:mod:`sae.planning.readers`) as ratios (bytes to the compute side, compute CPU, time), with the
   paper's figures beside ours;
 * ``index.html``: one self-contained page: summary, figures, per-point p1/p50/p99, hosts, the
   warm-up rule, the plan and the versions.
@@ -21,12 +21,14 @@ import pandas as pd
 
 from metareserve import Layout
 
-from . import capacity_report, readers
+from . import capacity_report
+
+from ..planning import readers
 from .figures import DRAW, columns_read
-from .planner import Plan
+from ..planning.planner import Plan
 from .plotting import CONFIG, stats, varying
 from .results import RESOURCES, RunDir, load_results
-from .spec import STANDARD_FIGURES
+from ..planning.spec import STANDARD_FIGURES
 
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
@@ -45,7 +47,7 @@ def warmup_rule(warmup: int, repetitions: int) -> str:
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Each offloading reader (``reader``) against each baseline (:mod:`sae.readers`) at each
+    """Each offloading reader (``reader``) against each baseline (:mod:`sae.planning.readers`) at each
     selectivity (and other varied parameters): medians over measured repetitions, ratios
     baseline / offload (``time_x``, ``bytes_x``: bytes to the compute side, ``compute_cpu_x``;
     > 1 means offload spends less) and, for offload at 1 % against no-offload, the paper's ratios

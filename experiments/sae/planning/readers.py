@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from metareserve.errors import UsageError
 
-from .connector.build import SubmitSpec
+from ..connector.build import SubmitSpec
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,16 +16,16 @@ from metareserve import LeaseHolder, load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
-from . import capacities
+from ..planning import capacities
 from . import stages as builtin
 from .context import RunOptions, StageContext
 from .console import RunConsole
-from .handle import RunHandle
-from .ledger import RunLedger
-from .loader import load_experiment
-from .planner import Plan, plan as make_plan
-from .results import RunDir, versions
-from .spec import Experiment
+from ..results.handle import RunHandle
+from ..results.ledger import RunLedger
+from ..planning.loader import load_experiment
+from ..planning.planner import Plan, plan as make_plan
+from ..results.results import RunDir, versions
+from ..planning.spec import Experiment
 
 SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "spark_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}

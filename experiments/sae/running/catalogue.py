@@ -3,7 +3,7 @@ experiments/``), with one page linking every experiment's report.
 
 Every file is loaded and planned first, so a bad one stops the catalogue before anything runs.
 The runs then share what they can: local runs reattach to the one local cluster sae keeps
-(:func:`sae.stages.choose_cluster`), a stack deployed by an earlier experiment reports "no
+(:func:`sae.running.stages.choose_cluster`), a stack deployed by an earlier experiment reports "no
 changes", and datasets stay deployed for the next experiment that reads them. An experiment that
 fails is recorded and the next one runs; ``--teardown`` stops and releases after the last one.
 
@@ -26,8 +26,8 @@ from metareserve.log import say
 
 from . import runner
 from .context import RunOptions
-from .report import figure_names
-from .results import RunDir
+from ..results.report import figure_names
+from ..results.results import RunDir
 
 STAGE = "sae catalogue"
 

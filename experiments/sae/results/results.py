@@ -29,9 +29,9 @@ from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 from monitor_deploy import counter_gaps, counter_totals
 
-from .capacities import SideFigures
-from .planner import Plan, PlannedPoint
-from .spec import SECTIONS, PointSpec
+from ..planning.capacities import SideFigures
+from ..planning.planner import Plan, PlannedPoint
+from ..planning.spec import SECTIONS, PointSpec
 from .storage_work import cls_columns, osd_ops
 
 COMPONENTS = ("sae", "metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy",
@@ -279,7 +279,7 @@ def load_results(path) -> pd.DataFrame:
     ``compute_cores_declared``/``_measured``, ``storage_cores_declared``/``_measured`` (each
     side's cores, spinning together) and ``link_rate_declared_bps``/``_measured_bps`` (storage →
     compute) from the point's ``capacities/`` record (declared: NaN where nothing was emulated);
-    the storage side's work (:mod:`sae.storage_work`): ``osd_*`` (the OSDs' own counters: read
+    the storage side's work (:mod:`sae.results.storage_work`): ``osd_*`` (the OSDs' own counters: read
     ops, reply bytes, reads from the store and their bytes) and, for the sae-ceph readers,
     ``cls_*`` (the object class's phase CPU-seconds, rows, batches and bytes, summed over the
     query's calls) and ``reply_wait_s``.
