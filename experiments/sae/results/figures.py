@@ -173,6 +173,14 @@ def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     return out
 
 
+def _representative_files(run: RunDir, df: pd.DataFrame, name: str) -> list[tuple[str, pd.Series, Path]]:
+    """(label, row, path) of the representative repetitions (:func:`representatives`) whose
+    metric window holds the file ``name``."""
+    reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / name)
+            for label, row in representatives(df)]
+    return [r for r in reps if r[2].exists()]
+
+
 def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.0, step: float = 0.05):
     """Seconds into the repetition and counter → {node: rate per second} on a regular grid from
     ``pad`` before ``start`` to ``pad`` after ``end``: each point holds the rate of the
@@ -207,9 +215,7 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     the side's total during the query (the results column). The query is shaded; each rate is
     drawn over the interval it was measured in (:func:`host_rates`), so the query's work lies
     within one measurement interval of the shade."""
-    reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "counters.parquet")
-            for label, row in representatives(df)]
-    reps = [r for r in reps if r[2].exists()]
+    reps = _representative_files(run, df, "counters.parquet")
     if not reps:
         return []
     points = {p.id: p for p in run.load_plan().points}
@@ -344,9 +350,7 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """The storage hosts' device reads and writes (MB/s, stacked by host) over the representative
     repetition of each configuration (thesis fig. 12). On the local cluster the rates are the
     host's processes' storage I/O; a memstore OSD reads RAM, which the title says."""
-    reps = [(label, row, run.metrics / row["point"] / f"rep{row['repetition']}" / "metrics.parquet")
-            for label, row in representatives(df)]
-    reps = [r for r in reps if r[2].exists()]
+    reps = _representative_files(run, df, "metrics.parquet")
     if not reps:
         return []
     points = {p.id: p for p in run.load_plan().points}
