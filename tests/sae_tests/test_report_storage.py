@@ -1,5 +1,5 @@
 """Pure layer: the report's storage figures and per-host rates drawn over the intervals they were
-measured in (no cluster; tests/sae/test_e2e.py checks the same on a real run)."""
+measured in (no cluster; tests/sae_tests/test_e2e.py checks the same on a real run)."""
 import numpy as np
 import pandas as pd
 
