@@ -18,7 +18,7 @@ experiment = Experiment(
     profiles={
         # objectsize.py's datasets
         "tiny": profiles.tiny(sweep=Sweep(cartesian={"object_size": ["4MiB", "16MiB", "64MiB"],
-                                                     "selectivity": [1, 100]}), pause=1.0),
+                                                     "selectivity": [1, 100]})),
         "paper": profiles.paper(),
     },
 )

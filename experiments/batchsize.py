@@ -17,7 +17,7 @@ experiment = Experiment(
         # 16 MiB objects hold ~250 k rows: 131072 rows per batch leave 2 batches per object; the
         # smallest batches last, when the one application's JIT has compiled the read path (run
         # first, their cost would include warming up the JVM)
-        "tiny": profiles.tiny(sweep=Sweep(cartesian={"batch_size": [131072, 16384, 2048]}), pause=1.0),
+        "tiny": profiles.tiny(sweep=Sweep(cartesian={"batch_size": [131072, 16384, 2048]})),
         "paper": profiles.paper(),
     },
 )

@@ -14,7 +14,7 @@ experiment = Experiment(
     warmup=1,
     profiles={
         # 1 M rows are ~30 MB: 64 MiB objects leave 4 objects (one per link name) for 2 task slots
-        "tiny": profiles.tiny(sweep=Sweep(cartesian={"object_size": ["4MiB", "16MiB", "64MiB"]}), pause=1.0),
+        "tiny": profiles.tiny(sweep=Sweep(cartesian={"object_size": ["4MiB", "16MiB", "64MiB"]})),
         "paper": profiles.paper(),
     },
 )

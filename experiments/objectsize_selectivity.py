@@ -17,7 +17,7 @@ experiment = Experiment(
     profiles={
         # 12 points: one measured repetition each keeps the catalogue within its time
         "tiny": profiles.tiny(sweep=Sweep(cartesian={"object_size": ["4MiB", "16MiB"], "selectivity": [100, 50, 1],
-                                                     "reader": READERS}), repetitions=2, pause=1.0),
+                                                     "reader": READERS}), repetitions=2),
         "paper": profiles.paper(),
     },
 )

@@ -19,7 +19,7 @@ experiment = Experiment(
         # 1 M rows physical, 1-4 M rows logical; the largest first, so the smaller sizes run in a
         # warm application (run first, they would carry the JVM's warm-up)
         "tiny": profiles.tiny(sweep=Sweep(cartesian={"link_multiplier": [4, 2, 1], "reader": READERS}),
-                              repetitions=2, pause=1.0),
+                              repetitions=2),
         # 1 GiB physical (~16 M rows), inflated 16x..512x = 16-512 GiB logical
         "paper": profiles.paper(data={"rows": 16_000_000, "object_size": "64MiB"}),
     },

@@ -20,7 +20,8 @@ CASES = sorted((Path(__file__).parent / "cases" / "plan").glob("*.yaml"))
 
 def experiment(data: dict) -> Experiment:
     sections = {s: SECTIONS[s](**v) for s, v in (data.get("sections") or {}).items()}
-    return Experiment(name="t", sweep=Sweep(**data.get("sweep", {})), repetitions=2, warmup=1, **sections)
+    return Experiment(name="t", sweep=Sweep(**data.get("sweep", {})), repetitions=2, warmup=1, **sections,
+                      **{k: data[k] for k in ("pause",) if k in data})
 
 
 def outcome(case: dict):

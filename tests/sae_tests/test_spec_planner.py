@@ -180,3 +180,24 @@ def test_layout_node_names_are_checked_against_the_hosts_that_run_it(tmp_path):
     f.write_text(f.read_text().replace("'db3']", "'db9']"))
     with pytest.raises(UsageError, match="db9"):
         prepare(f, profile=None, options=RunOptions(reservation=str(tmp_path / "hosts.yaml")))
+
+
+def test_defaults_and_every_shipped_profile_keep_the_metric_window_rule():
+    """pause >= scrape interval + 1 s (spec.WINDOW_MARGIN), checked at plan time for every point:
+    the defaults keep it, and so does every profile of every shipped experiment."""
+    from pathlib import Path
+    from sae.planning.spec import WINDOW_MARGIN, MonitorSpec
+    from monitor_deploy.options import duration_seconds
+    assert Experiment.pause >= duration_seconds(MonitorSpec.scrape_interval) + WINDOW_MARGIN
+    plan(Experiment(name="defaults"))
+    for path in sorted(Path("experiments").glob("*.py")):
+        e = sae.load_experiment(path)
+        for profile in [None, *e.profiles]:
+            plan(e.with_profile(profile), profile=profile)
+
+
+def test_pause_below_the_metric_window_rule_names_experiment_point_and_values():
+    with pytest.raises(UsageError) as e:
+        plan(exp(pause=2.0, monitor=sae.MonitorSpec(scrape_interval="2s")))
+    assert str(e.value).startswith("experiment 't' point 0 selectivity=10: pause 2 s is shorter than "
+                                   "monitor.scrape_interval 2s plus 1 s") and "pause >= 3" in str(e.value)

@@ -42,6 +42,11 @@ STORES = ("memstore", "bluestore")
 PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
+WINDOW_MARGIN = 1.0
+"""The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
+plus this many seconds, so the quiet gap between two repetitions holds a scrape even after the
+local cluster's CPU exporter's lag (0.5 s) and each repetition's counters are read just before and
+just after it (docs/results.md, "During the query"). Checked at plan time for every point."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -196,7 +201,9 @@ class Experiment:
     ``figures`` its report draws (names in :data:`FIGURES`; the report adds
     :data:`STANDARD_FIGURES`).
 
-    ``pause`` seconds separate repetitions so their metric windows do not overlap.
+    ``pause`` seconds separate repetitions so their metric windows do not overlap; with
+    monitoring on it must be at least the scrape interval plus :data:`WINDOW_MARGIN` (checked at
+    plan time for every point).
     """
 
     name: str
@@ -209,7 +216,7 @@ class Experiment:
     sweep: Sweep = Sweep()
     repetitions: int = 3
     warmup: int = 1
-    pause: float = 2.0
+    pause: float = 3.0   # the default 2-s scrapes + WINDOW_MARGIN
     profiles: dict = dataclasses.field(default_factory=dict)
     stages: dict = dataclasses.field(default_factory=dict)
     description: str = ""
@@ -446,6 +453,7 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     points, seen = [], {}
     for i, axes in enumerate(axes_list):
         spec = PointSpec.resolve(experiment, axes, f"{where} point {i} {_axes_text(axes)}".rstrip())
+        check_metric_window(experiment.pause, spec, f"{where} point {i} {_axes_text(axes)}".rstrip())
         key = repr(_same_value(spec.params()))
         if key in seen:   # e.g. object sizes "4M" and "4MiB", selectivities 1 and 1.0: the same point
             raise UsageError(f"{where}: sweep points {seen[key]} ({_axes_text(points[seen[key]][0])}) and {i} "
@@ -453,6 +461,19 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
         seen[key] = i
         points.append((axes, spec))
     return points
+
+
+def check_metric_window(pause: float, spec: PointSpec, where: str) -> None:
+    """The metric-window rule (:data:`WINDOW_MARGIN`) for one resolved point; UsageError naming
+    ``where``, the pause and the scrape interval."""
+    if spec.monitor_options is None:
+        return
+    interval = spec.monitor_options.interval_seconds
+    if pause < interval + WINDOW_MARGIN:
+        raise UsageError(f"{where}: pause {pause:g} s is shorter than monitor.scrape_interval "
+                         f"{spec.monitor.scrape_interval} plus {WINDOW_MARGIN:g} s, so a repetition's "
+                         f"counters may be read from its neighbours' scrapes; set pause >= "
+                         f"{interval + WINDOW_MARGIN:g} or a shorter scrape interval")
 
 
 def _same_value(value):
