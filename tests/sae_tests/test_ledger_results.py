@@ -16,8 +16,8 @@ from sae.results.results import RunDir, versions, write_results
 from sae.planning.spec import Experiment, Sweep
 
 
-def _run(tmp_path, sweep, figures=("points",)):
-    e = Experiment(name="synthetic", sweep=sweep, repetitions=3, warmup=1, figures=figures)
+def _run(tmp_path, sweep, figures=("points",), repetitions=3):
+    e = Experiment(name="synthetic", sweep=sweep, repetitions=repetitions, warmup=1, figures=figures)
     p = plan(e, profile="tiny")
     run = RunDir.new(tmp_path, e.name, "tiny")
     run.write_yaml(run.plan, p.to_dict())
@@ -164,6 +164,7 @@ def test_repetitions_without_a_full_metric_window_are_marked_not_zero(tmp_path):
     assert set(others["metric_window"]) == {"complete"} and others["compute_rx_bytes"].gt(0).all()
     assert df["exclusive"].eq(False).all()   # the synthetic run holds no lease
     make_report(run.root)
-    warning = (run.report / "summary.txt").read_text().splitlines()[-1]
+    warning = next(line for line in (run.report / "summary.txt").read_text().splitlines()
+                   if "no complete metric window" in line)
     assert warning.startswith("warning: 2 of ") and "1 partial, 1 missing" in warning
     assert "no complete metric window" in (run.report / "index.html").read_text()

@@ -60,14 +60,15 @@ class SparkParquet:
 @dataclasses.dataclass(frozen=True)
 class Reader:
     """One reader: ``name`` (the value of ``workload.reader``), ``label`` and ``colour`` (figures),
-    ``baseline`` (offloading readers are compared against every baseline in the summary) and how
-    it ``reads``."""
+    ``baseline`` (offloading readers are compared against every baseline in the summary), how
+    it ``reads`` and its ``definition`` (one line, for the report's readers list)."""
 
     name: str
     label: str
     colour: str
     baseline: bool
     reads: ConnectorRead | SparkParquet
+    definition: str = ""
 
     @property
     def connector(self) -> bool:
@@ -75,11 +76,17 @@ class Reader:
         return isinstance(self.reads, ConnectorRead)
 
 
-OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offload"))
+OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offload"),
+                 "the sae-ceph connector with the filter and the projection pushed into the Ceph OSDs, "
+                 "which return only the rows and columns the query keeps")
 """The connector with the filters and the projection in the OSDs."""
-NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"))
+NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
+                    "the same connector, the OSDs returning every row and column; Spark filters "
+                    "(the thesis's baseline)")
 """The same connector, the OSDs returning every row and column (the thesis's baseline)."""
-VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkParquet())
+VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkParquet(),
+                 "Spark's own Parquet reader over a CephFS mount: the stored files are read whole "
+                 "and Spark filters")
 """Vanilla Spark Parquet over a CephFS mount."""
 
 READERS = {r.name: r for r in (OFFLOAD, NO_OFFLOAD, VANILLA)}

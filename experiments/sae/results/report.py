@@ -13,6 +13,7 @@ Warm-up repetitions are excluded from every statistic (they stay in results.parq
 from __future__ import annotations
 
 import base64
+import dataclasses
 import math
 from pathlib import Path
 
@@ -21,12 +22,12 @@ import pandas as pd
 
 from metareserve import Layout
 
-from . import capacity_report
+from . import capacity_report, statistics
 
 from ..planning import readers
 from .figures import DRAW, columns_read
 from ..planning.planner import Plan
-from .plotting import CONFIG, stats, varying
+from .plotting import CONFIG, shown, stats, varying
 from .results import RESOURCES, RunDir, load_results
 from ..planning.spec import STANDARD_FIGURES
 
@@ -46,34 +47,58 @@ def warmup_rule(warmup: int, repetitions: int) -> str:
             f"and p99 are quantiles over the {repetitions - warmup} measured repetitions.")
 
 
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """The repetitions every statistic is over: not warm-ups, not the drift check's
+    (``drift``: the reference point measured again at the end of the run)."""
+    keep = ~df["warmup"].astype(bool)
+    if "drift" in df:
+        keep &= ~df["drift"].fillna(False).astype(bool)
+    return df[keep]
+
+
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Each offloading reader (``reader``) against each baseline (:mod:`sae.planning.readers`) at each
     selectivity (and other varied parameters): medians over measured repetitions, ratios
     baseline / offload (``time_x``, ``bytes_x``: bytes to the compute side, ``compute_cpu_x``;
-    > 1 means offload spends less) and, for offload at 1 % against no-offload, the paper's ratios
-    beside them. Empty unless the run has an offloading reader and a baseline."""
+    > 1 means offload spends less) with their 95 % bootstrap intervals (``<ratio>_low``,
+    ``<ratio>_high``: NaN when a reader has fewer than :data:`statistics.MIN_N` values;
+    :mod:`sae.results.statistics`), the number of measured repetitions of each side
+    (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload, the paper's
+    ratios beside them. Empty unless the run has an offloading reader and a baseline."""
     if "reader" not in df or not set(readers.OFFLOADING) & set(df["reader"]):
         return pd.DataFrame()
     keys = varying(df, [c for c in CONFIG if c != "reader"]) + ["selectivity"]
     values = ["total_s", *[c for c in RESOURCES if c in df]]
-    med = df[~df["warmup"]].astype({v: float for v in values}).groupby(
-        keys + ["reader"], dropna=False)[values].median()
+    data = measured(df).astype({v: float for v in values})
+    med = data.groupby(keys + ["reader"], dropna=False)[values].median()
+    groups = {k: g for k, g in data.groupby(keys + ["reader"], dropna=False)}
     rows = []
     for key, g in med.groupby(level=keys if len(keys) > 1 else keys[0], dropna=False):
         g = g.droplevel(keys)
+        key = key if isinstance(key, tuple) else (key,)
         for subject, base in [(s, b) for s in readers.OFFLOADING for b in readers.BASELINES
                               if s in g.index and b in g.index]:
             off = g.loc[subject]
-            row = dict(zip(keys, key if isinstance(key, tuple) else (key,)), reader=subject, baseline=base)
+            row = dict(zip(keys, key), reader=subject, baseline=base)
             for v in values:
                 row[f"offload_{v}"], row[f"baseline_{v}"] = off[v], g.loc[base][v]
+            sub_vals, base_vals = groups[(*key, subject)], groups[(*key, base)]
+            row["n_offload"], row["n_baseline"] = len(sub_vals), len(base_vals)
             for ratio, v in RATIOS.items():
-                row[ratio] = g.loc[base][v] / off[v] if v in values and off[v] > 0 else math.nan
+                iv = statistics.ratio_of_medians(base_vals[v], sub_vals[v]) if v in values \
+                    else statistics.Interval(math.nan)
+                row[ratio], row[f"{ratio}_low"], row[f"{ratio}_high"] = iv.estimate, iv.low, iv.high
             paper = (row["selectivity"] == 1 and subject == readers.OFFLOAD.name
                      and base == readers.NO_OFFLOAD.name)
             row.update({f"paper_{k}": v if paper else math.nan for k, v in PAPER.items()})
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def interval(row, ratio: str) -> statistics.Interval:
+    """The summary row's ``ratio`` (``time_x``, ``bytes_x``, ``compute_cpu_x``) with its interval."""
+    return statistics.Interval(row[ratio], row.get(f"{ratio}_low", math.nan), row.get(f"{ratio}_high", math.nan),
+                               (int(row.get("n_baseline", 0)), int(row.get("n_offload", 0))))
 
 
 def _x(value) -> str:
@@ -87,19 +112,94 @@ def _num(value, scale=1.0, fmt="{:.2f}") -> str:
 def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows of the summary (shared by the text and the HTML table)."""
     extra = [c for c in s.columns if c in CONFIG and (c != "reader" or s["reader"].nunique() > 1)]
-    head = ["sel %", *extra, "baseline", "time s off/base", "time", "compute rx MB off/base", "bytes",
+    head = ["sel %", *extra, "baseline", "n off/base", "time s off/base", "time", "compute rx MB off/base", "bytes",
             "paper", "compute CPU s off/base", "CPU", "paper", "storage CPU s off/base"]
     rows = []
     for _, r in s.iterrows():
         rows.append([f"{r['selectivity']:g}", *[str(r[c]) for c in extra], r["baseline"],
-                     f"{_num(r['offload_total_s'])} / {_num(r['baseline_total_s'])}", _x(r["time_x"]),
+                     f"{r.get('n_offload', '-')}/{r.get('n_baseline', '-')}",
+                     f"{_num(r['offload_total_s'])} / {_num(r['baseline_total_s'])}", interval(r, "time_x").text(),
                      f"{_num(r.get('offload_compute_rx_bytes'), 1e6, '{:.1f}')} / "
-                     f"{_num(r.get('baseline_compute_rx_bytes'), 1e6, '{:.1f}')}", _x(r["bytes_x"]),
+                     f"{_num(r.get('baseline_compute_rx_bytes'), 1e6, '{:.1f}')}", interval(r, "bytes_x").text(),
                      _x(r["paper_bytes_x"]),
                      f"{_num(r.get('offload_compute_cpu_s'))} / {_num(r.get('baseline_compute_cpu_s'))}",
-                     _x(r["compute_cpu_x"]), _x(r["paper_compute_cpu_x"]),
+                     interval(r, "compute_cpu_x").text(), _x(r["paper_compute_cpu_x"]),
                      f"{_num(r.get('offload_storage_cpu_s'))} / {_num(r.get('baseline_storage_cpu_s'))}"])
     return head, rows
+
+
+def headline(s: pd.DataFrame) -> str:
+    """The run's finding in one sentence: at the lowest selectivity, how many times fewer bytes
+    the first offloading reader's compute side received than each baseline's, and what share of
+    each baseline's time its queries took, each with its 95 % interval (empty without a summary)."""
+    if s.empty:
+        return ""
+    low = s[s["selectivity"] == s["selectivity"].min()]
+    subject = next(r for r in readers.OFFLOADING if r in set(low["reader"]))
+    low = low[low["reader"] == subject]
+    extra = [c for c in low.columns if c in CONFIG and c != "reader"]
+    first = low.iloc[0]
+    low = low[(low[extra].astype(str) == first[extra].astype(str)).all(axis=1)] if extra else low
+    where = "".join(f", {c}={shown(c, first[c])}" for c in extra)
+    sel = f"{first['selectivity']:g}"
+    parts = []
+    bytes_known = low[~low["bytes_x"].isna()]
+    if not bytes_known.empty:
+        parts.append(f"{subject}'s compute side received " + " and ".join(
+            f"{interval(r, 'bytes_x').text()} fewer bytes than {r['baseline']}" if i == 0 else
+            f"{interval(r, 'bytes_x').text()} fewer than {r['baseline']}"
+            for i, (_, r) in enumerate(bytes_known.iterrows())))
+    times = [f"{interval(r, 'time_x').inverse().text()} of {r['baseline']}'s" for _, r in low.iterrows()]
+    parts.append(("its" if parts else f"{subject}'s") + " queries took " + " and ".join(times) + " time")
+    return f"At {sel} % selectivity{where} " + ", and ".join(parts) + " (medians, [95 % bootstrap interval])."
+
+
+DRIFT_LIMIT = 0.10
+"""A drift whose interval lies wholly more than this far from 1 gets a warning."""
+
+
+def drift(df: pd.DataFrame) -> tuple[str, bool]:
+    """The drift check: the reference point's query time measured again at the end of the run
+    (``drift`` repetitions) against its measured repetitions (end / start median ratio with its
+    interval), and whether the interval lies wholly more than :data:`DRIFT_LIMIT` from 1.
+    Empty without drift repetitions."""
+    if "drift" not in df or not df["drift"].fillna(False).astype(bool).any():
+        return "", False
+    end = df[df["drift"].fillna(False).astype(bool) & ~df["warmup"].astype(bool)]
+    point = end["point"].iloc[0]
+    start = measured(df[df["point"] == point])
+    iv = statistics.ratio_of_medians(end["total_s"].astype(float), start["total_s"].astype(float))
+    row = end.iloc[0]
+    at = ", ".join(f"{k}={shown(k, row[k])}" for k in varying(df, [*CONFIG, "selectivity"]) if k in row)
+    text = (f"the reference point ({at}) measured again at the end of the run took {iv.text()} "
+            f"of its time at the start (end / start median query time, {len(end)} vs {len(start)} repetitions)")
+    moved = iv.known and (iv.low > 1 + DRIFT_LIMIT or iv.high < 1 - DRIFT_LIMIT)
+    if moved:
+        text += (f"; the machine's speed changed by more than {DRIFT_LIMIT:.0%} during the run: "
+                 f"read its times with care")
+    return text, moved
+
+
+def correctness(df: pd.DataFrame) -> str:
+    """Whether every reader returned the same rows and checksum at every point (every recorded
+    repetition, warm-ups too), or the points where they did not."""
+    if not {"rows_out", "checksum"} <= set(df.columns) or df.empty:
+        return ""
+    keys = [c for c in varying(df, [*CONFIG, "selectivity"]) if c != "reader"]
+    bad = []
+    for key, g in (df.groupby(keys, dropna=False, sort=False) if keys else [((), df)]):
+        answers = g.groupby("reader", sort=False)[["rows_out", "checksum"]].agg(lambda c: sorted(set(c)))
+        if len({(tuple(r["rows_out"]), tuple(r["checksum"])) for _, r in answers.iterrows()}) > 1 or \
+                any(len(r["rows_out"]) > 1 or len(r["checksum"]) > 1 for _, r in answers.iterrows()):
+            at = ", ".join(f"{k}={shown(k, v)}" for k, v in zip(keys, key if isinstance(key, tuple) else (key,)))
+            got = "; ".join(f"{reader}: rows {'/'.join(map(str, r['rows_out']))} checksum "
+                            f"{'/'.join(map(str, r['checksum']))}" for reader, r in answers.iterrows())
+            bad.append(f"{at or 'the point'}: {got}")
+    n = df["reader"].nunique() if "reader" in df else 1
+    if not bad:
+        return (f"every reader returned the same rows and checksum at every point" if n > 1 else
+                "every repetition returned the same rows and checksum at every point")
+    return "readers disagree (rows, checksum) at " + " | ".join(bad)
 
 
 def window_note(df: pd.DataFrame) -> str:
@@ -124,8 +224,36 @@ def summary_text(s: pd.DataFrame) -> str:
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     return "\n".join(["offload vs each baseline (medians of measured repetitions; x = baseline / offload, "
-                      "> 1: offload spends less; paper: its 1 % figures vs no-offload)",
+                      "> 1: offload spends less; [95 % bootstrap interval], none below "
+                      f"{statistics.MIN_N} repetitions; paper: its 1 % figures vs no-offload)",
                       line(head), *map(line, rows)])
+
+
+@dataclasses.dataclass
+class Statements:
+    """What a report states in words: the headline, the correctness check (``agree``: no reader
+    disagreed) and the drift check (``drift_warning``: it moved by more than
+    :data:`DRIFT_LIMIT`)."""
+
+    headline: str = ""
+    correct: str = ""
+    agree: bool = True
+    drift: str = ""
+    drift_warning: bool = False
+
+    def lines(self) -> list[str]:
+        """The summary's closing lines: correctness, drift, then the headline."""
+        return [*(f"correctness: {self.correct}" for _ in [1] if self.correct),
+                *((f"warning: {self.drift}" if self.drift_warning else f"drift: {self.drift}") for _ in [1]
+                  if self.drift),
+                *(self.headline for _ in [1] if self.headline)]
+
+
+def statements(df: pd.DataFrame, s: pd.DataFrame) -> Statements:
+    """The run's :class:`Statements` from its results and summary."""
+    correct = correctness(df)
+    text, warn = drift(df)
+    return Statements(headline(s), correct, not correct.startswith("readers disagree"), text, warn)
 
 
 def point_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -152,11 +280,17 @@ pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
 .note { color: #555; font-size: 0.9em; } .warn { color: #a00; }
 </style></head><body>
 <h1>{{ title }}</h1>
-<p class="note">{{ description }}<br>Run directory: <code>{{ root }}</code></p>
+{% if said.headline %}<p class="headline"><strong>{{ said.headline }}</strong></p>{% endif %}
+<p>{{ description }}</p>
+{% if definitions %}<p>The readers:</p><ul>{% for name, text in definitions %}<li><strong>{{ name }}</strong>: {{ text }}</li>{% endfor %}</ul>{% endif %}
+{% if said.correct %}<p class="{{ 'note' if said.agree else 'warn' }}"><strong>Correctness:</strong> {{ said.correct }}.</p>{% endif %}
+{% if said.drift %}<p class="{{ 'warn' if said.drift_warning else 'note' }}"><strong>Drift:</strong> {{ said.drift }}</p>{% endif %}
+<p class="note">Run directory: <code>{{ root }}</code></p>
 <h2>Summary: offload against each baseline</h2>
 {% if note %}<p class="warn"><strong>Warning:</strong> {{ note }}.</p>{% endif %}
 {% if summary %}<p class="note">Medians of the measured repetitions; ratio = baseline / offload (&gt; 1: offload
-spends less). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, both
+spends less), with its 95 % interval in brackets (a percentile bootstrap of the ratio of medians, each
+reader's repetitions resampled on their own; none with fewer than {{ min_n }} repetitions per reader). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, both
 during the query. The paper's figures (at 1 %, against its no-offload baseline): {{ paper }}.</p>
 <table><tr>{% for h in summary[0] %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for r in summary[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
@@ -190,10 +324,18 @@ def _cells(t: pd.DataFrame) -> list[list[str]]:
     return [list(map(str, t.columns))] + [[cell(v) for v in r] for r in t.itertuples(index=False)]
 
 
-def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], note: str = "") -> Path:
+def description(run: RunDir) -> str:
+    """The experiment's description as ``spec.yaml`` records it (under ``experiment``)."""
+    spec = run.read_yaml(run.spec) or {}
+    exp = spec.get("experiment") if isinstance(spec, dict) else None
+    return str(exp.get("description") or "") if isinstance(exp, dict) else ""
+
+
+def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], note: str = "",
+               said: "Statements | None" = None) -> Path:
     """``report/index.html``: one self-contained page (figures embedded as data URIs)."""
     plan = run.load_plan()
-    spec = run.read_yaml(run.spec) or {}
+    said = said or statements(df, s)
     layout = run.read_yaml(run.layout)
     hosts = []
     if layout:
@@ -203,7 +345,10 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
     vers = (run.read_yaml(run.versions) or {}).get("controller", {})
     page = PAGE.render(
         title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), note=note,
-        description=spec.get("description", "") if isinstance(spec, dict) else "",
+        min_n=statistics.MIN_N,
+        description=description(run), said=said,
+        definitions=[(r.name, r.definition) for r in readers.READERS.values()
+                     if "reader" in df and r.name in set(df["reader"])],
         summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
         points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
@@ -236,10 +381,12 @@ def make_report(path) -> list[Path]:
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
     note = window_note(df)
-    lines = [summary_text(s), *(f"warning: {note}" for _ in [note] if note), *capacity_report.summary_lines(run)]
+    said = statements(df, s)
+    lines = [summary_text(s), *(f"warning: {note}" for _ in [note] if note), *capacity_report.summary_lines(run),
+             *said.lines()]
     (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
-                      write_html(run, df, s, figures, note)]
+                      write_html(run, df, s, figures, note, said)]
 
 
 def summary_of(path) -> str:

@@ -1,0 +1,75 @@
+"""Pure: what the summary and the report state, from a synthetic recorded run (no cluster):
+every ratio with its 95 % interval, the headline, the readers' definitions, the correctness check
+and the experiment's description."""
+import numpy as np
+import pandas as pd
+
+import sae
+from sae.planning import readers
+from sae.results.report import correctness, make_report, summary, summary_text
+from sae.results.results import write_results
+from sae.planning.spec import Sweep
+from test_ledger_results import READERS, _fill, _run
+
+
+def _recorded(tmp_path, repetitions=7, seed=3):
+    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1, 100], "reader": READERS}),
+                          figures=("selectivity", "compute-side"), repetitions=repetitions)
+    _fill(p, run, ledger, np.random.default_rng(seed))
+    run.write_yaml(run.spec, {"version": 1, "experiment": {"name": "synthetic",
+                                                          "description": "A synthetic selectivity sweep"}})
+    write_results(run)
+    return run
+
+
+def test_every_ratio_has_its_interval(tmp_path):
+    run = _recorded(tmp_path)
+    s = summary(sae.load_results(run.root))
+    assert set(s["n_offload"]) == {6} and set(s["n_baseline"]) == {6}
+    for ratio in ("time_x", "bytes_x", "compute_cpu_x"):
+        assert (s[f"{ratio}_low"] <= s[ratio]).all() and (s[ratio] <= s[f"{ratio}_high"]).all()
+    one = s[(s["selectivity"] == 1) & (s["baseline"] == "no-offload")].iloc[0]
+    assert one["bytes_x_low"] == one["bytes_x_high"] == 50   # bytes repeat exactly: no spread
+    text = summary_text(s)
+    assert "50.0x [50.0, 50.0]" in text and "4.00x [4.00, 4.00]" in text and "95 % bootstrap interval" in text
+    assert "6/6" in text
+
+
+def test_summary_ends_with_correctness_and_headline(tmp_path):
+    run = _recorded(tmp_path)
+    make_report(run.root)
+    lines = (run.report / "summary.txt").read_text().splitlines()
+    assert lines[-2] == "correctness: every reader returned the same rows and checksum at every point"
+    head = lines[-1]
+    assert head.startswith("At 1 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer "
+                           "bytes than no-offload and 45.0x [45.0, 45.0] fewer than vanilla, and its queries "
+                           "took "), head
+    assert "of no-offload's and" in head and "of vanilla's time" in head and "n too small" not in head
+
+
+def test_too_few_repetitions_say_so(tmp_path):
+    run = _recorded(tmp_path, repetitions=3)
+    text = summary_text(summary(sae.load_results(run.root)))
+    assert "50.0x (n too small)" in text and "[" not in text.splitlines()[1]
+
+
+def test_index_html_states_headline_readers_correctness_and_description(tmp_path):
+    run = _recorded(tmp_path)
+    make_report(run.root)
+    html = (run.report / "index.html").read_text()
+    assert html.index("At 1 % selectivity offload") < html.index("<h2>Summary")
+    assert "A synthetic selectivity sweep" in html
+    for r in readers.READERS.values():
+        assert r.definition and r.definition.replace("'", "&#39;") in html
+    assert "every reader returned the same rows and checksum at every point" in html
+
+
+def test_correctness_names_disagreements():
+    df = pd.DataFrame({"selectivity": [1, 1, 1, 100, 100, 100], "reader": READERS * 2,
+                       "rows_out": [10, 10, 10, 1000, 1000, 999], "checksum": [7, 7, 7, 9, 9, 8],
+                       "warmup": False})
+    text = correctness(df)
+    assert text.startswith("readers disagree") and "selectivity=100" in text and "vanilla: rows 999 checksum 8" in text
+    assert "selectivity=1:" not in text
+    assert correctness(df[df["selectivity"] == 1]) == \
+        "every reader returned the same rows and checksum at every point"
