@@ -5,6 +5,7 @@ parameters in turn.
 Submitted by the sae runner with one argument, a JSON object::
 
     {"run_id", "out": "<jsonl path>", "pause": 1.0,
+     "schedule": [["<point>", "prewarm" | "rep", 0], ...] (absent: each point's in turn),
      "points": [{"point", "reps": [0, 1, 2], "prewarm": 0,
                  "format": "sae-ceph" | "parquet", "path": "...", "options": {...}, "register": ["mod:fn"],
                  "column": "total_amount", "threshold": 12.5 | null, "columns": [] (all) | ["VendorID", ...]},
@@ -15,11 +16,14 @@ rows with ``column < threshold`` and computes the row count plus an order-indepe
 over ``columns`` (every column when empty): the connector reads just the columns the query uses.
 For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
 query (the object class's phase times and counts, calls, reply waits; sae.results.storage_work).
-Events go to stdout prefixed ``sae-rep`` (the runner records them as they arrive) and, except
+Queries run in ``schedule`` order (sae.running.execute.interleave: the readers of a comparison
+take turns), several points being open at once; ``seq`` in a ``rep`` event is the query's place
+in the application's order. Events go to stdout prefixed ``sae-rep`` (the runner records them as they arrive) and, except
 ``start``, to ``out`` (fsynced; the runner reconciles from it): ``app`` (pids), ``point`` (a
 point begins), ``start`` (a query begins), ``rep`` (repetition, start/end epoch, init and compute
 seconds, rows, checksum; ``prewarm`` extra queries are ``"discarded": true``), ``point-end``
-(with ``error`` when a query of the point raised; the next point still runs).
+(after the point's last query, with ``error`` when a query of the point raised: its remaining
+queries are skipped, the other points still run).
 ``pause`` seconds separate consecutive queries, across points too, and precede the first (the
 controller reads the OSDs' counters in these pauses).
 """
@@ -73,38 +77,46 @@ def query(spark, cfg, schema=None):
     return out
 
 
-def run_point(spark, cfg, out, pause_before):
-    """Every query of one point; returns whether a query ran (the next one pauses first)."""
-    plan = [("prewarm", i) for i in range(cfg.get("prewarm", 0))] + [("rep", r) for r in cfg["reps"]]
-    for kind, rep in plan:
-        if pause_before:
-            time.sleep(pause_before)
-        emit(None, {"event": "start", "point": cfg["point"], "repetition": rep, "kind": kind})
-        result = query(spark, cfg)
-        result.update(event="rep", point=cfg["point"], repetition=rep, discarded=kind == "prewarm")
-        emit(out, result)
-        pause_before = cfg.get("pause", 0)
-    return bool(plan)
+def schedule(cfg):
+    """The application's queries in order: ``cfg["schedule"]``, else each point's pre-warm
+    queries and repetitions in turn."""
+    if cfg.get("schedule"):
+        return [tuple(entry) for entry in cfg["schedule"]]
+    return [(p["point"], kind, rep) for p in cfg["points"]
+            for kind, rep in [("prewarm", i) for i in range(p.get("prewarm", 0))] + [("rep", r) for r in p["reps"]]]
 
 
 def main(cfg):
     spark = SparkSession.builder.appName(f"sae {cfg['run_id']}").getOrCreate()
     registered = set()
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
+    points = {p["point"]: p for p in cfg["points"]}
+    order = [entry for entry in schedule(cfg) if entry[0] in points]
+    last = {pid: i for i, (pid, _, _) in enumerate(order)}
+    pause = cfg.get("pause", 0)
     with open(cfg["out"], "a") as out:
         emit(out, {"event": "app", "pid": os.getpid(), "jvm_pid": os.getppid(), "time": time.time()})
-        pause = cfg.get("pause", 0)
-        for point in cfg["points"]:
-            point = dict(point, pause=cfg.get("pause", 0))
-            emit(out, {"event": "point", "point": point["point"], "time": time.time()})
-            error = None
-            try:
-                register(spark, point.get("register", []), registered)
-                if run_point(spark, point, out, pause):
-                    pause = point["pause"]
-            except Exception as e:  # reported per point; the next point still runs
-                error = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500]
-            emit(out, {"event": "point-end", "point": point["point"], "time": time.time(), "error": error})
+        started, failed = set(), {}
+        for seq, (pid, kind, rep) in enumerate(order):
+            point = points[pid]
+            if pid not in started:
+                started.add(pid)
+                emit(out, {"event": "point", "point": pid, "time": time.time()})
+            if pid not in failed:
+                try:
+                    register(spark, point.get("register", []), registered)
+                    time.sleep(pause)
+                    emit(None, {"event": "start", "point": pid, "repetition": rep, "kind": kind})
+                    result = query(spark, point)
+                    result.update(event="rep", point=pid, repetition=rep, discarded=kind == "prewarm", seq=seq)
+                    emit(out, result)
+                except Exception as e:  # reported per point; the other points still run
+                    failed[pid] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500]
+            if last[pid] == seq:
+                emit(out, {"event": "point-end", "point": pid, "time": time.time(), "error": failed.get(pid)})
+        for pid in [p for p in points if p not in started]:   # a point with nothing to run
+            emit(out, {"event": "point", "point": pid, "time": time.time()})
+            emit(out, {"event": "point-end", "point": pid, "time": time.time(), "error": None})
     spark.stop()
 
 

@@ -248,7 +248,8 @@ def tidy(run: RunDir) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     for col in [c for c in RESOURCES if c not in df and "metric_window" in df]:
         df[col] = math.nan   # no complete window at all: the columns are there, empty
-    if not df.empty:
+    if not df.empty:   # seq: the order the repetitions ran in, over the whole run (interleaved readers)
+        df["seq"] = df["start"].astype(float).rank(method="first").astype(int) - 1
         df = df.sort_values(["order", "repetition"]).reset_index(drop=True)
     return df
 
@@ -265,7 +266,9 @@ def write_results(run: RunDir) -> Path:
 def load_results(path) -> pd.DataFrame:
     """The tidy results of a run directory (or of the ``latest`` run under ``path``).
 
-    One row per point × repetition: ``point``, ``repetition``, ``warmup``, ``init_s``,
+    One row per point × repetition: ``point``, ``order`` (the point's place in the plan),
+    ``repetition``, ``seq`` (the repetition's place in the order the run executed them: the
+    readers of a comparison take turns), ``warmup``, ``init_s``,
     ``compute_s``, ``total_s``, ``rows_out`` (rows the query kept), ``checksum``, one column per
     parameter (``rows`` is the dataset's row count) (``selectivity``, ``object_size``,
     ``reader``, ...; ``cluster_layout``, ``spark_conf``, ``monitor_enabled``, ``data_input``

@@ -1,7 +1,8 @@
 """The ``run`` stage: the pending repetitions of a group of points that share a stack and Spark
 options, inside one warm Spark application (:mod:`sae.app.run_points`).
 
-The application takes each point's query parameters in turn and prints one ``sae-rep`` JSON
+The application runs the queries in the order :func:`interleave` gives (the repetitions of
+points that differ only by reader round-robin over the readers) and prints one ``sae-rep`` JSON
 line per event. The lines reach :class:`Recorder` through ``SparkCluster.submit(on_line=...)``
 (no logging configuration involved) and are recorded as they arrive: a point's repetitions
 become running when the application reaches it, each repetition done when its line arrives; a
@@ -29,6 +30,7 @@ from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
 from ..app import APP
+from ..planning.planner import digest
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs
 from .storage_watch import StorageWatch, down_message
@@ -73,6 +75,36 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
             "prewarm": warmup if min(pending) >= warmup or first_of_reader else 0,
             "column": w.column, "threshold": threshold(point), "columns": list(w.columns),
             **app_config(dataclasses.replace(ctx, point=point), stack)}
+
+
+def comparison_key(point) -> str:
+    """What a point is compared on: its parameters but the reader (points that differ only by
+    reader share it)."""
+    params = point.spec.params()
+    return digest({**params, "workload": {k: v for k, v in params["workload"].items() if k != "reader"}})
+
+
+def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
+    """The order an application runs its queries in, as ``[point, kind, repetition]``
+    (``kind``: ``prewarm`` or ``rep``), from the points' configurations (:func:`point_config`,
+    in plan order) and their :func:`comparison_key`.
+
+    Points that differ only by reader are run together, in the order their key first appears:
+    first every point's unrecorded pre-warm queries, then the warm-up repetitions (index below
+    ``warmup``), then the measured ones, each round-robin over the readers (repetition 0 of each
+    reader, then repetition 1 of each, ...), so that a machine that slows down during the run
+    slows every reader of a comparison alike. Each pending repetition appears exactly once."""
+    groups: dict[str, list[dict]] = {}
+    for cfg, key in zip(configs, keys):
+        groups.setdefault(key, []).append(cfg)
+    order = []
+    for group in groups.values():
+        order += [[c["point"], "prewarm", i] for c in group for i in range(c.get("prewarm", 0))]
+        for phase in (lambda r: r < warmup, lambda r: r >= warmup):
+            lanes = [[r for r in c["reps"] if phase(r)] for c in group]
+            for i in range(max(map(len, lanes), default=0)):
+                order += [[c["point"], "rep", lane[i]] for c, lane in zip(group, lanes) if i < len(lane)]
+    return order
 
 
 def run_points(ctx: StageContext, stack: Stack, points: list, on_point: Callable[[PointOutcome], None]) -> None:
@@ -141,9 +173,10 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     ctx.apps += 1
     tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
-    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause,
-           "points": [point_config(ctx, stack, p, first_of_reader=p.spec.workload.reader not in
-                                   {q.spec.workload.reader for q in points[:i]}) for i, p in enumerate(points)]}
+    configs = [point_config(ctx, stack, p, first_of_reader=p.spec.workload.reader not in
+                            {q.spec.workload.reader for q in points[:i]}) for i, p in enumerate(points)]
+    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
+           "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
     s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}

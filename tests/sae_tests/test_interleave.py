@@ -1,0 +1,67 @@
+"""Pure: the order a warm application runs its queries in: the readers of a comparison take
+turns, warm-ups first, every pending repetition exactly once (also on a resume)."""
+import numpy as np
+
+import sae
+from sae.planning.planner import plan
+from sae.planning.spec import Experiment, Sweep
+from sae.running.execute import comparison_key, interleave
+from sae.results.results import write_results
+from test_ledger_results import READERS, _fill, _run
+
+
+def _points():
+    e = Experiment(name="t", sweep=Sweep(cartesian={"selectivity": [100, 1], "reader": READERS}),
+                   repetitions=3, warmup=1)
+    return plan(e, profile="tiny").points
+
+
+def test_readers_of_a_comparison_take_turns_warmups_first():
+    points = _points()
+    configs = [{"point": p.id, "reps": [0, 1, 2], "prewarm": 1 if i < 3 else 0} for i, p in enumerate(points)]
+    order = interleave(configs, [comparison_key(p) for p in points], warmup=1)
+    name = {p.id: (p.spec.workload.selectivity, p.spec.workload.reader) for p in points}
+    got = [(*name[pid], kind, rep) for pid, kind, rep in order]
+    first = [(100.0, r, "prewarm", 0) for r in READERS] + [(100.0, r, "rep", k) for k in (0, 1, 2) for r in READERS]
+    assert got[:12] == first
+    assert got[12:] == [(1.0, r, "rep", k) for k in (0, 1, 2) for r in READERS]
+
+
+def test_resume_runs_each_pending_repetition_once():
+    points = _points()[:3]
+    pending = [[2], [0, 1, 2], [1]]   # a resumed run: warm-ups done for two readers
+    configs = [{"point": p.id, "reps": reps, "prewarm": 1 if reps[0] >= 1 else 0} for p, reps in zip(points, pending)]
+    order = interleave(configs, [comparison_key(p) for p in points], warmup=1)
+    reps = [(pid, rep) for pid, kind, rep in order if kind == "rep"]
+    assert sorted(reps) == sorted((p.id, r) for p, rs in zip(points, pending) for r in rs)
+    a, b, c = (p.id for p in points)
+    assert order == [[a, "prewarm", 0], [c, "prewarm", 0], [b, "rep", 0],
+                     [a, "rep", 2], [b, "rep", 1], [c, "rep", 1], [b, "rep", 2]]
+
+
+def test_points_differing_beyond_the_reader_are_not_mixed():
+    points = _points()
+    keys = [comparison_key(p) for p in points]
+    assert len(set(keys)) == 2 and keys[:3] == [keys[0]] * 3
+
+
+def test_results_record_the_executed_order(tmp_path):
+    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1], "reader": READERS}))
+    _fill(p, run, ledger, np.random.default_rng(0))
+    for e in ledger.entries.values():   # executed interleaved: rep 0 of each reader, then rep 1, ...
+        k = READERS.index(p.point(e["point"]).spec.workload.reader)
+        e["start"], e["end"] = 1e9 + 10 * (3 * e["repetition"] + k), 1e9 + 10 * (3 * e["repetition"] + k) + 1
+    ledger.save()
+    write_results(run)
+    df = sae.load_results(run.root)
+    assert sorted(df["seq"]) == list(range(9))
+    by_seq = df.sort_values("seq")
+    assert list(by_seq["reader"]) == READERS * 3 and list(by_seq["repetition"]) == [0] * 3 + [1] * 3 + [2] * 3
+
+
+def test_application_follows_the_schedule_or_each_point_in_turn():
+    from sae.app.run_points import schedule
+    points = [{"point": "a", "reps": [0, 1], "prewarm": 1}, {"point": "b", "reps": [0]}]
+    assert schedule({"points": points}) == [("a", "prewarm", 0), ("a", "rep", 0), ("a", "rep", 1), ("b", "rep", 0)]
+    given = [["b", "rep", 0], ["a", "rep", 0]]
+    assert schedule({"points": points, "schedule": given}) == [("b", "rep", 0), ("a", "rep", 0)]
