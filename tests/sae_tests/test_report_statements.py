@@ -73,3 +73,21 @@ def test_correctness_names_disagreements():
     assert "selectivity=1:" not in text
     assert correctness(df[df["selectivity"] == 1]) == \
         "every reader returned the same rows and checksum at every point"
+
+
+def test_spread_only_with_enough_values_and_log_selectivity_axis(tmp_path):
+    import matplotlib.pyplot as plt
+    from sae.results.plotting import selectivity_axis, spread, stats
+    from sae.results.report import point_table
+    run = _recorded(tmp_path)
+    df = sae.load_results(run.root)
+    t = point_table(df)
+    assert t["p1"].isna().all() and t["p99"].isna().all() and (t["min"] <= t["p50"]).all() and set(t["n"]) == {6}
+    fig, ax = plt.subplots()
+    s = stats(df, ["selectivity"]).sort_values("selectivity")
+    assert spread(ax, s["selectivity"], s, "k") == "ticks min and max"
+    many = s.assign(n=10)
+    assert spread(ax, many["selectivity"], many, "k") == "band p1–p99"
+    selectivity_axis(ax, [1, 10, 50, 100])
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["1", "10", "50", "100"]
+    plt.close(fig)

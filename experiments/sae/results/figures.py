@@ -4,7 +4,8 @@ experiment declares the figures it gets (``Experiment.figures``); every report a
 :data:`sae.planning.spec.STANDARD_FIGURES`. Each function takes the run directory, its results and the
 report directory and returns the paths it wrote (none: nothing to draw).
 
-* ``selectivity.png`` (thesis fig. 14): median query time vs selectivity, band p1–p99, one line
+* ``selectivity.png`` (thesis fig. 14): median query time vs selectivity (log axis), band p1–p99
+  (with fewer than 10 measured values per point: min and max as ticks), one line
   per reader (configuration); ``compute-side.png``: bytes the compute hosts received and their
   CPU-seconds vs selectivity.
 * ``objectsize.png`` (fig. 15): stacked init/compute bars per object size, a panel per selectivity.
@@ -43,7 +44,8 @@ from metareserve import format_size
 
 from ..planning import readers
 from .eventlog import input_batches
-from .plotting import CONFIG, config_colour, config_label, groups, others, save, stats, varying
+from .plotting import (CONFIG, config_colour, config_label, groups, measured, others, save, selectivity_axis, spread,
+                       stats, varying)
 from .results import RunDir, host_roles
 
 from .storage_work import CLS_PHASES
@@ -63,12 +65,13 @@ def plot_selectivity(df: pd.DataFrame, out: Path) -> Path:
     keys = varying(df, CONFIG)
     s = stats(df, keys + ["selectivity"]).sort_values("selectivity")
     fig, ax = plt.subplots(figsize=(6, 4))
+    drawn = set()
     for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
         line, = ax.plot(grp["selectivity"], grp["median"], marker="o", label=config_label(grp.iloc[0], keys),
                         color=config_colour(grp.iloc[0], keys))
-        ax.fill_between(grp["selectivity"], grp["p1"], grp["p99"], alpha=0.2, color=line.get_color())
-    ax.set_xlabel("selectivity (% of rows kept)")
-    ax.set_ylabel("query time (s), median, p1–p99")
+        drawn.add(spread(ax, grp["selectivity"], grp, line.get_color()))
+    selectivity_axis(ax, s["selectivity"])
+    ax.set_ylabel("query time (s): median, " + " / ".join(sorted(drawn)))
     ax.set_title("Query time vs selectivity")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize="small")
@@ -85,7 +88,7 @@ def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
         for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
             ax.plot(grp["selectivity"], grp["median"] / scale, marker="o", label=config_label(grp.iloc[0], keys),
                     color=config_colour(grp.iloc[0], keys))
-        ax.set_xlabel("selectivity (% of rows kept)")
+        selectivity_axis(ax, s["selectivity"])
         ax.set_ylabel(ylabel)
     axes[0].set_yscale("log")
     axes[0].set_title("Network: bytes to the compute hosts")
@@ -163,7 +166,7 @@ def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     """(label, row) of the median measured repetition of each configuration, at the lowest
     selectivity when selectivity varies (the paper's alleviation figure: 1 %)."""
     keys = varying(df, list(CONFIG) + ["selectivity"])
-    d = df[~df["warmup"]]
+    d = measured(df)
     if "selectivity" in keys:
         d, keys = d[d["selectivity"] == d["selectivity"].min()], [k for k in keys if k != "selectivity"]
     out = []
@@ -260,7 +263,7 @@ def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame,
     the configuration keys."""
     keys = [k for k in varying(df, CONFIG) if k != "selectivity"]
     by = keys + (["selectivity"] if "selectivity" in df else [])
-    d = df[~df["warmup"]].astype({c: float for c in columns})
+    d = measured(df).astype({c: float for c in columns})
     return d.groupby(by, dropna=False)[columns].median().reset_index(), keys
 
 
@@ -396,7 +399,7 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
         for size, line in grp.groupby("object_size"):
             ax.plot(line["selectivity"], line["median"], marker="o", label=format_size(int(size)))
         ax.set_title(config_label(grp.iloc[0], keys), fontsize="medium")
-        ax.set_xlabel("selectivity (% of rows kept)")
+        selectivity_axis(ax, s["selectivity"])
         ax.set_ylabel("query time (s), median")
         ax.set_ylim(0, s["median"].max() * 1.1)   # one scale for every reader
         ax.legend(title="object size", fontsize="small")

@@ -23,12 +23,49 @@ CONFIG = ("reader", "compression", "batch_size", "objects_per_partition", "objec
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores")
 
 
+BAND_MIN = 10
+"""Fewest measured values a point needs for a p1–p99 band (below: its min and max as ticks)."""
+
+
+def measured(df: pd.DataFrame) -> pd.DataFrame:
+    """The repetitions every statistic is over: not warm-ups, not the drift check's
+    (``drift``: the reference point measured again at the end of the run)."""
+    keep = ~df["warmup"].astype(bool)
+    if "drift" in df:
+        keep &= ~df["drift"].fillna(False).astype(bool)
+    return df[keep]
+
+
 def stats(df: pd.DataFrame, by: list[str], value: str = "total_s") -> pd.DataFrame:
-    """Median, p1 and p99 of ``value`` over non-warm-up repetitions, grouped by ``by``."""
-    d = df[~df["warmup"]].astype({value: float})
+    """Median, p1, p99, min, max and count ``n`` of ``value`` over measured repetitions
+    (:func:`measured`), grouped by ``by``."""
+    d = measured(df).astype({value: float})
     g = d.groupby(by, dropna=False)[value]
     return pd.DataFrame({"median": g.median(), "p1": g.quantile(0.01), "p99": g.quantile(0.99),
-                         "n": g.size()}).reset_index()
+                         "min": g.min(), "max": g.max(), "n": g.count()}).reset_index()
+
+
+def spread(ax, x, grp: pd.DataFrame, colour, scale: float = 1.0) -> str:
+    """Draw the spread of ``grp``'s points (:func:`stats` rows) around their medians: a p1–p99
+    band where every point has :data:`BAND_MIN` values, else each point's min and max as ticks;
+    returns what was drawn, for the axis label."""
+    if len(grp) and grp["n"].min() >= BAND_MIN:
+        ax.fill_between(x, grp["p1"] / scale, grp["p99"] / scale, alpha=0.2, color=colour)
+        return "band p1–p99"
+    ax.scatter(list(x) * 2, list(grp["min"] / scale) + list(grp["max"] / scale), marker="_", s=60, color=colour)
+    return "ticks min and max"
+
+
+def selectivity_axis(ax, values) -> None:
+    """A log selectivity axis with a tick at every measured selectivity (1, 10, 50, 100 visible),
+    linear if a selectivity is not positive."""
+    values = sorted({float(v) for v in values if not pd.isna(v)})
+    if values and values[0] > 0:
+        ax.set_xscale("log")
+        ax.set_xticks(values, [f"{v:g}" for v in values])
+        ax.minorticks_off()
+    ax.set_xlabel("selectivity (% of rows kept, log scale)" if values and values[0] > 0
+                  else "selectivity (% of rows kept)")
 
 
 def varying(df: pd.DataFrame, columns) -> list[str]:

@@ -27,7 +27,7 @@ from . import capacity_report, statistics
 from ..planning import readers
 from .figures import DRAW, columns_read
 from ..planning.planner import Plan
-from .plotting import CONFIG, shown, stats, varying
+from .plotting import BAND_MIN, CONFIG, measured, shown, stats, varying
 from .results import RESOURCES, RunDir, load_results
 from ..planning.spec import STANDARD_FIGURES
 
@@ -43,17 +43,9 @@ RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "
 def warmup_rule(warmup: int, repetitions: int) -> str:
     """The warm-up rule as one sentence."""
     return (f"The first {warmup} of the {repetitions} repetitions of every point warm up (JVM, caches): they "
-            f"stay in results.parquet with warmup=True and are left out of every statistic; p1, p50 "
-            f"and p99 are quantiles over the {repetitions - warmup} measured repetitions.")
-
-
-def measured(df: pd.DataFrame) -> pd.DataFrame:
-    """The repetitions every statistic is over: not warm-ups, not the drift check's
-    (``drift``: the reference point measured again at the end of the run)."""
-    keep = ~df["warmup"].astype(bool)
-    if "drift" in df:
-        keep &= ~df["drift"].fillna(False).astype(bool)
-    return df[keep]
+            f"stay in results.parquet with warmup=True and are left out of every statistic; medians, "
+            f"intervals and quantiles are over the {repetitions - warmup} measured repetitions (p1 and p99 "
+            f"only where a point has {BAND_MIN} or more).")
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -257,13 +249,17 @@ def statements(df: pd.DataFrame, s: pd.DataFrame) -> Statements:
 
 
 def point_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per point, in run order: its varied parameters, n measured repetitions, query time p1/p50/p99
-    and the medians of the side resources."""
+    """Per point, in run order: its varied parameters, n measured repetitions, query time min,
+    p1, p50, p99 and max (p1 and p99 only with :data:`BAND_MIN` values or more) and the medians of
+    the side resources."""
     keys = varying(df, list(CONFIG) + ["selectivity"])
     t = stats(df, ["order", "point"] + keys).rename(columns={"median": "p50"})
+    few = t["n"] < BAND_MIN   # p1 and p99 of a handful of values are only its min and max
+    t.loc[few, ["p1", "p99"]] = math.nan
+    t = t[["order", "point", *keys, "n", "min", "p1", "p50", "p99", "max"]]
     extra = [c for c in RESOURCES if c in df]
     if extra:
-        med = df[~df["warmup"]].groupby("point")[extra].median()
+        med = measured(df).groupby("point")[extra].median()
         t = t.join(med, on="point")
     return t.sort_values("order").drop(columns="order")
 
@@ -298,7 +294,8 @@ during the query. The paper's figures (at 1 %, against its no-offload baseline):
 <h2>Figures</h2>
 {% for name, data in figures %}<img src="data:image/png;base64,{{ data }}" alt="{{ name }}" title="{{ name }}">
 {% endfor %}
-<h2>Points: query time p1 / p50 / p99</h2>
+<h2>Points: query time min / p1 / p50 / p99 / max</h2>
+<p class="note">p1 and p99 only where a point has {{ band_min }} or more measured repetitions (with fewer they are only its min and max).</p>
 <table><tr>{% for h in points[0] %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for r in points[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
 <h2>Hosts</h2>
@@ -345,7 +342,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
     vers = (run.read_yaml(run.versions) or {}).get("controller", {})
     page = PAGE.render(
         title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), note=note,
-        min_n=statistics.MIN_N,
+        min_n=statistics.MIN_N, band_min=BAND_MIN,
         description=description(run), said=said,
         definitions=[(r.name, r.definition) for r in readers.READERS.values()
                      if "reader" in df and r.name in set(df["reader"])],
