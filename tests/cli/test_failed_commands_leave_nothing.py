@@ -77,14 +77,14 @@ def workdir(tmp_path, monkeypatch, good_parquet):
 
 
 def _state(root: Path) -> dict[str, str]:
-    """Every path under ``root``: a directory, a link's target or a file's sha256."""
+    """Every path under ``root``: a directory, a link's target, a file's sha256 or "special" (a FIFO)."""
     out = {}
     for dirpath, dirs, files in os.walk(root):
         for name in dirs + files:
             p = Path(dirpath, name)
             rel = str(p.relative_to(root))
             out[rel] = (f"-> {os.readlink(p)}" if p.is_symlink() else "dir" if p.is_dir()
-                        else hashlib.sha256(p.read_bytes()).hexdigest())
+                        else hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "special")
     return out
 
 
