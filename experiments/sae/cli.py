@@ -12,6 +12,10 @@ from .running import runner
 profile_option = click.option("--profile", metavar="NAME",
                               help="Profile of the experiment file: tiny (local cluster; the default "
                                    "when defined) or paper (the paper's parameters, CloudLab).")
+set_option = click.option("--set", "settings", multiple=True, metavar="PATH=VALUE",
+                          help="Change the experiment without editing it (repeatable), after the profile, "
+                               "validated like the file: workload.selectivity=5, repetitions=5, "
+                               "sweep.cartesian.selectivity=[1,10]; values are YAML.")
 
 
 @click.group(cls=Group)
@@ -31,9 +35,10 @@ def main():
 @click.option("--skip", multiple=True, metavar="STAGE", help="Skip a stage (repeatable), e.g. install.")
 @click.option("--wait-lease", type=float, default=0, show_default=True, metavar="SECONDS",
               help="Wait this long for another run holding the nodes; then refuse, naming it.")
+@set_option
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
-def run(file, provider, reservation, profile, out, teardown, skip, wait_lease):
+def run(file, provider, reservation, profile, out, teardown, skip, wait_lease, settings):
     """Run experiment FILE end to end into a new run directory; given a directory (e.g.
     experiments/), run every experiment file in it, one after another on one cluster, and write
     one index page linking every report (OUT/catalogue/latest/index.html)."""
@@ -41,22 +46,37 @@ def run(file, provider, reservation, profile, out, teardown, skip, wait_lease):
                                 wait_lease=wait_lease)
     if Path(file).is_dir():
         from .running.catalogue import run_catalogue
-        index = run_catalogue(file, profile=profile, out=out, options=options)
+        index = run_catalogue(file, profile=profile, out=out, options=options, set=settings)
         click.echo(f"index: {index}", err=True)
         click.echo(str(index))
         return
-    _finished(runner.run(file, profile=profile, out=out, options=options).root)
+    _finished(runner.run(file, profile=profile, out=out, options=options, set=settings).root)
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @profile_option
 @click.option("--teardown", is_flag=True, help="Plan the stop/release steps too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@set_option
 @handle_errors
-def plan(file, profile, teardown, as_json):
-    """Show sweep points, stage steps in execution order and an ETA; runs nothing."""
-    _, p = runner.prepare(file, profile=profile, options=runner.RunOptions(teardown=teardown))
+def plan(file, profile, teardown, as_json, settings):
+    """Show sweep points, stage steps in execution order and an ETA; runs nothing. Given a
+    directory, plan every experiment file in it as 'sae run DIR' runs them."""
+    options = runner.RunOptions(teardown=teardown)
+    if Path(file).is_dir():
+        from .running.catalogue import plan_catalogue
+        plans = plan_catalogue(file, profile=profile, options=options, set=settings)
+        if as_json:
+            click.echo(json.dumps({str(f): p.to_dict() for f, p in plans}, indent=1, default=str))
+            return
+        for f, p in plans:
+            click.echo(f"== {f}\n{p.text()}\n")
+        eta = sum(p.eta_seconds for _, p in plans)
+        click.echo(f"catalogue {file}: {len(plans)} experiments, ETA ~{int(eta) // 60}m{int(eta) % 60:02d}s in all "
+                   f"(each experiment's ETA counts its own install; on one cluster later ones reuse the stack)")
+        return
+    _, p = runner.prepare(file, profile=profile, options=options, settings=settings)
     click.echo(json.dumps(p.to_dict(), indent=1, default=str) if as_json else p.text())
 
 

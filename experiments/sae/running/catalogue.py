@@ -30,6 +30,7 @@ from ..results.report import figure_names
 from ..results.results import RunDir
 
 STAGE = "sae catalogue"
+set_ = set   # ``set`` names the settings below
 
 
 @dataclasses.dataclass
@@ -57,15 +58,26 @@ def experiment_files(directory) -> list[Path]:
     return files
 
 
+def plan_catalogue(directory, *, profile: str | None = None, options: RunOptions | None = None,
+                   set=None) -> list[tuple[Path, object]]:
+    """(file, :class:`~sae.planning.planner.Plan`) of every experiment file of ``directory``, in
+    the order ``sae run DIR`` runs them, each checked as it would check it (``sae plan DIR``);
+    the first usage error stops it."""
+    options = options or RunOptions()
+    return [(f, runner.prepare(f, profile=profile, options=options, settings=set)[1])
+            for f in experiment_files(directory)]
+
+
 def run_catalogue(directory, *, profile: str | None = None, out="results",
-                  options: RunOptions | None = None) -> Path:
+                  options: RunOptions | None = None, set=None) -> Path:
     """Run every experiment file of ``directory`` (see the module); returns the index page.
-    OperationalError at the end if any experiment failed (the others ran)."""
+    OperationalError at the end if any experiment failed (the others ran). ``set``: settings
+    applied to every experiment (:mod:`sae.planning.settings`)."""
     options = options or RunOptions()
     files = experiment_files(directory)
-    entries, profiles = [], set()
+    entries, profiles = [], set_()
     for f in files:   # every usage error before anything runs
-        experiment, p = runner.prepare(f, profile=profile, options=options)
+        experiment, p = runner.prepare(f, profile=profile, options=options, settings=set)
         entries.append(Entry(str(f.resolve()), experiment.name, experiment.description))
         profiles.add(p.profile or "default")
     label = profiles.pop() if len(profiles) == 1 else "mixed"
@@ -80,7 +92,7 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
         latest = Path(out) / entry.experiment / "latest"
         before = latest.resolve() if latest.exists() else None
         try:
-            handle = runner.run(f, profile=profile, out=out,
+            handle = runner.run(f, profile=profile, out=out, set=set,
                                 options=dataclasses.replace(options, teardown=options.teardown and last))
             entry.status, entry.run = "done", str(handle.root)
         except SaeError as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -17,6 +18,7 @@ from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
 from ..planning import capacities
+from ..planning import settings as settings_mod
 from . import stages as builtin
 from .context import RunOptions, StageContext
 from .console import RunConsole
@@ -35,13 +37,21 @@ def _file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def prepare(file, *, profile: str | None, options: RunOptions) -> tuple[Experiment, Plan]:
-    """Load, validate and plan an experiment file, and check a given reservation is big enough
-    for every point's layout: every usage error surfaces here, before anything is touched."""
-    experiment = load_experiment(file)
+OBJECT = "Experiment object"
+"""What names an experiment given as a Python object (no file) in messages and spec.yaml."""
+
+
+def prepare(file, *, profile: str | None, options: RunOptions, settings=None) -> tuple[Experiment, Plan]:
+    """Load (``file``: a path, or an :class:`Experiment`), apply the profile and ``settings``
+    (:mod:`sae.planning.settings`), validate and plan it, and check a given reservation is big
+    enough for every point's layout: every usage error surfaces here, before anything is touched."""
+    experiment = file if isinstance(file, Experiment) else load_experiment(file)
+    if isinstance(file, Experiment):
+        file = OBJECT
     try:
         profile = experiment.default_profile(profile)
         experiment = experiment.with_profile(profile)
+        experiment = settings_mod.apply(experiment, settings)
         p = make_plan(experiment, profile=profile, teardown=options.teardown)
     except UsageError as e:
         raise UsageError(f"{file}: {e}") from None
@@ -55,26 +65,36 @@ def prepare(file, *, profile: str | None, options: RunOptions) -> tuple[Experime
     return experiment, p
 
 
-def run(file, *, profile: str | None = None, out="results", options: RunOptions | None = None) -> RunHandle:
-    """Run the experiment in ``file`` into a new run directory under ``out``; returns its handle
-    (``.root``: the directory, ``.results``, ``.summary``, ``.figures()``).
+def run(file, *, profile: str | None = None, out="results", options: RunOptions | None = None,
+        set=None) -> RunHandle:
+    """Run the experiment in ``file`` (a path, or an :class:`Experiment` object, e.g. one
+    changed with ``dataclasses.replace``) into a new run directory under ``out``; returns its
+    handle (``.root``: the directory, ``.results``, ``.summary``, ``.figures()``).
 
-    ``profile`` defaults to ``tiny`` when the experiment defines it.
+    ``profile`` defaults to ``tiny`` when the experiment defines it. ``set``: settings applied
+    after the profile (``{"workload.selectivity": 5}`` or ``["workload.selectivity=5"]``,
+    :mod:`sae.planning.settings`), validated like the file.
     The spec and plan are written first, then every step of the plan is executed in order.
     Raises UsageError before touching nodes for a bad file, profile or reservation, and
     OperationalError naming point, stage and host when a step or repetition failed.
     """
     options = options or RunOptions()
-    file = Path(file).resolve()
-    experiment, p = prepare(file, profile=profile, options=options)
+    source = file if isinstance(file, Experiment) else Path(file).resolve()
+    settings = settings_mod.parse(set)
+    experiment, p = prepare(source, profile=profile, options=options, settings=settings)
     profile = p.profile
     made = NewRunDir.make(out, experiment.name, profile)
     rd, ledger = made.run, None
+    file = None if isinstance(source, Experiment) else source
     try:
-        rd.write_yaml(rd.spec, {"version": 1, "file": str(file), "file_sha256": _file_hash(file),
-                                "profile": profile,
+        rd.write_yaml(rd.spec, {"version": 1, "file": str(file) if file else None,
+                                "file_sha256": _file_hash(file) if file else None,
+                                "experiment_sha256": _experiment_hash(source) if not file else None,
+                                "profile": profile, "settings": settings_mod.texts(settings),
                                 "options": {**dataclasses.asdict(options), "skip": list(options.skip)},
                                 "experiment": _spec_dict(experiment)})
+        if file:
+            shutil.copyfile(file, rd.root / "experiment.py")
         rd.write_yaml(rd.plan, p.to_dict())
         vers = versions()
         rd.write_yaml(rd.versions, {"version": 1, "controller": vers})
@@ -87,8 +107,9 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
         made.take_back()
         if isinstance(e, StepFailed):
             family = UsageError if isinstance(e.cause, UsageError) else OperationalError
+            again = f"run 'sae run {file}' again" if file else "run it again"
             raise family(f"{e.where}: {e.cause}; no step finished, so no run directory was kept: fix the cause "
-                         f"and run 'sae run {file}' again") from None
+                         f"and {again}") from None
         raise
     return RunHandle.of(rd.root)
 
@@ -154,24 +175,35 @@ def _progressed(ledger: RunLedger) -> bool:
             or any(e["state"] != "todo" for e in ledger.entries.values()))
 
 
-def resume(path) -> RunHandle:
+def resume(path, *, experiment: Experiment | None = None) -> RunHandle:
     """Continue the run in ``path``: done repetitions are skipped, failed or interrupted ones
     rerun, setup stages re-checked (they report no changes where nothing is missing); returns
-    the run's handle."""
+    the run's handle. A run started from an :class:`Experiment` object resumes from Python with
+    the same object (``experiment``); settings given at the start are applied again."""
     rd = RunDir.find(path)
     spec = rd.read_yaml(rd.spec)
     keys = ("file", "file_sha256", "options", "profile")
     if not isinstance(spec, dict) or any(k not in spec for k in keys) or not isinstance(spec["options"], dict):
         raise UsageError(f"{rd.spec}: not the spec sae wrote (needs {', '.join(keys)}); start a new run")
-    file = Path(spec["file"])
-    if not file.exists() or _file_hash(file) != spec["file_sha256"]:
-        raise UsageError(f"{file}: the experiment file changed or vanished since run {rd.root.name} "
-                         f"started; start a new run with 'sae run'")
+    if spec["file"] is None:   # started from an Experiment object
+        if experiment is None:
+            raise UsageError(f"{rd.root}: run {rd.root.name} was started from an Experiment object, not a file; "
+                             f"resume it from Python: sae.resume({str(rd.root)!r}, experiment=<the same Experiment>)")
+        if _experiment_hash(experiment) != spec.get("experiment_sha256"):
+            raise UsageError(f"{rd.root}: the Experiment given differs from the one run {rd.root.name} started "
+                             f"with; pass the same one or start a new run")
+        source = experiment
+    else:
+        source = Path(spec["file"])
+        if not source.exists() or _file_hash(source) != spec["file_sha256"]:
+            raise UsageError(f"{source}: the experiment file changed or vanished since run {rd.root.name} "
+                             f"started; start a new run with 'sae run'")
     try:
         options = RunOptions(**spec["options"])
     except TypeError as e:
         raise UsageError(f"{rd.spec}: options not sae's ({e}); start a new run") from None
-    experiment, p = prepare(file, profile=spec["profile"], options=options)
+    experiment, p = prepare(source, profile=spec["profile"], options=options,
+                            settings=settings_mod.parse(spec.get("settings") or []))
     if yaml.safe_load(yaml.safe_dump(p.to_dict())) != rd.read_yaml(rd.plan):   # as stored: tuples are lists
         raise UsageError(f"{rd.plan}: the plan differs from the recorded one; start a new run")
     ledger = RunLedger.load(rd.ledger)
@@ -180,6 +212,13 @@ def resume(path) -> RunHandle:
         raise NothingToDo(f"{rd.root}: every repetition is done; nothing to resume")
     _execute(experiment, p, rd, ledger, options, command="resume")
     return RunHandle.of(rd.root)
+
+
+def _experiment_hash(experiment: Experiment) -> str:
+    """A digest of an Experiment object as recorded (what resuming one compares)."""
+    d = _spec_dict(experiment)
+    d["sweep"].pop("where")   # a function's repr holds its address
+    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _spec_dict(experiment: Experiment) -> dict:

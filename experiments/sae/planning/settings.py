@@ -1,0 +1,129 @@
+"""Settings: an experiment changed without editing its file (``sae run FILE --set
+workload.selectivity=5``, ``sae.run(path, set={...})``).
+
+A setting is ``path=value``: ``path`` a section field (``workload.selectivity``, ``monitor.scrape_interval``),
+an experiment option (``repetitions``, ``warmup``, ``pause``, ``figures``, ``description``) or a
+sweep axis (``sweep.cartesian.selectivity``, ``sweep.zipped.object_size``: its list of values);
+``value`` is read as YAML (``5``, ``1.5``, ``true``, ``zstd``, ``[1, 10]``, ``{node1: "1"}``).
+Settings apply after the profile, so they win over it, and the result is validated like the file:
+a bad value is refused in one line naming the setting. A field the sweep varies cannot be set
+(the sweep would replace it); set the axis instead.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import yaml
+
+from metareserve.errors import UsageError
+
+from .spec import SECTIONS, Experiment, axis_target, validate
+
+OPTIONS = ("repetitions", "warmup", "pause", "figures", "description")
+"""Experiment options a setting may change besides section fields and sweep axes."""
+TUPLES = {"workload.columns", "figures"}
+
+
+def parse(settings) -> dict[str, object]:
+    """``settings`` (``["path=value", ...]`` or a mapping path → value, values already typed) as
+    path → value; UsageError for an item without ``=`` or a value that is not YAML."""
+    if settings is None:
+        return {}
+    if isinstance(settings, dict):
+        return dict(settings)
+    if isinstance(settings, str):
+        settings = [settings]
+    out = {}
+    for item in settings:
+        path, eq, text = str(item).partition("=")
+        path = path.strip()
+        if not eq or not path:
+            raise UsageError(f"--set {item}: give path.to.field=value, e.g. --set workload.selectivity=5")
+        try:
+            out[path] = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise UsageError(f"--set {path}: value {text!r} is not YAML ({str(e).splitlines()[0]}); "
+                             f"quote strings, write lists as [1, 10]") from None
+    return out
+
+
+def texts(settings: dict) -> list[str]:
+    """The settings as ``path=value`` lines (recorded in a run's spec.yaml; :func:`parse` reads them back)."""
+    return [f"{path}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}"
+            for path, value in settings.items()]
+
+
+def apply(experiment: Experiment, settings) -> Experiment:
+    """``experiment`` with ``settings`` (see the module) applied and validated; UsageError naming
+    the setting (``--set path``) for an unknown path, a field the sweep varies or a bad value."""
+    settings = parse(settings)
+    if not settings:
+        return experiment
+    changed = experiment
+    for path, value in settings.items():
+        changed = _apply_one(changed, path, value)
+    try:
+        validate(changed)
+    except UsageError as whole:
+        for path, value in settings.items():   # name the setting that breaks it on its own
+            try:
+                validate(_apply_one(experiment, path, value))
+            except UsageError as e:
+                raise UsageError(f"--set {path}={_text(value)}: {e}") from None
+        raise UsageError(f"--set {', '.join(settings)} together: {whole}") from None
+    return changed
+
+
+def _text(value) -> str:
+    return texts({"": value})[0][1:]
+
+
+def _apply_one(experiment: Experiment, path: str, value) -> Experiment:
+    where = f"--set {path}"
+    head, _, rest = path.partition(".")
+    if path in TUPLES and isinstance(value, list):
+        value = tuple(value)
+    if head == "sweep":
+        kind, _, axis = rest.partition(".")
+        if kind not in ("cartesian", "zipped") or not axis:
+            raise UsageError(f"{where}: set a sweep axis as sweep.cartesian.AXIS or sweep.zipped.AXIS "
+                             f"(a list of values)")
+        try:
+            axis_target(axis)
+        except UsageError as e:
+            raise UsageError(f"{where}: {e}") from None
+        if not isinstance(value, list) or not value:
+            raise UsageError(f"{where}: give the axis a non-empty list of values, e.g. [1, 10]")
+        sweep = experiment.sweep
+        axes = {k: v for k, v in {**sweep.cartesian, **sweep.zipped}.items()}
+        clash = [a for a in axes if a != axis and axis_target(a) == axis_target(axis)]
+        if clash:
+            raise UsageError(f"{where}: the sweep already varies that field as {clash[0]!r}; set "
+                             f"sweep.{kind}.{clash[0]}")
+        table = dict(getattr(sweep, kind), **{axis: value})
+        return dataclasses.replace(experiment, sweep=dataclasses.replace(sweep, **{kind: table}))
+    if head in SECTIONS and rest:
+        fields = {f.name for f in dataclasses.fields(SECTIONS[head])} - {"offload"}
+        if rest not in fields:
+            raise UsageError(f"{where}: unknown field {rest!r} of {head} (fields: {', '.join(sorted(fields))})")
+        swept = [a for a in {**experiment.sweep.cartesian, **experiment.sweep.zipped}
+                 if _target(a) == (head, rest)]
+        if swept:
+            kind = "cartesian" if swept[0] in experiment.sweep.cartesian else "zipped"
+            raise UsageError(f"{where}: the sweep varies {swept[0]!r}, which would replace this value; set "
+                             f"the axis instead, e.g. --set sweep.{kind}.{swept[0]}=[{_text(value)}]")
+        section = dataclasses.replace(getattr(experiment, head), **{rest: value})
+        return dataclasses.replace(experiment, **{head: section})
+    if path in OPTIONS:
+        return dataclasses.replace(experiment, **{path: value})
+    known = [*OPTIONS, *(f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in dataclasses.fields(cls)
+                         if f.name != "offload"), "sweep.cartesian.AXIS", "sweep.zipped.AXIS"]
+    raise UsageError(f"{where}: unknown path (paths: {', '.join(known)})")
+
+
+def _target(axis: str):
+    try:
+        return axis_target(axis)
+    except UsageError:
+        return None
+
