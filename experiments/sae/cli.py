@@ -92,11 +92,15 @@ def status(directory, as_json):
 
 @main.command()
 @click.argument("directory", type=click.Path())
+@click.option("--allow-changes", is_flag=True,
+              help="Resume although sae's commit, a package or a node's software changed since the run "
+                   "started (recorded in versions.lock).")
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
-def resume(directory):
-    """Continue a run: skip what is done, retry what failed or was interrupted."""
-    _finished(runner.resume(directory).root)
+def resume(directory, allow_changes):
+    """Continue a run: skip what is done, retry what failed or was interrupted. Refused, naming
+    what changed, when sae's commit or the software differs from the run's versions.lock."""
+    _finished(runner.resume(directory, allow_changes=allow_changes).root)
 
 
 def _finished(root) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import time
 from pathlib import Path
@@ -46,6 +47,24 @@ class SparkStatus:
         """Master and every worker run and every worker is ALIVE at the master."""
         return (self.master.alive and all(w.alive for w in self.workers)
                 and self.alive_workers == len(self.workers))
+
+
+_VERSIONS = """import json, os, platform, subprocess
+out = {"python": platform.python_version()}
+for name in ("pyspark", "pyarrow"):
+    try:
+        out["spark" if name == "pyspark" else name] = __import__(name).__version__
+    except Exception as e:
+        out[name] = "unavailable: %s" % e
+java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+try:
+    r = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    out["java"] = (r.stderr or r.stdout).strip().splitlines()[0]
+except Exception as e:
+    out["java"] = "unavailable: %s" % e
+print(json.dumps(out))
+"""
+"""Run by the node venv's python: the versions :meth:`SparkCluster.versions` reports."""
 
 
 class SparkCluster(Service):
@@ -101,6 +120,20 @@ class SparkCluster(Service):
         if self.options.spark_source:
             return software.tarball_home(self.options.spark_source)
         return f"{self._venv(node)}/lib/python{self._python_version(node)}/site-packages/pyspark"
+
+    def versions(self) -> dict[str, dict]:
+        """``{node: {"spark", "java", "pyarrow", "python"}}`` on every Spark node (the node venv's
+        pyspark and pyarrow, ``java -version``'s first line), for a run's provenance; a failing
+        node reads ``"unavailable: ..."``, never raises."""
+        def one(node):
+            r = self.cluster.run([self.python(node), "-c", _VERSIONS], nodes=[node], stage="spark versions",
+                                 env=self.env(node), check=False, timeout=120)[node]
+            if isinstance(r, BaseException) or r.get("rc") != 0:
+                r = {"stderr": str(r)} if isinstance(r, BaseException) else r
+                return {"spark": f"unavailable: {(r.get('stderr') or r.get('error') or '').strip()[-200:]}"}
+            return json.loads(r["stdout"].strip().splitlines()[-1])
+        results = self.cluster.each(lambda n: one(n.name), nodes=self.nodes, stage="spark versions", check=False)
+        return {n: {"spark": f"unavailable: {r}"} if isinstance(r, BaseException) else r for n, r in results.items()}
 
     @property
     def master_url(self) -> str:

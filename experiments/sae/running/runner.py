@@ -26,6 +26,7 @@ from ..results.handle import RunHandle
 from ..results.ledger import RunLedger
 from ..planning.loader import load_experiment
 from ..planning.planner import Plan, plan as make_plan
+from ..results import provenance
 from ..results.results import RunDir, versions
 from ..planning.spec import Experiment
 
@@ -97,7 +98,7 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
             shutil.copyfile(file, rd.root / "experiment.py")
         rd.write_yaml(rd.plan, p.to_dict())
         vers = versions()
-        rd.write_yaml(rd.versions, {"version": 1, "controller": vers})
+        rd.write_yaml(rd.versions, provenance.record(vers, experiment_file="experiment.py" if file else None))
         ledger = RunLedger.create(rd.ledger, p, vers)
         say(None, "sae run", f"run directory {rd.root}")
         _execute(experiment, p, rd, ledger, options, command="run")
@@ -175,11 +176,14 @@ def _progressed(ledger: RunLedger) -> bool:
             or any(e["state"] != "todo" for e in ledger.entries.values()))
 
 
-def resume(path, *, experiment: Experiment | None = None) -> RunHandle:
+def resume(path, *, experiment: Experiment | None = None, allow_changes: bool = False) -> RunHandle:
     """Continue the run in ``path``: done repetitions are skipped, failed or interrupted ones
     rerun, setup stages re-checked (they report no changes where nothing is missing); returns
     the run's handle. A run started from an :class:`Experiment` object resumes from Python with
-    the same object (``experiment``); settings given at the start are applied again."""
+    the same object (``experiment``); settings given at the start are applied again. When sae's
+    commit or dirty flag, a controller package or (once the stack is started) a node's software
+    differs from the run's ``versions.lock``, it refuses naming what changed, unless
+    ``allow_changes`` (the changes are then recorded there)."""
     rd = RunDir.find(path)
     spec = rd.read_yaml(rd.spec)
     keys = ("file", "file_sha256", "options", "profile")
@@ -210,8 +214,49 @@ def resume(path, *, experiment: Experiment | None = None) -> RunHandle:
     if not _unfinished(p, ledger):
         from metareserve.errors import NothingToDo
         raise NothingToDo(f"{rd.root}: every repetition is done; nothing to resume")
-    _execute(experiment, p, rd, ledger, options, command="resume")
+    _check_changes(rd, {"sae": provenance.sae_state(), "controller": versions()}, allow_changes)
+    _execute(experiment, p, rd, ledger, options, command="resume", allow_changes=allow_changes)
     return RunHandle.of(rd.root)
+
+
+def _check_changes(rd: RunDir, now: dict, allow_changes: bool) -> None:
+    """Compare ``now`` with the run's recorded provenance: UsageError naming what changed, or
+    (``allow_changes``) the changes recorded in versions.lock."""
+    recorded = rd.read_yaml(rd.versions) or {}
+    changes = provenance.compare(recorded, now)
+    if not changes:
+        return
+    if not allow_changes:
+        raise UsageError(f"{rd.root}: changed since the run started: {'; '.join(changes)}; a resumed run would mix "
+                         f"them: start a new run, or 'sae resume --allow-changes' (recorded in versions.lock)")
+    recorded.setdefault("changes", []).append({"time": time.time(), "changes": changes})
+    rd.write_yaml(rd.versions, recorded)
+    say(None, "sae resume", f"allowed changes: {'; '.join(changes)}")
+
+
+def _record_nodes(ctx, allow_changes: bool) -> None:
+    """Gather every node's software and platform through the deployers (after a start step),
+    compare them with what the run recorded and add them to versions.lock; never fails the run
+    for a node it cannot read."""
+    from metareserve import node_agent
+    nodes: dict[str, dict] = {}
+    try:
+        cluster = ctx.connect()
+        for name, deployer in ctx.stack.deployers("ceph", "spark"):
+            for node, found in deployer.versions().items():
+                nodes.setdefault(node, {}).update(found)
+        facts = cluster.call(node_agent, "platform_facts", nodes=[n.name for n in ctx.reservation.nodes],
+                             stage="sae provenance", check=False)
+        for node, found in facts.items():
+            nodes.setdefault(node, {}).update({"platform": f"unavailable: {found}"} if isinstance(found, BaseException)
+                                              else found)
+    except Exception as e:   # provenance never stops a run
+        say(None, "sae provenance", f"node versions unavailable: {e}")
+        return
+    _check_changes(ctx.run, {"nodes": nodes}, allow_changes)
+    recorded = ctx.run.read_yaml(ctx.run.versions) or {}
+    recorded["nodes"] = {**(recorded.get("nodes") or {}), **nodes}
+    ctx.run.write_yaml(ctx.run.versions, recorded)
 
 
 def _experiment_hash(experiment: Experiment) -> str:
@@ -276,7 +321,7 @@ def _groups(experiment: Experiment, p: Plan, steps: list, options: RunOptions) -
 
 
 def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, options: RunOptions,
-             *, command: str) -> None:
+             *, command: str, allow_changes: bool = False) -> None:
     ledger.begin_session(command)
     unfinished = _unfinished(p, ledger)
     console = RunConsole(p, ledger, unfinished)
@@ -306,6 +351,8 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                     _run_group(ctx, group, record)
                 else:
                     _step(ctx, index, step.stage, ctx.point, record)
+                    if step.stage == "start" and ctx.stack is not None:
+                        _record_nodes(ctx, allow_changes)
     finally:
         ctx.close()
     failed = ledger.failures()

@@ -78,6 +78,27 @@ def facts(path="/"):
             "rsync": bool(shutil.which("rsync")), "os": _os_release()}
 
 
+def platform_facts():
+    """The node's platform for a run's provenance: kernel release, CPU model, logical CPUs, OS."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Processor") and value.strip():
+                    model = value.strip()
+                    break
+    except OSError:
+        pass
+    return {"kernel": os.uname().release, "cpu_model": model or platform_machine(), "cpus": os.cpu_count(),
+            "os": _os_release()}
+
+
+def platform_machine():
+    import platform
+    return platform.machine()
+
+
 def _os_release():
     try:
         with open("/etc/os-release") as f:

@@ -1,0 +1,77 @@
+"""A run's provenance, kept in its ``versions.lock`` (one file): the controller's packages
+(``controller``, part of every ledger key), sae's git commit and dirty flag (``sae``), the command
+line (``command``), the copied experiment file (``experiment_file``: ``experiment.py`` in the run
+directory), each node's software and platform (``nodes``: Ceph, Spark, JDK, pyarrow, Python,
+kernel, CPU model; gathered once the stack is started) and the changes a resume was allowed to
+make (``changes``). ``sae resume`` compares the recorded provenance with now (:func:`compare`)
+and refuses in one line naming what changed, unless ``--allow-changes``. Pure but for reading git."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+NOT_GIT = "not a git checkout"
+
+
+def git_state(path) -> dict:
+    """``{"commit", "dirty", "checkout"}`` of the git checkout holding ``path``; ``commit`` reads
+    :data:`NOT_GIT` (and ``dirty`` None) when there is none or git fails: never raises."""
+    here = Path(path).resolve()
+    here = here if here.is_dir() else here.parent
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(here), *args], capture_output=True, text=True, timeout=30)
+    try:
+        top = git("rev-parse", "--show-toplevel")
+        head = git("rev-parse", "HEAD")
+        if top.returncode or head.returncode:
+            return {"commit": NOT_GIT, "dirty": None, "checkout": None}
+        status = git("status", "--porcelain", "--untracked-files=no")
+        return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip()) if not status.returncode else None,
+                "checkout": top.stdout.strip()}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": NOT_GIT, "dirty": None, "checkout": None}
+
+
+def sae_state() -> dict:
+    """:func:`git_state` of the checkout the ``sae`` package is imported from."""
+    import sae
+    return git_state(Path(sae.__file__).parent)
+
+
+def command(argv: list[str] | None = None) -> str:
+    """The command line of a ``sae`` CLI process, or ``python API`` (a notebook, a script)."""
+    argv = sys.argv if argv is None else argv
+    prog = Path(argv[0]).name if argv else ""
+    return " ".join(["sae", *argv[1:]]) if prog == "sae" else "python API"
+
+
+def record(controller: dict, *, experiment_file: str | None, argv: list[str] | None = None) -> dict:
+    """What ``versions.lock`` holds at run start (``nodes`` filled in once the stack runs)."""
+    return {"version": 2, "controller": controller, "sae": sae_state(), "command": command(argv),
+            "experiment_file": experiment_file, "nodes": {}, "changes": []}
+
+
+def compare(recorded: dict, now: dict) -> list[str]:
+    """What differs between recorded provenance and now, one phrase each: sae's commit or dirty
+    flag, a controller package, a node's software or platform (only keys both sides hold, so an
+    old run or a stack not yet started compares by what it has)."""
+    out = []
+    old, new = recorded.get("sae") or {}, now.get("sae") or {}
+    for key in ("commit", "dirty"):
+        if key in old and key in new and old[key] != new[key]:
+            out.append(f"sae {key} {_short(old[key])} -> {_short(new[key])}")
+    for name in sorted(set(recorded.get("controller") or {}) & set(now.get("controller") or {})):
+        if recorded["controller"][name] != now["controller"][name]:
+            out.append(f"{name} {recorded['controller'][name]} -> {now['controller'][name]}")
+    old_nodes, new_nodes = recorded.get("nodes") or {}, now.get("nodes") or {}
+    for node in sorted(set(old_nodes) & set(new_nodes)):
+        for key in sorted(set(old_nodes[node]) & set(new_nodes[node])):
+            if old_nodes[node][key] != new_nodes[node][key]:
+                out.append(f"{node} {key} {old_nodes[node][key]!r} -> {new_nodes[node][key]!r}")
+    return out
+
+
+def _short(value) -> str:
+    return value[:12] if isinstance(value, str) and len(value) == 40 else str(value)
