@@ -13,7 +13,7 @@ from sae.results.results import write_results
 from sae.planning.spec import Sweep
 
 _spec = importlib.util.spec_from_file_location(
-    "synthetic_run", Path(__file__).resolve().parents[1] / "sae" / "test_ledger_results.py")
+    "synthetic_run", Path(__file__).resolve().parents[1] / "sae_tests" / "test_ledger_results.py")
 synthetic = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(synthetic)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from jupyter_client.manager import start_new_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("sae_e2e", ROOT / "tests" / "sae" / "test_e2e.py")
+_spec = importlib.util.spec_from_file_location("sae_e2e", ROOT / "tests" / "sae_tests" / "test_e2e.py")
 e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(e2e)
 
