@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -156,27 +159,65 @@ def split(inputs, *, out, object_size, compression: str = "none") -> SplitReport
         pending.fill(1)
     except (pa.ArrowInvalid, OSError) as e:
         raise UsageError(f"split: cannot read inputs as one Parquet dataset: {str(e).splitlines()[0]}") from None
-    with output_dir(out, "split") as written:
-        marker_path.unlink(missing_ok=True)
-        for old in out.glob("part-*.parquet"):
-            old.unlink()
-        entries, guess = [], None
-        while pending.rows:
-            if guess is None:
-                sample = min(pending.rows, 4096)
-                guess = max(1, int(sample * size * 0.98 / _encode(pending.head(sample), compression).size))
-            buf, n = _best_file(pending, size, compression, guess)
-            path = out / f"part-{len(entries):05d}.parquet"
-            tmp = path.with_suffix(".tmp")
-            written += [tmp, path]
-            with open(tmp, "wb") as f:
-                f.write(buf)
-            tmp.replace(path)
-            entries.append({"name": path.name, "size": buf.size, "rows": n})
-            pending.drop(n)
-            guess = n
-            pending.fill(1)
-        marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression,
-                  "schema": dataset.schema.to_string(show_schema_metadata=False), "files": entries}
-        marker_path.write_text(json.dumps(marker, indent=1))
+    with output_dir(out, "split"):
+        staging = _staging(out)
+        try:
+            try:
+                marker = _write_split(pending, staging, size, compression, fp, dataset.schema)
+            except (pa.ArrowInvalid, OSError) as e:   # an input that breaks past its first rows
+                raise UsageError(f"split: cannot read inputs: {str(e).splitlines()[0]}; the previous "
+                                 f"split in {out} is unchanged") from None
+            _swap_in(staging, out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return _report(out, marker, changed=True)
+
+
+def _staging(out: Path) -> Path:
+    """A fresh hidden sibling of ``out`` to write a split into (same file system: renames are atomic)."""
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.split-", dir=out.parent))
+
+
+def _write_split(pending: _Pending, staging: Path, size: int, compression: str, fp: dict, schema) -> dict:
+    """Write every part and then the marker into ``staging``; the marker."""
+    entries, guess = [], None
+    while pending.rows:
+        if guess is None:
+            sample = min(pending.rows, 4096)
+            guess = max(1, int(sample * size * 0.98 / _encode(pending.head(sample), compression).size))
+        buf, n = _best_file(pending, size, compression, guess)
+        path = staging / f"part-{len(entries):05d}.parquet"
+        with open(path, "wb") as f:
+            f.write(buf)
+        entries.append({"name": path.name, "size": buf.size, "rows": n})
+        pending.drop(n)
+        guess = n
+        pending.fill(1)
+    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression,
+              "schema": schema.to_string(show_schema_metadata=False), "files": entries}
+    (staging / MARKER).write_text(json.dumps(marker, indent=1))
+    return marker
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Make the finished split in ``staging`` the content of ``out``: files in ``out`` that are no
+    part of a split move along; the previous split's parts and marker go. Until the final rename
+    ``out`` holds the previous split, whole."""
+    for entry in out.iterdir():
+        if entry.name == MARKER or entry.name.startswith("part-") and entry.suffix in (".parquet", ".tmp"):
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), staging / entry.name)
+        elif entry.is_dir():
+            shutil.copytree(entry, staging / entry.name, symlinks=True)
+        else:
+            os.link(entry, staging / entry.name)
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    os.replace(out, old / "split")
+    try:
+        os.replace(staging, out)
+    except BaseException:
+        os.replace(old / "split", out)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)

@@ -67,6 +67,9 @@ def main():
 def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpus, cpu_limit, memory, link_rate, delay,
             extra, gate):
     """Reserve nodes and write a reservation file."""
+    bad = [kv for kv in extra if not kv.partition("=")[0] or "=" not in kv]
+    if bad:
+        raise UsageError(f"--option {bad[0]!r}: expected KEY=VALUE")
     options = dict(kv.split("=", 1) for kv in extra)
     if cpus or cpu_limit or memory or link_rate or delay:
         if provider != "local":
@@ -203,6 +206,8 @@ def _report(results):
 @handle_errors
 def renew(reservation, hours):
     """Extend the reservation's expiration (CloudLab)."""
+    if not 0 < hours <= 24 * 14:   # NaN fails too
+        raise UsageError(f"--hours {hours!r}: give hours above 0 and at most {24 * 14} (two weeks)")
     click.echo(api.extend(load_reservation(reservation), hours=hours))
 
 

@@ -18,6 +18,7 @@ from .capacity import Capacities, online_cpus
 from .errors import UsageError
 
 FORMAT_VERSION = 1
+PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_FILE_BYTES = 16 << 20     # reservations, layouts and hosts files are small
 ENV_RESERVATION = "SAE_RESERVATION"
 
@@ -184,6 +185,8 @@ def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservati
     for key in ("name", "provider"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise bad(f"'{key}' must be a non-empty string")
+    if data["provider"] not in PROVIDERS:
+        raise bad(f"provider {data['provider']!r} is not one of {', '.join(PROVIDERS)}")
     try:
         validate.name(data["name"], "reservation name")
         if data.get("ssh_config") is not None:

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 
 import click
-import yaml
-
 from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError, UsageError
+from metareserve.model import read_yaml
 
 from .deploy import Monitoring
 from .options import MonitorOptions
@@ -19,12 +17,7 @@ def load_options(path: str | None, **overrides) -> MonitorOptions:
     """MonitorOptions from a YAML file (keys = MonitorOptions fields) plus CLI overrides."""
     data = {}
     if path:
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except OSError as e:
-            raise UsageError(f"{path}: cannot read monitor options: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise UsageError(f"{path}: malformed YAML: {getattr(e, 'problem', e)}") from None
+        data = read_yaml(path, "monitor options file") or {}
         known = {f.name for f in dataclasses.fields(MonitorOptions)}
         if not isinstance(data, dict) or set(data) - known:
             bad = sorted(set(data) - known) if isinstance(data, dict) else ["(not a mapping)"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from metareserve import UsageError, parse_size
+from metareserve import UsageError, parse_size, validate
 
 SERVER_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-base",
                    "python3-rados", "python3-cephfs", "uuid-runtime"]
@@ -56,6 +56,14 @@ class CephOptions:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise UsageError(f"CephOptions.{name} must be a positive integer, not {value!r}")
+        for name, most in (("osds_per_node", 64), ("op_timeout", 86400), ("replicas", 16), ("pgs_per_osd", 1024),
+                           ("mon_port", 65535), ("mgr_prometheus_port", 65535), ("max_write_size_mb", 1 << 20)):
+            if getattr(self, name) > most:
+                raise UsageError(f"CephOptions.{name} must be at most {most}, not {getattr(self, name)!r}")
+        if self.bluestore_device is not None:
+            validate.path(self.bluestore_device, "CephOptions.bluestore_device")
+            if not self.bluestore_device.startswith("/"):
+                raise UsageError(f"CephOptions.bluestore_device {self.bluestore_device!r} must be an absolute path")
         low, high = self.daemon_ports
         if not 1024 <= low < high <= 65535:
             raise UsageError(f"CephOptions.daemon_ports must be (low, high) ports above 1023, not {self.daemon_ports!r}")
@@ -63,5 +71,5 @@ class CephOptions:
             raise UsageError("CephOptions.bluestore_device needs store='bluestore'")
         if self.bluestore_device and self.osds_per_node != 1:
             raise UsageError("CephOptions.bluestore_device serves one OSD: set osds_per_node=1")
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", self.fs_name):
+        if not isinstance(self.fs_name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,63}", self.fs_name):
             raise UsageError(f"CephOptions.fs_name {self.fs_name!r} must be letters, digits, '-' or '_'")

@@ -147,8 +147,12 @@ def submit(reservation, layout_file, role_specs, log_dir, driver_env, quiet, arg
     every other option up to the application (.jar or .py) goes to spark-submit.
     """
     parsed = split_submit_args(list(argv))
+    env = _pairs(driver_env, "--driver-env")
+    bad = [k for k, v in env.items() if any(ord(c) < 32 for c in k + v)]
+    if bad:
+        raise UsageError(f"--driver-env {bad[0]!r}: a value must be one line of text")
     with _spark(reservation, layout_file, role_specs, **flags) as spark:
-        result = spark.submit(parsed.pop("app"), env=_pairs(driver_env, "--driver-env"), log_dir=log_dir,
+        result = spark.submit(parsed.pop("app"), env=env, log_dir=log_dir,
                               stream=not quiet, **parsed)
         click.echo(f"exit {result.exit_code}; driver log {result.driver_log}; event log {result.event_log}")
 

@@ -5,21 +5,30 @@ import dataclasses
 import re
 from pathlib import Path
 
-import yaml
-
 from metareserve import validate
 from metareserve.errors import UsageError
+from metareserve.model import read_yaml
 
 from .software import tarball_name
 
 PINNED_PYTHON = ("pyarrow==26.0.1", "pandas<3")
-_MEMORY = re.compile(r"[0-9]+[kmgt]?", re.IGNORECASE | re.ASCII)
+_MEMORY = re.compile(r"([0-9]+)([kmgt]?)", re.IGNORECASE | re.ASCII)
+_MEMORY_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MAX_MEMORY = 1 << 44     # 16 TiB: more is a typo, refused here rather than by a JVM on a host
+MAX_CORES = 4096
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
+_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[A-Za-z0-9.*+!_-]+,?)*", re.ASCII)
+_DEBIAN = re.compile(r"[a-z0-9][a-z0-9+.-]+", re.ASCII)
+_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)", re.ASCII)
 
 
 def check_memory(value, what: str) -> None:
     """UsageError unless ``value`` is a JVM memory size as Spark takes it (``512m``, ``2g``)."""
-    if not isinstance(value, str) or not _MEMORY.fullmatch(value):
+    m = _MEMORY.fullmatch(value) if isinstance(value, str) else None
+    if not m:
         raise UsageError(f"{what} must look like 512m or 2g, not {value!r}")
+    if not 0 < int(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()] <= MAX_MEMORY:
+        raise UsageError(f"{what} {value!r} must be above 0 and at most 16t")
 
 
 def check_conf(conf, what: str) -> None:
@@ -28,6 +37,15 @@ def check_conf(conf, what: str) -> None:
         raise UsageError(f"{what} must be a dict")
     if not all(isinstance(k, str) and k.startswith("spark.") for k in conf):
         raise UsageError(f"{what} keys must be Spark properties (spark.*)")
+    for key, value in conf.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or _control(str(value)) \
+                or _control(key) or value != value:
+            raise UsageError(f"{what} {key!r}: the value must be one line of text or a number, not {value!r}")
+
+
+def _control(text: str) -> bool:
+    """Whether ``text`` holds a newline, NUL or another control character."""
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
 
 
 @dataclasses.dataclass
@@ -72,17 +90,27 @@ class SparkOptions:
                 {getattr(self, a) for a in ports if a.startswith("worker")}
         if clash or self.master_port == self.master_ui_port or self.worker_port == self.worker_ui_port:
             raise UsageError(f"{source}: master and worker ports must differ (a node may run both)")
-        if not isinstance(self.worker_cores, int) or isinstance(self.worker_cores, bool) or self.worker_cores < 1:
-            raise UsageError(f"{source}: worker_cores must be a positive integer, not {self.worker_cores!r}")
+        if not isinstance(self.worker_cores, int) or isinstance(self.worker_cores, bool) \
+                or not 1 <= self.worker_cores <= MAX_CORES:
+            raise UsageError(f"{source}: worker_cores must be an integer from 1 to {MAX_CORES}, not {self.worker_cores!r}")
         for name in ("worker_memory", "executor_memory"):
             check_memory(getattr(self, name), f"{source}: {name}")
-        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(self.metrics_namespace)):
+        if not isinstance(self.metrics_namespace, str) or not _IDENT.fullmatch(self.metrics_namespace):
             raise UsageError(f"{source}: metrics_namespace must be an identifier, not {self.metrics_namespace!r}")
         for name, kind in (("python_packages", list), ("system_packages", list), ("env", dict)):
             if not isinstance(getattr(self, name), kind):
                 raise UsageError(f"{source}: {name} must be a {kind.__name__}")
-        if not all(isinstance(k, str) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k) for k in self.env):
+        if not all(isinstance(k, str) and _IDENT.fullmatch(k) for k in self.env):
             raise UsageError(f"{source}: env keys must be environment variable names")
+        for key, value in self.env.items():
+            if not isinstance(value, str) or _control(value):
+                raise UsageError(f"{source}: env {key}: the value must be one line of text, not {value!r}")
+        for name, pattern in (("python_packages", _REQUIREMENT), ("system_packages", _DEBIAN)):
+            for item in getattr(self, name):
+                if not isinstance(item, str) or not pattern.fullmatch(item):
+                    raise UsageError(f"{source}: {name}: {item!r} is not a package name (e.g. pyarrow==26.0.1)")
+        if not isinstance(self.version, str) or not _VERSION.fullmatch(self.version):
+            raise UsageError(f"{source}: version {self.version!r} is not a pyspark version (e.g. 4.3.0)")
         check_conf(self.conf, f"{source}: conf")
         if self.prefix is not None:
             check_prefix(self.prefix, f"{source}: prefix")
@@ -115,13 +143,7 @@ class SparkOptions:
     def load(cls, path) -> "SparkOptions":
         """Options from a YAML file (a mapping of field names)."""
         p = Path(path)
-        try:
-            data = yaml.safe_load(p.read_text()) or {}
-        except FileNotFoundError:
-            raise UsageError(f"{p}: Spark options file not found") from None
-        except yaml.YAMLError as e:
-            raise UsageError(f"{p}: malformed YAML: {getattr(e, 'problem', e)}") from None
-        return cls.from_dict(data, str(p))
+        return cls.from_dict(read_yaml(p, "Spark options file") or {}, str(p))
 
 
 def check_prefix(prefix, what: str) -> None:
