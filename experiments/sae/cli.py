@@ -17,6 +17,10 @@ set_option = click.option("--set", "settings", multiple=True, metavar="PATH=VALU
                                "validated like the file: workload.selectivity=5, repetitions=5, "
                                "sweep.cartesian.selectivity=[1,10]; values are YAML.")
 
+hosts_option = click.option("--hosts", metavar="FILE",
+                            help="Your own SSH hosts: a hosts file (docs/ssh.md); implies --provider ssh, "
+                                 "excludes --reservation. 'sae plan --hosts' prints each host's roles.")
+
 
 @click.group(cls=Group)
 def main():
@@ -25,8 +29,9 @@ def main():
 
 @main.command()
 @click.argument("file", type=click.Path(exists=True))
-@click.option("--provider", type=click.Choice(["local", "ssh", "cloudlab"]), default="local",
-              show_default=True, help="Where sae reserves nodes when no --reservation is given.")
+@click.option("--provider", type=click.Choice(["local", "ssh", "cloudlab"]), default=None,
+              help="Where sae reserves nodes when no --reservation is given (default: local; ssh with --hosts).")
+@hosts_option
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Use these reserved nodes instead of reserving (default: $SAE_RESERVATION).")
 @profile_option
@@ -38,12 +43,12 @@ def main():
 @set_option
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
-def run(file, provider, reservation, profile, out, teardown, skip, wait_lease, settings):
+def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_lease, settings):
     """Run experiment FILE end to end into a new run directory; given a directory (e.g.
     experiments/), run every experiment file in it, one after another on one cluster, and write
     one index page linking every report (OUT/catalogue/latest/index.html)."""
     options = runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown, skip=skip,
-                                wait_lease=wait_lease)
+                                wait_lease=wait_lease, hosts=hosts)
     if Path(file).is_dir():
         from .running.catalogue import run_catalogue
         index = run_catalogue(file, profile=profile, out=out, options=options, set=settings)
@@ -58,12 +63,14 @@ def run(file, provider, reservation, profile, out, teardown, skip, wait_lease, s
 @profile_option
 @click.option("--teardown", is_flag=True, help="Plan the stop/release steps too.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@hosts_option
 @set_option
 @handle_errors
-def plan(file, profile, teardown, as_json, settings):
+def plan(file, profile, teardown, as_json, hosts, settings):
     """Show sweep points, stage steps in execution order and an ETA; runs nothing. Given a
-    directory, plan every experiment file in it as 'sae run DIR' runs them."""
-    options = runner.RunOptions(teardown=teardown)
+    directory, plan every experiment file in it as 'sae run DIR' runs them. With --hosts, also
+    which roles each of your hosts plays."""
+    options = runner.RunOptions(teardown=teardown, hosts=hosts)
     if Path(file).is_dir():
         from .running.catalogue import plan_catalogue
         plans = plan_catalogue(file, profile=profile, options=options, set=settings)
@@ -71,13 +78,28 @@ def plan(file, profile, teardown, as_json, settings):
             click.echo(json.dumps({str(f): p.to_dict() for f, p in plans}, indent=1, default=str))
             return
         for f, p in plans:
-            click.echo(f"== {f}\n{p.text()}\n")
+            click.echo(f"== {f}\n{p.text()}\n{_hosts_text(p, hosts)}")
         eta = sum(p.eta_seconds for _, p in plans)
         click.echo(f"catalogue {file}: {len(plans)} experiments, ETA ~{int(eta) // 60}m{int(eta) % 60:02d}s in all "
                    f"(each experiment's ETA counts its own install; on one cluster later ones reuse the stack)")
         return
     _, p = runner.prepare(file, profile=profile, options=options, settings=settings)
-    click.echo(json.dumps(p.to_dict(), indent=1, default=str) if as_json else p.text())
+    if as_json:
+        data = p.to_dict()
+        if hosts:
+            from .running import hosts as hosts_mod
+            data["hosts"] = hosts_mod.mapping_dict(p, hosts_mod.load(hosts))
+        click.echo(json.dumps(data, indent=1, default=str))
+        return
+    click.echo(p.text() + (f"\n{_hosts_text(p, hosts)}" if hosts else ""))
+
+
+def _hosts_text(p, hosts) -> str:
+    """Which roles each host of the hosts file plays in plan ``p`` ('' without --hosts)."""
+    if not hosts:
+        return ""
+    from .running import hosts as hosts_mod
+    return hosts_mod.mapping_text(p, hosts_mod.load(hosts), hosts) + "\n"
 
 
 @main.command()

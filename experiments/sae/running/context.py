@@ -26,19 +26,35 @@ CONTROLLER = "controller"
 
 @dataclasses.dataclass
 class RunOptions:
-    """How to run: provider (when sae reserves), an existing reservation file, teardown at end,
-    stages to skip (e.g. ``install`` on nodes known to be ready), and ``warm``: points that share
-    a stack and Spark options run in one Spark application (False: one application per point,
-    the reference bench/sae_overhead.py measures against)."""
+    """How to run: provider (when sae reserves; default ``local``), an existing reservation file,
+    teardown at end, stages to skip (e.g. ``install`` on nodes known to be ready), ``warm``:
+    points that share a stack and Spark options run in one Spark application (False: one
+    application per point, the reference bench/sae_overhead.py measures against), and ``hosts``:
+    a hosts file of your own SSH hosts (docs/ssh.md; implies the ssh provider, excludes
+    ``reservation``; kept as an absolute path, so ``sae resume`` finds it from anywhere)."""
 
-    provider: str = "local"
+    provider: str | None = None
     reservation: str | None = None
     teardown: bool = False
     skip: tuple = ()
     warm: bool = True
     wait_lease: float = 0.0
+    hosts: str | None = None
 
     def __post_init__(self):
+        if self.hosts is not None:
+            if self.reservation:
+                raise UsageError(f"--hosts {self.hosts} and --reservation {self.reservation}: give one (--hosts "
+                                 f"records your SSH hosts as a reservation; --reservation uses one already made)")
+            if self.provider not in (None, "ssh"):
+                raise UsageError(f"--hosts {self.hosts} with --provider {self.provider}: --hosts names your own SSH "
+                                 f"hosts, which the ssh provider reserves; drop --provider")
+            self.hosts, self.provider = os.path.abspath(self.hosts), "ssh"
+        elif self.provider is None:
+            self.provider = "local"
+        elif self.provider == "ssh" and not self.reservation:
+            raise UsageError("--provider ssh needs your hosts: --hosts FILE (docs/ssh.md), or --reservation FILE "
+                             "written by 'metareserve reserve --provider ssh'")
         self.skip = tuple(self.skip)
         if not self.wait_lease >= 0:
             raise UsageError(f"--wait-lease {self.wait_lease}: give seconds >= 0")

@@ -56,7 +56,11 @@ def prepare(file, *, profile: str | None, options: RunOptions, settings=None) ->
         p = make_plan(experiment, profile=profile, teardown=options.teardown)
     except UsageError as e:
         raise UsageError(f"{file}: {e}") from None
-    if options.reservation:
+    if options.hosts:
+        from . import hosts
+        hosts.check(hosts.load(options.hosts), p, options.hosts)
+        capacities.check_plan(p.points, "ssh", str(file))
+    elif options.reservation:
         res = load_reservation(options.reservation)
         builtin.check_reservation(res, p, str(options.reservation))
         capacities.check_plan(p.points, res.provider, str(file))

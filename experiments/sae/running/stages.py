@@ -51,6 +51,16 @@ def check_own_node_names(p: Plan, source: str) -> None:
                                      f"one of node1..node{need}; for hosts named otherwise pass --reservation")
 
 
+def check_hosts(res: Reservation, source: str) -> None:
+    """The health gate on hosts of a hosts file (SSH, python3, root or sudo, disk, rsync):
+    OperationalError naming every host that fails it and why, before anything is installed."""
+    bad = [h for h in metareserve.check(res) if not h.ok]
+    if bad:
+        raise OperationalError(f"{source}: {len(bad)} of {len(res.nodes)} hosts fail the health gate: "
+                               + "; ".join(f"{h.node}: {h.reason}" for h in bad)
+                               + " (docs/requirements.md#your-own-ssh-hosts-provider-ssh)")
+
+
 def reservation_name(experiment_name: str) -> str:
     """The name of a cluster sae reserves for an experiment (a local one keeps it while later
     experiments share it, :func:`choose_cluster`)."""
@@ -110,8 +120,14 @@ def stage_reserve(ctx: StageContext) -> StageReport:
                 retired += retire(old, why)
             except LeaseHeld as e:   # another run measures there: left alone, it ends by itself
                 retired.append(f"{old.name}: kept ({why}): {e}")
-        res = metareserve.reserve(provider=ctx.options.provider, name=choice.name, nodes=choice.nodes,
-                                  out=ctx.run.reservation)
+        if ctx.options.hosts:   # your own hosts: recorded, then the health gate (docs/ssh.md)
+            from . import hosts
+            res = metareserve.reserve(provider="ssh", name=hosts.reservation_name(hosts.load(ctx.options.hosts)),
+                                      hosts_file=ctx.options.hosts, out=ctx.run.reservation)
+            check_hosts(res, ctx.options.hosts)
+        else:
+            res = metareserve.reserve(provider=ctx.options.provider, name=choice.name, nodes=choice.nodes,
+                                      out=ctx.run.reservation)
         again = res.reattached
         shared = " (the local cluster sae's experiments share)" if choice.shared else ""
         report.add(CONTROLLER, not again or bool(retired),

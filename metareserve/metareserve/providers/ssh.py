@@ -1,8 +1,12 @@
 """The ssh provider: hosts the user already has.
 
-Hosts come as names from ``~/.ssh/config`` (``--host`` options) or as a YAML list
-(``--hosts-file``) of mappings with name, host, port, user, identity, address, labels.
-Connections honour ``~/.ssh/config`` and the SSH agent; nothing is created or removed.
+Hosts come as names from ``~/.ssh/config`` (``--host`` options) or as a hosts file
+(``--hosts-file``; ``sae run --hosts``): a YAML list of hosts, or a mapping with ``hosts:`` (the
+list) and optionally ``ssh_config:`` (a file replacing ``~/.ssh/config`` for these hosts; relative
+to the hosts file). A host is a mapping with ``host`` and optionally name, port, user, identity,
+address, python, labels (the fields of a reservation's node), or a bare host name. Every field is
+checked when the file is loaded (:func:`load_hosts_file`), refused in one line naming the file and
+the field. Connections honour ``~/.ssh/config`` and the SSH agent; nothing is created or removed.
 """
 from __future__ import annotations
 
@@ -49,7 +53,8 @@ class SshProvider(Provider):
         if bool(hosts) == bool(hosts_file):
             raise UsageError("ssh provider: give either --host ALIAS (repeatable) or --hosts-file FILE")
         if hosts_file:
-            entries = _load_hosts_file(hosts_file)
+            entries, file_config = load_hosts_file(hosts_file)
+            ssh_config = ssh_config or file_config
         else:
             entries = []
             for i, alias in enumerate(hosts, 1):
@@ -71,20 +76,61 @@ class SshProvider(Provider):
                 f"nothing to release on {len(reservation.nodes)} hosts")
 
 
-def _load_hosts_file(path) -> list[dict]:
+HOST_KEYS = {"name": str, "host": str, "port": int, "user": str, "identity": str, "address": str,
+             "python": str, "labels": dict}
+"""The fields of one host in a hosts file (those of a reservation's node) and their types."""
+
+
+def load_hosts_file(path) -> tuple[list[dict], str | None]:
+    """(hosts, ssh_config or None) of a hosts file, every field checked; UsageError naming the
+    file and the field (``hosts.yaml: hosts[1].port 70000 is not allowed: ...``) otherwise."""
+    from ..model import Node
     p = Path(path)
     data = read_yaml(p, "hosts file")
+    ssh_config = None
     if isinstance(data, dict):
+        unknown = sorted(set(map(str, data)) - {"hosts", "ssh_config"})
+        if unknown:
+            raise UsageError(f"{p}: unknown key(s) {', '.join(unknown)}; a hosts file has 'hosts' (a list) "
+                             f"and optionally 'ssh_config'")
+        ssh_config = data.get("ssh_config")
+        if ssh_config is not None:
+            try:
+                validate.path(ssh_config, "ssh_config")
+            except UsageError as e:
+                raise UsageError(f"{p}: {e}") from None
+            config = Path(ssh_config).expanduser()
+            config = config if config.is_absolute() else p.resolve().parent / config
+            if not config.is_file():
+                raise UsageError(f"{p}: ssh_config {ssh_config!r}: {config} is not a file")
+            ssh_config = str(config)
         data = data.get("hosts")
     if not isinstance(data, list) or not data:
         raise UsageError(f"{p}: expected a list of hosts (or 'hosts:' with a list)")
-    out = []
+    out, seen = [], {}
     for i, h in enumerate(data):
+        where = f"{p}: hosts[{i}]"
         if isinstance(h, str):
             h = {"name": h, "host": h}
         if not isinstance(h, dict) or "host" not in h:
-            raise UsageError(f"{p}: hosts[{i}] needs at least 'host'")
+            raise UsageError(f"{where} needs at least 'host' (a host name or IP address)")
+        for key, value in h.items():
+            if key not in HOST_KEYS:
+                raise UsageError(f"{where}: unknown key {key!r} (a host has {', '.join(HOST_KEYS)})")
+            if not isinstance(value, HOST_KEYS[key]) or isinstance(value, bool):
+                raise UsageError(f"{where}.{key} {value!r} must be a "
+                                 f"{ {int: 'whole number', str: 'string', dict: 'mapping'}[HOST_KEYS[key]]}")
         h = dict(h)
-        h.setdefault("name", h["host"])
+        try:
+            validate.host(h["host"])
+            h.setdefault("name", h["host"])
+            Node(**h)
+        except UsageError as e:   # Node names the field: "port 70000 is not allowed: ..."
+            msg = str(e)
+            raise UsageError(f"{where}.{'name ' + msg[10:] if msg.startswith('node name ') else msg}") from None
+        if h["name"] in seen:
+            raise UsageError(f"{where}: name {h['name']!r} is also hosts[{seen[h['name']]}]'s; give each host "
+                             f"its own name")
+        seen[h["name"]] = i
         out.append(h)
-    return out
+    return out, ssh_config
