@@ -40,7 +40,7 @@ def experiment_file(out: Path, repetitions: int | None, selectivities: list[floa
         f"                      zipped={{'cores': {list(MODES)!r}, 'link_rate': {list(MODES.values())!r}}})\n"
         f"if {repetitions!r}:\n"
         f"    tiny['repetitions'] = {repetitions!r}\n"
-        "experiment = dataclasses.replace(base['experiment'], name='emulation', profiles={'tiny': tiny})\n")
+        "experiment = dataclasses.replace(base['experiment'], name='emulation', profiles={**base['experiment'].profiles, 'tiny': tiny})\n")
     return f
 
 

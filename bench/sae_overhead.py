@@ -51,7 +51,7 @@ def experiment_file(out: Path, points: int | None, repetitions: int | None) -> P
         "    combos = list(itertools.product(*sweep.cartesian.values()))\n"
         "    axes = {k: [c[i] for c in combos] for i, k in enumerate(sweep.cartesian)}\n"
         f"    tiny['sweep'] = Sweep(zipped={{k: v[:{points!r}] for k, v in axes.items()}})\n"
-        "experiment = dataclasses.replace(base, name='overhead', profiles={'tiny': tiny})\n")
+        "experiment = dataclasses.replace(base, name='overhead', profiles={**base.profiles, 'tiny': tiny})\n")
     return f
 
 

@@ -13,7 +13,6 @@ experiment = Experiment(
     workload=Workload(selectivity=1),
     # offload last: no-offload (the same connector) has warmed its JVM code paths by then
     sweep=Sweep(cartesian={"reader": names(NO_OFFLOAD, VANILLA, OFFLOAD)}),
-    repetitions=21,
     warmup=1,
     profiles={
         "tiny": profiles.tiny(),              # selectivity.py's stack and dataset

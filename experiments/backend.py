@@ -12,7 +12,6 @@ experiment = Experiment(
     workload=Workload(reader="offload"),
     sweep=Sweep(cartesian={"object_size": ["4MiB", "8MiB", "16MiB", "32MiB", "64MiB", "128MiB"],
                            "selectivity": [1, 100]}),
-    repetitions=21,
     warmup=1,
     stages={"run": stage_run},
     profiles={

@@ -9,9 +9,9 @@ Offload asks for Arrow replies at every selectivity (``whole_objects=False``): a
 would otherwise send the objects as stored, and the reply compression this sweep varies would not
 apply.
 Rates are emulated on the local provider only (a testbed's links are what they are), so this
-experiment has no CloudLab profile; its default sweep spans the paper's 10 GbE.
+experiment has no CloudLab profile: the tiny profile is the one that runs.
 """
-from sae import DataSpec, Experiment, Sweep, Workload, readers
+from sae import Experiment, Sweep, Workload, profiles, readers
 
 
 def one_without_replies(point: dict) -> bool:
@@ -24,21 +24,17 @@ experiment = Experiment(
     name="bandwidth",
     figures=("bandwidth",),
     description="Query time vs link rate: offload, no-offload and vanilla, reply compression none/zstd",
-    data=DataSpec(rows=1_000_000, object_size="16MiB", link_multiplier=4),
     workload=Workload(column="total_amount", whole_objects=False),
-    sweep=Sweep(cartesian={"link_rate": ["1gbit", "10gbit", "unlimited"], "compression": ["none", "zstd"],
-                           "selectivity": [1, 10, 100], "reader": readers.names()}, where=one_without_replies),
-    repetitions=21,
     warmup=1,
     profiles={
         # Tiny: a quarter of the main job's rows per query (1 M rows: ~30 MB of Parquet, ~30 MB of
         # zstd replies and ~140 MB of uncompressed ones at 100 %), so the slowest rate (200 Mbit/s:
         # ~1.2 s for a zstd full read, ~6 s uncompressed) keeps 30 points x 2 repetitions to a
         # few minutes.
-        "tiny": {"data": {"rows": 1_000_000, "object_size": "16MiB", "link_multiplier": 1},
-                 "sweep": Sweep(cartesian={"link_rate": ["200mbit", "1gbit", "unlimited"],
-                                           "compression": ["none", "zstd"], "selectivity": [100, 1],
-                                           "reader": readers.names()}, where=one_without_replies),
-                 "monitor": {"scrape_interval": "1s"}, "repetitions": 2, "warmup": 1, "pause": 2.0},
+        # (rates are emulated on the local provider only: no paper profile)
+        "tiny": profiles.tiny(data={"link_multiplier": 1}, repetitions=2,
+                              sweep=Sweep(cartesian={"link_rate": ["200mbit", "1gbit", "unlimited"],
+                                                     "compression": ["none", "zstd"], "selectivity": [100, 1],
+                                                     "reader": readers.names()}, where=one_without_replies)),
     },
 )

@@ -11,7 +11,6 @@ experiment = Experiment(
                 "(Arrow-Spark paper E1)",
     workload=Workload(reader="offload", selectivity=100, whole_objects=False),
     sweep=Sweep(cartesian={"batch_size": [1024, 4096, 16384, 65536, 262144, 1048576]}),
-    repetitions=21,
     warmup=1,
     profiles={
         # 16 MiB objects hold ~250 k rows: 131072 rows per batch leave 2 batches per object; the

@@ -10,7 +10,6 @@ experiment = Experiment(
     description="Init/compute time vs object size at 10 % selectivity, offloaded (thesis fig. 15)",
     workload=Workload(selectivity=10, reader="offload"),
     sweep=Sweep(cartesian={"object_size": SIZES}),
-    repetitions=21,
     warmup=1,
     profiles={
         # 1 M rows are ~30 MB: 64 MiB objects leave 4 objects (one per link name) for 2 task slots

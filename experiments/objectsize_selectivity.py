@@ -12,7 +12,6 @@ experiment = Experiment(
     workload=Workload(),
     sweep=Sweep(cartesian={"object_size": ["4MiB", "8MiB", "16MiB", "32MiB", "64MiB", "128MiB"],
                            "selectivity": [1, 10, 25, 50, 75, 90, 99, 100], "reader": READERS}),
-    repetitions=21,
     warmup=1,
     profiles={
         # 12 points: one measured repetition each keeps the catalogue within its time

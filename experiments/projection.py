@@ -18,7 +18,6 @@ experiment = Experiment(
                 "100 % of rows (Arrow-Spark paper E5)",
     workload=Workload(selectivity=100),
     sweep=Sweep(cartesian={"columns": [ONE, FOUR, EIGHT, SIXTEEN, ALL], "reader": READERS}),
-    repetitions=21,
     warmup=1,
     profiles={
         # every column first: its queries compile every column's read path in the one warm

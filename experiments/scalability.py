@@ -13,7 +13,6 @@ experiment = Experiment(
                 "with the speedup (thesis fig. 18)",
     workload=Workload(selectivity=10),
     sweep=Sweep(cartesian={"link_multiplier": [16, 32, 64, 128, 256, 512], "reader": READERS}),
-    repetitions=21,
     warmup=1,
     profiles={
         # 1 M rows physical, 1-4 M rows logical; the largest first, so the smaller sizes run in a

@@ -15,7 +15,6 @@ experiment = Experiment(
                 "100 % of rows (Arrow-Spark paper E4)",
     workload=Workload(selectivity=100, whole_objects=False),
     sweep=Sweep(cartesian={"stored_compression": ["none", "snappy", "gzip", "zstd"], "reader": READERS}),
-    repetitions=21,
     warmup=1,
     profiles={
         "tiny": profiles.tiny(repetitions=2),   # 8 points, 4 datasets: one measured repetition each

@@ -499,7 +499,6 @@ XFAIL: dict[int, str] = {
     372: 'accepted',
     373: 'accepted',
     374: 'accepted',
-    375: 'unexpected AttributeError',
     377: 'reaches the hosts',
     378: 'reaches the hosts',
     379: 'reaches the hosts',

@@ -21,7 +21,7 @@ from sae import Sweep
 base = runpy.run_path({selectivity!r})['experiment']
 tiny = dict(base.profiles['tiny'], repetitions=3, warmup=1,
             sweep=Sweep(cartesian={{'selectivity': [10, 100], 'reader': ['offload']}}))
-experiment = dataclasses.replace(base, name='interrupted', profiles={{'tiny': tiny}})
+experiment = dataclasses.replace(base, name='interrupted', profiles={{**base.profiles, 'tiny': tiny}})
 """
 
 

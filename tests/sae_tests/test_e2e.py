@@ -155,7 +155,7 @@ def _experiment(root: Path, name: str, selectivities, repetitions: int) -> Path:
         f"base = runpy.run_path({str(ROOT / 'experiments' / 'selectivity.py')!r})['experiment']\n"
         f"tiny = dict(base.profiles['tiny'], repetitions={repetitions}, warmup=1,\n"
         f"            sweep=Sweep(cartesian={{'selectivity': {list(selectivities)}, 'reader': ['offload']}}))\n"
-        f"experiment = dataclasses.replace(base, name={name!r}, profiles={{'tiny': tiny}})\n")
+        f"experiment = dataclasses.replace(base, name={name!r}, profiles={{**base.profiles, 'tiny': tiny}})\n")
     return f
 
 

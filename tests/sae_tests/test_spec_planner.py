@@ -79,13 +79,52 @@ def test_reader_axis_picks_the_readers_source():
 
 
 def test_profiles_override_sections_and_reject_unknown_options():
+    from sae.planning.spec import Profile
     e = exp(profiles={"tiny": {"data": {"rows": 10}, "repetitions": 2},
-                      "bad": {"data": {"colour": 1}}, "worse": {"flavour": 1}})
+                      "typed": Profile(data=DataSpec(rows=20), pause=4.0)})
+    assert isinstance(e.profiles["tiny"], Profile) and dict(e.profiles["tiny"]) == {"data": {"rows": 10},
+                                                                                   "repetitions": 2}
     assert e.with_profile("tiny").data.rows == 10 and e.with_profile("tiny").repetitions == 2
-    for name, text in (("bad", "unknown option colour"), ("worse", "unknown option 'flavour'"),
-                       ("nope", "no profile 'nope'")):
-        with pytest.raises(UsageError, match=text):
-            e.with_profile(name)
+    assert e.with_profile("typed").data.rows == 20 and e.with_profile("typed").pause == 4.0
+    with pytest.raises(UsageError, match="no profile 'nope'"):
+        e.with_profile("nope")
+    for profile, text in (({"data": {"colour": 1}}, "experiment 't' profile 'bad' data: unknown option colour"),
+                          ({"flavour": 1}, "experiment 't' profile 'bad': unknown option 'flavour'"),
+                          ({"sweep": {"selectivity": [1]}}, "experiment 't' profile 'bad': sweep must be a Sweep"),
+                          ({"repetitions": "5"}, "experiment 't' profile 'bad': repetitions must be an integer"),
+                          ({"data": 5}, "experiment 't' profile 'bad': data must be a dict of DataSpec"),
+                          (5, "experiment 't' profile 'bad': a profile is a Profile")):
+        with pytest.raises(UsageError) as err:
+            exp(profiles={"bad": profile})
+        assert text in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(sweep=Sweep(cartesian={"selectivity": [1]}), profiles={"tiny": {"sweep": Sweep()}, "paper": {"sweep": Sweep()}}),
+     "sweep is set but every profile replaces it (tiny, paper)"),
+    (dict(repetitions=21, profiles={"tiny": {"repetitions": 3}}), "repetitions is set but every profile replaces it (tiny)"),
+    (dict(data=DataSpec(rows=10), profiles={"tiny": {"data": {"rows": 5}}, "paper": {"data": {"rows": 7}}}),
+     "data.rows is set but every profile replaces it"),
+    (dict(workload=Workload(selectivity=5), profiles={"tiny": {}, "paper": {}}),   # the sweep varies it
+     "workload.selectivity is set but every profile replaces it"),
+])
+def test_a_setting_every_profile_replaces_is_refused_at_load(tmp_path, kw, message):
+    from sae.planning.spec import check_every_setting_runs
+    with pytest.raises(UsageError) as e:
+        check_every_setting_runs(exp(**kw))
+    assert message in str(e.value) and "\n" not in str(e.value)
+    f = tmp_path / "never.py"   # the loader names the file
+    f.write_text("from sae import *\nexperiment = Experiment(name='never', repetitions=21, "
+                 "profiles={'tiny': {'repetitions': 3}})\n")
+    with pytest.raises(UsageError, match=f"^{f}: experiment 'never': repetitions is set but every profile"):
+        sae.load_experiment(f)
+
+
+def test_a_setting_some_run_can_use_is_kept():
+    from sae.planning.spec import check_every_setting_runs
+    check_every_setting_runs(exp(repetitions=21, profiles={"tiny": {"repetitions": 3}, "paper": {}}))
+    check_every_setting_runs(exp(repetitions=21, profiles={"paper": {"repetitions": 3}}))   # no tiny: as written
+    check_every_setting_runs(exp(repetitions=3, profiles={"tiny": {"repetitions": 2}}))     # the default
 
 
 def test_sweep_cartesian_zipped_and_filter():

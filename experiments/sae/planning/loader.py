@@ -43,6 +43,10 @@ def load_experiment(path) -> Experiment:
     exp = namespace.get("experiment")
     if not isinstance(exp, Experiment):
         raise UsageError(f"{p}: defines no 'experiment = Experiment(...)'")
+    try:
+        spec.check_every_setting_runs(exp)
+    except UsageError as e:
+        raise UsageError(f"{p}: {e}") from None
     return exp
 
 

@@ -194,6 +194,80 @@ class Sweep:
         return out
 
 
+PROFILE_FIELDS = ("cluster", "spark", "ceph", "monitor", "data", "workload", "sweep", "repetitions", "warmup",
+                  "pause", "stages", "description", "figures")
+"""What a profile may set: a section (a dict of field overrides, merged into the experiment's, or a
+whole section object) or an experiment-level value, replaced whole."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Profile:
+    """One profile (``Experiment.profiles[name]``): the fields it sets (None: left as the
+    experiment has it). Sections take a dict of field overrides (``data={"rows": 10}``, merged into
+    the experiment's section) or a whole section object; the others replace the experiment's value.
+    A dict in an experiment file (``{"data": {...}, "repetitions": 2}``, what
+    :func:`sae.planning.profiles.tiny` returns) is converted at load by :meth:`of`, which names
+    the experiment, profile and field of a bad key in one line. Reads like a mapping of the fields
+    it sets (``dict(profile, repetitions=5)``)."""
+
+    cluster: "dict | ClusterSpec | None" = None
+    spark: "dict | SparkSpec | None" = None
+    ceph: "dict | CephSpec | None" = None
+    monitor: "dict | MonitorSpec | None" = None
+    data: "dict | DataSpec | None" = None
+    workload: "dict | Workload | None" = None
+    sweep: "Sweep | None" = None
+    repetitions: int | None = None
+    warmup: int | None = None
+    pause: float | None = None
+    stages: dict | None = None
+    description: str | None = None
+    figures: tuple | None = None
+
+    @classmethod
+    def of(cls, value, where: str) -> "Profile":
+        """``value`` (a Profile or a dict of profile fields) as a checked Profile; UsageError
+        naming ``where`` (experiment and profile) and the field."""
+        if isinstance(value, Profile):
+            items = dict(value)
+        elif isinstance(value, dict):
+            items = value
+        else:
+            raise UsageError(f"{where}: a profile is a Profile(...) or a dict of options "
+                             f"({', '.join(PROFILE_FIELDS)}), not {value!r}")
+        for key, v in items.items():
+            if key not in PROFILE_FIELDS:
+                raise UsageError(f"{where}: unknown option {key!r} (options: {', '.join(PROFILE_FIELDS)})")
+            if key in SECTIONS:
+                if isinstance(v, dict):
+                    _replace(SECTIONS[key](), v, f"{where} {key}")   # names an unknown field
+                elif not isinstance(v, SECTIONS[key]):
+                    raise UsageError(f"{where}: {key} must be a dict of {SECTIONS[key].__name__} fields or a "
+                                     f"{SECTIONS[key].__name__}, not {v!r}")
+            elif key == "sweep" and not isinstance(v, Sweep):
+                raise UsageError(f"{where}: sweep must be a Sweep, not {v!r}")
+            elif key in ("repetitions", "warmup") and (isinstance(v, bool) or not isinstance(v, int)):
+                raise UsageError(f"{where}: {key} must be an integer, not {v!r}")
+            elif key == "pause" and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise UsageError(f"{where}: pause must be a number of seconds, not {v!r}")
+        return value if isinstance(value, Profile) else cls(**items)
+
+    def keys(self) -> list[str]:
+        """The fields this profile sets."""
+        return [f for f in PROFILE_FIELDS if getattr(self, f) is not None]
+
+    def __getitem__(self, key: str):
+        if key not in self.keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def items(self) -> list[tuple]:
+        return [(k, getattr(self, k)) for k in self.keys()]
+
+
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     """One experiment: stack, data, workload, sweep, repetitions (the first ``warmup`` of each
@@ -222,6 +296,21 @@ class Experiment:
     description: str = ""
     figures: tuple[str, ...] = ("points",)
 
+    def __post_init__(self):
+        """Profiles given as dicts become :class:`Profile` objects (checked, one line naming the
+        experiment, profile and field)."""
+        if not isinstance(self.profiles, dict):
+            raise UsageError(f"experiment {self.name!r}: profiles must map profile names to profiles, "
+                             f"not {self.profiles!r}")
+        object.__setattr__(self, "profiles", {
+            name: Profile.of(value, f"experiment {self.name!r} profile {name!r}")
+            for name, value in self.profiles.items()})
+
+    def runnable_profiles(self) -> list[str | None]:
+        """The profiles a run can use: each declared one, and None (the values as written) when
+        no ``tiny`` profile is the default (:meth:`default_profile`)."""
+        return [*self.profiles, *([] if "tiny" in self.profiles else [None])]
+
     def default_profile(self, profile: str | None) -> str | None:
         """``profile`` if given, else ``tiny`` when the experiment has one, else None."""
         if profile:
@@ -239,16 +328,49 @@ class Experiment:
         for key, value in self.profiles[profile].items():
             if key in SECTIONS and isinstance(value, dict):
                 changes[key] = _replace(getattr(self, key), value, f"profile {profile} {key}")
-            elif key in {f.name for f in dataclasses.fields(self)} - {"name", "profiles"}:
-                changes[key] = value
             else:
-                raise UsageError(f"profile {profile!r}: unknown option {key!r} "
-                                 f"(options: {', '.join(_experiment_options())})")
+                changes[key] = value
         return dataclasses.replace(self, **changes)
 
 
-def _experiment_options() -> list[str]:
-    return [f.name for f in dataclasses.fields(Experiment) if f.name not in ("name", "profiles")]
+def check_every_setting_runs(experiment: Experiment) -> None:
+    """No setting in a file that cannot run: a top-level value (one that differs from its
+    default: a section field, the sweep, repetitions, ...) that every profile a run can use
+    (:meth:`Experiment.runnable_profiles`) replaces, by setting it or by sweeping it, never runs;
+    UsageError naming the experiment, the field and the profiles."""
+    runnable = experiment.runnable_profiles()
+    if None in runnable:   # the values as written run
+        return
+    default = Experiment(name=experiment.name)
+    written = []
+    for key in PROFILE_FIELDS:
+        value, plain = getattr(experiment, key), getattr(default, key)
+        if key in SECTIONS:
+            written += [f"{key}.{f.name}" for f in dataclasses.fields(value)
+                        if getattr(value, f.name) != getattr(plain, f.name)]
+        elif key == "sweep":
+            if value.cartesian or value.zipped or value.where is not None:
+                written.append(key)
+        elif value != plain:
+            written.append(key)
+
+    def replaced(name: str, profile: Profile) -> bool:
+        key, _, field = name.partition(".")
+        given = profile[key] if key in profile.keys() else None
+        if field and isinstance(given, dict):
+            if field in given:
+                return True
+        elif given is not None:
+            return True
+        if field:   # a field the profile's sweep varies
+            sweep = profile.sweep or experiment.sweep
+            return any(axis_target(a) == (key, field) for a in {**sweep.cartesian, **sweep.zipped})
+        return False
+    for name in written:
+        if all(replaced(name, experiment.profiles[p]) for p in runnable):
+            raise UsageError(f"experiment {experiment.name!r}: {name} is set but every profile replaces it "
+                             f"({', '.join(runnable)}), so it never runs; remove it, or move one profile's "
+                             f"value to the top level and drop it from that profile")
 
 
 def _replace(section, values: dict, where: str):

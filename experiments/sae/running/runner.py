@@ -28,7 +28,7 @@ from ..planning.loader import load_experiment
 from ..planning.planner import Plan, plan as make_plan
 from ..results import provenance
 from ..results.results import RunDir, versions
-from ..planning.spec import Experiment
+from ..planning.spec import Experiment, check_every_setting_runs
 
 SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "spark_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}
@@ -50,6 +50,8 @@ def prepare(file, *, profile: str | None, options: RunOptions, settings=None) ->
     if isinstance(file, Experiment):
         file = OBJECT
     try:
+        if file == OBJECT:   # a file is checked as it loads
+            check_every_setting_runs(experiment)
         profile = experiment.default_profile(profile)
         experiment = experiment.with_profile(profile)
         experiment = settings_mod.apply(experiment, settings)
