@@ -189,7 +189,7 @@ def test_shipped_experiments_plan(name, profile):
     p = plan(e, profile=profile)
     assert p.points and p.eta_seconds > 0
     if profile == "tiny":   # small enough for a 2-core machine (link inflation makes data big cheaply)
-        assert len(p.points) * e.repetitions <= 36 and e.data.rows <= 1_000_000
+        assert sum(pt.repetitions for pt in p.points) <= 54 and e.data.rows <= 1_000_000
 
 
 def test_selectivity_tiny_covers_the_papers_points_with_three_readers():
@@ -197,6 +197,51 @@ def test_selectivity_tiny_covers_the_papers_points_with_three_readers():
     axes = [p.axes for p in plan(e, profile="tiny").points]
     assert sorted({a["selectivity"] for a in axes}) == [1, 10, 50, 100]
     assert {a["reader"] for a in axes} == {"offload", "no-offload", "vanilla"} and len(axes) == 12
+
+
+def test_selectivity_tiny_gives_the_headline_points_five_measured_repetitions_per_reader(tmp_path):
+    """statistics.MIN_N measured repetitions per reader at 1 % and 100 % (the headline ratios get
+    an interval), 2 at 10 % and 50 %; one warm-up each; in the plan, plan.yaml and the ledger."""
+    from sae.results.ledger import RunLedger
+    from sae.results.results import versions
+    from sae.results.statistics import MIN_N
+    from sae.planning.planner import Plan
+    e = sae.load_experiment("experiments/selectivity.py").with_profile("tiny")
+    p = plan(e, profile="tiny")
+    measured = {(pt.axes["selectivity"], pt.axes["reader"]): pt.repetitions - p.warmup for pt in p.points}
+    assert {k: v for k, v in measured.items() if k[0] in (1, 100)} == {k: MIN_N for k in measured if k[0] in (1, 100)}
+    assert {v for k, v in measured.items() if k[0] in (10, 50)} == {2} and sum(measured.values()) == 42
+    assert "12 points x 3-6 repetitions" in p.text() and "6 repetitions in one Spark" in p.text()
+    again = Plan.from_dict(p.to_dict())
+    assert [pt.repetitions for pt in again.points] == [pt.repetitions for pt in p.points]
+    ledger = RunLedger.create(tmp_path / "ledger.json", p, versions())
+    assert len(ledger.entries) == 54
+    assert {pt.id: len(ledger.pending(pt.id)) for pt in p.points} == {pt.id: pt.repetitions for pt in p.points}
+
+
+@pytest.mark.parametrize("repetitions, message", [
+    ({"reader": {"offload": 5}}, "sweep repetitions: 'reader' is not an axis of the sweep (axes: selectivity)"),
+    ({"selectivity": {5: 5}}, "sweep repetitions: selectivity=5 is not a value of the axis (10, 100)"),
+    ({"selectivity": {10: 1}}, "sweep repetitions selectivity=10 must be an integer >= 2"),
+    ({"selectivity": {10: "5"}}, "sweep repetitions selectivity=10 must be an integer"),
+    ({"selectivity": [10]}, "sweep repetitions: 'selectivity' must map values of the axis to repetitions"),
+])
+def test_bad_per_point_repetitions_fail_in_one_line(repetitions, message):
+    with pytest.raises(UsageError) as e:
+        plan(exp(sweep=Sweep(cartesian={"selectivity": [10, 100]}, repetitions=repetitions)))
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_per_point_repetitions_take_the_largest_match_and_follow_a_set_axis():
+    from sae.planning import settings
+    e = exp(sweep=Sweep(cartesian={"selectivity": [10, 100], "reader": ["offload", "vanilla"]},
+                        repetitions={"selectivity": {100: 4}, "reader": {"vanilla": 5}}))
+    reps = {(pt.axes["selectivity"], pt.axes["reader"]): pt.repetitions for pt in plan(e).points}
+    assert reps == {(10, "offload"): 3, (10, "vanilla"): 5, (100, "offload"): 4, (100, "vanilla"): 5}
+    # --set replaces the axis: its old values' counts go with it
+    e = settings.apply(e, ["sweep.cartesian.selectivity=[1]"])
+    assert {pt.repetitions for pt in plan(e).points} == {3, 5}
+    assert {pt.repetitions for pt in plan(settings.apply(e, ["repetitions=2"])).points} == {2}   # every point
 
 
 def test_layout_node_names_are_checked_against_the_hosts_that_run_it(tmp_path):

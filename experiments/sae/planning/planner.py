@@ -41,21 +41,24 @@ class PlannedPoint:
     spark_key: str
     data_key: str
     shape_key: str = ""
+    repetitions: int | None = None
+    """This point's repetitions, warm-ups included (``Sweep.repetitions``; plans written before
+    they could differ: None until :meth:`Plan.from_dict` sets the plan's)."""
 
     @classmethod
-    def of(cls, index: int, axes: dict, spec: PointSpec) -> "PlannedPoint":
+    def of(cls, index: int, axes: dict, spec: PointSpec, repetitions: int | None = None) -> "PlannedPoint":
         """The planned point of a resolved one: its id and deployment keys from its parameters."""
         params = spec.params()
         hosts = {"nodes": spec.cluster.nodes, "layout": spec.cluster.layout}
         stack = digest([hosts, params["ceph"], params["monitor"]])
         return cls(index=index, id=digest(params, 8), axes=axes, spec=spec, stack_key=stack,
                    spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]]),
-                   shape_key=digest([hosts, spec.cluster.capacity_params]))
+                   shape_key=digest([hosts, spec.cluster.capacity_params]), repetitions=repetitions)
 
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
                 "stack_key": self.stack_key, "spark_key": self.spark_key, "data_key": self.data_key,
-                "shape_key": self.shape_key}
+                "shape_key": self.shape_key, "repetitions": self.repetitions}
 
     @classmethod
     def from_dict(cls, data: dict) -> "PlannedPoint":
@@ -109,17 +112,23 @@ class Plan:
     @classmethod
     def from_dict(cls, data: dict) -> "Plan":
         """The plan ``to_dict`` wrote (e.g. a run directory's plan.yaml)."""
+        points = [PlannedPoint.from_dict(p) for p in data["points"]]
+        for p in points:
+            p.repetitions = p.repetitions or data["repetitions"]
         return cls(data["experiment"], data["profile"], data["repetitions"], data["warmup"],
-                   [PlannedPoint.from_dict(p) for p in data["points"]], [Step(**s) for s in data["steps"]],
+                   points, [Step(**s) for s in data["steps"]],
                    data["eta_seconds"], tuple(data.get("figures", Experiment.figures)))
 
     def text(self) -> str:
         """Human-readable plan: points in order, then numbered steps, then the ETA."""
+        counts = sorted({p.repetitions for p in self.points})
+        each = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0] if counts else self.repetitions}"
         lines = [f"experiment {self.experiment} (profile {self.profile or '-'}): {len(self.points)} points"
-                 f" x {self.repetitions} repetitions ({self.warmup} warm-up)"]
+                 f" x {each} repetitions ({self.warmup} warm-up)"]
         for n, p in enumerate(self.points, 1):
             axes = " ".join(f"{k}={v}" for k, v in p.axes.items()) or "(no sweep axes)"
-            lines.append(f"  point {n:>2} {p.id}  {axes}")
+            own = f"  x {p.repetitions}" if len(counts) > 1 else ""
+            lines.append(f"  point {n:>2} {p.id}  {axes}{own}")
         lines.append("steps:")
         for n, s in enumerate(self.steps, 1):
             lines.append(f"  {n:>3}. {s.stage:<10} {s.point or '-':<12} {s.reason}")
@@ -139,7 +148,8 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     deployed before their runs, so those runs share one warm Spark application. With
     ``teardown`` the plan ends with stop/release.
     """
-    points = [PlannedPoint.of(i, axes, spec) for i, (axes, spec) in enumerate(validate(experiment))]
+    points = [PlannedPoint.of(i, axes, spec, experiment.sweep.repetitions_of(axes, experiment.repetitions))
+              for i, (axes, spec) in enumerate(validate(experiment))]
     first = {}
     for p in points:
         for key in (p.stack_key, p.data_key, p.spark_key, p.shape_key):
@@ -168,12 +178,12 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
         if first.stack_key not in seen:
             steps.append(Step("build", first.id, "connector and object class for this stack"))
         seen |= {first.stack_key, first.spark_key}
-        steps += [Step("run", p.id, f"{experiment.repetitions} repetitions in one Spark application") for p in group]
+        steps += [Step("run", p.id, f"{p.repetitions} repetitions in one Spark application") for p in group]
     steps.append(Step("aggregate", None, "results.parquet and report"))
     if teardown:
         steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
-    eta = sum(_ETA[s.stage] for s in steps) + len({p.spark_key for p in points}) * _ETA["app"] + len(
-        points) * experiment.repetitions * (_ETA["rep"] + experiment.pause)
+    eta = sum(_ETA[s.stage] for s in steps) + len({p.spark_key for p in points}) * _ETA["app"] + sum(
+        p.repetitions for p in points) * (_ETA["rep"] + experiment.pause)
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta,
                 tuple(experiment.figures))
 

@@ -101,7 +101,9 @@ def _apply_one(experiment: Experiment, path: str, value) -> Experiment:
             raise UsageError(f"{where}: the sweep already varies that field as {clash[0]!r}; set "
                              f"sweep.{kind}.{clash[0]}")
         table = dict(getattr(sweep, kind), **{axis: value})
-        return dataclasses.replace(experiment, sweep=dataclasses.replace(sweep, **{kind: table}))
+        counts = {a: t for a, t in sweep.repetitions.items() if a != axis}   # the old values' counts go
+        return dataclasses.replace(experiment, sweep=dataclasses.replace(sweep, **{kind: table},
+                                                                         repetitions=counts))
     if head in SECTIONS and rest:
         fields = {f.name for f in dataclasses.fields(SECTIONS[head])} - {"offload"}
         if rest not in fields:
@@ -115,6 +117,8 @@ def _apply_one(experiment: Experiment, path: str, value) -> Experiment:
         section = dataclasses.replace(getattr(experiment, head), **{rest: value})
         return dataclasses.replace(experiment, **{head: section})
     if path in OPTIONS:
+        if path == "repetitions":   # every point this many times: the sweep's per-point counts go
+            experiment = dataclasses.replace(experiment, sweep=dataclasses.replace(experiment.sweep, repetitions={}))
         return dataclasses.replace(experiment, **{path: value})
     known = [*OPTIONS, *(f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in dataclasses.fields(cls)
                          if f.name != "offload"), "sweep.cartesian.AXIS", "sweep.zipped.AXIS"]

@@ -172,11 +172,24 @@ SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monit
 class Sweep:
     """Sweep axes: every combination of ``cartesian`` axes × the ``zipped`` axes taken in step,
     kept where ``where(point)`` is true. Axis names are fields (``selectivity``) or dotted
-    (``workload.selectivity``); ``point`` given to ``where`` maps the same names to values."""
+    (``workload.selectivity``); ``point`` given to ``where`` maps the same names to values.
+
+    ``repetitions`` gives some points their own number of repetitions (warm-ups included), axis
+    → {value: repetitions}: ``{"selectivity": {1: 6, 100: 6}}`` runs the 1 % and 100 % points 6
+    times and the others ``Experiment.repetitions`` times; a point several entries match gets the
+    largest (:meth:`repetitions_of`)."""
 
     cartesian: dict = dataclasses.field(default_factory=dict)
     zipped: dict = dataclasses.field(default_factory=dict)
     where: Callable[[dict], bool] | None = None
+    repetitions: dict = dataclasses.field(default_factory=dict)
+
+    def repetitions_of(self, axes: dict, default: int) -> int:
+        """The repetitions of the point with ``axes``: the largest entry of :attr:`repetitions`
+        that matches it, else ``default``."""
+        counts = [table[v] for axis, table in self.repetitions.items() for v in table
+                  if axis in axes and _same_value(axes[axis]) == _same_value(v)]
+        return max(counts, default=default)
 
     def points(self) -> list[dict]:
         """The sweep's points as {axis name: value}, in declaration order."""
@@ -569,6 +582,7 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
         axis_target(axis)
         if not isinstance(values, (list, tuple)) or not values:
             raise UsageError(f"{where}: sweep axis {axis!r} has no values; give a non-empty list")
+    _check_sweep_repetitions(experiment, where)
     axes_list = experiment.sweep.points()
     if not axes_list:
         raise UsageError(f"{where}: the sweep is empty (its 'where' filter keeps no point)")
@@ -583,6 +597,29 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
         seen[key] = i
         points.append((axes, spec))
     return points
+
+
+def _check_sweep_repetitions(experiment: Experiment, where: str) -> None:
+    """``Sweep.repetitions``: axis → {value of that axis: repetitions above the warm-ups}."""
+    sweep = experiment.sweep
+    if not isinstance(sweep.repetitions, dict):
+        raise UsageError(f"{where}: sweep repetitions must map an axis to {{value: repetitions}}, "
+                         f"not {sweep.repetitions!r}")
+    axes = {**sweep.cartesian, **sweep.zipped}
+    for axis, table in sweep.repetitions.items():
+        if axis not in axes:
+            raise UsageError(f"{where}: sweep repetitions: {axis!r} is not an axis of the sweep "
+                             f"(axes: {', '.join(axes) or 'none'})")
+        if not isinstance(table, dict) or not table:
+            raise UsageError(f"{where}: sweep repetitions: {axis!r} must map values of the axis to "
+                             f"repetitions, e.g. {{{axes[axis][0]!r}: 5}}, not {table!r}")
+        known = [_same_value(v) for v in axes[axis]]
+        for value, count in table.items():
+            if _same_value(value) not in known:
+                raise UsageError(f"{where}: sweep repetitions: {axis}={value!r} is not a value of the axis "
+                                 f"({', '.join(map(str, axes[axis]))})")
+            _int(count, experiment.warmup + 1, f"{where}: sweep repetitions {axis}={value}",
+                 maximum=MAX_REPETITIONS)
 
 
 def check_metric_window(pause: float, spec: PointSpec, where: str) -> None:

@@ -37,7 +37,7 @@ class RunLedger:
         """A fresh ledger with every point × repetition in state todo."""
         entries = {}
         for p in plan.points:
-            for rep in range(plan.repetitions):
+            for rep in range(p.repetitions or plan.repetitions):
                 entries[entry_key(p.spec.params(), versions, rep)] = {
                     "point": p.id, "repetition": rep, "warmup": rep < plan.warmup, "state": "todo",
                     "attempts": 0, "start": None, "end": None, "error": None}

@@ -40,11 +40,15 @@ RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "
 """Summary ratio → the measured column it divides (baseline median / offload median)."""
 
 
-def warmup_rule(warmup: int, repetitions: int) -> str:
-    """The warm-up rule as one sentence."""
-    return (f"The first {warmup} of the {repetitions} repetitions of every point warm up (JVM, caches): they "
+def warmup_rule(warmup: int, repetitions: int, most: int | None = None) -> str:
+    """The warm-up rule as one sentence (``most``: the largest point's repetitions where points
+    differ, ``Sweep.repetitions``)."""
+    each = f"{repetitions}" if not most or most == repetitions else f"{repetitions} (up to {most})"
+    measured = f"{repetitions - warmup}" if not most or most == repetitions else \
+        f"{repetitions - warmup} (up to {most - warmup})"
+    return (f"The first {warmup} of the {each} repetitions of every point warm up (JVM, caches): they "
             f"stay in results.parquet with warmup=True and are left out of every statistic; medians, "
-            f"intervals and quantiles are over the {repetitions - warmup} measured repetitions (p1 and p99 "
+            f"intervals and quantiles are over the {measured} measured repetitions (p1 and p99 "
             f"only where a point has {BAND_MIN} or more).")
 
 
@@ -349,7 +353,8 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
         points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
-        host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, plan.repetitions),
+        host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
+                                                         max(p.repetitions for p in plan.points)),
         plan=plan.text(), versions=sorted((k, str(v)) for k, v in vers.items()))
     path = run.report / "index.html"
     tmp = path.with_name("index.html.tmp")

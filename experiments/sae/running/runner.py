@@ -281,7 +281,8 @@ def _spec_dict(experiment: Experiment) -> dict:
         elif f.name == "profiles":
             v = sorted(v)
         elif f.name == "sweep":
-            v = {"cartesian": v.cartesian, "zipped": v.zipped, "where": repr(v.where) if v.where else None}
+            v = {"cartesian": v.cartesian, "zipped": v.zipped, "where": repr(v.where) if v.where else None,
+                 **({"repetitions": v.repetitions} if v.repetitions else {})}
         elif dataclasses.is_dataclass(v):
             v = dataclasses.asdict(v)
         d[f.name] = v
