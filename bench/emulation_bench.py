@@ -35,7 +35,7 @@ def experiment_file(out: Path, repetitions: int | None, selectivities: list[floa
         "import dataclasses, runpy\n"
         "from sae import Sweep, readers\n"
         f"base = runpy.run_path({str(ROOT / 'experiments' / 'selectivity.py')!r})\n"
-        "tiny = dict(base['experiment'].profiles['tiny'])\n"
+        "tiny = dict(base['experiment'].profiles['tiny'], drift=False)\n"
         f"tiny['sweep'] = Sweep(cartesian={{'selectivity': {selectivities!r}, 'reader': readers.names()}},\n"
         f"                      zipped={{'cores': {list(MODES)!r}, 'link_rate': {list(MODES.values())!r}}})\n"
         f"if {repetitions!r}:\n"

@@ -43,7 +43,7 @@ def experiment_file(out: Path, points: int | None, repetitions: int | None) -> P
         "import dataclasses, itertools, runpy\n"
         "from sae import Sweep\n"
         f"base = runpy.run_path({str(ROOT / 'experiments' / 'selectivity.py')!r})['experiment']\n"
-        "tiny = dict(base.profiles['tiny'])\n"
+        "tiny = dict(base.profiles['tiny'], drift=False)\n"
         f"if {repetitions!r}:\n"
         f"    tiny['repetitions'] = {repetitions!r}\n"
         f"if {points!r}:\n"

@@ -26,6 +26,7 @@ experiment = Experiment(
     figures=("selectivity", "compute-side"),
     description="Query time, compute-side bytes and CPU vs selectivity: offload, no-offload, vanilla (thesis fig. 14)",
     workload=Workload(column="total_amount"),
+    drift=True,   # the first point again at the end: did the machine's speed change during the run?
     sweep=Sweep(cartesian={"selectivity": [1, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100], "reader": names()}),
     warmup=1,
     profiles={

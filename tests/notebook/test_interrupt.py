@@ -19,7 +19,7 @@ _spec.loader.exec_module(e2e)
 EXPERIMENT = """import dataclasses, runpy
 from sae import Sweep
 base = runpy.run_path({selectivity!r})['experiment']
-tiny = dict(base.profiles['tiny'], repetitions=3, warmup=1,
+tiny = dict(base.profiles['tiny'], repetitions=3, warmup=1, drift=False,
             sweep=Sweep(cartesian={{'selectivity': [10, 100], 'reader': ['offload']}}))
 experiment = dataclasses.replace(base, name='interrupted', profiles={{**base.profiles, 'tiny': tiny}})
 """

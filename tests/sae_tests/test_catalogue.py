@@ -46,7 +46,7 @@ def run_of(catalogue, name: str) -> tuple[Path, pd.DataFrame]:
     run = Path(entry["run"])
     plan = yaml.safe_load((run / "plan.yaml").read_text())
     df = sae.load_results(run)
-    assert len(df) == len(plan["points"]) * plan["repetitions"] and not df.duplicated(["point", "repetition"]).any()
+    assert len(df) == sum(p["repetitions"] for p in plan["points"]) and not df.duplicated(["point", "repetition"]).any()
     assert (df["total_s"] > 0).all()
     return run, df
 

@@ -9,9 +9,11 @@ import json
 from metareserve import format_size
 
 from .capacities import LOCAL_DEFAULTS
-from .spec import SIZES, Experiment, PointSpec, validate
+from .spec import DRIFT_MIN, SIZES, Experiment, PointSpec, validate
 
 GLOBAL_HEAD = ("reserve", "distribute")
+DRIFT_SUFFIX = "-drift"
+"""The drift check's point id: its reference's id and this (``Experiment.drift``)."""
 GLOBAL_TAIL = ("aggregate", "stop", "release")
 # Rough seconds per stage on the local cluster (2 cores; a first run on a new machine, node
 # software installed then); run = per point, app = per Spark application (points sharing stack and
@@ -44,6 +46,9 @@ class PlannedPoint:
     repetitions: int | None = None
     """This point's repetitions, warm-ups included (``Sweep.repetitions``; plans written before
     they could differ: None until :meth:`Plan.from_dict` sets the plan's)."""
+    drift_of: str | None = None
+    """The drift check (``Experiment.drift``): the id of the reference point this one runs again
+    at the end of the run (same parameters; its repetitions are numbered after the reference's)."""
 
     @classmethod
     def of(cls, index: int, axes: dict, spec: PointSpec, repetitions: int | None = None) -> "PlannedPoint":
@@ -58,7 +63,7 @@ class PlannedPoint:
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
                 "stack_key": self.stack_key, "spark_key": self.spark_key, "data_key": self.data_key,
-                "shape_key": self.shape_key, "repetitions": self.repetitions}
+                "shape_key": self.shape_key, "repetitions": self.repetitions, "drift_of": self.drift_of}
 
     @classmethod
     def from_dict(cls, data: dict) -> "PlannedPoint":
@@ -121,13 +126,15 @@ class Plan:
 
     def text(self) -> str:
         """Human-readable plan: points in order, then numbered steps, then the ETA."""
-        counts = sorted({p.repetitions for p in self.points})
+        counts = sorted({p.repetitions for p in self.points if not p.drift_of})
         each = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0] if counts else self.repetitions}"
-        lines = [f"experiment {self.experiment} (profile {self.profile or '-'}): {len(self.points)} points"
-                 f" x {each} repetitions ({self.warmup} warm-up)"]
+        drift = sum(1 for p in self.points if p.drift_of)
+        lines = [f"experiment {self.experiment} (profile {self.profile or '-'}): {len(self.points) - drift} points"
+                 f" x {each} repetitions ({self.warmup} warm-up){' + the drift check' if drift else ''}"]
         for n, p in enumerate(self.points, 1):
             axes = " ".join(f"{k}={v}" for k, v in p.axes.items()) or "(no sweep axes)"
-            own = f"  x {p.repetitions}" if len(counts) > 1 else ""
+            own = f"  x {p.repetitions}" if len(counts) > 1 or p.drift_of else ""
+            own += f"  (drift check: point {self.points.index(self.point(p.drift_of)) + 1} again)" if p.drift_of else ""
             lines.append(f"  point {n:>2} {p.id}  {axes}{own}")
         lines.append("steps:")
         for n, s in enumerate(self.steps, 1):
@@ -156,6 +163,10 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
             first.setdefault(key, p.index)
     points.sort(key=lambda p: (first[p.stack_key], first[p.data_key], first[p.spark_key], first[p.shape_key],
                                p.index))
+    if experiment.drift:   # the first point of the last stack (a stack is never built twice)
+        ref = next(p for p in points if p.stack_key == points[-1].stack_key)
+        points.append(dataclasses.replace(ref, id=f"{ref.id}{DRIFT_SUFFIX}", drift_of=ref.id,
+                                          repetitions=max(ref.repetitions - experiment.warmup, DRIFT_MIN)))
     steps = [Step("reserve", None, "nodes for the largest point"),
              Step("distribute", None, "roles to nodes (layout)")]
     seen: set[str] = set()
@@ -178,7 +189,8 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
         if first.stack_key not in seen:
             steps.append(Step("build", first.id, "connector and object class for this stack"))
         seen |= {first.stack_key, first.spark_key}
-        steps += [Step("run", p.id, f"{p.repetitions} repetitions in one Spark application") for p in group]
+        steps += [Step("run", p.id, f"drift check: {p.repetitions} repetitions of point {p.drift_of} again"
+                       if p.drift_of else f"{p.repetitions} repetitions in one Spark application") for p in group]
     steps.append(Step("aggregate", None, "results.parquet and report"))
     if teardown:
         steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]

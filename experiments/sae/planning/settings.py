@@ -2,7 +2,7 @@
 workload.selectivity=5``, ``sae.run(path, set={...})``).
 
 A setting is ``path=value``: ``path`` a section field (``workload.selectivity``, ``monitor.scrape_interval``),
-an experiment option (``repetitions``, ``warmup``, ``pause``, ``figures``, ``description``) or a
+an experiment option (``repetitions``, ``warmup``, ``pause``, ``figures``, ``description``, ``drift``) or a
 sweep axis (``sweep.cartesian.selectivity``, ``sweep.zipped.object_size``: its list of values);
 ``value`` is read as YAML (``5``, ``1.5``, ``true``, ``zstd``, ``[1, 10]``, ``{node1: "1"}``).
 Settings apply after the profile, so they win over it, and the result is validated like the file:
@@ -19,7 +19,7 @@ from metareserve.errors import UsageError
 
 from .spec import SECTIONS, Experiment, axis_target, validate
 
-OPTIONS = ("repetitions", "warmup", "pause", "figures", "description")
+OPTIONS = ("repetitions", "warmup", "pause", "figures", "description", "drift")
 """Experiment options a setting may change besides section fields and sweep axes."""
 TUPLES = {"workload.columns", "figures"}
 

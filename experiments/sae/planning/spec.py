@@ -42,6 +42,7 @@ STORES = ("memstore", "bluestore")
 PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
+DRIFT_MIN = 3                # measured repetitions of the drift check at least
 WINDOW_MARGIN = 1.0
 """The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
 plus this many seconds, so the quiet gap between two repetitions holds a scrape even after the
@@ -208,7 +209,7 @@ class Sweep:
 
 
 PROFILE_FIELDS = ("cluster", "spark", "ceph", "monitor", "data", "workload", "sweep", "repetitions", "warmup",
-                  "pause", "stages", "description", "figures")
+                  "pause", "stages", "description", "figures", "drift")
 """What a profile may set: a section (a dict of field overrides, merged into the experiment's, or a
 whole section object) or an experiment-level value, replaced whole."""
 
@@ -236,6 +237,7 @@ class Profile:
     stages: dict | None = None
     description: str | None = None
     figures: tuple | None = None
+    drift: bool | None = None
 
     @classmethod
     def of(cls, value, where: str) -> "Profile":
@@ -308,6 +310,11 @@ class Experiment:
     stages: dict = dataclasses.field(default_factory=dict)
     description: str = ""
     figures: tuple[str, ...] = ("points",)
+    drift: bool = False
+    """The drift check: the reference point (the first point that runs on the last stack) is run
+    again at the end of the run, as many measured repetitions as its own (at least
+    :data:`DRIFT_MIN`), kept out of every other statistic; the report compares its end with its
+    start (``sae.results.report.drift``)."""
 
     def __post_init__(self):
         """Profiles given as dicts become :class:`Profile` objects (checked, one line naming the
@@ -583,6 +590,8 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
         if not isinstance(values, (list, tuple)) or not values:
             raise UsageError(f"{where}: sweep axis {axis!r} has no values; give a non-empty list")
     _check_sweep_repetitions(experiment, where)
+    if not isinstance(experiment.drift, bool):
+        raise UsageError(f"{where}: drift must be true or false, not {experiment.drift!r}")
     axes_list = experiment.sweep.points()
     if not axes_list:
         raise UsageError(f"{where}: the sweep is empty (its 'where' filter keeps no point)")

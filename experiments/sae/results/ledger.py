@@ -37,10 +37,12 @@ class RunLedger:
         """A fresh ledger with every point × repetition in state todo."""
         entries = {}
         for p in plan.points:
-            for rep in range(p.repetitions or plan.repetitions):
+            after = plan.point(p.drift_of).repetitions if p.drift_of else 0   # the drift check's follow its own
+            for rep in range(after, after + (p.repetitions or plan.repetitions)):
                 entries[entry_key(p.spec.params(), versions, rep)] = {
-                    "point": p.id, "repetition": rep, "warmup": rep < plan.warmup, "state": "todo",
-                    "attempts": 0, "start": None, "end": None, "error": None}
+                    "point": p.id, "repetition": rep, "warmup": not p.drift_of and rep < plan.warmup,
+                    "state": "todo", "attempts": 0, "start": None, "end": None, "error": None,
+                    **({"drift": True} if p.drift_of else {})}
         ledger = cls(path, {"version": FORMAT_VERSION, "experiment": plan.experiment,
                             "profile": plan.profile, "created": time.time(), "runs": [],
                             "steps": [], "executed": [], "entries": entries})

@@ -26,7 +26,7 @@ from . import capacity_report, statistics
 
 from ..planning import readers
 from .figures import DRAW, columns_read
-from ..planning.planner import Plan
+from ..planning.planner import DRIFT_SUFFIX, Plan
 from .plotting import BAND_MIN, CONFIG, measured, shown, stats, varying
 from .results import RESOURCES, RunDir, load_results
 from ..planning.spec import STANDARD_FIGURES
@@ -163,6 +163,7 @@ def drift(df: pd.DataFrame) -> tuple[str, bool]:
         return "", False
     end = df[df["drift"].fillna(False).astype(bool) & ~df["warmup"].astype(bool)]
     point = end["point"].iloc[0]
+    point = point.removesuffix(DRIFT_SUFFIX)   # the check runs as point <id>-drift (sae.planning.planner)
     start = measured(df[df["point"] == point])
     iv = statistics.ratio_of_medians(end["total_s"].astype(float), start["total_s"].astype(float))
     row = end.iloc[0]

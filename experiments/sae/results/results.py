@@ -226,6 +226,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
         result = e.get("result") or {}
         row = {"experiment": plan.experiment, "profile": plan.profile, "point": e["point"],
                "order": order[e["point"]], "repetition": e["repetition"], "warmup": e["warmup"],
+               "drift": bool(p.drift_of),   # the drift check: the reference point again, at the end
                "start": e["start"], "end": e["end"],
                "init_s": result.get("init_s"), "compute_s": result.get("compute_s"),
                "total_s": result.get("total_s"), "rows_out": result.get("rows"),
@@ -286,7 +287,9 @@ def load_results(path) -> pd.DataFrame:
     ops, reply bytes, reads from the store and their bytes) and, for the sae-ceph readers,
     ``cls_*`` (the object class's phase CPU-seconds, rows, batches and bytes, summed over the
     query's calls) and ``reply_wait_s``.
-    Filter ``~df.warmup`` for statistics. Every column: docs/results.md.
+    ``drift``: the drift check's repetitions (``Experiment.drift``: the reference point ``<id>`` run
+    again at the end of the run as point ``<id>-drift``).
+    Filter ``~df.warmup & ~df.drift`` for statistics. Every column: docs/results.md.
     """
     run = RunDir.find(path)
     if run.results.exists():

@@ -81,7 +81,8 @@ def comparison_key(point) -> str:
     """What a point is compared on: its parameters but the reader (points that differ only by
     reader share it)."""
     params = point.spec.params()
-    return digest({**params, "workload": {k: v for k, v in params["workload"].items() if k != "reader"}})
+    drift = {"drift": True} if getattr(point, "drift_of", None) else {}   # the drift check: on its own, last
+    return digest({**params, "workload": {k: v for k, v in params["workload"].items() if k != "reader"}, **drift})
 
 
 def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:

@@ -285,6 +285,8 @@ def _spec_dict(experiment: Experiment) -> dict:
                  **({"repetitions": v.repetitions} if v.repetitions else {})}
         elif dataclasses.is_dataclass(v):
             v = dataclasses.asdict(v)
+        elif f.name == "drift" and not v:
+            continue   # as recorded before the drift check existed
         d[f.name] = v
     return d
 
