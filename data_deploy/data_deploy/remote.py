@@ -109,8 +109,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, ceph_user=None, 
     try:
         if pidfile:
             record = _claim(fs, pidfile, hold=True)
-        if backend == "local":
-            fs.lock(dest)
+        fs.lock(dest)
         current = _manifest(fs, dest)
         if current is not None:
             if _same(current, meta):
@@ -125,7 +124,7 @@ def deploy(backend, dest, staging, files, meta, ceph_conf=None, ceph_user=None, 
                 raise DeployError("%s holds no complete dataset and %s exists; run 'data-deploy clean' first"
                                   % (dest, work))
             fs.rename(dest, work)
-        ops0 = fs.osd_ops() if backend == "cephfs" else None
+        ops0 = fs.osd_ops()
         start = time.time()
         fs.mkdirs(work)
         layout = fs.set_layout(work, meta["object_size"])
@@ -191,8 +190,8 @@ def _deploy_file(fs, dest, staging, entry, meta, counts):
                 counts["linked"] += 1
             paths.append(name)
         copy = {"copy": c, "inode": st["ino"], "paths": paths}
-        if fs.name == "cephfs":
-            copy["object"] = "%x.00000000" % st["ino"]
+        if fs.objects:
+            copy["object"] = fs.object_name(st["ino"])
         copies.append(copy)
     return dict(entry, copies=copies)
 
@@ -229,7 +228,7 @@ def verify(backend, dest, ceph_conf=None, ceph_user=None):
                     problems.append("%s: %d links, manifest says %d" % (copy["paths"][0], first["nlink"], links))
                 if not fs.complete(path, entry, manifest["object_size"]):
                     problems.append("%s: not marked complete (size or checksum mark differs)" % copy["paths"][0])
-                if backend == "cephfs":
+                if fs.objects:
                     objects += 1
                     problems.extend(_check_object(fs, path, first, manifest["object_size"]))
             if len(inodes) != len(entry["copies"]):

@@ -31,7 +31,7 @@ CASES = [
     ("sae", ["run", EXPERIMENT, "-r", "RES"], 1, KEPT),                                # first step fails
     ("sae", ["run", EXPERIMENT, "-r", "RES", "--out", "new/deeper"], 1, KEPT),         # parents made for it
     ("sae", ["run", EXPERIMENT, "-r", "RES", "--out", "OUT"], 1, KEPT),                # 'latest' names a run
-    ("sae", ["run", EXPERIMENT, "--provider", "ssh"], 2, KEPT),                        # a usage error mid-run
+    ("sae", ["run", EXPERIMENT, "--provider", "ssh"], 2, "--provider ssh needs your hosts"),   # refused at load
     ("sae", ["run", EXPERIMENT, "--out", "GOOD.parquet"], 2, "cannot make a run directory"),
     ("sae", ["run", EXPERIMENT, "--out", "/proc/sae-no-such-dir"], 2, "cannot make a run directory"),
     ("data-deploy", ["ingest", "GOOD.parquet", "BAD.csv", "--out", "ingested"], 2, "no column"),

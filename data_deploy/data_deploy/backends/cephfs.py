@@ -37,6 +37,8 @@ class CephFSBackend:
     """File operations through libcephfs; object-level checks through librados."""
 
     name = "cephfs"
+    objects = True
+    """Each file is one RADOS object (:meth:`object_name`), checked by verify."""
 
     def __init__(self, ceph_conf, ceph_user=None):
         cephfs, rados = _bindings()
@@ -194,7 +196,7 @@ class CephFSBackend:
         """Pool, layout object size and the RADOS object(s) behind a file."""
         pool = self.fs.getxattr(path, "ceph.file.layout.pool").decode()
         osize = int(self.fs.getxattr(path, "ceph.file.layout.object_size").decode())
-        oid = "%x.00000000" % st["ino"]
+        oid = self.object_name(st["ino"])
         io = self.rados.open_ioctx(pool)
         try:
             try:
@@ -209,6 +211,14 @@ class CephFSBackend:
         finally:
             io.close()
         return {"pool": pool, "object_size": osize, "object": oid, "object_bytes": size, "second": second}
+
+    def lock(self, dest):
+        """Nothing to serialize: a deploy claims its destination through its pid record."""
+
+    @staticmethod
+    def object_name(ino):
+        """The RADOS object holding a file's (only) object: ``<inode hex>.00000000``."""
+        return "%x.00000000" % ino
 
     def osd_ops(self):
         """Sum of the client-op counters (``osd.op``) over all OSDs, from their perf counters; None

@@ -8,6 +8,8 @@ class LocalBackend:
     """The same operations on a node-local directory (disk or tmpfs)."""
 
     name = "local"
+    objects = False
+    """Files are not RADOS objects: no object name, layout check or OSD op count."""
     errors = (OSError,)
     missing = FileNotFoundError
 
@@ -31,6 +33,9 @@ class LocalBackend:
         self.mkdirs(parent)
         self._lock = open(os.path.join(parent, ".%s.lock" % base), "w")
         fcntl.flock(self._lock, fcntl.LOCK_EX)
+
+    def osd_ops(self):
+        return None
 
     def stat(self, path):
         try:
