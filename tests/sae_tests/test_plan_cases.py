@@ -13,7 +13,7 @@ from metareserve.errors import UsageError
 from sae.planning.capacities import check_plan
 from sae.planning.planner import plan
 from sae.planning.spec import SECTIONS, Experiment, Sweep
-from sae.running.stages import check_own_node_names, check_reservation
+from sae.running.plan_checks import check_own_node_names, check_reservation
 
 CASES = sorted((Path(__file__).parent / "cases" / "plan").glob("*.yaml"))
 

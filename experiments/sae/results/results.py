@@ -32,6 +32,7 @@ from monitor_deploy import counter_gaps, counter_totals
 from ..planning.capacities import SideFigures
 from ..planning.planner import Plan, PlannedPoint
 from ..planning.spec import SECTIONS, PointSpec
+from .ledger import RunLedger
 from .storage_work import cls_columns, osd_ops
 
 COMPONENTS = ("sae", "metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy",
@@ -207,7 +208,6 @@ def tidy(run: RunDir) -> pd.DataFrame:
     """The results table of a run: one row per done point × repetition, with timings,
     parameters (one column each), warm-up flag, the compute and storage sides' hosts and
     resources during the repetition (:data:`RESOURCES`) and metric AUCs."""
-    from .ledger import RunLedger
     ledger = RunLedger.load(run.ledger)
     plan = run.load_plan()
     points = {p.id: p for p in plan.points}

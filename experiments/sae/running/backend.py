@@ -24,6 +24,7 @@ from ..app import BACKEND_SCAN
 from ..connector.protocol import Request, decode_error, reply_framing
 from .context import StageContext, dataset_path
 from .execute import export_windows, threshold
+from .stages import _stack
 
 STAGE = "sae backend scan"
 IN_FLIGHT = 8
@@ -39,7 +40,6 @@ def scan_request(point) -> Request:
 
 def stage_run(ctx: StageContext) -> StageReport:
     """Scan every object of the point's dataset once per pending repetition (see the module)."""
-    from .stages import _stack
     point, report = ctx.point, StageReport("run")
     stack = _stack(ctx, point)
     driver, pending = stack.spark.driver_node, ctx.ledger.pending(point.id)

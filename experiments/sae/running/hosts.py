@@ -9,6 +9,7 @@ from metareserve.providers.ssh import SshProvider
 
 from ..planning.planner import Plan
 from .context import sub_reservation
+from .plan_checks import check_reservation
 
 
 def load(path, name: str = "hosts") -> Reservation:
@@ -30,7 +31,6 @@ def reservation_name(res: Reservation) -> str:
 def check(res: Reservation, p: Plan, source: str) -> None:
     """UsageError if the hosts are fewer than a point's ``cluster.nodes`` (saying how to plan on
     the hosts there are) or a point's layout names a host the file lacks."""
-    from .stages import check_reservation
     have = len(res.nodes)
     for point in p.points:
         need = point.spec.cluster.nodes

@@ -19,8 +19,9 @@ from metareserve.log import say
 
 from ..planning import capacities
 from ..planning import settings as settings_mod
-from . import stages as builtin
+from . import hosts, stages as builtin
 from .context import RunOptions, StageContext
+from .plan_checks import check_own_node_names, check_reservation
 from .console import RunConsole
 from ..results.handle import RunHandle
 from ..results.ledger import RunLedger
@@ -59,15 +60,14 @@ def prepare(file, *, profile: str | None, options: RunOptions, settings=None) ->
     except UsageError as e:
         raise UsageError(f"{file}: {e}") from None
     if options.hosts:
-        from . import hosts
         hosts.check(hosts.load(options.hosts), p, options.hosts)
         capacities.check_plan(p.points, "ssh", str(file))
     elif options.reservation:
         res = load_reservation(options.reservation)
-        builtin.check_reservation(res, p, str(options.reservation))
+        check_reservation(res, p, str(options.reservation))
         capacities.check_plan(p.points, res.provider, str(file))
     else:
-        builtin.check_own_node_names(p, str(file))
+        check_own_node_names(p, str(file))
         capacities.check_plan(p.points, options.provider, str(file))
     return experiment, p
 

@@ -10,45 +10,21 @@ import logging
 
 import metareserve
 from metareserve import Layout, LeaseHeld, Reservation, StageReport, lease, load_reservation
-from metareserve.errors import NothingToDo, OperationalError, UsageError
+from metareserve.errors import NothingToDo, OperationalError
 from metareserve.log import node_log
 
 from ..planning import capacities
 
-from . import reader
+from ..results.report import make_report
+from ..results.results import write_results
+from . import hosts, reader
+from .clean import retire
+from .plan_checks import check_reservation
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
                       StackRecord, sub_reservation)
 from .execute import run_points
-from ..planning.planner import Plan, PlannedPoint
+from ..planning.planner import PlannedPoint
 from ..planning.spec import CephSpec, ceph_options
-
-
-def check_reservation(res: Reservation, p: Plan, source: str) -> None:
-    """UsageError if ``res`` is too small for any point or a point's layout names unknown nodes."""
-    for point in p.points:
-        need = point.spec.cluster.nodes
-        if len(res.nodes) < need:
-            raise UsageError(f"{source}: reservation {res.name!r} has {len(res.nodes)} nodes but point "
-                             f"{point.id} needs {need} (cluster.nodes); reserve more nodes or lower cluster.nodes")
-        roles = point.spec.cluster.layout
-        if roles:
-            try:
-                Layout.from_dict({"roles": roles}).validate(sub_reservation(res, need))
-            except UsageError as e:
-                raise UsageError(f"{source}: point {point.id}: {e}") from None
-
-
-def check_own_node_names(p: Plan, source: str) -> None:
-    """UsageError if a point's layout names a node outside node1..nodeN, the names of the
-    reservations sae makes itself (hosts named otherwise come with ``--reservation``)."""
-    for point in p.points:
-        need, roles = point.spec.cluster.nodes, point.spec.cluster.layout or {}
-        own = {f"node{i}" for i in range(1, need + 1)}
-        for role, names in roles.items():
-            for n in [names] if isinstance(names, str) else names:
-                if n not in own:
-                    raise UsageError(f"{source}: point {point.id}: cluster.layout role {role} names {n!r}, not "
-                                     f"one of node1..node{need}; for hosts named otherwise pass --reservation")
 
 
 def check_hosts(res: Reservation, source: str) -> None:
@@ -103,7 +79,6 @@ def choose_cluster(provider: str, need: int, experiment_name: str) -> ClusterCho
 def stage_reserve(ctx: StageContext) -> StageReport:
     """Use the given reservation, or reserve (reattach to) the cluster :func:`choose_cluster`
     picks, retiring the sae-made local clusters it replaces first."""
-    from .clean import retire
     report = StageReport("reserve")
     need = max(p.spec.cluster.nodes for p in ctx.plan.points)
     if ctx.options.reservation:
@@ -121,7 +96,6 @@ def stage_reserve(ctx: StageContext) -> StageReport:
             except LeaseHeld as e:   # another run measures there: left alone, it ends by itself
                 retired.append(f"{old.name}: kept ({why}): {e}")
         if ctx.options.hosts:   # your own hosts: recorded, then the health gate (docs/ssh.md)
-            from . import hosts
             res = metareserve.reserve(provider="ssh", name=hosts.reservation_name(hosts.load(ctx.options.hosts)),
                                       hosts_file=ctx.options.hosts, out=ctx.run.reservation)
             check_hosts(res, ctx.options.hosts)
@@ -203,8 +177,6 @@ def stage_shape(ctx: StageContext) -> StageReport:
 
 def stage_aggregate(ctx: StageContext) -> StageReport:
     """Write results.parquet and the report plots."""
-    from ..results.report import make_report
-    from ..results.results import write_results
     report = StageReport("aggregate")
     write_results(ctx.run)
     plots = make_report(ctx.run.root)
