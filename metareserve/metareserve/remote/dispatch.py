@@ -11,6 +11,7 @@ import importlib
 import inspect
 import json
 import sys
+import threading
 
 from . import prelude
 
@@ -41,9 +42,16 @@ def program(module) -> str:
     """
     parts: list[str] = []
     seen: set[str] = set()
-    for m in (prelude, module):
-        _ship(m, parts, seen)
+    with _PARSING:
+        for m in (prelude, module):
+            _ship(m, parts, seen)
     return "\n".join(["from __future__ import annotations", *parts, LOOP])
+
+
+_PARSING = threading.Lock()
+"""One ``ast.parse`` at a time: Debian 12's CPython 3.11.2 keeps the AST conversion's recursion
+depth per interpreter, so parses in parallel threads (one per node) fail with "SystemError: AST
+constructor recursion depth mismatch" (CPython gh-106905)."""
 
 
 def _ship(module, parts: list[str], seen: set[str]) -> None:
