@@ -91,3 +91,15 @@ def test_spread_only_with_enough_values_and_log_selectivity_axis(tmp_path):
     selectivity_axis(ax, [1, 10, 50, 100])
     assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["1", "10", "50", "100"]
     plt.close(fig)
+
+
+def test_compute_side_figure_without_any_complete_window(tmp_path):
+    """Prometheus down for the whole run: no bytes or CPU anywhere, the figure is still drawn
+    (a log axis over no positive value is not)."""
+    import numpy as np
+    from sae.results.figures import plot_compute_side
+    df = pd.DataFrame({"selectivity": [50, 50, 100, 100], "reader": ["offload"] * 4, "point": ["a", "a", "b", "b"],
+                       "repetition": [0, 1, 0, 1], "warmup": [False] * 4, "drift": [False] * 4,
+                       "compute_rx_bytes": [np.nan] * 4, "compute_cpu_s": [np.nan] * 4,
+                       "total_s": [1.0, 1.1, 2.0, 2.1]})
+    assert plot_compute_side(df, tmp_path).stat().st_size > 1000

@@ -90,7 +90,8 @@ def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
                     color=config_colour(grp.iloc[0], keys))
         selectivity_axis(ax, s["selectivity"])
         ax.set_ylabel(ylabel)
-    axes[0].set_yscale("log")
+    if (df["compute_rx_bytes"] > 0).any() if "compute_rx_bytes" in df else False:
+        axes[0].set_yscale("log")   # nothing to scale where no window was complete
     axes[0].set_title("Network: bytes to the compute hosts")
     axes[1].set_title("CPU of the compute hosts")
     axes[0].legend(fontsize="small")
