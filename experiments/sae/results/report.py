@@ -194,7 +194,7 @@ def correctness(df: pd.DataFrame) -> str:
             bad.append(f"{at or 'the point'}: {got}")
     n = df["reader"].nunique() if "reader" in df else 1
     if not bad:
-        return (f"every reader returned the same rows and checksum at every point" if n > 1 else
+        return ("every reader returned the same rows and checksum at every point" if n > 1 else
                 "every repetition returned the same rows and checksum at every point")
     return "readers disagree (rows, checksum) at " + " | ".join(bad)
 
