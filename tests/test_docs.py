@@ -117,3 +117,10 @@ def test_no_hand_kept_test_counts():
     bad = [f"{d}: {m.group(0)!r}" for d in DOCS if d.suffix == ".md"
            for m in re.finditer(r"\b\d[\d,]*\s+(?:tests|test cases|cases|passed)\b", _text(d))]
     assert not bad, "\n".join(bad)
+
+
+def test_docs_speak_of_the_project_as_it_is():
+    """Development history (issue numbers, "this session") belongs in commit messages."""
+    bad = [f"{d}: {m.group(0)!r}" for d in DOCS if d.suffix == ".md"
+           for m in re.finditer(r"\b(?:[Ii]ssues? \d+|this session)\b", _text(d))]
+    assert not bad, "\n".join(bad)

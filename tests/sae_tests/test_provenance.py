@@ -29,7 +29,7 @@ def test_git_state_outside_a_checkout_never_fails(tmp_path):
 
 
 def test_command_line_or_python_api():
-    assert provenance.command(["/work/main/.venv/bin/sae", "run", "experiments/selectivity.py", "--set",
+    assert provenance.command(["/opt/checkout/.venv/bin/sae", "run", "experiments/selectivity.py", "--set",
                                "repetitions=5"]) == "sae run experiments/selectivity.py --set repetitions=5"
     assert provenance.command(["ipykernel_launcher.py", "-f", "k.json"]) == "python API"
     record = provenance.record({"sae": "0.1.0"}, experiment_file="experiment.py", argv=["sae", "run", "x.py"])
