@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from importlib import resources
 
-from metareserve import (Layout, OperationalError, RemoteError, Reservation, Service, StageReport, UsageError,
+from metareserve import (Cluster, Layout, OperationalError, RemoteError, Reservation, Service, StageReport, UsageError,
                          node_agent)
 
 from . import counters, remote
@@ -212,6 +212,11 @@ class CephCluster(Service):
         facts = self.daemon_facts(self.topology.server_nodes, stage=stage)
         return [DaemonStatus(*name.split(".", 1), node, st["pid"], st["alive"])
                 for node in self.topology.server_nodes for name, st in facts[node]["daemons"].items()]
+
+    def on_own_connections(self) -> "CephCluster":
+        """This cluster over connections of its own, for a thread that polls while others stream
+        on the shared ones; close its ``cluster`` when done."""
+        return CephCluster(self.reservation, self.layout, self.options, cluster=Cluster(self.reservation))
 
     def status(self) -> CephStatus:
         """Every daemon of the layout per host (pid, up) plus the cluster's health."""

@@ -18,7 +18,6 @@ import queue
 import threading
 from pathlib import Path
 
-from metareserve import Cluster
 from metareserve.errors import SaeError
 from metareserve.log import node_log
 from rados_deploy import CephCluster, CounterSnapshot
@@ -58,8 +57,7 @@ class OpsRecorder:
 
     def __init__(self, ceph: CephCluster, path: Path):
         self.path = Path(path)
-        self.cluster = Cluster(ceph.reservation)
-        self.ceph = CephCluster(ceph.reservation, ceph.layout, ceph.options, cluster=self.cluster)
+        self.ceph = ceph.on_own_connections()
         self.events: queue.Queue = queue.Queue()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -70,7 +68,7 @@ class OpsRecorder:
     def __exit__(self, *exc) -> None:
         self.events.put(None)
         self.thread.join()
-        self.cluster.close()
+        self.ceph.cluster.close()
 
     def event(self, event: dict) -> None:
         """An application event as it arrives (others are ignored)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from metareserve import Cluster
 from metareserve.errors import SaeError
 from rados_deploy import CephCluster
 
@@ -29,8 +28,7 @@ class StorageWatch:
 
     def __init__(self, ceph: CephCluster, on_down: Callable[[str], None], *, poll_s: float = POLL_S):
         self.on_down, self.poll_s = on_down, poll_s
-        self.cluster = Cluster(ceph.reservation)
-        self.ceph = CephCluster(ceph.reservation, ceph.layout, ceph.options, cluster=self.cluster)
+        self.ceph = ceph.on_own_connections()
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="sae-storage-watch", daemon=True)
         self.fired: str | None = None
@@ -42,7 +40,7 @@ class StorageWatch:
     def __exit__(self, *exc) -> None:
         self.stopped.set()
         self.thread.join()
-        self.cluster.close()
+        self.ceph.cluster.close()
 
     def _run(self) -> None:
         while not self.stopped.wait(self.poll_s):
