@@ -180,7 +180,10 @@ def test_counters_hold_the_cpu_seconds_of_a_burn(mon, burn, tmp_path):
     result = mon.export(t0, t1, tmp_path / "burn", metrics=["cpu"])
     used = counter_totals(pd.read_parquet(result.out_dir / "counters.parquet"), t0, t1,
                           after=t0 - 30, before=t1 + 30)["cpu_seconds"]
-    assert 0.95 * cpu_seconds < used["node2"] < cpu_seconds + 0.1 * (t1 - t0), (used, cpu_seconds)
+    # above the loop's own seconds: the node also ran the remote command's start (SSH session,
+    # Python with its prelude: measured up to 2.1 s on a busy 2-core machine); counting the loop
+    # twice would be far above the bound
+    assert 0.95 * cpu_seconds < used["node2"] < 1.25 * cpu_seconds + 2, (used, cpu_seconds)
     assert used["node3"] < 0.3 * cpu_seconds, used
 
 
