@@ -16,14 +16,6 @@ _spec = importlib.util.spec_from_file_location("sae_e2e", ROOT / "tests" / "sae_
 e2e = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(e2e)
 
-EXPERIMENT = """import dataclasses, runpy
-from sae import Sweep
-base = runpy.run_path({selectivity!r})['experiment']
-tiny = dict(base.profiles['tiny'], repetitions=3, warmup=1, drift=False,
-            sweep=Sweep(cartesian={{'selectivity': [10, 100], 'reader': ['offload']}}))
-experiment = dataclasses.replace(base, name='interrupted', profiles={{**base.profiles, 'tiny': tiny}})
-"""
-
 
 def _states(run: Path) -> list[str]:
     ledger = run / "ledger.json"
@@ -32,10 +24,9 @@ def _states(run: Path) -> list[str]:
 
 def test_kernel_interrupt_stops_the_application_and_resume_finishes(sae_cluster, figure):
     root, res = sae_cluster
-    exp = root / "interrupted.py"
-    exp.write_text(EXPERIMENT.format(selectivity=str(ROOT / "experiments" / "selectivity.py")))
+    exp = e2e._experiment(root, "kernel", [10, 100], 2)
     out = root / "interrupt"
-    run_dir = out / "interrupted" / "latest"
+    run_dir = out / "kernel" / "latest"
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(root))
     try:
         kc.execute_interactive(f"import sae; options = sae.RunOptions(reservation={str(res.path)!r})", timeout=120)
@@ -62,7 +53,7 @@ def test_kernel_interrupt_stops_the_application_and_resume_finishes(sae_cluster,
         reply = kc.execute_interactive(f"h = sae.resume({str(run)!r}); print(len(h.results), h.root)",
                                        timeout=900, output_hook=hook)
         assert reply["content"]["status"] == "ok", reply["content"]
-        assert "".join(stdout).split()[-2:] == ["6", str(run)]
+        assert "".join(stdout).split()[-2:] == ["4", str(run)]
         assert set(_states(run)) == {"done"}
     finally:
         kc.stop_channels()

@@ -20,11 +20,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
 
 
-CI_SETTINGS = ["--set", "repetitions=1", "--set", "warmup=0", "--set", "drift=false"]
-"""One query per point and no drift check (test_e2e's main job has one): every outcome asserted
-below is a count, an answer or a byte figure (and the bandwidth test's 2x time gap), which one
-query shows as well as three; the user's catalogue runs the files' own repetitions through the
-same code."""
+CI_SETTINGS = [f"--set={s}" for s in (
+    "repetitions=1", "warmup=0", "drift=false", "cluster.cores=shared",
+    "bandwidth:sweep.cartesian.link_rate=[200mbit, unlimited]", "bandwidth:sweep.cartesian.selectivity=[100]",
+    "selectivity:sweep.cartesian.selectivity=[100, 1]", "objectsize_selectivity:sweep.cartesian.selectivity=[100, 1]")]
+"""One query per point, no drift check and every host on every core (test_e2e's main job checks
+those), and the sweeps cut to the values the tests below compare: every outcome asserted is a
+count, an answer or a byte figure (and the bandwidth test's 2x time gap), which one query shows as
+well as three; the user's catalogue runs the files' own sweeps and repetitions through the same
+code."""
 
 
 @pytest.fixture(scope="module")

@@ -79,3 +79,24 @@ def test_plan_dir_plans_every_experiment_of_the_catalogue_in_run_order():
     assert r.exit_code == 0 and f"catalogue {EXPERIMENTS}: {len(plans)} experiments" in r.output, r.output
     r = CliRunner().invoke(main, ["plan", str(EXPERIMENTS), "--set", "pause=0.5"])
     assert r.exit_code == 2 and "alleviation.py: --set pause=0.5" in r.output, r.output
+
+
+def test_a_scoped_setting_changes_its_experiment_only_and_wins():
+    assert settings.of_experiment(["repetitions=2", "t:repetitions=3", "u:drift=false"], "t") == {"repetitions": 3}
+    assert settings.apply(exp(), ["repetitions=2", "u:repetitions=3"]).repetitions == 2
+    plans = dict((f.stem, p) for f, p in plan_catalogue(EXPERIMENTS, set=[
+        "repetitions=1", "warmup=0", "bandwidth:sweep.cartesian.link_rate=[200mbit, unlimited]",
+        "selectivity:repetitions=2"]))
+    assert {p.spec.params()["cluster"]["link_rate"] for p in plans["bandwidth"].points} == {"200mbit", "unlimited"}
+    assert plans["selectivity"].repetitions == 2 and plans["alleviation"].repetitions == 1
+
+
+@pytest.mark.parametrize("item, message", [
+    ("nope:repetitions=2", r"'nope' is not an experiment of this run \(experiments: alleviation, "),
+    ("alleviation:=2", r"give the path after the experiment's name"),
+])
+def test_a_scope_naming_no_experiment_of_the_run_is_refused(item, message):
+    with pytest.raises(UsageError, match=message):
+        plan_catalogue(EXPERIMENTS, set=[item])
+    r = CliRunner().invoke(main, ["plan", str(EXPERIMENTS / "alleviation.py"), "--set", item])
+    assert r.exit_code == 2 and "alleviation.py: --set " in r.output and len(r.output.strip().splitlines()) == 1

@@ -8,6 +8,10 @@ sweep axis (``sweep.cartesian.selectivity``, ``sweep.zipped.object_size``: its l
 Settings apply after the profile, so they win over it, and the result is validated like the file:
 a bad value is refused in one line naming the setting. A field the sweep varies cannot be set
 (the sweep would replace it); set the axis instead.
+
+``NAME:path=value`` scopes a setting to the experiment named ``NAME`` (in a catalogue run,
+``sae run experiments/ --set bandwidth:sweep.cartesian.link_rate=[200mbit]``); it wins over an
+unscoped setting of the same path, and a scope naming no experiment of the run is refused.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from .spec import SECTIONS, Experiment, axis_target, validate
 OPTIONS = ("repetitions", "warmup", "pause", "figures", "description", "drift")
 """Experiment options a setting may change besides section fields and sweep axes."""
 TUPLES = {"workload.columns", "figures"}
+SCOPE = ":"
+"""Separates an experiment's name from the path of a setting scoped to it."""
 
 
 def parse(settings) -> dict[str, object]:
@@ -47,6 +53,26 @@ def parse(settings) -> dict[str, object]:
     return out
 
 
+def of_experiment(settings, name: str) -> dict[str, object]:
+    """The settings that apply to experiment ``name``: the unscoped ones, then those scoped to it
+    (``name:path``) with the scope removed, so they win."""
+    settings = parse(settings)
+    own = {path: v for path, v in settings.items() if SCOPE not in path}
+    own.update({path.partition(SCOPE)[2]: v for path, v in settings.items() if path.partition(SCOPE)[0] == name})
+    return own
+
+
+def check_scopes(settings, names) -> None:
+    """UsageError for a setting scoped to an experiment that is not among ``names``."""
+    for path in parse(settings):
+        scope, colon, rest = path.partition(SCOPE)
+        if colon and scope not in names:
+            raise UsageError(f"--set {path}: {scope!r} is not an experiment of this run (experiments: "
+                             f"{', '.join(sorted(names))}); scope a setting as NAME:path=value")
+        if colon and not rest:
+            raise UsageError(f"--set {path}: give the path after the experiment's name, as NAME:path=value")
+
+
 def texts(settings: dict) -> list[str]:
     """The settings as ``path=value`` lines (recorded in a run's spec.yaml; :func:`parse` reads them back)."""
     return [f"{path}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}"
@@ -56,7 +82,7 @@ def texts(settings: dict) -> list[str]:
 def apply(experiment: Experiment, settings) -> Experiment:
     """``experiment`` with ``settings`` (see the module) applied and validated; UsageError naming
     the setting (``--set path``) for an unknown path, a field the sweep varies or a bad value."""
-    settings = parse(settings)
+    settings = of_experiment(settings, experiment.name)
     if not settings:
         return experiment
     changed = experiment

@@ -25,6 +25,8 @@ from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
 from . import runner
+from ..planning import settings as settings_mod
+from ..planning.loader import load_experiment
 from .context import RunOptions
 from ..results.report import figure_names
 from ..results.results import RunDir
@@ -64,27 +66,35 @@ def plan_catalogue(directory, *, profile: str | None = None, options: RunOptions
     the order ``sae run DIR`` runs them, each checked as it would check it (``sae plan DIR``);
     the first usage error stops it."""
     options = options or RunOptions()
-    return [(f, runner.prepare(f, profile=profile, options=options, settings=set)[1])
-            for f in experiment_files(directory)]
+    return [(f, runner.prepare(f, profile=profile, options=options, settings=own)[1])
+            for f, own in _settings_by_file(experiment_files(directory), set)]
+
+
+def _settings_by_file(files: list[Path], settings) -> list[tuple[Path, dict]]:
+    """(file, the settings that apply to its experiment) for each file; UsageError for a setting
+    scoped to an experiment none of them defines (:mod:`sae.planning.settings`)."""
+    names = [(f, load_experiment(f).name) for f in files]
+    settings_mod.check_scopes(settings, {name for _, name in names})
+    return [(f, settings_mod.of_experiment(settings, name)) for f, name in names]
 
 
 def run_catalogue(directory, *, profile: str | None = None, out="results",
                   options: RunOptions | None = None, set=None) -> Path:
     """Run every experiment file of ``directory`` (see the module); returns the index page.
     OperationalError at the end if any experiment failed (the others ran). ``set``: settings
-    applied to every experiment (:mod:`sae.planning.settings`)."""
+    applied to every experiment, or to the one a setting's scope names (:mod:`sae.planning.settings`)."""
     options = options or RunOptions()
-    files = experiment_files(directory)
+    files = _settings_by_file(experiment_files(directory), set)
     entries, profiles = [], set_()
-    for f in files:   # every usage error before anything runs
-        experiment, p = runner.prepare(f, profile=profile, options=options, settings=set)
+    for f, own in files:   # every usage error before anything runs
+        experiment, p = runner.prepare(f, profile=profile, options=options, settings=own)
         entries.append(Entry(str(f.resolve()), experiment.name, experiment.description))
         profiles.add(p.profile or "default")
     label = profiles.pop() if len(profiles) == 1 else "mixed"
     root = _new_root(Path(out), label)
     say(None, STAGE, f"{len(entries)} experiments; index {root / 'index.html'}")
     start = time.time()
-    for n, (f, entry) in enumerate(zip(files, entries), 1):
+    for n, ((f, own), entry) in enumerate(zip(files, entries), 1):
         last = n == len(entries)
         entry.status, t0 = "running", time.time()
         _write(root, entries, label, time.time() - start)
@@ -92,7 +102,7 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
         latest = Path(out) / entry.experiment / "latest"
         before = latest.resolve() if latest.exists() else None
         try:
-            handle = runner.run(f, profile=profile, out=out, set=set,
+            handle = runner.run(f, profile=profile, out=out, set=own,
                                 options=dataclasses.replace(options, teardown=options.teardown and last))
             entry.status, entry.run = "done", str(handle.root)
         except SaeError as e:

@@ -51,6 +51,7 @@ def prepare(file, *, profile: str | None, options: RunOptions, settings=None) ->
     if isinstance(file, Experiment):
         file = OBJECT
     try:
+        settings_mod.check_scopes(settings, {experiment.name})
         if file == OBJECT:   # a file is checked as it loads
             check_every_setting_runs(experiment)
         profile = experiment.default_profile(profile)
