@@ -8,16 +8,21 @@ declared figure gets a one-line warning.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from .capacity import Capacities, format_rate, online_cpus
 from .model import Reservation
+from .remote.prelude import write_file
 from .remote import Cluster, node_agent
 
 TOLERANCE = 0.15
 PROBE_PORT = 47299      # the TCP port the link probe's receiver listens on (cluster address)
 STAGE = "calibrate"
+LAST_FILE = "calibration.json"
+"""The file in a local cluster's state directory that keeps its last calibration."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,11 +49,13 @@ class LinkMeasure:
 
 @dataclasses.dataclass(frozen=True)
 class Calibration:
-    """One calibration of a reservation's hosts (``at``: epoch seconds)."""
+    """One calibration of a reservation's hosts (``at``: epoch seconds; ``reused``: returned from
+    an earlier call instead of measured again, see :func:`calibrate`)."""
 
     cores: tuple = ()
     links: tuple = ()
     at: float = 0.0
+    reused: bool = False
 
     def core(self, name: str) -> CoresMeasure | None:
         return next((c for c in self.cores if c.name == name), None)
@@ -81,13 +88,15 @@ class Calibration:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        return {"at": self.at, "cores": [dict(dataclasses.asdict(c), hosts=list(c.hosts)) for c in self.cores],
+        return {"at": self.at, "reused": self.reused,
+                "cores": [dict(dataclasses.asdict(c), hosts=list(c.hosts)) for c in self.cores],
                 "links": [dataclasses.asdict(m) for m in self.links]}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Calibration":
         return cls(cores=tuple(CoresMeasure(**dict(c, hosts=tuple(c["hosts"]))) for c in data.get("cores", [])),
-                   links=tuple(LinkMeasure(**m) for m in data.get("links", [])), at=data.get("at", 0.0))
+                   links=tuple(LinkMeasure(**m) for m in data.get("links", [])), at=data.get("at", 0.0),
+                   reused=bool(data.get("reused", False)))
 
 
 def _off(measured: float, declared: float) -> str:
@@ -106,17 +115,52 @@ def default_links(reservation: Reservation) -> list[tuple[str, str]]:
 
 
 def calibrate(reservation: Reservation, *, groups: dict | None = None, links=None, cluster: Cluster | None = None,
-              seconds: float = 1.0, link_seconds: float = 2.0) -> Calibration:
+              seconds: float = 1.0, link_seconds: float = 2.0, reuse_within: float = 0.0) -> Calibration:
     """Measure usable cores of every host alone (and of each group in ``groups``, name → host
     names, spinning together), then the throughput of each ``(src, dst)`` in ``links`` (default
-    :func:`default_links`), one measurement at a time so they do not disturb each other."""
+    :func:`default_links`), one measurement at a time so they do not disturb each other.
+
+    ``reuse_within`` seconds (a local cluster's, whose provider keeps the last calibration in its
+    state directory): return that calibration, marked ``reused``, when it measured the same hosts,
+    groups and links under the same declared capacities at most that long ago."""
+    sets = {n.name: [n.name] for n in reservation.nodes}
+    sets.update(groups or {})
+    links = default_links(reservation) if links is None else [tuple(link) for link in links]
+    key = json.dumps({"capacities": reservation.capacities.to_dict(), "sets": sets, "links": links,
+                      "seconds": [seconds, link_seconds]}, sort_keys=True)
+    last = _last_file(reservation)
+    if reuse_within > 0 and last is not None:
+        earlier = _read_last(last, key)
+        if earlier is not None and 0 <= time.time() - earlier.at <= reuse_within:
+            return dataclasses.replace(earlier, reused=True)
+    measured = _measure(reservation, sets, links, cluster, seconds, link_seconds)
+    if last is not None:
+        write_file(last, json.dumps({"key": key, "calibration": measured.to_dict()}))
+    return measured
+
+
+def _last_file(reservation: Reservation) -> Path | None:
+    """Where a local cluster keeps its last calibration (None for other providers)."""
+    state = reservation.provider_state.get("state_dir") if reservation.provider == "local" else None
+    return Path(state) / LAST_FILE if state and Path(state).is_dir() else None
+
+
+def _read_last(path: Path, key: str) -> Calibration | None:
+    """The calibration kept in ``path`` if it was taken for ``key``."""
+    try:
+        data = json.loads(path.read_text())
+        return Calibration.from_dict(data["calibration"]) if data.get("key") == key else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _measure(reservation: Reservation, sets: dict, links: list, cluster: Cluster | None, seconds: float,
+             link_seconds: float) -> Calibration:
     own = cluster is None
     cluster = cluster or Cluster(reservation)
     caps = reservation.capacities if reservation.cpu_accounting is not None else None
     machine = online_cpus()
     try:
-        sets = {n.name: [n.name] for n in reservation.nodes}
-        sets.update(groups or {})
         cores = []
         for name, hosts in sets.items():
             got = cluster.call(node_agent, "cpu_probe", seconds, nodes=hosts, stage=f"{STAGE} cores")
@@ -124,7 +168,7 @@ def calibrate(reservation: Reservation, *, groups: dict | None = None, links=Non
                                       round(sum(r["cores"] for r in got.values()), 3)))
         measured = [LinkMeasure(src, dst, _declared_rate(caps, src, dst),
                                 _throughput(cluster, reservation, src, dst, link_seconds))
-                    for src, dst in (default_links(reservation) if links is None else links)]
+                    for src, dst in links]
     finally:
         if own:
             cluster.close()

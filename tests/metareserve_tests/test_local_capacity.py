@@ -40,9 +40,14 @@ def test_declared_capacities_are_enforced_measured_and_released(own_local_cluste
             assert _tbf_rate(info["veth"]) == _tbf_rate("eth0", info["netns"]) == 200_000_000
 
         # the link: both directions within 15 % of the declared rate
-        cal = metareserve.calibrate(res, links=[("node1", "node2"), ("node2", "node1")], link_seconds=2.0)
+        links = [("node1", "node2"), ("node2", "node1")]
+        cal = metareserve.calibrate(res, links=links, link_seconds=2.0)
         for link in cal.links:
             assert abs(link.measured - 200e6) <= 0.15 * 200e6, cal.text()
+        # asked again under the same capacities: the last calibration, said to be reused
+        again = metareserve.calibrate(res, links=links, link_seconds=2.0, reuse_within=600)
+        assert again.reused and not cal.reused and (again.at, again.cores, again.links) == (cal.at, cal.cores, cal.links)
+        assert not metareserve.calibrate(res, links=links[:1], link_seconds=2.0, reuse_within=600).reused
 
         # cores: a busy loop of two processes gets about one core on node1, half a core on node2
         with Cluster(res) as cluster:
@@ -60,8 +65,9 @@ def test_declared_capacities_are_enforced_measured_and_released(own_local_cluste
         assert {c.name: c.declared for c in cal.cores} == {"node1": 1.0, "node2": 0.5}
         assert not cal.warnings(), cal.text()
 
-        # in place: unlimited again
+        # in place: unlimited again (and a calibration under other capacities is measured anew)
         assert metareserve.shape(res, Capacities()) is True
+        assert not metareserve.calibrate(res, links=links[:1], link_seconds=2.0, reuse_within=600).reused
         assert _tbf_rate(st["nodes"]["node1"]["veth"]) is None
         again = metareserve.reserve(provider="local", name=res.name, nodes=2, out=res.path, capacities=caps)
         assert again.capacities == caps and _tbf_rate(st["nodes"]["node2"]["veth"]) == 200_000_000

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 
 import metareserve
 from metareserve import Layout, LeaseHeld, Reservation, StageReport, lease, load_reservation
@@ -135,12 +136,18 @@ def stage_distribute(ctx: StageContext) -> StageReport:
     return report
 
 
+CALIBRATION_REUSE_S = 600.0
+"""A local cluster's calibration this recent is reused by a shape stage that changed nothing (the
+same capacities measured minutes ago; measuring takes ~8 s per run)."""
+
+
 def stage_shape(ctx: StageContext) -> StageReport:
     """Put the point's host capacities in force (local provider: cores, memory, link rates;
     elsewhere nothing is emulated), then measure every host's usable cores, each side's cores
-    together and the storage → compute link, and record declared beside measured in
-    ``capacities/<shape key>.yaml``; a measurement more than 15 % off what was declared is
-    warned about in one line."""
+    together and the storage → compute link (or reuse the measurement of the same capacities
+    when this stage changed nothing: :data:`CALIBRATION_REUSE_S`), and record declared beside
+    measured in ``capacities/<shape key>.yaml``; a measurement more than 15 % off what was declared
+    is warned about in one line."""
     report = StageReport("shape")
     point, res = ctx.point, ctx.reservation_for(ctx.point)
     roles = ctx.layout_for(point).host_roles()
@@ -159,16 +166,17 @@ def stage_shape(ctx: StageContext) -> StageReport:
     src, dst = (layout.names(role)[:1] for role in ("ceph-osd", "spark-worker"))
     links = [(src[0], dst[0])] if src and dst and src != dst else []
     cal = metareserve.calibrate(res, groups={k: v for k, v in groups.items() if v}, links=links,
-                                cluster=ctx.connect())
+                                cluster=ctx.connect(), reuse_within=0 if changed else CALIBRATION_REUSE_S)
     ctx.run.write_yaml(ctx.run.capacities(point.shape_key), {
         "declared": declared.to_dict(), "sides": sides, "provider": ctx.reservation.provider,
         "calibration": cal.to_dict()})
     for line in cal.warnings():
         node_log(None, "sae shape", line, logging.WARNING)
+    when = f" ({time.time() - cal.at:.0f} s ago, same capacities: reused)" if cal.reused else ""
     for n in names:
         measured = cal.core(n)
         report.add(n, changed, f"{sides[n]}: {declared.of(n).describe() if local else 'not emulated'}; "
-                               f"measured {measured.measured:.2f} cores", log=False)
+                               f"measured {measured.measured:.2f} cores{when}", log=False)
     for m in cal.links:
         report.add(CONTROLLER, changed, f"link {m.src}->{m.dst} measured {metareserve.format_rate(m.measured)}"
                                         f" (declared {metareserve.format_rate(m.declared)})", log=False)
