@@ -507,17 +507,6 @@ XFAIL: dict[int, str] = {
     391: 'accepted',
     395: 'reaches the hosts',
     397: 'message does not name the field',
-    421: 'unexpected KeyError',
-    424: 'unexpected KeyError',
-    425: 'unexpected KeyError',
-    428: 'unexpected KeyError',
-    431: 'unexpected KeyError',
-    432: 'unexpected KeyError',
-    435: 'unexpected KeyError',
-    438: 'unexpected KeyError',
-    440: 'unexpected TypeError',
-    441: 'unexpected AttributeError',
-    442: 'accepted',
 }
 
 

@@ -25,6 +25,27 @@ def entry_key(params: dict, versions: dict, repetition: int) -> str:
     return digest({"params": params, "versions": versions, "repetition": repetition}, 16)
 
 
+def _damage(data: dict) -> str | None:
+    """What makes ``data`` not a ledger this sae wrote (None: nothing)."""
+    for field, kind in (("entries", dict), ("runs", list), ("steps", list), ("executed", list)):
+        if not isinstance(data.get(field), kind):
+            return f"{field} is not a {kind.__name__}"
+    for key, e in data["entries"].items():
+        if not isinstance(e, dict):
+            return f"entry {key} is not a mapping"
+        for field, ok in (("point", lambda v: isinstance(v, str)), ("state", lambda v: v in STATES),
+                          ("repetition", _count), ("attempts", _count)):
+            if not ok(e.get(field)):
+                return f"entry {key}: {field} {e.get(field)!r}"
+    if not all(isinstance(s, dict) for s in data["steps"] + data["runs"]):
+        return "a step or run is not a mapping"
+    return None
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 class RunLedger:
     """Ledger of one run directory (``ledger.json``)."""
 
@@ -62,6 +83,9 @@ class RunLedger:
         if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
             raise UsageError(f"{p}: ledger format {data.get('version') if isinstance(data, dict) else '?'} "
                              f"is not supported (this sae writes {FORMAT_VERSION})")
+        damage = _damage(data)
+        if damage:
+            raise UsageError(f"{p}: damaged ledger ({damage}); restore ledger.json from a copy, or start a new run")
         return cls(p, data)
 
     def save(self) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from metareserve import Layout, load_reservation
+from metareserve import Layout, LeaseHolder, load_reservation
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 from monitor_deploy import counter_gaps, counter_totals
@@ -123,8 +123,34 @@ class RunDir:
         return read_yaml(path, f"run file {path.name}") if path.exists() else None
 
     def load_plan(self) -> Plan:
-        """The run's plan (``plan.yaml``, written before anything ran)."""
-        return Plan.from_dict(self.read_yaml(self.plan))
+        """The run's plan (``plan.yaml``, written before anything ran); UsageError naming the file
+        if it is missing or damaged."""
+        data = self.read_yaml(self.plan)
+        try:
+            return Plan.from_dict(data)
+        except UsageError as e:
+            raise UsageError(f"{self.plan}: damaged plan ({e}); start a new run") from None
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            what = f"no {e}" if isinstance(e, KeyError) else str(e)
+            raise UsageError(f"{self.plan}: damaged plan ({what}); start a new run") from None
+
+    def lease_holder(self):
+        """Who took the cluster's lease for this run (``lease.yaml``: reservation name and
+        :class:`metareserve.LeaseHolder`), or None if the run took none yet; UsageError naming the
+        file if it is damaged."""
+        held = self.read_yaml(self.root / "lease.yaml")
+        if held is None:
+            return None
+        try:
+            holder = LeaseHolder(**{k: v for k, v in held.items() if k != "reservation"})
+            ok = isinstance(held["reservation"], str) and isinstance(holder.pid, int) and \
+                isinstance(holder.host, str) and isinstance(holder.since, (int, float))
+        except (KeyError, TypeError, AttributeError) as e:
+            ok, holder = False, e
+        if not ok:
+            raise UsageError(f"{self.root / 'lease.yaml'}: damaged lease record; the run's lease is on its "
+                             f"cluster ('metareserve break-lease' frees a stale one): delete this file")
+        return held["reservation"], holder
 
 
 QUERY_RESULTS = ("init_s", "compute_s", "total_s", "rows", "checksum")

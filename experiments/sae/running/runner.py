@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from metareserve import LeaseHolder, load_reservation
+from metareserve import load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
 
@@ -440,11 +440,10 @@ def status(path) -> dict:
     p = rd.load_plan()
     points = [{"point": pt.id, "axes": pt.axes, "states": [e["state"] for e in ledger.of_point(pt.id).values()]}
               for pt in p.points]
-    held = rd.read_yaml(rd.root / "lease.yaml")
-    holder = LeaseHolder(**{k: v for k, v in held.items() if k != "reservation"}) if held else None
+    held = rd.lease_holder()
     return {"run": str(rd.root), "experiment": p.experiment, "profile": p.profile,
-            "lease": (f"{'holds' if not holder.is_gone() else 'held'} the lease of {held['reservation']!r} "
-                      f"(pid {holder.pid} on {holder.host})") if holder else "no lease taken yet",
+            "lease": (f"{'holds' if not held[1].is_gone() else 'held'} the lease of {held[0]!r} "
+                      f"(pid {held[1].pid} on {held[1].host})") if held else "no lease taken yet",
             "counts": ledger.counts(), "points": points,
             "failures": [f"point {e['point']} repetition {e['repetition']}: {e['error']}"
                          for e in ledger.failures()],
