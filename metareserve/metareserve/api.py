@@ -23,8 +23,13 @@ def reserve(*, provider: str = "local", name: str = "sae", nodes: int | None = N
 
     The file goes to ``out`` (default ``./<name>.yaml``) and a copy to :func:`registry_dir`.
     """
-    res = providers.get(provider).reserve(name=name, nodes=nodes, **options)
-    path = res.save(out or Path.cwd() / f"{name}.yaml")
+    chosen = providers.get(provider)
+    chosen.check_request(name=name, nodes=nodes, **options)
+    out = Path(out or Path.cwd() / f"{name}.yaml")
+    if out.is_dir() or not out.parent.is_dir():
+        raise UsageError(f"--out {out}: give a file path in an existing directory for the reservation file")
+    res = chosen.reserve(name=name, nodes=nodes, **options)
+    path = res.save(out)
     registry_dir().mkdir(parents=True, exist_ok=True)
     Reservation.save(_copy(res), registry_dir() / f"{name}.yaml")
     res.path = path

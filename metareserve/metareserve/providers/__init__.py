@@ -8,6 +8,7 @@ import abc
 from importlib.metadata import entry_points
 
 from ..capacity import Capacities
+from .. import validate
 from ..errors import UsageError
 from ..model import Reservation
 
@@ -19,6 +20,16 @@ class Provider(abc.ABC):
 
     name: str = ""
     gates_nodes = False  # True if reserve() already ran the health gate on every node
+    max_nodes = 1000
+
+    def check_request(self, *, name: str, nodes: int | None = None, **options) -> None:
+        """Refuse a bad request before anything is reserved (UsageError naming the field);
+        providers with options check those too."""
+        validate.name(name, "reservation name")
+        if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int)
+                                  or not 1 <= nodes <= self.max_nodes):
+            raise UsageError(f"{self.name} provider: --nodes must be a whole number from 1 to {self.max_nodes}, "
+                             f"not {nodes!r}")
 
     @abc.abstractmethod
     def reserve(self, *, name: str, nodes: int | None = None, **options) -> Reservation:

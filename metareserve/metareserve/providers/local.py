@@ -52,6 +52,12 @@ class LocalProvider(Provider):
     """Network-namespace hosts on this machine. Needs root."""
 
     name = "local"
+    max_nodes = MAX_NODES
+
+    def check_request(self, *, name: str, nodes: int | None = None, **options) -> None:
+        _require_root()
+        super().check_request(name=name, nodes=nodes)
+        _check_name(name)
 
     def reserve(self, *, name: str, nodes: int | None = 3, capacities: Capacities | None = None,
                 **options) -> Reservation:

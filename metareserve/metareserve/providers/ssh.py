@@ -37,12 +37,21 @@ class SshProvider(Provider):
 
     name = "ssh"
 
-    def reserve(self, *, name: str, nodes: int | None = None, hosts=(), hosts_file=None,
-                ssh_config=None, **options) -> Reservation:
+    def check_request(self, *, name: str, nodes: int | None = None, **options) -> None:
+        super().check_request(name=name, nodes=nodes)
+        self._data(name=name, nodes=nodes, **options)
+
+    def reserve(self, *, name: str, nodes: int | None = None, **options) -> Reservation:
         """Record ``hosts`` (ssh aliases) or the hosts in ``hosts_file`` as reservation ``name``.
 
         ``ssh_config`` replaces ``~/.ssh/config`` for every connection to these hosts.
         """
+        data, source = self._data(name=name, nodes=nodes, **options)
+        return reservation_from_dict(data, source)
+
+    def _data(self, *, name: str, nodes: int | None = None, hosts=(), hosts_file=None, ssh_config=None,
+              **options) -> tuple[dict, str]:
+        """The reservation's data and where its hosts came from, every field checked."""
         if options:
             raise UsageError(f"ssh provider: unknown option(s) {', '.join(sorted(options))}")
         validate.name(name, "reservation name")
@@ -69,7 +78,7 @@ class SshProvider(Provider):
             if not Path(ssh_config).is_file():
                 raise UsageError(f"{ssh_config}: ssh config file not found")
             data["ssh_config"] = str(Path(ssh_config).resolve())
-        return reservation_from_dict(data, str(hosts_file or "--host"))
+        return data, str(hosts_file or "--host")
 
     def release(self, reservation: Reservation) -> str:
         return (f"ssh reservation {reservation.name!r}: hosts are the user's own; "

@@ -70,6 +70,10 @@ class CloudLabProvider(Provider):
                 transport = RecordingTransport(transport, os.environ[ENV_RECORD])
         return SliceClient(transport, creds, site=site, slice_name=slice_name, backoff=backoff)
 
+    def check_request(self, *, name: str, nodes: int | None = None, **options) -> None:
+        super().check_request(name=name, nodes=nodes)
+        make_request(name=name, nodes=nodes, **options)
+
     def reserve(self, *, name: str, nodes: int | None = None, **options) -> Reservation:
         """Reserve ``nodes`` raw PCs as slice ``name`` (or reattach to its slivers).
 
