@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
+from pathlib import Path
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
@@ -42,6 +44,13 @@ STORES = ("memstore", "bluestore")
 PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
+MAX_POINTS = 10_000          # sweep points of one experiment
+MAX_NODES = 1000             # hosts of one cluster (metareserve's providers allow at most this many)
+MAX_ROWS = 10**11            # generated rows (the paper's dataset is ~10**9)
+MAX_MULTIPLIER = 10**6       # link or copy multiplier
+MAX_SEED = 2**32 - 1
+GENERATORS = ("taxi",)       # data_deploy's generated datasets
+INPUT_SUFFIXES = (".parquet", ".csv")   # what data_deploy.ingest reads (or a directory of them)
 DRIFT_MIN = 3                # measured repetitions of the drift check at least
 WINDOW_MARGIN = 1.0
 """The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
@@ -499,7 +508,7 @@ def _check(point: PointSpec, where: str) -> None:
     def bad(msg):
         raise UsageError(f"{where}: {msg}")
     c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
-    _int(c.nodes, 1, f"{where}: cluster.nodes")
+    _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=MAX_NODES)
     if c.layout is not None:
         if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")
@@ -515,15 +524,21 @@ def _check(point: PointSpec, where: str) -> None:
     _int(ceph.osds_per_node, 1, f"{where}: ceph.osds_per_node")
     if not isinstance(m.enabled, bool):
         bad("monitor.enabled must be true or false")
+    if d.generator not in GENERATORS:
+        bad(f"data.generator {d.generator!r} is not one of {', '.join(GENERATORS)}")
+    _int(d.seed, 0, f"{where}: data.seed", maximum=MAX_SEED)
     if d.input is None:
-        _int(d.rows, 1, f"{where}: data.rows")
+        _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
+    elif not isinstance(d.input, str) or not (Path(d.input).is_dir() or (
+            Path(d.input).is_file() and Path(d.input).suffix in INPUT_SUFFIXES)):
+        bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
     try:
         check_object_size(d.object_size)
     except UsageError as e:
         bad(f"data.{e}")
-    _int(d.link_multiplier, 1, f"{where}: data.link_multiplier")
+    _int(d.link_multiplier, 1, f"{where}: data.link_multiplier", maximum=MAX_MULTIPLIER)
     check_codec(d.stored_compression, f"{where}: data.stored_compression")
-    _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier")
+    _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier", maximum=MAX_MULTIPLIER)
     if w.reader not in readers.READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
         bad(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
@@ -592,6 +607,12 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     _check_sweep_repetitions(experiment, where)
     if not isinstance(experiment.drift, bool):
         raise UsageError(f"{where}: drift must be true or false, not {experiment.drift!r}")
+    if not isinstance(experiment.description, str):
+        raise UsageError(f"{where}: description must be a string, not {experiment.description!r}")
+    size = math.prod(len(v) for v in experiment.sweep.cartesian.values()) * max(
+        [len(v) for v in experiment.sweep.zipped.values()] or [1])
+    if size > MAX_POINTS:
+        raise UsageError(f"{where}: the sweep has {size} points, more than {MAX_POINTS}; sweep fewer values")
     axes_list = experiment.sweep.points()
     if not axes_list:
         raise UsageError(f"{where}: the sweep is empty (its 'where' filter keeps no point)")
