@@ -1,11 +1,13 @@
-"""The kernel's interrupt (SIGINT to the kernel process alone, unlike a terminal's Ctrl-C, which
-reaches the whole process group) during ``sae.run`` in a real IPython kernel: KeyboardInterrupt
-in the cell, the Spark application stopped, no repetition left running; ``sae.resume`` in the
-same kernel then finishes the run and returns its handle."""
+"""Interrupts, both kinds in one run: a terminal's Ctrl-C of ``sae run`` (SIGINT to the whole
+process group), then the kernel's interrupt (SIGINT to the kernel process alone) during
+``sae.resume`` in a real IPython kernel; each stops the Spark application and leaves no
+repetition running, and ``sae.resume`` in the kernel finishes the run."""
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -22,18 +24,36 @@ def _states(run: Path) -> list[str]:
     return [e["state"] for e in json.loads(ledger.read_text())["entries"].values()] if ledger.exists() else []
 
 
-def test_kernel_interrupt_stops_the_application_and_resume_finishes(sae_cluster, figure):
+def _stopped_cleanly(run: Path) -> list[str]:
+    """The run's states after an interrupt: the application gone, nothing left running, some
+    repetitions done and some not."""
+    assert not e2e._processes_naming(f"/sae/{run.name}/"), "the Spark application outlived the interrupt"
+    states = _states(run)
+    assert "running" not in states and "done" in states and set(states) - {"done"}, states
+    return states
+
+
+def test_terminal_then_kernel_interrupts_stop_the_application_and_resume_finishes(sae_cluster, figure):
+    """Ctrl-C of ``sae run`` in a terminal (SIGINT to its whole process group): one line, exit 130,
+    the application stopped, no repetition left running. Then ``sae.resume`` in a real IPython
+    kernel, stopped by the kernel's interrupt (SIGINT to the kernel process alone):
+    KeyboardInterrupt in the cell, the application stopped; ``sae.resume`` in the same kernel
+    finishes every repetition once, with the same answers, and returns the run's handle."""
     root, res = sae_cluster
-    exp = e2e._experiment(root, "kernel", [10, 100], 2)
-    out = root / "interrupt"
-    run_dir = out / "kernel" / "latest"
+    exp = e2e._experiment(root, "interrupted", [10, 100], 3)
+    planned = json.loads(e2e.sae_cli("plan", exp, "--json").stdout)
+    code, out, ctrl_c, run = e2e._run_with_fault(root, exp, "interrupted", planned,
+                                                 lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    assert code == 130, out[-3000:]
+    assert out.strip().splitlines()[-1] == "error: interrupted"
+    done_before = _stopped_cleanly(run).count("done")
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(root))
     try:
-        kc.execute_interactive(f"import sae; options = sae.RunOptions(reservation={str(res.path)!r})", timeout=120)
-        msg = kc.execute(f"sae.run({str(exp)!r}, out={str(out)!r}, options=options)")
+        kc.execute_interactive("import sae", timeout=120)
+        msg = kc.execute(f"sae.resume({str(run)!r})")
         deadline = time.monotonic() + 900
-        while "done" not in _states(run_dir):
-            assert time.monotonic() < deadline, "no repetition done in 15 minutes"
+        while _states(run).count("done") <= done_before:
+            assert time.monotonic() < deadline, "the resume did no repetition in 15 minutes"
             time.sleep(0.5)
         at = time.monotonic()
         km.interrupt_kernel()
@@ -41,10 +61,7 @@ def test_kernel_interrupt_stops_the_application_and_resume_finishes(sae_cluster,
         stopped = time.monotonic() - at
         assert reply["parent_header"]["msg_id"] == msg
         assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
-        run = run_dir.resolve()
-        assert not e2e._processes_naming(f"/sae/{run.name}/"), "the Spark application outlived the interrupt"
-        states = _states(run)
-        assert "running" not in states and "done" in states and set(states) - {"done"}
+        _stopped_cleanly(run)
         stdout = []
 
         def hook(m):
@@ -53,9 +70,11 @@ def test_kernel_interrupt_stops_the_application_and_resume_finishes(sae_cluster,
         reply = kc.execute_interactive(f"h = sae.resume({str(run)!r}); print(len(h.results), h.root)",
                                        timeout=900, output_hook=hook)
         assert reply["content"]["status"] == "ok", reply["content"]
-        assert "".join(stdout).split()[-2:] == ["4", str(run)]
+        assert "".join(stdout).split()[-2:] == ["6", str(run)]
         assert set(_states(run)) == {"done"}
+        e2e._exact(run, planned)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    figure(f"kernel interrupt: KeyboardInterrupt and the application stopped {stopped:.1f}s after it")
+    figure(f"Ctrl-C: stopped in {ctrl_c:.1f}s; kernel interrupt: KeyboardInterrupt and the application stopped "
+           f"{stopped:.1f}s after it")

@@ -2,7 +2,7 @@
 own 3-host cluster; ``sae.run`` from plain Python (run markers need no logging configuration);
 a run on the same cluster that reuses stack and data, whose warm application and then runner are
 killed with SIGKILL mid-sweep, finished by ``sae resume`` with every point exactly once; faults:
-Ctrl-C mid-sweep, an OSD killed mid-sweep."""
+an OSD, a Spark worker or Prometheus killed mid-sweep (Ctrl-C: tests/notebook/test_interrupt.py)."""
 import glob
 import json
 import os
@@ -308,24 +308,6 @@ def _run_with_fault(root: Path, exp: Path, name: str, planned: dict, fault):
     finally:
         if proc.poll() is None:
             proc.kill()
-
-
-def test_ctrl_c_stops_the_application_and_resume_finishes(env, figure):
-    """Fault: Ctrl-C of ``sae run`` mid-sweep (SIGINT to the whole process group, as a terminal
-    sends it): one line, exit 130, the Spark application stopped, no repetition left running;
-    ``sae resume`` then finishes every repetition once, with the same answers."""
-    root, res = env
-    exp = _experiment(root, "interrupted", [10, 100], 2)
-    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    code, out, stopped_after, run = _run_with_fault(root, exp, "interrupted", planned,
-                                                    lambda proc: os.killpg(proc.pid, signal.SIGINT))
-    assert code == 130, out[-3000:]
-    assert out.strip().splitlines()[-1] == "error: interrupted"
-    assert not _processes_naming(f"/sae/{run.name}/"), "the Spark application outlived Ctrl-C"
-    states = [e["state"] for e in ledger(run)["entries"].values()]
-    assert "running" not in states and "done" in states and set(states) - {"done"}
-    _, took = _resume_exact(run, planned)
-    figure(f"Ctrl-C: stopped in {stopped_after:.1f}s; resume finished in {took:.1f}s")
 
 
 def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, figure):
