@@ -1,7 +1,7 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, script, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
@@ -118,3 +118,7 @@ def clean(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_sp
     report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
                       ceph_user=ceph_user)
     click.echo(report.summary())
+
+
+run = script(main)
+"""The console script (see metareserve.cli_support.script)."""
