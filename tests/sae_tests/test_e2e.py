@@ -310,31 +310,6 @@ def _run_with_fault(root: Path, exp: Path, name: str, planned: dict, fault):
             proc.kill()
 
 
-def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, figure):
-    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the run's
-    storage watch stops the application within seconds (not the client's op timeout) and the
-    point's repetitions fail, naming the OSD and its host; ``sae resume`` restarts it and finishes
-    with the same answers as the repetitions done before."""
-    root, res = env
-    exp = _experiment(root, "osd", [10], 2, extra="ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
-                                                  "spark={'conf': {'spark.task.maxFailures': '1'}},")
-    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
-    killed = {}
-
-    def kill_osd(_):   # the stack (bluestore) was deployed by this run
-        pidfile = Path(sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0])
-        killed.update(host=pidfile.parts[-4], osd=pidfile.name[len("ceph-"):-len(".pid")])
-        os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
-    code, out, failed_after, run = _run_with_fault(root, exp, "osd", planned, kill_osd)
-    assert code == 1, out[-3000:]
-    host, osd = killed["host"], killed["osd"]
-    last = out.strip().splitlines()[-1]
-    assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
-    assert failed_after <= 30, f"the killed OSD was reported after {failed_after:.0f}s"
-    _, took = _resume_exact(run, planned)
-    figure(f"killed {osd} on {host}: run failed after {failed_after:.1f}s with {last!r}; resume took {took:.1f}s")
-
-
 def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env, figure):
     """Fault: kill -9 of a Spark worker and its executor mid-sweep: Spark runs the lost tasks on
     the other worker (or the repetition fails and ``sae resume`` reruns it, its start stage
@@ -383,6 +358,32 @@ def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env, figu
     assert len(warnings) == 1, summary
     warning = warnings[0]
     figure(f"Prometheus killed after the first repetition: run completed (exit 0), answers exact; {warning}")
+
+
+def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, figure):
+    """Fault: kill -9 of an OSD (bluestore, so its data survives) during a sweep point: the run's
+    storage watch stops the application within seconds (not the client's op timeout) and the
+    point's repetitions fail, naming the OSD and its host; ``sae resume`` restarts it and finishes
+    with the same answers as the repetitions done before. The last run on the sae cluster: its
+    bluestore stack would otherwise be replaced by memstore again for the next run."""
+    root, res = env
+    exp = _experiment(root, "osd", [10], 2, extra="ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
+                                                  "spark={'conf': {'spark.task.maxFailures': '1'}},")
+    planned = json.loads(sae_cli("plan", exp, "--json").stdout)
+    killed = {}
+
+    def kill_osd(_):   # the stack (bluestore) was deployed by this run
+        pidfile = Path(sorted(glob.glob(f"{res.state_root}/*/ceph/run/ceph-osd.*.pid"))[0])
+        killed.update(host=pidfile.parts[-4], osd=pidfile.name[len("ceph-"):-len(".pid")])
+        os.kill(int(pidfile.read_text().split()[0]), signal.SIGKILL)
+    code, out, failed_after, run = _run_with_fault(root, exp, "osd", planned, kill_osd)
+    assert code == 1, out[-3000:]
+    host, osd = killed["host"], killed["osd"]
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("error: ") and f"{osd} on {host} down" in last, last
+    assert failed_after <= 30, f"the killed OSD was reported after {failed_after:.0f}s"
+    _, took = _resume_exact(run, planned)
+    figure(f"killed {osd} on {host}: run failed after {failed_after:.1f}s with {last!r}; resume took {took:.1f}s")
 
 
 def test_reserve_and_teardown_without_reservation(tmp_path, own_reservations):
