@@ -100,6 +100,7 @@ def deploy(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_s
 @handle_errors
 def verify(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
     """Check the dataset at DEST against its manifest (exit 1 on any mismatch)."""
+    dd.check_target(dest, what="DEST", ceph_conf=ceph_conf, ceph_user=ceph_user)
     res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
                        ceph_user=ceph_user)
@@ -114,6 +115,7 @@ def verify(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_s
 @handle_errors
 def clean(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
     """Remove the dataset at DEST and the nodes' staging copies."""
+    dd.check_target(dest, what="DEST", ceph_conf=ceph_conf, ceph_user=ceph_user)
     res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
                       ceph_user=ceph_user)

@@ -144,6 +144,34 @@ CEPH_DEFAULT_CONF = "/etc/ceph/ceph.conf"
 """Where Ceph's tools look for a cluster's conf when none is named."""
 
 
+MAX_MULTIPLIER = 10**6
+"""The most names (links) or copies per physical file a deploy makes."""
+
+
+def check_target(dest, *, what: str = "dest", ceph_conf=None, ceph_user=None) -> None:
+    """Refuse, before any node is reached, a dataset directory that is not an absolute path
+    below the root (``what`` names it in the message), a ceph.conf path that is not absolute, or a
+    Ceph user that is not a plain name."""
+    try:
+        validate.path(dest, what)
+    except UsageError as e:
+        raise UsageError(f"{e}; give the dataset's directory, e.g. /data/taxi") from None
+    if not dest.startswith("/") or dest.rstrip("/") == "":
+        raise UsageError(f"{what} {dest!r} is not allowed: give an absolute directory below /, e.g. /data/taxi")
+    if ceph_conf is not None and (not validate.path(ceph_conf, "--ceph-conf").startswith("/")):
+        raise UsageError(f"--ceph-conf {ceph_conf!r} is not allowed: give the absolute path of the client "
+                         f"conf on the nodes, e.g. {CEPH_DEFAULT_CONF}")
+    if ceph_user is not None:
+        validate.name(ceph_user, "--ceph-user")
+
+
+def _check_multipliers(**multipliers) -> None:
+    for name, value in multipliers.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_MULTIPLIER:
+            raise UsageError(f"--{name.replace('_', '-')} must be a whole number from 1 to {MAX_MULTIPLIER}, "
+                             f"not {value!r}")
+
+
 def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_conf, ceph_user) -> dict:
     """Install what the plugin needs on ``nodes``; return the Ceph client the node functions take
     (``ceph_conf``, ``ceph_user``; empty without Ceph) after checking the conf is readable there."""
@@ -191,11 +219,8 @@ def deploy(reservation, src, *, plugin: str = "cephfs", dest: str = "/data/taxi"
         OperationalError when writing or verification fails on a node.
     """
     size = check_object_size(object_size)
-    if not dest.startswith("/") or any(ch in dest for ch in "\0\n"):
-        raise UsageError(f"dest {dest!r} must be an absolute path (one line), e.g. /data/taxi")
-    for what, value in (("link multiplier", link_multiplier), ("copy multiplier", copy_multiplier)):
-        if not isinstance(value, int) or value < 1:
-            raise UsageError(f"{what} must be a whole number ≥ 1, got {value!r}")
+    check_target(dest, ceph_conf=ceph_conf, ceph_user=ceph_user)
+    _check_multipliers(link_multiplier=link_multiplier, copy_multiplier=copy_multiplier)
     p = get_plugin(plugin)
     res = _reservation(reservation)
     layout = (layout or Layout.default(res)).validate(res)
@@ -263,6 +288,7 @@ def verify(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", nod
     """Check a deployed dataset against its manifest on every target node (see
     :func:`data_deploy.remote.verify`). Returns a :class:`VerifyReport`; does not raise on
     mismatches (``ok`` is False and ``problems`` says what)."""
+    check_target(dest, ceph_conf=ceph_conf, ceph_user=ceph_user)
     p = get_plugin(plugin)
     res = _reservation(reservation)
     nodes = p.nodes(res, (layout or Layout.default(res)).validate(res), node)
@@ -282,6 +308,7 @@ def clean(reservation, dest: str = "/data/taxi", *, plugin: str = "cephfs", node
           cluster=None) -> StageReport:
     """Remove the dataset at ``dest`` (manifest first, so a half-removed dataset never looks
     complete) and the nodes' staging areas. Per node "no changes" when nothing was there."""
+    check_target(dest, ceph_conf=ceph_conf, ceph_user=ceph_user)
     p = get_plugin(plugin)
     res = _reservation(reservation)
     nodes = p.nodes(res, (layout or Layout.default(res)).validate(res), node)
