@@ -1,10 +1,12 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve.cli_support import Group, script, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import (Group, handle_errors, load_target, one_line_path, reservation_option, script,
+                                    with_layout)
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
+from data_deploy.taxi import MAX_ROWS, MAX_SEED
 
 target_options = [
     reservation_option,
@@ -32,9 +34,10 @@ def main():
 
 
 @main.command()
-@click.option("--rows", type=click.IntRange(min=1), required=True, help="Number of trips.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--rows", type=click.IntRange(1, MAX_ROWS), required=True, help="Number of trips.")
+@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True)
+@click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
+              help="Output directory.")
 @click.option("--rows-per-file", type=click.IntRange(min=1), default=1_000_000, show_default=True)
 @handle_errors
 def generate(rows, seed, out, rows_per_file):
@@ -45,7 +48,8 @@ def generate(rows, seed, out, rows_per_file):
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
+              help="Output directory.")
 @handle_errors
 def ingest(paths, out):
     """Convert real TLC yellow-taxi Parquet/CSV files into the generator's schema."""
@@ -56,7 +60,8 @@ def ingest(paths, out):
 @main.command()
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("--object-size", required=True, help="Target object size, e.g. 16MiB.")
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
+              help="Output directory.")
 @click.option("--compression", type=click.Choice(dd.CODECS), default="none", show_default=True,
               help="Parquet codec of the objects (none: uncompressed).")
 @handle_errors

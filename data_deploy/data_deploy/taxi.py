@@ -117,6 +117,11 @@ def iter_batches(rows: int, *, seed: int = 0) -> Iterator[pa.RecordBatch]:
         yield generate_block(seed, block, min(BLOCK_ROWS, rows - block * BLOCK_ROWS))
 
 
+MAX_ROWS = 10**11
+"""The most trips one generate writes (the paper's dataset is ~10**9)."""
+MAX_SEED = 2**32 - 1
+
+
 def generate(rows: int, *, seed: int = 0, out, rows_per_file: int = 1_000_000,
              compression: str = "zstd") -> list[Path]:
     """Write ``rows`` synthetic yellow-taxi trips as ``out/taxi-NNNNN.parquet``.
@@ -130,8 +135,11 @@ def generate(rows: int, *, seed: int = 0, out, rows_per_file: int = 1_000_000,
     Returns:
         The written files, in row order.
     """
-    if rows < 1 or rows_per_file < 1:
-        raise UsageError(f"generate: rows ({rows}) and rows_per_file ({rows_per_file}) must be positive")
+    for what, value, top in (("rows", rows, MAX_ROWS), ("rows_per_file", rows_per_file, MAX_ROWS),
+                             ("seed", seed, MAX_SEED)):
+        low = 0 if what == "seed" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
+            raise UsageError(f"generate: {what} must be a whole number from {low} to {top}, not {value!r}")
     return _write_stream(iter_batches(rows, seed=seed), Path(out), "taxi", rows_per_file, compression, "generate")
 
 

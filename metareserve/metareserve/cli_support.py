@@ -27,6 +27,14 @@ layout_options = [
 ]
 
 
+def one_line_path(ctx, param, value):
+    """A click callback for a path option: refuse an empty path or one with control characters
+    (a newline would split log lines and commands) in one line naming the option."""
+    if value is not None and (not str(value) or any(ord(ch) < 32 for ch in str(value))):
+        raise click.BadParameter(f"{value!r}: give a path on one line", ctx=ctx, param=param)
+    return value
+
+
 def with_layout(fn):
     """Add --layout/--role options to a click command."""
     for opt in reversed(layout_options):
