@@ -10,7 +10,7 @@ from metareserve.errors import OperationalError, UsageError
 from metareserve.model import read_yaml
 
 from .deploy import Monitoring
-from .options import MonitorOptions
+from .options import MonitorOptions, duration_seconds, parse_time
 
 
 def load_options(path: str | None, **overrides) -> MonitorOptions:
@@ -100,12 +100,31 @@ def dashboard(mon, out_dir):
     click.echo(import_instructions(mon, out_dir))
 
 
+def _time(ctx, param, value):
+    """A click callback: ``value`` as epoch seconds, checked before any host is reached."""
+    try:
+        return parse_time(value, what=param.opts[0])
+    except UsageError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+
+
+def _duration(ctx, param, value):
+    """A click callback: a Prometheus duration (kept as given), checked before any host is reached."""
+    if value is not None:
+        try:
+            duration_seconds(value, what=param.opts[0])
+        except UsageError as e:
+            raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+    return value
+
+
 @main.command()
 @monitoring_command
-@click.option("--from", "start", required=True, metavar="T1", help="Window start: epoch seconds or ISO time.")
-@click.option("--to", "end", required=True, metavar="T2", help="Window end: epoch seconds or ISO time.")
+@click.option("--from", "start", required=True, metavar="T1", callback=_time,
+              help="Window start: epoch seconds or ISO time.")
+@click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Window end: epoch seconds or ISO time.")
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="Output directory (must be new or empty).")
-@click.option("--step", help="Sample step, e.g. 2s (default: the scrape interval).")
+@click.option("--step", callback=_duration, help="Sample step, e.g. 2s (default: the scrape interval).")
 @click.option("--node", "nodes", multiple=True, help="Only this node (repeatable).")
 @click.option("--metric", "metrics", multiple=True, help="Only this metric key (repeatable): cpu, memory, "
               "net_rx, net_tx, disk_read, disk_write.")
@@ -121,8 +140,9 @@ def export(mon, start, end, out_dir, step, nodes, metrics, overwrite):
 
 @main.command()
 @monitoring_command
-@click.option("--from", "start", required=True, metavar="T1", help="Search start: epoch seconds or ISO time.")
-@click.option("--to", "end", required=True, metavar="T2", help="Search end: epoch seconds or ISO time.")
+@click.option("--from", "start", required=True, metavar="T1", callback=_time,
+              help="Search start: epoch seconds or ISO time.")
+@click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Search end: epoch seconds or ISO time.")
 def windows(mon, start, end):
     """Run windows published by the run marker, recovered from Prometheus."""
     found = mon.marker.windows(start, end)

@@ -16,28 +16,39 @@ def duration_seconds(text: str, *, what: str = "duration") -> float:
     m = _DURATION.fullmatch(str(text).strip())
     if not m:
         raise UsageError(f"{what} {text!r} is not a Prometheus duration (e.g. 2s, 30s, 5m, 2d)")
-    return int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    seconds = int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    if not 0 < seconds <= MAX_DURATION:
+        raise UsageError(f"{what} {text!r} must be above zero and at most ten years (e.g. 2s, 30s, 5m, 2d)")
+    return seconds
+
+
+MAX_TIME = 32503680000.0        # 3000-01-01: later (or non-finite) times are typos, not windows
+MAX_DURATION = 10 * 31536000    # ten years: the longest retention or scrape interval taken
 
 
 def parse_time(value, *, what: str = "time") -> float:
-    """Epoch seconds from epoch seconds (int/float/str), an ISO 8601 string or a datetime.
+    """Epoch seconds from epoch seconds (int/float/str), an ISO 8601 string or a datetime,
+    between 0 and :data:`MAX_TIME`.
 
     Naive ISO times and datetimes are taken as local time.
     """
     if isinstance(value, dt.datetime):
-        return value.timestamp()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    text = str(value).strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        raise UsageError(f"{what} {value!r} is neither epoch seconds nor an ISO time "
-                         f"(e.g. 1700000000 or 2026-11-21T22:00:00)") from None
+        seconds = value.timestamp()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            try:
+                seconds = dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                raise UsageError(f"{what} {value!r} is neither epoch seconds nor an ISO time "
+                                 f"(e.g. 1700000000 or 2026-11-21T22:00:00)") from None
+    if not 0 <= seconds <= MAX_TIME:   # also NaN and the infinities
+        raise UsageError(f"{what} {value!r} is not a time between 1970 and 3000 (epoch seconds or an ISO time)")
+    return seconds
 
 
 @dataclasses.dataclass
