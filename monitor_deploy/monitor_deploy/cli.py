@@ -123,7 +123,8 @@ def _duration(ctx, param, value):
 @click.option("--from", "start", required=True, metavar="T1", callback=_time,
               help="Window start: epoch seconds or ISO time.")
 @click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Window end: epoch seconds or ISO time.")
-@click.option("--out", "out_dir", required=True, metavar="DIR", help="Output directory (must be new or empty).")
+@click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False),
+              help="Output directory (must be new or empty).")
 @click.option("--step", callback=_duration, help="Sample step, e.g. 2s (default: the scrape interval).")
 @click.option("--node", "nodes", multiple=True, help="Only this node (repeatable).")
 @click.option("--metric", "metrics", multiple=True, help="Only this metric key (repeatable): cpu, memory, "

@@ -86,7 +86,8 @@ def _client_confs(ceph) -> None:
 
 
 @main.command("install-class")
-@click.option("--source-dir", metavar="DIR", help="Build these cls sources instead of the packaged ones.")
+@click.option("--source-dir", metavar="DIR", type=click.Path(exists=True, file_okay=False),
+              help="Build these cls sources instead of the packaged ones.")
 @_command
 def install_class(ceph, source_dir=None):
     """Build and install the sae object class; verify it through every OSD."""

@@ -400,15 +400,11 @@ IDS = [f"{i:03d} {cli} {' '.join(a.replace(EXPERIMENT, 'selectivity.py') for a i
 
 # rows that still fail: the reason is what happens today; fixing one removes it from here
 XFAIL: dict[int, str] = {
-    43: 'reaches the hosts',
-    45: 'reaches the hosts',
     147: 'reaches the hosts',
     151: 'reaches the hosts',
     152: 'reaches the hosts',
     182: 'message does not name the field',
-    205: 'unexpected FileNotFoundError',
     206: 'unexpected NotADirectoryError',
-    207: 'unexpected NotADirectoryError',
     229: 'accepted',
     304: 'reaches the hosts',
     305: 'message does not name the field',
@@ -418,11 +414,9 @@ XFAIL: dict[int, str] = {
     309: 'reaches the hosts',
     310: 'message does not name the field',
     312: 'reaches the hosts',
-    322: 'unexpected NotADirectoryError',
     333: 'accepted',
     342: 'message does not name the field',
     390: 'message does not name the field',
-    391: 'accepted',
     395: 'reaches the hosts',
     397: 'message does not name the field',
 }

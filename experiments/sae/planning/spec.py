@@ -342,13 +342,13 @@ class Experiment:
 
     def default_profile(self, profile: str | None) -> str | None:
         """``profile`` if given, else ``tiny`` when the experiment has one, else None."""
-        if profile:
+        if profile is not None:
             return profile
         return "tiny" if "tiny" in self.profiles else None
 
     def with_profile(self, profile: str | None) -> "Experiment":
         """This experiment with profile ``profile``'s overrides applied (validated)."""
-        if not profile:
+        if profile is None:
             return self
         if profile not in self.profiles:
             known = ", ".join(self.profiles) or "none"

@@ -57,6 +57,8 @@ class SshProvider(Provider):
         validate.name(name, "reservation name")
         if ssh_config:
             validate.path(str(ssh_config), "--ssh-config")
+            if not Path(ssh_config).is_file():
+                raise UsageError(f"--ssh-config {ssh_config}: no such file; give the ssh_config file to use")
         for alias in hosts:
             validate.host(alias, "--host")
         if bool(hosts) == bool(hosts_file):
