@@ -168,8 +168,8 @@ def check_target(dest, *, what: str = "dest", ceph_conf=None, ceph_user=None) ->
 def _check_multipliers(**multipliers) -> None:
     for name, value in multipliers.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_MULTIPLIER:
-            raise UsageError(f"--{name.replace('_', '-')} must be a whole number from 1 to {MAX_MULTIPLIER}, "
-                             f"not {value!r}")
+            raise UsageError(f"{name.replace('_', ' ')} (--{name.replace('_', '-')}) must be a whole number "
+                             f"from 1 to {MAX_MULTIPLIER}, not {value!r}")
 
 
 def _prepare(cluster, plugin: Plugin, res: Reservation, nodes: list[str], ceph_conf, ceph_user) -> dict:
