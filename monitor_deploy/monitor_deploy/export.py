@@ -20,6 +20,7 @@ from scipy.integrate import simpson
 
 from metareserve.errors import OperationalError, UsageError
 
+from .frames import write_frame
 from .metrics import COUNTERS, METRICS, NODE_LABEL, source_for
 from .options import parse_time, step_seconds
 
@@ -84,10 +85,10 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
-        data.to_parquet(tmp / "metrics.parquet", index=False)
-        auc.to_parquet(tmp / "auc.parquet", index=False)
+        write_frame(data, tmp / "metrics.parquet")
+        write_frame(auc, tmp / "auc.parquet")
         auc.to_csv(tmp / "auc.csv", index=False)
-        counters.to_parquet(tmp / "counters.parquet", index=False)
+        write_frame(counters, tmp / "counters.parquet")
         plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0)
                  for k in keys} if plots else {}
         (tmp / "window.json").write_text(json.dumps(

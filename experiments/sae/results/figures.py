@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from data_deploy import SCHEMA
+from monitor_deploy import read_frame
 from metareserve import format_size
 
 from ..planning import readers
@@ -223,7 +224,7 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     if not reps:
         return []
     points = {p.id: p for p in run.load_plan().points}
-    series = [(label, row, host_rates(pd.read_parquet(path), row["start"], row["end"]))
+    series = [(label, row, host_rates(read_frame(path), row["start"], row["end"]))
               for label, row, path in reps]
     paths = []
     for metric, rows in SIDE_ROWS.items():
@@ -361,7 +362,7 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     fig, axes = plt.subplots(2, len(reps), figsize=(4.2 * len(reps) + 1, 5.5), squeeze=False,
                              sharex="col", sharey="row")
     for col, (label, row, path) in enumerate(reps):
-        m = pd.read_parquet(path)
+        m = read_frame(path)
         roles = host_roles(run, points[row["point"]])
         for r, metric in enumerate(("disk_read", "disk_write")):
             ax = axes[r][col]

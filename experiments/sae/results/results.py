@@ -27,7 +27,7 @@ import yaml
 from metareserve import Layout, LeaseHolder, load_reservation
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
-from monitor_deploy import counter_gaps, counter_totals
+from monitor_deploy import counter_gaps, counter_totals, read_frame, write_frame
 
 from ..planning.capacities import SideFigures
 from ..planning.planner import Plan, PlannedPoint
@@ -209,7 +209,7 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
     if not (window / "counters.parquet").exists():
         return {"metric_window": "missing"}
     meta = json.loads((window / "window.json").read_text()) if (window / "window.json").exists() else {}
-    samples = pd.read_parquet(window / "counters.parquet")
+    samples = read_frame(window / "counters.parquet")
     if counter_gaps(samples, start, end, sorted(roles), meta.get("step", 1.0)):
         return {"metric_window": "partial"}
     totals = counter_totals(samples, start, end, after=after, before=before, lags=meta.get("counter_lags"))
@@ -285,7 +285,7 @@ def write_results(run: RunDir) -> Path:
     """Write ``results.parquet`` from the ledger; returns its path."""
     df = tidy(run)
     tmp = run.results.with_name("results.parquet.tmp")
-    df.to_parquet(tmp, index=False)
+    write_frame(df, tmp)
     os.replace(tmp, run.results)
     return run.results
 
@@ -319,6 +319,6 @@ def load_results(path) -> pd.DataFrame:
     """
     run = RunDir.find(path)
     if run.results.exists():
-        df = pd.read_parquet(run.results)
+        df = read_frame(run.results)
         return df.rename(columns={k: v for k, v in QUALIFIED.items() if v not in df})
     return tidy(run)
