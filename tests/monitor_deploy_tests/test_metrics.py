@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from metareserve.errors import OperationalError, UsageError
-from monitor_deploy import COUNTERS, METRICS, NODE_LABEL, counter_totals
+from monitor_deploy import COUNTERS, METRICS, NODE_LABEL, counter_totals, read_frame
 from monitor_deploy.dashboards import panel_queries
 
 SETTLE = 6.0  # seconds for scrapes and 4-s rate windows to cover the end of an action
@@ -150,7 +150,7 @@ def test_transfer_shows_direction(mon, transfer):
 def test_export_window(mon, transfer, tmp_path):
     t0, t1, received = transfer
     result = mon.export(t0, t1, tmp_path / "window")
-    data = pd.read_parquet(result.parquet)
+    data = read_frame(result.parquet)
     assert set(data.columns) >= {"time", "timestamp", "node", "metric", "value", "unit"}
     assert set(data.metric) == set(METRICS)
     assert set(data.node) == {"node1", "node2", "node3"}
@@ -162,12 +162,12 @@ def test_export_window(mon, transfer, tmp_path):
     # bytes moved ≈ area under the rate curve (rate() extrapolates over late scrapes on a busy machine)
     assert 0.5 * received < auc["net_tx"]["node1"] < 1.5 * received, auc
     assert 0.5 * received < auc["net_rx"]["node2"] < 1.5 * received, auc
-    assert pd.read_parquet(result.auc_path).shape[0] == len(METRICS) * 4
+    assert read_frame(result.auc_path).shape[0] == len(METRICS) * 4
     assert sorted(p.name for p in result.plots.values()) == sorted(f"{k}.png" for k in METRICS)
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in result.plots.values())
     assert json.loads((result.out_dir / "window.json").read_text())["start"] == t0
     # raw counters: the bytes moved exactly (to a scrape's worth), read at the scrapes around it
-    counters = pd.read_parquet(result.out_dir / "counters.parquet")
+    counters = read_frame(result.out_dir / "counters.parquet")
     assert set(counters.counter) == set(COUNTERS) and set(counters.node) == {"node1", "node2", "node3"}
     moved = counter_totals(counters, t0, t1, after=t0 - 30, before=t1 + 30)
     assert received <= moved["net_rx_bytes"]["node2"] < 1.03 * received, moved
@@ -178,7 +178,7 @@ def test_export_window(mon, transfer, tmp_path):
 def test_counters_hold_the_cpu_seconds_of_a_burn(mon, burn, tmp_path):
     t0, t1, cpu_seconds = burn
     result = mon.export(t0, t1, tmp_path / "burn", metrics=["cpu"])
-    used = counter_totals(pd.read_parquet(result.out_dir / "counters.parquet"), t0, t1,
+    used = counter_totals(read_frame(result.out_dir / "counters.parquet"), t0, t1,
                           after=t0 - 30, before=t1 + 30)["cpu_seconds"]
     # above the loop's own seconds: the node also ran the remote command's start (SSH session,
     # Python with its prelude: measured up to 2.1 s on a busy 2-core machine); counting the loop
@@ -192,7 +192,7 @@ def test_counters_say_when_each_value_was_read(mon, burn, tmp_path):
     counters.parquet keeps that time (rates are drawn between read times), the network
     counters' read time is their scrape."""
     t0, t1, _ = burn
-    c = pd.read_parquet(mon.export(t0, t1, tmp_path / "read", metrics=["cpu"]).out_dir / "counters.parquet")
+    c = read_frame(mon.export(t0, t1, tmp_path / "read", metrics=["cpu"]).out_dir / "counters.parquet")
     cpu, net = c[c.counter == "cpu_seconds"], c[c.counter != "cpu_seconds"]
     lag = cpu["timestamp"] - cpu["measured"]
     assert (lag >= -0.05).all() and (lag <= mon.options.vhost_interval + 0.5).all(), lag.describe()

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 import sae
+from monitor_deploy import read_frame
 from sae.results.eventlog import input_batches
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +105,7 @@ def test_alleviation(catalogue):
     assert (m["compute_cpu_s"] > 0).all() and (m["storage_cpu_s"] > 0).all()
     for png in ("points.png", "alleviation.png", "resources-cpu.png", "resources-net.png", "resources-disk.png"):
         figure(run, png)
-    window = pd.read_parquet(run / "metrics" / m["point"].iloc[0] / f"rep{m['repetition'].iloc[0]}" / "metrics.parquet")
+    window = read_frame(run / "metrics" / m["point"].iloc[0] / f"rep{m['repetition'].iloc[0]}" / "metrics.parquet")
     assert {"disk_read", "disk_write"} <= set(window["metric"]) and "node1" in set(window["node"])
 
 

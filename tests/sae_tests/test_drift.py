@@ -7,7 +7,7 @@ import pytest
 import sae
 from metareserve.errors import UsageError
 from sae.planning.planner import Plan, plan
-from sae.planning.spec import ClusterSpec, Experiment, Sweep
+from sae.planning.spec import Experiment, Sweep
 from sae.results.ledger import RunLedger
 from sae.results.report import drift, point_table, statements, summary
 from sae.results.results import RunDir, versions, write_results

@@ -19,7 +19,7 @@ import yaml
 import metareserve
 import sae
 from metareserve.capacity import online_cpus
-from monitor_deploy import Monitoring
+from monitor_deploy import Monitoring, read_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -65,7 +65,7 @@ def test_tiny_selectivity_end_to_end(env):
     assert (df["init_s"] > 0).all() and (df["compute_s"] > 0).all()
     # a Prometheus window per repetition, with per-node CPU
     for p, rep in df[["point", "repetition"]].itertuples(index=False):
-        m = pd.read_parquet(run / "metrics" / p / f"rep{rep}" / "metrics.parquet")
+        m = read_frame(run / "metrics" / p / f"rep{rep}" / "metrics.parquet")
         assert {"node1", "node2", "node3"} <= set(m.loc[m.metric == "cpu", "node"])
     assert df["auc_cpu_total"].notna().all()
     # compute and storage apart: at 1 % the compute side receives far fewer bytes with offload
@@ -131,7 +131,7 @@ def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
         later = [s for s, _ in queries if s > row.end]
         if not later:
             continue
-        c = pd.read_parquet(run / "metrics" / row.point / f"rep{row.repetition}" / "counters.parquet")
+        c = read_frame(run / "metrics" / row.point / f"rep{row.repetition}" / "counters.parquet")
         cpu = c[(c.counter == "cpu_seconds") & (c.node == "node1")]
         closing = cpu.loc[cpu["measured"] >= row.end, "measured"].min()   # the reading that closes the window
         quiet = min(later) - closing

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import sae
+from monitor_deploy import read_frame
 from metareserve.errors import UsageError
 from sae.results.ledger import RunLedger
 from sae.planning.planner import plan
@@ -151,7 +152,7 @@ def test_repetitions_without_a_full_metric_window_are_marked_not_zero(tmp_path):
     entries = sorted(ledger.of_point(off.id).values(), key=lambda e: e["repetition"])
     gap, gone = entries[1], entries[2]
     counters = run.metrics / off.id / f"rep{gap['repetition']}" / "counters.parquet"
-    c = pd.read_parquet(counters)
+    c = read_frame(counters)
     c[(c.timestamp <= gap["start"]) | (c.timestamp > gap["end"] + 2)].to_parquet(counters)
     shutil.rmtree(run.metrics / off.id / f"rep{gone['repetition']}")
     write_results(run)
