@@ -4,15 +4,16 @@ Pure pyarrow steps (controller or node): :func:`generate`, :func:`ingest`, :func
 :func:`selectivity_threshold`. Cluster steps through plugins: :func:`deploy`, :func:`verify`,
 :func:`clean`.
 """
-from .deploy import (CEPH_DEFAULT_CONF, DeployReport, VerifyReport, check_target, clean, dataset_id, deploy,
-                     describe, verify)
+from .deploy import (CEPH_DEFAULT_CONF, MAX_MULTIPLIER, DeployReport, VerifyReport, check_target, clean,
+                     dataset_id, deploy, describe, verify)
 from .plugins import get_plugin
 from .selectivity import selectivity_threshold
 from .sizes import check_object_size
 from .split import CODECS, SplitReport, check_codec, split
-from .taxi import AMOUNT_PARTS, SCHEMA, generate, ingest
+from .taxi import AMOUNT_PARTS, GENERATORS, INGEST_PATTERNS, MAX_ROWS, MAX_SEED, SCHEMA, generate, ingest
 
 __version__ = "0.1.0"
 __all__ = ["CEPH_DEFAULT_CONF", "generate", "ingest", "split", "SplitReport", "selectivity_threshold", "deploy", "verify",
            "clean", "check_target", "DeployReport", "VerifyReport", "describe", "dataset_id", "get_plugin",
-           "check_object_size", "check_codec", "CODECS", "SCHEMA", "AMOUNT_PARTS"]
+           "check_object_size", "check_codec", "CODECS", "SCHEMA", "AMOUNT_PARTS", "GENERATORS", "INGEST_PATTERNS",
+           "MAX_ROWS", "MAX_SEED", "MAX_MULTIPLIER"]

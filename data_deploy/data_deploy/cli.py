@@ -1,12 +1,11 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve.cli_support import (Group, handle_errors, load_target, one_line_path, reservation_option, script,
+from metareserve.cli_support import (Group, handle_errors, load_target, one_line_path, reservation_option,
                                     with_layout)
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
-from data_deploy.taxi import MAX_ROWS, MAX_SEED
 
 target_options = [
     reservation_option,
@@ -34,8 +33,8 @@ def main():
 
 
 @main.command()
-@click.option("--rows", type=click.IntRange(1, MAX_ROWS), required=True, help="Number of trips.")
-@click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True)
+@click.option("--rows", type=click.IntRange(1, dd.MAX_ROWS), required=True, help="Number of trips.")
+@click.option("--seed", type=click.IntRange(0, dd.MAX_SEED), default=0, show_default=True)
 @click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
               help="Output directory.")
 @click.option("--rows-per-file", type=click.IntRange(min=1), default=1_000_000, show_default=True)
@@ -125,7 +124,3 @@ def clean(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_sp
     report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
                       ceph_user=ceph_user)
     click.echo(report.summary())
-
-
-run = script(main)
-"""The console script (see metareserve.cli_support.script)."""

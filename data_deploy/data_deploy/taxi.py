@@ -120,6 +120,10 @@ def iter_batches(rows: int, *, seed: int = 0) -> Iterator[pa.RecordBatch]:
 MAX_ROWS = 10**11
 """The most trips one generate writes (the paper's dataset is ~10**9)."""
 MAX_SEED = 2**32 - 1
+GENERATORS = ("taxi",)
+"""The datasets :func:`generate` makes."""
+INGEST_PATTERNS = ("*.parquet", "*.csv", "*.csv.gz")
+"""The files :func:`ingest` reads (given, or found in a given directory)."""
 
 
 def generate(rows: int, *, seed: int = 0, out, rows_per_file: int = 1_000_000,
@@ -135,9 +139,8 @@ def generate(rows: int, *, seed: int = 0, out, rows_per_file: int = 1_000_000,
     Returns:
         The written files, in row order.
     """
-    for what, value, top in (("rows", rows, MAX_ROWS), ("rows_per_file", rows_per_file, MAX_ROWS),
-                             ("seed", seed, MAX_SEED)):
-        low = 0 if what == "seed" else 1
+    for what, value, low, top in (("rows", rows, 1, MAX_ROWS), ("rows_per_file", rows_per_file, 1, MAX_ROWS),
+                                  ("seed", seed, 0, MAX_SEED)):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= top:
             raise UsageError(f"generate: {what} must be a whole number from {low} to {top}, not {value!r}")
     return _write_stream(iter_batches(rows, seed=seed), Path(out), "taxi", rows_per_file, compression, "generate")
@@ -206,7 +209,7 @@ def _read_batches(path: Path) -> Iterator[pa.RecordBatch]:
 def ingest(paths, out, *, rows_per_file: int = 1_000_000, compression: str = "zstd") -> list[Path]:
     """Convert real TLC yellow-taxi Parquet/CSV files (or directories of them) into the generator's
     schema under ``out`` (streaming). Returns the written files; ``split`` takes them next."""
-    files = expand(paths, ("*.parquet", "*.csv", "*.csv.gz"))
+    files = expand(paths, INGEST_PATTERNS)
     batches = (conform(b, str(f)) for f in files for b in _read_batches(f))
     flat = (b for t in batches for b in t.to_batches())
     return _write_stream(flat, Path(out), "tlc", rows_per_file, compression, "ingest")

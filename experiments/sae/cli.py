@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from metareserve.cli_support import Group, script, handle_errors
+from metareserve.cli_support import Group, handle_errors
 
 from .running import runner
 profile_option = click.option("--profile", metavar="NAME",
@@ -160,7 +160,3 @@ def clean(reservation, keep_nodes, cache):
     from .running.clean import clean as do_clean
     for line in do_clean(reservation=reservation, release=not keep_nodes, cache=cache):
         click.echo(line)
-
-
-run = script(main)
-"""The console script (see metareserve.cli_support.script)."""

@@ -11,7 +11,7 @@ import yaml
 from . import api, lease, providers
 from .calibrate import calibrate
 from .capacity import Capacities
-from .cli_support import Group, script, handle_errors, reservation_option
+from .cli_support import Group, handle_errors, reservation_option
 from .errors import OperationalError, SaeError, UsageError
 from .model import load_reservation
 from .providers.local import node_names
@@ -227,7 +227,3 @@ def providers_cmd():
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-run = script(main)
-"""The console script (see metareserve.cli_support.script)."""

@@ -1,9 +1,7 @@
 """Shared CLI plumbing: one place mapping error families to exit codes and one-line messages."""
 from __future__ import annotations
 
-import atexit
 import functools
-import logging
 import os
 import sys
 import time
@@ -67,29 +65,6 @@ class Group(click.Group):
             click.echo("error: interrupted", err=True)
             sys.exit(130)
         sys.exit(rv if isinstance(rv, int) else 0)
-
-
-def script(group: click.Group):
-    """The console-script entry point of ``group`` (``[project.scripts]``): run it, then leave with
-    its exit code once Python's own exit work is done (atexit handlers, logging, stdio), skipping
-    the C++ static destructors native libraries run at process exit. Arrow's thread pools abort
-    there now and then ("terminate called without an active exception", exit -6, after a run that
-    succeeded: apache/arrow#34314)."""
-    def run() -> None:
-        try:
-            group.main()
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        atexit._run_exitfuncs()
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):   # a reader that left early (| head), or a closed stream
-                pass
-        os._exit(code)
-    return run
 
 
 def handle_errors(fn):

@@ -5,7 +5,7 @@ import dataclasses
 import functools
 
 import click
-from metareserve.cli_support import Group, script, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import OperationalError, UsageError
 from metareserve.model import read_yaml
 
@@ -151,7 +151,3 @@ def windows(mon, start, end):
         click.echo(f"{w.run_id}\t{w.point}\t{w.repetition}\t{w.start:.3f}\t{'' if w.end is None else f'{w.end:.3f}'}")
     if not found:
         click.echo("no runs in that window")
-
-
-run = script(main)
-"""The console script (see metareserve.cli_support.script)."""

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from metareserve.cli_support import Group, script, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 
 from .cluster import CephCluster
 from .options import CephOptions
@@ -121,7 +121,3 @@ def stop(ceph):
 def uninstall(ceph):
     """Stop every daemon and remove the cluster's state (packages stay)."""
     _summary(ceph.uninstall())
-
-
-run = script(main)
-"""The console script (see metareserve.cli_support.script)."""

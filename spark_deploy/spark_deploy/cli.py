@@ -7,7 +7,7 @@ import sys
 import click
 import yaml
 
-from metareserve.cli_support import Group, script, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
 from metareserve.errors import UsageError
 
 from .cluster import SparkCluster
@@ -159,7 +159,3 @@ def submit(reservation, layout_file, role_specs, log_dir, driver_env, quiet, arg
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-run = script(main)
-"""The console script (see metareserve.cli_support.script)."""

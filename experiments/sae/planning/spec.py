@@ -10,15 +10,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
-from data_deploy import check_codec, check_object_size
+from data_deploy import GENERATORS, INGEST_PATTERNS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_object_size
 from metareserve import LinkRate, parse_size
 from metareserve.validate import name as validate_name
 from metareserve.errors import UsageError
 from metareserve.layout import ROLES
+from metareserve.providers import Provider
 from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory
@@ -45,12 +47,6 @@ PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
 MAX_POINTS = 10_000          # sweep points of one experiment
-MAX_NODES = 1000             # hosts of one cluster (metareserve's providers allow at most this many)
-MAX_ROWS = 10**11            # generated rows (the paper's dataset is ~10**9)
-MAX_MULTIPLIER = 10**6       # link or copy multiplier
-MAX_SEED = 2**32 - 1
-GENERATORS = ("taxi",)       # data_deploy's generated datasets
-INPUT_SUFFIXES = (".parquet", ".csv")   # what data_deploy.ingest reads (or a directory of them)
 DRIFT_MIN = 3                # measured repetitions of the drift check at least
 WINDOW_MARGIN = 1.0
 """The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
@@ -508,7 +504,7 @@ def _check(point: PointSpec, where: str) -> None:
     def bad(msg):
         raise UsageError(f"{where}: {msg}")
     c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
-    _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=MAX_NODES)
+    _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=Provider.max_nodes)
     if c.layout is not None:
         if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")
@@ -530,7 +526,7 @@ def _check(point: PointSpec, where: str) -> None:
     if d.input is None:
         _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
     elif not isinstance(d.input, str) or not (Path(d.input).is_dir() or (
-            Path(d.input).is_file() and Path(d.input).suffix in INPUT_SUFFIXES)):
+            Path(d.input).is_file() and any(fnmatch(Path(d.input).name.lower(), p) for p in INGEST_PATTERNS))):
         bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
     try:
         check_object_size(d.object_size)

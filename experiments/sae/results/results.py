@@ -143,11 +143,10 @@ class RunDir:
             return None
         try:
             holder = LeaseHolder(**{k: v for k, v in held.items() if k != "reservation"})
-            ok = isinstance(held["reservation"], str) and isinstance(holder.pid, int) and \
-                isinstance(holder.host, str) and isinstance(holder.since, (int, float))
-        except (KeyError, TypeError, AttributeError) as e:
-            ok, holder = False, e
-        if not ok:
+        except (TypeError, AttributeError):   # not a mapping, or fields missing or unknown
+            holder = None
+        if holder is None or not (isinstance(held.get("reservation"), str) and isinstance(holder.pid, int)
+                                  and isinstance(holder.host, str) and isinstance(holder.since, (int, float))):
             raise UsageError(f"{self.root / 'lease.yaml'}: damaged lease record; the run's lease is on its "
                              f"cluster ('metareserve break-lease' frees a stale one): delete this file")
         return held["reservation"], holder

@@ -440,10 +440,10 @@ def status(path) -> dict:
     p = rd.load_plan()
     points = [{"point": pt.id, "axes": pt.axes, "states": [e["state"] for e in ledger.of_point(pt.id).values()]}
               for pt in p.points]
-    held = rd.lease_holder()
+    reservation, holder = rd.lease_holder() or (None, None)
     return {"run": str(rd.root), "experiment": p.experiment, "profile": p.profile,
-            "lease": (f"{'holds' if not held[1].is_gone() else 'held'} the lease of {held[0]!r} "
-                      f"(pid {held[1].pid} on {held[1].host})") if held else "no lease taken yet",
+            "lease": (f"{'holds' if not holder.is_gone() else 'held'} the lease of {reservation!r} "
+                      f"(pid {holder.pid} on {holder.host})") if holder else "no lease taken yet",
             "counts": ledger.counts(), "points": points,
             "failures": [f"point {e['point']} repetition {e['repetition']}: {e['error']}"
                          for e in ledger.failures()],
