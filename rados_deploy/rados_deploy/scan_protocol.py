@@ -40,6 +40,9 @@ class ScanProtocol:
     default_batch_rows: int
     max_batch_rows: int
     max_filter_depth: int
+    aggregate_functions: tuple
+    max_group_columns: int
+    max_aggregates: int
     nodes: dict
     cmp_ops: tuple
     literals: dict
@@ -62,7 +65,7 @@ def load(path=None) -> ScanProtocol:
     path = Path(path) if path else spec_path()
     try:
         raw = json.loads(path.read_text())
-        req, filt, reply, err = raw["request"], raw["filter"], raw["reply"], raw["error"]
+        req, agg, filt, reply, err = raw["request"], raw["aggregate"], raw["filter"], raw["reply"], raw["error"]
         spec = ScanProtocol(
             version=_int(raw["version"], "version", 1, 0xFFFF),
             request_magic=_magic(req["magic"], "request.magic"), reply_magic=_magic(reply["magic"], "reply.magic"),
@@ -72,6 +75,9 @@ def load(path=None) -> ScanProtocol:
             default_batch_rows=_int(req["default_batch_rows"], "request.default_batch_rows", 1, 1 << 31),
             max_batch_rows=_int(req["max_batch_rows"], "request.max_batch_rows", 1, 1 << 31),
             max_filter_depth=_int(req["max_filter_depth"], "request.max_filter_depth", 1, 1 << 16),
+            aggregate_functions=tuple(agg["functions"]),
+            max_group_columns=_int(agg["max_group_columns"], "aggregate.max_group_columns", 0, 0xFFFF),
+            max_aggregates=_int(agg["max_aggregates"], "aggregate.max_aggregates", 1, 0xFFFF),
             nodes={k: _int(v, f"filter.nodes.{k}", 1, 0xFF) for k, v in filt["nodes"].items()},
             cmp_ops=tuple(filt["cmp_ops"]),
             literals={k: _int(v, f"filter.literals.{k}", 1, 0xFF) for k, v in filt["literals"].items()},
@@ -123,6 +129,10 @@ def cxx_header(spec: ScanProtocol) -> str:
              f"inline constexpr uint32_t kDefaultBatchRows = {spec.default_batch_rows};",
              f"inline constexpr uint32_t kMaxBatchRows = {spec.max_batch_rows};",
              f"inline constexpr int kMaxFilterDepth = {spec.max_filter_depth};",
+             *(f"inline constexpr uint8_t kAgg{_camel(f)} = {i};" for i, f in enumerate(spec.aggregate_functions)),
+             f"inline constexpr uint8_t kAggFunctionCount = {len(spec.aggregate_functions)};",
+             f"inline constexpr uint16_t kMaxGroupColumns = {spec.max_group_columns};",
+             f"inline constexpr uint16_t kMaxAggregates = {spec.max_aggregates};",
              *(f"inline constexpr uint8_t kNode{_camel(k)} = 0x{v:02x};" for k, v in spec.nodes.items()),
              *(f"inline constexpr uint8_t kLiteral{_camel(k)} = {v};" for k, v in spec.literals.items()),
              *(f"inline constexpr uint16_t kBody{_camel(b)} = {i};" for i, b in enumerate(spec.bodies)),

@@ -89,6 +89,8 @@ public final class ProtocolVectors {
     }
     System.out.println("const:version " + Protocol.VERSION);
     System.out.println("const:errors_in_band " + Protocol.FLAG_ERRORS_IN_BAND);
+    System.out.println("const:aggregate " + Protocol.FLAG_AGGREGATE);
+    System.out.println("const:aggregates " + String.join(",", Protocol.AGGREGATES));
     System.out.println("const:codecs " + String.join(",", Protocol.CODECS));
     System.out.println("const:cmp_ops " + String.join(",", Protocol.CMP_OPS));
     System.out.println("const:stats " + String.join(",", Protocol.STATS));
@@ -99,8 +101,18 @@ public final class ProtocolVectors {
       List<String> cols = new ArrayList<>();
       p.get("columns").forEach(c -> cols.add(c.asText()));
       Protocol.Node f = p.get("filter").isNull() ? null : node(p.get("filter"));
-      byte[] req = Protocol.request(cols, f, p.get("codec").asText(), p.get("batch_rows").asInt(),
-          p.get("max_reply").asLong(), p.get("flags").asInt());
+      List<String> groupBy = new ArrayList<>();
+      p.get("group_by").forEach(c -> groupBy.add(c.asText()));
+      List<Protocol.Aggregate> aggs = new ArrayList<>();
+      p.get("aggregates").forEach(a -> aggs.add(new Protocol.Aggregate(a.get(0).asText(),
+          a.get(1).isNull() ? null : a.get(1).asText())));
+      // the aggregate flag comes from the aggregates: the plain overload for the others
+      int flags = p.get("flags").asInt() & ~Protocol.FLAG_AGGREGATE;
+      byte[] req = aggs.isEmpty()
+          ? Protocol.request(cols, f, p.get("codec").asText(), p.get("batch_rows").asInt(), p.get("max_reply").asLong(),
+              flags)
+          : Protocol.request(cols, f, p.get("codec").asText(), p.get("batch_rows").asInt(), p.get("max_reply").asLong(),
+              flags, groupBy, aggs);
       System.out.println(v.get("name").asText() + " " + HexFormat.of().formatHex(req));
     }
     StructType sample = new StructType().add("id", DataTypes.LongType).add("small", DataTypes.IntegerType)

@@ -2,7 +2,9 @@
 tests/conftest.py)."""
 import hashlib
 import json
+import math
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from rados_deploy import scan_protocol
+from sae.connector.protocol import decode_request
 
 ROOT = Path(__file__).resolve().parents[2]
 CLS = ROOT / "rados_deploy" / "rados_deploy" / "cls"
@@ -26,7 +29,8 @@ def vectors():
 @pytest.fixture(scope="session")
 def harness():
     """The scan core compiled with the C++ harness (cached by source hash under $SAE_HOME)."""
-    sources = [ROOT / "tests" / "connector" / "harness.cc", CLS / "scan_core.cc", CLS / "scan_core.h"]
+    sources = [ROOT / "tests" / "connector" / "harness.cc", CLS / "scan_core.cc", CLS / "scan_aggregate.cc",
+               CLS / "scan_core.h", CLS / "scan_aggregate.h"]
     header = scan_protocol.cxx_header(scan_protocol.SPEC)   # as the class build renders it
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + header.encode()).hexdigest()[:16]
     out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
@@ -37,7 +41,7 @@ def harness():
         lib = pa.get_library_dirs()[0]
         tmp = out.with_suffix(".tmp")
         subprocess.run(["g++", "-std=c++20", "-O1", f"-I{inc}", f"-I{CLS}", f"-I{pa.get_include()}", "-o", str(tmp),
-                        str(sources[0]), str(sources[1]), f"-L{lib}", "-l:libparquet.so.2600",
+                        *(str(p) for p in sources if p.suffix == ".cc"), f"-L{lib}", "-l:libparquet.so.2600",
                         "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600", f"-Wl,-rpath,{lib}"],
                        check=True)
         tmp.replace(out)
@@ -83,3 +87,30 @@ def java_vectors(java_protocol):
     """``name -> output`` of ProtocolVectors on the request vectors: "<vector> <hex>",
     "spark:<case> <hex>|kept" and "const:<name> <value>" lines."""
     return dict(line.split(" ", 1) for line in java_protocol(str(VECTORS / "requests.json")))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isnan(a) == math.isnan(b) and (math.isnan(a) or a == pytest.approx(b, rel=1e-9))
+    return type(a) is type(b) and a == b
+
+
+def _assert_rows(table: pa.Table, v: dict) -> None:
+    got, expected = table.to_pylist(), v["rows"]
+    if decode_request(bytes.fromhex(v["hex"])).aggregates:
+        keys = [c for c in v["columns"] if not re.fullmatch(r"agg\d+", c)]
+
+        def order(row):
+            return tuple((row[k] is None, 0 if row[k] is None else row[k]) for k in keys)
+        got, expected = sorted(got, key=order), sorted(expected, key=order)
+    assert len(got) == len(expected), v["name"]
+    for a, b in zip(got, expected):
+        assert a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a), (v["name"], a, b)
+
+
+@pytest.fixture(scope="session")
+def assert_rows():
+    """``assert_rows(table, v)``: ``table`` holds the rows of result vector ``v``: an aggregate's
+    groups in any order, floats within 1e-9 relative (sums may add in another order), NaN equal
+    to NaN."""
+    return _assert_rows

@@ -1,7 +1,8 @@
 // Runs the scan core (rados_deploy/rados_deploy/cls/scan_core.cc) outside Ceph on the shared test
 // vectors. Reads commands from stdin, one per line, answers one line each:
-//   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> <cols,comma> <expr>
-//                                  | err <errno> <message>
+//   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> [<cols,comma>]
+//                                  <aggregates> <expr> | err <errno> <message>; <aggregates>: "-" or
+//                                  "<group cols,comma>|<fn>[:<col>],..." (fn: its code)
 //   scan <parquet> <hex> <out>  -> ok <bytes> (reply as the class sends it, stats header and IPC
 //                                  stream, written to <out>) | err <errno> <message>
 //   schema <parquet> <out>      -> ok <bytes> (schema-only IPC stream written to <out>) | err ...
@@ -57,9 +58,15 @@ int main() {
       const char* codec = req.codec == arrow::Compression::LZ4_FRAME ? "lz4"
                           : req.codec == arrow::Compression::ZSTD    ? "zstd"
                                                                      : "none";
+      std::string aggs = req.aggregates.empty() ? "-" : "";
+      for (size_t i = 0; i < req.group_by.size(); ++i) aggs += (i ? "," : "") + req.group_by[i];
+      for (size_t i = 0; i < req.aggregates.size(); ++i) {
+        const auto& agg = req.aggregates[i];
+        aggs += (i ? "," : "|") + std::to_string(agg.fn) + (agg.column.empty() ? "" : ":" + agg.column);
+      }
       std::cout << "ok " << req.flags << " " << codec << " " << req.batch_rows << " "
-                << req.max_reply << " [" << cols << "] " << (req.has_filter ? req.filter.ToString() : "-")
-                << std::endl;
+                << req.max_reply << " [" << cols << "] " << aggs << " "
+                << (req.has_filter ? req.filter.ToString() : "-") << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);
       auto stream = *arrow::io::BufferOutputStream::Create();
@@ -114,6 +121,10 @@ int main() {
                 << "reply_magic " << std::string(pr::kReplyMagic, 4) << "\n"
                 << "error_magic " << std::string(pr::kErrorMagic, 4) << "\n"
                 << "errors_in_band " << pr::kFlagErrorsInBand << "\n"
+                << "aggregate " << pr::kFlagAggregate << "\n"
+                << "aggregate_functions " << int(pr::kAggFunctionCount) << "\n"
+                << "max_group_columns " << pr::kMaxGroupColumns << "\n"
+                << "max_aggregates " << pr::kMaxAggregates << "\n"
                 << "default_batch_rows " << pr::kDefaultBatchRows << "\n"
                 << "max_batch_rows " << pr::kMaxBatchRows << "\n"
                 << "max_filter_depth " << pr::kMaxFilterDepth << "\n";

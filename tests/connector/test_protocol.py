@@ -3,6 +3,8 @@ encoder and decoder and the C++ core (through the harness), all built from the o
 (rados_deploy/rados_deploy/cls/scan_protocol.json), against each other and the shared vectors in
 tests/vectors/scan."""
 import errno
+import math
+import re
 import struct
 from pathlib import Path
 
@@ -12,8 +14,8 @@ import pytest
 
 from rados_deploy import scan_protocol
 from sae.connector import protocol
-from sae.connector.protocol import (STATS, ProtocolError, Request, decode_error, decode_reply, decode_request,
-                                    to_expression)
+from sae.connector.protocol import (STATS, ProtocolError, Request, aggregate, decode_error, decode_reply,
+                                    decode_request, to_expression)
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 SPEC = scan_protocol.SPEC
@@ -26,12 +28,15 @@ def test_every_side_speaks_the_spec(harness, java_vectors):
     cxx = dict(line.split(" ", 1) for line in lines[:lines.index("end")] if not line.startswith("stat "))
     assert cxx == {"version": str(SPEC.version), "request_magic": SPEC.request_magic.decode(),
                    "reply_magic": SPEC.reply_magic.decode(), "error_magic": SPEC.error_magic.decode(),
-                   "errors_in_band": str(SPEC.flags["errors_in_band"]),
+                   "errors_in_band": str(SPEC.flags["errors_in_band"]), "aggregate": str(SPEC.flags["aggregate"]),
+                   "aggregate_functions": str(len(SPEC.aggregate_functions)),
+                   "max_group_columns": str(SPEC.max_group_columns), "max_aggregates": str(SPEC.max_aggregates),
                    "default_batch_rows": str(SPEC.default_batch_rows), "max_batch_rows": str(SPEC.max_batch_rows),
                    "max_filter_depth": str(SPEC.max_filter_depth)}
     assert [line.split()[1] for line in lines if line.startswith("stat ")] == list(SPEC.stat_names)
     java = {k[len("const:"):]: v for k, v in java_vectors.items() if k.startswith("const:")}
     assert java == {"version": str(SPEC.version), "errors_in_band": str(SPEC.flags["errors_in_band"]),
+                    "aggregate": str(SPEC.flags["aggregate"]), "aggregates": ",".join(SPEC.aggregate_functions),
                     "codecs": ",".join(SPEC.codecs), "cmp_ops": ",".join(SPEC.cmp_ops),
                     "stats": ",".join(SPEC.stat_names)}
     assert (protocol.VERSION, protocol.MAGIC, protocol.REPLY_MAGIC, protocol.ERROR_MAGIC, list(protocol.CODECS),
@@ -41,7 +46,7 @@ def test_every_side_speaks_the_spec(harness, java_vectors):
 
 def test_bad_spec_is_one_line_naming_the_file(tmp_path):
     bad = tmp_path / "scan_protocol.json"
-    bad.write_text(scan_protocol.spec_path().read_text().replace('"version": 2', '"version": "two"'))
+    bad.write_text(scan_protocol.spec_path().read_text().replace(f'"version": {SPEC.version}', '"version": "two"'))
     with pytest.raises(scan_protocol.UsageError, match=rf"^{bad}: not a valid scan protocol spec \(version must"):
         scan_protocol.load(bad)
     bad.write_text("{")
@@ -60,8 +65,9 @@ def test_python_parses_every_vector(vectors):
             continue
         req = decode_request(data)
         p = v["parse"]
-        assert (req.columns, req.filter, req.codec, req.batch_rows, req.max_reply, req.flags) == \
-            (p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["flags"]), v["name"]
+        assert (req.columns, req.filter, req.codec, req.batch_rows, req.max_reply, req.flags, req.group_by,
+                req.aggregates) == (p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["flags"],
+                                    p["group_by"], [tuple(a) for a in p["aggregates"]]), v["name"]
         assert req.encode() == data, v["name"]
 
 
@@ -94,10 +100,12 @@ def test_cxx_parses_every_vector_alike(vectors, harness):
             assert line.startswith("err ") and code == getattr(errno, v["error"]), (v["name"], line)
             continue
         p = v["parse"]
-        _, flags, codec, rows, max_reply, cols, expr = line.split(" ", 6)
+        _, flags, codec, rows, max_reply, cols, aggs, expr = line.split(" ", 7)
         assert (int(flags), codec, int(rows), int(max_reply)) == \
             (p["flags"], p["codec"], p["batch_rows"] or 65536, p["max_reply"]), v["name"]
         assert cols == "[" + ",".join(p["columns"]) + "]", v["name"]
+        codes = [f"{SPEC.aggregate_functions.index(fn)}" + (f":{col}" if col else "") for fn, col in p["aggregates"]]
+        assert aggs == (",".join(p["group_by"]) + "|" + ",".join(codes) if codes else "-"), v["name"]
         assert expr == (p["expression"] or "-"), v["name"]
 
 
@@ -110,7 +118,7 @@ def test_cxx_schema_is_the_files_arrow_schema(harness, tmp_path):
     assert bad.startswith("err 74 "), bad
 
 
-def test_cxx_scan_results_match_vectors(vectors, harness, tmp_path):
+def test_cxx_scan_results_match_vectors(vectors, harness, tmp_path, assert_rows):
     _, results = vectors
     sample = VECTORS / "sample.parquet"
     lines = harness(*(f"scan {sample} {v['hex']} {tmp_path / v['name']}" for v in results))
@@ -121,7 +129,7 @@ def test_cxx_scan_results_match_vectors(vectors, harness, tmp_path):
         assert line.startswith("ok "), (v["name"], line)
         table = pa.ipc.open_stream(decode_reply((tmp_path / v["name"]).read_bytes()).stream).read_all()
         assert table.column_names == v["columns"], v["name"]
-        assert table.to_pylist() == v["rows"], v["name"]
+        assert_rows(table, v)
 
 
 def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, java_protocol, tmp_path):
@@ -146,7 +154,8 @@ def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, j
         assert st["read_calls"] >= 2 and st["wall_ns"] > 0, v["name"]   # footer, column chunks
         phases = sum(st[k] for k in STATS if k.endswith("_ns") and k not in ("total_ns", "wall_ns"))
         assert 0 < phases <= st["total_ns"], v["name"]
-        assert (st["compress_ns"] > 0) == (req.codec != "none"), v["name"]
+        assert (st["compress_ns"] > 0) == (req.codec != "none" and len(batches) > 0), v["name"]
+        assert (st["aggregate_ns"] > 0) == bool(req.aggregates), v["name"]
         values, stream_bytes, body = java[str(tmp_path / v["name"])]
         assert body == reply.body == "arrow_ipc", v["name"]
         assert dict(kv.split("=") for kv in values.split(",")) == {k: str(n) for k, n in st.items()}, v["name"]
@@ -187,23 +196,24 @@ def test_an_older_class_reply_is_refused_in_one_line(harness, java_protocol, tmp
     harness(f"scan {VECTORS / 'sample.parquet'} {Request(columns=['id']).encode().hex()} {stream}")
     stream.write_bytes(bytes(decode_reply(stream.read_bytes()).stream))
     with pytest.raises(ProtocolError, match=r"^reply does not start with SAER: the OSDs run an older sae class "
-                                            r"than protocol 2; reinstall it \(rados_deploy install_class\)$"):
+                                            rf"than protocol {SPEC.version}; reinstall it \(rados_deploy install_class\)$"):
         decode_reply(stream.read_bytes())
     line, = java_protocol("--reply", str(stream))
-    assert line.endswith(" error the reply does not carry protocol 2 stats: the OSDs run an older sae class; "
+    assert line.endswith(f" error the reply does not carry protocol {SPEC.version} stats: the OSDs run an older sae class; "
                          "reinstall it (rados_deploy install_class)")
 
 
 def test_an_older_client_is_refused_in_one_line(harness):
     old = bytearray(Request(columns=["id"]).encode())
-    old[4:6] = (1).to_bytes(2, "little")
+    old[4:6] = (SPEC.version - 1).to_bytes(2, "little")
     line, = harness(f"parse {bytes(old).hex()}")
-    assert line == (f"err {errno.EPROTONOSUPPORT} request protocol version 1 is not supported (this class speaks 2); "
-                    "rebuild the client against this class's scan_protocol.json")
+    assert line == (f"err {errno.EPROTONOSUPPORT} request protocol version {SPEC.version - 1} is not supported (this "
+                    f"class speaks {SPEC.version}); rebuild the client against this class's scan_protocol.json")
 
 
-def test_vectors_agree_with_pyarrow_filtering(vectors):
-    """The expected rows are what pyarrow computes client-side (the no-offload path)."""
+def test_vectors_agree_with_pyarrow_filtering(vectors, assert_rows):
+    """The expected rows are what pyarrow computes client-side (the no-offload path), aggregated by
+    the codec's reference aggregate."""
     _, results = vectors
     table = pq.read_table(VECTORS / "sample.parquet")
     for v in results:
@@ -211,7 +221,7 @@ def test_vectors_agree_with_pyarrow_filtering(vectors):
             continue
         req = decode_request(bytes.fromhex(v["hex"]))
         t = table.filter(to_expression(req.filter)) if req.filter else table
-        assert t.select(v["columns"]).to_pylist() == v["rows"], v["name"]
+        assert_rows(aggregate(t, req.group_by, req.aggregates) if req.aggregates else t.select(v["columns"]), v)
 
 
 def test_batches_are_bounded(harness, tmp_path):
@@ -244,6 +254,7 @@ def test_mutated_requests_never_crash_the_core(vectors, harness):
     """Thousands of bit-flipped, truncated and extended requests: each parses or fails cleanly."""
     requests, _ = vectors
     good = [v for v in requests if "parse" in v]
+    assert sum(bool(v["parse"]["aggregates"]) for v in good) >= 8   # aggregate requests mutate too
     lines = harness(*(f"fuzz {VECTORS / 'sample.parquet'} {v['hex']} 400 {i}" for i, v in enumerate(good)))
     assert len(lines) == len(good) and all(line.startswith("ok ") for line in lines)
     assert sum(int(line.split()[3]) for line in lines) > 0   # some mutations were rejected ...
@@ -288,3 +299,64 @@ def test_backend_scans_decode_replies_as_the_codec_does(harness, tmp_path):
     error_frame = protocol.ERROR_MAGIC + struct.pack("<II", errno.EINVAL, 3) + b"bad"   # as docs/protocol.md lays it out
     *_, frame = script.count([data, error_frame], framing)
     assert decode_error(bytes.fromhex(frame)).errno == errno.EINVAL
+
+
+def test_aggregates_of_every_type_agree_with_the_reference(harness, tmp_path, assert_rows):
+    """Every group key type and min/max type the class takes, through the core and the Python
+    reference alike; -0.0 and 0.0 are equal (the first seen stays), NaN is above every number."""
+    n = 24
+    data = tmp_path / "types.parquet"
+    pq.write_table(pa.table({
+        "i8": pa.array([None if i % 7 == 0 else i % 3 - 1 for i in range(n)], pa.int8()),
+        "u16": pa.array([i % 4 for i in range(n)], pa.uint16()),
+        "day": pa.array([None if i % 5 == 0 else i % 2 for i in range(n)], pa.date32()),
+        "ts": pa.array([(i % 3) * 10 ** 9 for i in range(n)], pa.timestamp("ns", "UTC")),
+        "text": pa.array([None if i % 6 == 0 else "é" * (i % 3) + "z" for i in range(n)], pa.large_string()),
+        "ok": pa.array([i % 4 == 0 for i in range(n)], pa.bool_()),
+        "f32": pa.array([[-0.0, 0.0, float("nan"), 1.5][i % 4] for i in range(n)], pa.float32()),
+        "f64": pa.array([[0.0, -0.0, -1e300, float("nan")][i % 4] for i in range(n)], pa.float64()),
+    }), data)
+    table = pq.read_table(data)
+    values = ["i8", "u16", "day", "ts", "text", "ok", "f32", "f64"]
+    cases = [Request(group_by=keys, aggregates=[("count_star", None), *((fn, c) for c in values for fn in ("min", "max")),
+                                                 ("sum", "i8"), ("sum", "f32"), ("count", "day")])
+             for keys in ([], ["i8"], ["day", "ts"], ["text", "ok", "u16"], ["i8", "i8"])]
+    lines = harness(*(f"scan {data} {r.encode().hex()} {tmp_path / str(i)}" for i, r in enumerate(cases)))
+    for i, (req, line) in enumerate(zip(cases, lines)):
+        assert line.startswith("ok "), line
+        got = pa.ipc.open_stream(decode_reply((tmp_path / str(i)).read_bytes()).stream).read_all()
+        expected = aggregate(table, req.group_by, req.aggregates)
+        assert got.schema.equals(expected.schema), (got.schema, expected.schema)
+        assert_rows(got, {"name": str(i), "hex": req.encode().hex(), "columns": got.column_names,
+                          "rows": expected.to_pylist()})
+    zeros = pa.ipc.open_stream(decode_reply((tmp_path / "0").read_bytes()).stream).read_all()
+    f32, f64 = values.index("f32"), values.index("f64")
+    assert [math.copysign(1, zeros.column(f"agg{1 + 2 * k}")[0].as_py()) for k in (f32,)] == [-1.0]   # min: -0.0 first
+    assert math.isnan(zeros.column(f"agg{2 + 2 * f32}")[0].as_py())                                  # max: NaN
+    assert zeros.column(f"agg{1 + 2 * f64}")[0].as_py() == -1e300
+
+
+def test_aggregate_errors_are_one_line_naming_the_column(harness):
+    sample = VECTORS / "sample.parquet"
+    lines = harness(*(f"scan {sample} {Request(group_by=g, aggregates=a).encode().hex()} /dev/null" for g, a in [
+        (["score"], [("count_star", None)]), ([], [("sum", "big")]), ([], [("max", "nope")]),
+        ([], [("sum", "flag")])]))
+    assert lines == [f"err {errno.EINVAL} cannot group by floating-point column 'score' in the OSD",
+                     f"err {errno.EOVERFLOW} sum of column 'big' overflows a 64-bit integer in this object",
+                     f"err {errno.EINVAL} unknown column 'nope' (object has: id, small, amount, flag, name, grp, "
+                     "score, ratio, units, big)",
+                     f"err {errno.EINVAL} cannot sum column 'flag' of type bool in the OSD"]
+
+
+def test_encoder_checks_aggregate_requests():
+    """The Python encoder refuses what the class's parser would; the aggregate flag follows the
+    aggregates."""
+    assert decode_request(Request(group_by=["grp"], aggregates=[("count", "id")]).encode()).flags == \
+        protocol.FLAG_ERRORS_IN_BAND | protocol.FLAG_AGGREGATE
+    for bad in (Request(columns=["id"], aggregates=[("count_star", None)]),
+                Request(flags=3, aggregates=[("count_star", None)]),
+                Request(aggregates=[("count_star", "id")]), Request(aggregates=[("sum", None)]),
+                Request(aggregates=[("avg", "id")]), Request(flags=1 | protocol.FLAG_AGGREGATE),
+                Request(group_by=["g"] * 65, aggregates=[("count_star", None)]), Request(group_by=["grp"])):
+        with pytest.raises(ValueError):
+            bad.encode()

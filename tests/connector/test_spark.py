@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from sae import connector
+from sae.planning import queries
 
 APP = Path(__file__).parent / "apps" / "correctness.py"
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "50": 0.50, "100": 1.0}
+SHAPE_SELECTIVITY = {"sum": "100", "groupby": "100", "topk": "10", "join": "50", "lookup": "100"}
+"""The selectivity each query shape of sae.planning.queries runs at (where it has the filter)."""
 
 
 @pytest.fixture(scope="module")
@@ -36,10 +39,14 @@ def event_log_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def answers(spark_cluster, spec, mounted, taxi_dataset, tmp_path_factory, event_log_dir):
+def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, tmp_path_factory, event_log_dir):
     thresholds = {k: taxi_dataset.threshold(f) for k, f in SELECTIVITIES.items()}
-    cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mounted.details['mountpoint']}{taxi_dataset.dest}",
-           "options": spec.options, "register": spec.register, "thresholds": thresholds}
+    mount = mounted.details['mountpoint']
+    cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mount}{taxi_dataset.dest}",
+           "options": spec.options, "register": spec.register, "thresholds": thresholds,
+           "zones": {"path": zones_dataset, "vanilla": f"file://{mount}{zones_dataset}"},
+           "shapes": {name: q.statement("total_amount", thresholds[sel]) for name, q in queries.QUERIES.items()
+                      if q.sql for sel in (SHAPE_SELECTIVITY[name],)}}
     kwargs = spec.submit_kwargs()
     kwargs["conf"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{event_log_dir}",
                            "spark.eventLog.compress": "false"})   # Spark 4 compresses it by default
@@ -236,3 +243,40 @@ def test_the_connector_reads_as_the_cephx_user_it_is_given(spark_cluster, ceph_c
     log = result.stdout + (result.driver_log.read_text() if result.driver_log else "")
     assert result.exit_code != 0 and not any(ln.startswith("sae-count ") for ln in result.stdout.splitlines())
     assert "sae.schema on object" in log and "errno 1 (EPERM)" in log, log[-2000:]
+
+
+@pytest.mark.parametrize("name", [n for n, q in queries.QUERIES.items() if q.sql])
+def test_query_shapes_agree_across_readers(answers, name):
+    """Each query shape's answer is the same rows from every reader (floats to 1e-9 relative:
+    Spark sums in no fixed order), and not empty."""
+    r = answers[0]["shapes"][name]
+    got = {reader: json.dumps(r[reader]["rows"]) for reader in r}
+    assert queries.same_answers(list(got.values())), (name, got)
+    assert r["vanilla"]["rows"], name
+
+
+def test_aggregates_run_in_the_osds_and_move_a_row_per_group(answers):
+    """The group-by and the scalar sum at 100 %: the offload scan carries the aggregation, each
+    object answers with its groups' partials (rows out = groups per object), far fewer bytes
+    than the same reader's rows; the aggregates-off offload still filters and projects only."""
+    shapes, data = answers[0]["shapes"], answers[1]
+    objects = len(data.files)
+    for name, groups in (("groupby", len(shapes["groupby"]["vanilla"]["rows"])), ("sum", 1)):
+        agg, rows = shapes[name]["offload"], shapes[name]["offload-rows"]
+        assert any("GroupBy:" in s for s in agg["scans"]) and not any("GroupBy:" in s for s in rows["scans"]), name
+        assert agg["scan"]["rows_in"] == data.rows == rows["scan"]["rows_in"], (name, agg["scan"])
+        assert objects <= agg["scan"]["rows_out"] <= groups * objects, (name, agg["scan"])
+        assert rows["scan"]["rows_out"] == data.rows, (name, rows["scan"])
+        assert agg["scan"]["reply_bytes"] * 20 < rows["scan"]["reply_bytes"], (name, agg["scan"], rows["scan"])
+        assert agg["scan"]["aggregate_ns"] > 0, (name, agg["scan"])
+
+
+def test_a_joins_runtime_filter_reaches_the_osds(answers):
+    """The join keeps trips from 2 of 265 pickup zones: Spark's dynamic pruning hands the trips
+    scan the zones' keys, the class filters on them, and far fewer rows come back than pass the
+    selectivity filter alone."""
+    join, data = answers[0]["shapes"]["join"], answers[1]
+    trips = next(s for s in join["offload"]["scans"] if "-zones" not in s)
+    assert "In(PULocationID" in trips, trips
+    assert join["offload"]["scan"]["rows_out"] < 0.2 * 0.5 * data.rows, join["offload"]["scan"]
+    assert join["offload"]["scan"]["rows_out"] < join["no-offload"]["scan"]["rows_out"] / 10

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 import sae
+from sae.planning import queries
 from monitor_deploy import read_frame
 from sae.results.eventlog import input_batches
 
@@ -24,7 +25,8 @@ SAE = str(Path(sys.executable).with_name("sae"))
 CI_SETTINGS = [f"--set={s}" for s in (
     "repetitions=1", "warmup=0", "drift=false", "cluster.cores=shared",
     "bandwidth:sweep.cartesian.link_rate=[200mbit, unlimited]", "bandwidth:sweep.cartesian.selectivity=[100]",
-    "selectivity:sweep.cartesian.selectivity=[100, 1]", "objectsize_selectivity:sweep.cartesian.selectivity=[100, 1]")]
+    "selectivity:sweep.cartesian.selectivity=[100, 1]", "objectsize_selectivity:sweep.cartesian.selectivity=[100, 1]",
+    "queries:sweep.cartesian.query=[groupby, join]", "queries:sweep.cartesian.selectivity=[100]")]
 """One query per point, no drift check and every host on every core (test_e2e's main job checks
 those), and the sweeps cut to the values the tests below compare: every outcome asserted is a
 count, an answer or a byte figure (and the bandwidth test's 2x time gap), which one query shows as
@@ -205,3 +207,17 @@ def test_selectivity_in_the_catalogue(catalogue):
     for png in ("selectivity.png", "compute-side.png"):
         figure(run, png)
     assert json.loads((run / "ledger.json").read_text())["experiment"] == "selectivity"
+
+
+def test_queries(catalogue):
+    """Query shapes: the group-by and the join give the same answer from every reader (floats to
+    1e-9 relative); at 100 % the group-by's aggregates in the OSDs and the join's runtime filter
+    leave the offload reader's compute side a small share of the baselines' bytes."""
+    run, df = run_of(catalogue, "queries")
+    for query, g in df.groupby("query"):
+        assert queries.same_answers(list(g["answer"])), (query, g[["reader", "checksum", "answer"]].to_dict("records"))
+        assert (g["rows_out"] > 0).all(), query
+    rx = df[~df.warmup].groupby(["query", "reader"])["compute_rx_bytes"].median()
+    for query in ("groupby", "join"):
+        assert rx[query, "offload"] * 10 < min(rx[query, "no-offload"], rx[query, "vanilla"]), rx.to_dict()
+    figure(run, "queries.png")

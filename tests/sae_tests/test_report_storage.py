@@ -40,7 +40,7 @@ def _results(**extra):
                        "selectivity": sel, "reader": reader, "total_s": 1.0, "storage_cpu_s": 2.0,
                        "osd_read_ops": 8, "osd_store_read_bytes": 4e7, "osd_read_reply_bytes": 1e6 * sel}
                 if reader != "vanilla":
-                    row.update({f"cls_{p}_s": 0.1 * (i + 1) for i, p in enumerate(CLS_PHASES)},
+                    row.update({f"cls_{p}_s": 0.05 * (i + 1) for i, p in enumerate(CLS_PHASES)},
                                cls_total_s=3.0, cls_calls=8)
                 rows.append(row)
     return pd.DataFrame(rows)
@@ -53,7 +53,7 @@ def test_storage_figures_stack_the_phases_per_selectivity_and_reader(tmp_path):
     assert [p.name for p in paths] == ["storage-phases.png", "storage-ops.png"]
     fig = dict(kept)[tmp_path / "storage-phases.png"]
     bars = [p for p in fig.axes[0].patches]
-    # 4 bars (2 selectivities x the 2 readers with phases), 7 phases + the unphased rest each
+    # 4 bars (2 selectivities x the 2 readers with phases), every phase + the unphased rest each
     assert len(bars) == 4 * (len(CLS_PHASES) + 1)
     tops = {round(b.get_x(), 3): b.get_y() + b.get_height() for b in bars}
     assert all(abs(top - 3.0) < 1e-9 for top in tops.values())   # stacked up to the class's total

@@ -8,12 +8,18 @@ Submitted by the sae runner with one argument, a JSON object::
      "schedule": [["<point>", "prewarm" | "rep", 0], ...] (absent: each point's in turn),
      "points": [{"point", "reps": [0, 1, 2], "prewarm": 0,
                  "format": "sae-ceph" | "parquet", "path": "...", "options": {...}, "register": ["mod:fn"],
-                 "column": "total_amount", "threshold": 12.5 | null, "columns": [] (all) | ["VendorID", ...]},
+                 "column": "total_amount", "threshold": 12.5 | null, "columns": [] (all) | ["VendorID", ...],
+                 "query": "scan", "sql": null | "SELECT ...", "zones": "<path>" (sql reading zones),
+                 "float_digits": 9, "answer_rows": 1000},
                 ...]}
 
-Each repetition loads the dataset afresh (pushed filters must not leak between queries), keeps
-rows with ``column < threshold`` and computes the row count plus an order-independent checksum
-over ``columns`` (every column when empty): the connector reads just the columns the query uses.
+Each repetition loads the dataset afresh (pushed filters must not leak between queries). A point
+with ``sql`` registers it as the view ``trips`` (and ``zones`` from its path) and runs the
+statement: ``rows`` is the answer's row count, ``checksum`` an order-independent fingerprint of
+its rows (floats to ``float_digits`` significant digits) and ``answer`` its first ``answer_rows``
+rows in that order. Otherwise (the ``scan`` query) it keeps rows with ``column < threshold`` and
+computes the row count plus an order-independent checksum over ``columns`` (every column when
+empty): the connector reads just the columns the query uses.
 For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
 query (the object class's phase times and counts, calls, reply waits; sae.results.storage_work).
 Queries run in ``schedule`` order (sae.running.execute.interleave: the readers of a comparison
@@ -27,6 +33,7 @@ queries are skipped, the other points still run).
 ``pause`` seconds separate consecutive queries, across points too, and precede the first (the
 controller reads the OSDs' counters in these pauses).
 """
+import hashlib
 import importlib
 import json
 import os
@@ -57,23 +64,59 @@ def register(spark, specs, registered):
             registered.add(spec)
 
 
-def query(spark, cfg, schema=None):
-    """One query of ``cfg`` (a read source, ``column``, ``threshold``, ``columns``) on a fresh
-    DataFrame (``schema``: the table's, for a directory without files); its timings and results."""
-    t0 = time.time()
+def load(spark, cfg, path, schema=None):
+    """A fresh DataFrame of ``path`` through the point's reader (``schema``: the table's, for a
+    directory without files)."""
     reader = spark.read.format(cfg["format"]).options(**{k: str(v) for k, v in cfg["options"].items()})
-    df = (reader.schema(schema) if schema is not None else reader).load(cfg["path"])
-    if cfg["threshold"] is not None:
-        df = df.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
-    t1 = time.time()
-    agg = df.agg(F.count(F.lit(1)).alias("rows"),
-                 F.sum(F.hash(*[F.col(c) for c in cfg.get("columns") or df.columns]).cast("long")).alias("checksum"))
-    row = agg.collect()[0]
+    return (reader.schema(schema) if schema is not None else reader).load(path)
+
+
+def canonical(value, digits):
+    """``value`` as the fingerprint sees it: floats to ``digits`` significant digits, times and
+    decimals as text."""
+    if isinstance(value, float):
+        return value if value != value or value in (float("inf"), float("-inf")) else float(f"{value:.{digits}g}")
+    return value if value is None or isinstance(value, (bool, int, str)) else str(value)
+
+
+def answer(rows, digits, keep):
+    """(row count, order-independent 64-bit fingerprint, the first ``keep`` rows in fingerprint
+    order) of an answer's ``rows``."""
+    keyed = sorted((json.dumps([canonical(v, digits) for v in r]), r) for r in rows)
+    digest = hashlib.blake2b(digest_size=8)
+    for key, _ in keyed:
+        digest.update(key.encode() + b"\n")
+    kept = [[v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for v in r] for _, r in keyed[:keep]]
+    return len(keyed), int.from_bytes(digest.digest(), "little", signed=True), kept
+
+
+def query(spark, cfg, schema=None):
+    """One query of ``cfg`` on fresh DataFrames: ``sql`` over the views ``trips`` (and
+    ``zones``), else the scan (rows below ``threshold`` in ``column``, checksum of ``columns``);
+    its timings and results."""
+    t0 = time.time()
+    df = load(spark, cfg, cfg["path"], schema)
+    if cfg.get("sql"):
+        df.createOrReplaceTempView("trips")
+        if cfg.get("zones"):
+            load(spark, cfg, cfg["zones"]).createOrReplaceTempView("zones")
+        result = spark.sql(cfg["sql"])
+        t1 = time.time()
+        rows, checksum, kept = answer(result.collect(), cfg["float_digits"], cfg["answer_rows"])
+        extra = {"answer": kept}
+    else:
+        if cfg["threshold"] is not None:
+            df = df.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
+        t1 = time.time()
+        result = df.agg(F.count(F.lit(1)).alias("rows"),
+                        F.sum(F.hash(*[F.col(c) for c in cfg.get("columns") or df.columns]).cast("long")).alias("checksum"))
+        row = result.collect()[0]
+        rows, checksum, extra = int(row["rows"]), int(row["checksum"] or 0), {}
     t2 = time.time()
     out = {"start": t0, "end": t2, "init_s": t1 - t0, "compute_s": t2 - t1, "total_s": t2 - t0,
-           "rows": int(row["rows"]), "checksum": int(row["checksum"] or 0)}
+           "rows": rows, "checksum": checksum, **extra}
     if cfg["format"] == "sae-ceph":
-        out["scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(agg._jdf))
+        out["scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(result._jdf))
     return out
 
 

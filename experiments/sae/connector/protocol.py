@@ -11,14 +11,17 @@ A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
     {"is_null": "col"}  {"is_not_null": "col"}  {"in": "col", "values": [1, 2]}
     {"starts_with": "col", "pattern": "ab"}  (also "ends_with", "contains")
 
-Literal values are bool, int (int64), float (float64) or str. The Spark side is Java
+Literal values are bool, int (int64), float (float64) or str. An aggregate request (protocol 3)
+names group columns and ``(function, column)`` aggregates instead of a projection; :func:`aggregate`
+is the reference of what the class computes for it. The Spark side is Java
 (``jvm/sae/connector/Protocol.java``); this Python codec is the reference the test vectors are
 made and checked with. Needs only the standard library and rados_deploy (and pyarrow for
-:func:`to_expression`).
+:func:`to_expression` and :func:`aggregate`).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 import struct
 
 from rados_deploy.scan_protocol import SPEC
@@ -31,6 +34,10 @@ FLAG_ERRORS_IN_BAND = SPEC.flags["errors_in_band"]
 FLAG_WHOLE_OBJECT = SPEC.flags["whole_object"]
 """The client also takes the object as stored (a Parquet file) when it asked for every column and
 every row passes (docs/protocol.md)."""
+FLAG_AGGREGATE = SPEC.flags["aggregate"]
+"""An aggregate section follows the filter; set by :meth:`Request.encode` when there are aggregates."""
+AGGREGATES = SPEC.aggregate_functions
+"""Aggregate functions by their code: count_star, count, sum, min, max."""
 BODIES = SPEC.bodies
 """Formats of a successful reply's body: ``arrow_ipc`` (an IPC stream), ``parquet`` (the object)."""
 CODECS = {name: i for i, name in enumerate(SPEC.codecs)}
@@ -60,7 +67,9 @@ class ScanError(Exception):
 
 @dataclasses.dataclass
 class Request:
-    """A scan request: projection (empty = all columns), filter tree, codec and limits."""
+    """A scan request: projection (empty = all columns), filter tree, codec and limits; or, with
+    ``aggregates`` (``(function, column)``, column None for count_star), the kept rows grouped by
+    ``group_by`` and aggregated (no projection then)."""
 
     columns: list = dataclasses.field(default_factory=list)
     filter: dict | None = None
@@ -68,17 +77,43 @@ class Request:
     batch_rows: int = 0
     max_reply: int = 0
     flags: int = FLAG_ERRORS_IN_BAND
+    group_by: list = dataclasses.field(default_factory=list)
+    aggregates: list = dataclasses.field(default_factory=list)
 
     def encode(self) -> bytes:
         """The request bytes the class's ``scan`` method takes."""
         if self.codec not in CODECS:
             raise ValueError(f"codec {self.codec!r} is not one of {', '.join(CODECS)}")
-        out = [_HEADER.pack(MAGIC, VERSION, self.flags, CODECS[self.codec], self.batch_rows,
+        flags = self.flags | (FLAG_AGGREGATE if self.aggregates else 0)
+        if self.group_by and not flags & FLAG_AGGREGATE:
+            raise ValueError("group columns without aggregates")
+        out = [_HEADER.pack(MAGIC, VERSION, flags, CODECS[self.codec], self.batch_rows,
                             self.max_reply), struct.pack("<H", len(self.columns))]
         out += [_name(c) for c in self.columns]
         f = encode_filter(self.filter) if self.filter is not None else b""
         out += [struct.pack("<I", len(f)), f]
+        if flags & FLAG_AGGREGATE:
+            _check_aggregate(dataclasses.replace(self, flags=flags))
+            out += [struct.pack("<H", len(self.group_by)), *map(_name, self.group_by),
+                    struct.pack("<H", len(self.aggregates))]
+            out += [bytes([AGGREGATES.index(fn)]) + (_name(col) if col is not None else b"")
+                    for fn, col in self.aggregates]
         return b"".join(out)
+
+
+def _check_aggregate(req: Request) -> None:
+    """The rules of an aggregate request (docs/protocol.md); :class:`ProtocolError` otherwise."""
+    if len(req.group_by) > SPEC.max_group_columns:
+        raise ProtocolError(f"more than {SPEC.max_group_columns} group columns")
+    if not 1 <= len(req.aggregates) <= SPEC.max_aggregates:
+        raise ProtocolError(f"aggregate count not in 1..{SPEC.max_aggregates}")
+    for fn, col in req.aggregates:
+        if fn not in AGGREGATES:
+            raise ProtocolError(f"unknown aggregate function {fn!r}")
+        if (col is None) != (fn == "count_star"):
+            raise ProtocolError(f"{fn} takes {'no column' if fn == 'count_star' else 'a column'}")
+    if req.columns or req.flags & FLAG_WHOLE_OBJECT:
+        raise ProtocolError("an aggregate request names no columns and does not take whole objects")
 
 
 def _name(column: str) -> bytes:
@@ -229,10 +264,27 @@ def decode_request(data: bytes) -> Request:
         filt = r.node()
         if r.off - start != flen:
             raise ProtocolError("filter length does not match its encoding")
+    group_by, aggregates = [], []
+    if flags & FLAG_AGGREGATE:
+        (ngroups,) = r.unpack("H", "group column count")
+        if ngroups > SPEC.max_group_columns:
+            raise ProtocolError(f"more than {SPEC.max_group_columns} group columns")
+        group_by = [r.name() for _ in range(ngroups)]
+        (naggs,) = r.unpack("H", "aggregate count")
+        if not 1 <= naggs <= SPEC.max_aggregates:
+            raise ProtocolError(f"aggregate count not in 1..{SPEC.max_aggregates}")
+        for _ in range(naggs):
+            (fn,) = r.unpack("B", "aggregate function")
+            if fn >= len(AGGREGATES):
+                raise ProtocolError(f"unknown aggregate function {fn}")
+            aggregates.append((AGGREGATES[fn], None if AGGREGATES[fn] == "count_star" else r.name()))
     if r.off != len(data):
         raise ProtocolError(f"{len(data) - r.off} trailing bytes")
-    return Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows,
-                   max_reply=max_reply, flags=flags)
+    req = Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows, max_reply=max_reply,
+                  flags=flags, group_by=group_by, aggregates=aggregates)
+    if flags & FLAG_AGGREGATE:
+        _check_aggregate(req)
+    return req
 
 
 @dataclasses.dataclass
@@ -324,3 +376,98 @@ def columns_of(node: dict | None) -> list[str]:
     if node is not None:
         walk(node)
     return out
+
+
+def aggregate(table, group_by: list, aggregates: list):
+    """What the class replies to an aggregate request whose filter kept ``table``'s rows: Spark's
+    partial aggregate (docs/protocol.md) as a pyarrow table (groups in first-seen order); raises
+    :class:`ScanError` (EINVAL, EOVERFLOW) where the class refuses. Written out row by row, as
+    pyarrow's own group_by has other rules for NaN and integer overflow."""
+    import pyarrow as pa
+
+    def field(name):
+        f = table.schema.field(name)
+        return f, _ordered(f.type)
+
+    einval, eoverflow = SPEC.errnos["EINVAL"], SPEC.errnos["EOVERFLOW"]
+    for name in group_by:
+        f, ordered = field(name)
+        if pa.types.is_floating(f.type):
+            raise ScanError(einval, f"cannot group by floating-point column '{name}' in the OSD")
+        if not ordered:
+            raise ScanError(einval, f"cannot group by column '{name}' of type {f.type} in the OSD")
+    values = {name: _values(table.column(name)) for name in {*group_by, *(c for _, c in aggregates if c)}}
+    keys = zip(*(values[c] for c in group_by)) if group_by else [()] * table.num_rows
+    groups: dict = {} if group_by else {(): []}   # NULL is a key value of its own (None == None)
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    out = [pa.array([k[j] for k in groups], table.schema.field(name).type) for j, name in enumerate(group_by)]
+    rows = list(groups.values())
+    for fn, col in aggregates:
+        if fn == "count_star":
+            out.append(pa.array([len(r) for r in rows], pa.int64()))
+            continue
+        f, ordered = field(col)
+        got = [[values[col][j] for j in r if values[col][j] is not None] for r in rows]
+        if fn == "count":
+            out.append(pa.array([len(g) for g in got], pa.int64()))
+        elif fn == "sum" and pa.types.is_floating(f.type) and ordered:
+            out.append(pa.array([_double_sum(g) if g else None for g in got], pa.float64()))
+        elif fn == "sum" and pa.types.is_signed_integer(f.type):
+            sums = [sum(g) if g else None for g in got]
+            if any(s is not None and not -2 ** 63 <= s < 2 ** 63 for s in sums):
+                raise ScanError(eoverflow, f"sum of column '{col}' overflows a 64-bit integer in this object")
+            out.append(pa.array(sums, pa.int64()))
+        elif fn in ("min", "max") and ordered:
+            out.append(pa.array([_extreme(fn, g, pa.types.is_floating(f.type)) for g in got], f.type))
+        else:
+            verb = "sum" if fn == "sum" else f"take the {fn} of"
+            raise ScanError(einval, f"cannot {verb} column '{col}' of type {f.type} in the OSD")
+    return pa.Table.from_arrays(out, names=[*group_by, *(f"agg{i}" for i in range(len(aggregates)))])
+
+
+def _ordered(t) -> bool:
+    """Types the class orders (min, max) and groups (but floating point): integers, float, double,
+    bool, strings, date32, timestamp."""
+    import pyarrow as pa
+    return any(f(t) for f in (pa.types.is_integer, pa.types.is_float32, pa.types.is_float64, pa.types.is_boolean,
+                              pa.types.is_string, pa.types.is_large_string, pa.types.is_date32,
+                              pa.types.is_timestamp))
+
+
+def _values(column) -> list:
+    """A column's values as Python values that compare as the class compares them: dates and
+    timestamps as their integers, strings as UTF-8 bytes (byte-wise, as Spark's UTF8String)."""
+    import pyarrow as pa
+    t = column.type
+    if pa.types.is_date32(t) or pa.types.is_timestamp(t):
+        return column.cast(pa.int32() if pa.types.is_date32(t) else pa.int64()).to_pylist()
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return [None if v is None else v.encode() for v in column.to_pylist()]
+    return column.to_pylist()
+
+
+def _double_sum(values: list) -> float:
+    """A double sum in row order, as the class adds (no compensated summation)."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
+def _extreme(fn: str, values: list, floating: bool):
+    """min or max in Spark's order: NaN above every number, -0.0 equal to 0.0 (the first seen
+    stays); None without values."""
+    best = None
+    for v in values:
+        if best is None or _better(fn, v, best, floating):
+            best = v
+    return best
+
+
+def _better(fn: str, v, best, floating: bool) -> bool:
+    if floating and fn == "max":
+        return not math.isnan(best) and (math.isnan(v) or v > best)
+    if floating:
+        return not math.isnan(v) and (math.isnan(best) or v < best)
+    return v > best if fn == "max" else v < best

@@ -25,7 +25,7 @@ from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory
 
-from . import capacities, readers
+from . import capacities, queries, readers
 from ..connector.protocol import CODECS
 
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
@@ -33,7 +33,7 @@ STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "dep
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
-           "resources-disk", "storage-phases", "storage-ops")
+           "resources-disk", "storage-phases", "storage-ops", "queries")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
 STANDARD_FIGURES = ("storage-phases", "storage-ops", "resources")
@@ -129,29 +129,44 @@ class DataSpec:
 
 @dataclasses.dataclass(frozen=True)
 class Workload:
-    """The query: keep rows whose ``column`` lies below the threshold that lets ``selectivity``
-    percent of rows pass, and checksum ``columns`` (empty: every column) of them, read by
+    """The query: ``query`` names one of :data:`sae.planning.queries.QUERIES` (``sql``: the
+    experiment's own statement, query ``sql``), whose filter keeps rows whose ``column`` lies
+    below the threshold that lets ``selectivity`` percent of rows pass; ``scan`` (the default)
+    checksums ``columns`` (empty: every column) of the kept rows. Read by
     ``reader`` (a name in :data:`sae.planning.readers.READERS`). ``compression`` is the connector's reply compression
     (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored.
     ``batch_size`` (rows per Arrow batch) and ``objects_per_partition`` (objects per Spark task;
     None: packed by bytes, as Spark packs files) tune the connector; None keeps its default.
     ``whole_objects`` (offload): an object whose every row passes a query for every column comes
     back as stored (docs/connector.md); False makes the class decode, filter and re-encode it
-    anyway, which is what an experiment about the storage side's decoding measures."""
+    anyway, which is what an experiment about the storage side's decoding measures.
+    ``aggregates`` (offload): a query's GROUP BY and COUNT/SUM/MIN/MAX/AVG run in the OSDs as
+    per-object partials where the class computes them exactly (docs/connector.md); False leaves
+    the aggregation to Spark (the filter and projection are still pushed)."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = "zstd"
     batch_size: int | None = None
     objects_per_partition: int | None = None
     whole_objects: bool = True
+    aggregates: bool = True
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
+    query: str = queries.SCAN.name
+    sql: str | None = None
     offload: dataclasses.InitVar[object] = None   # gone: a one-line hint for old experiment files
 
     def __post_init__(self, offload):
         if offload is not None:
             raise UsageError(f"Workload(offload={offload!r}): {_OFFLOAD_GONE}")
+        if self.sql is not None and self.query == queries.SCAN.name:
+            object.__setattr__(self, "query", queries.CUSTOM)   # Workload(sql=...) is query 'sql'
+
+    @property
+    def question(self) -> queries.Query:
+        """The query this workload asks (:mod:`sae.planning.queries`)."""
+        return queries.get(self.query, self.sql)
 
     def connector_options(self) -> dict[str, str]:
         """The one mapping from this workload to the connector's tuning options (``compression``
@@ -159,8 +174,7 @@ class Workload:
         options = {"compression": self.compression}
         options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
                         if getattr(self, knob)})
-        if not self.whole_objects:
-            options["whole_objects"] = "false"
+        options.update({knob: "false" for knob in ("whole_objects", "aggregates") if not getattr(self, knob)})
         return options
 
     def read_source(self, path: str, *, build, mount: str | None) -> readers.ReadSource:
@@ -543,8 +557,9 @@ def _check(point: PointSpec, where: str) -> None:
     for knob in ("batch_size", "objects_per_partition"):
         if getattr(w, knob) is not None:
             _int(getattr(w, knob), 1, f"{where}: workload.{knob}")
-    if not isinstance(w.whole_objects, bool):
-        bad(f"workload.whole_objects must be true or false, not {w.whole_objects!r}")
+    for knob in ("whole_objects", "aggregates"):
+        if not isinstance(getattr(w, knob), bool):
+            bad(f"workload.{knob} must be true or false, not {getattr(w, knob)!r}")
     cols = w.columns
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
         bad(f"workload.columns must be a list of column names, not {cols!r}")
@@ -553,6 +568,10 @@ def _check(point: PointSpec, where: str) -> None:
         if unknown:
             bad(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
                 f"{', '.join(TAXI_SCHEMA.names)})")
+    try:
+        w.question
+    except UsageError as e:
+        bad(str(e))
     sel = w.selectivity
     if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")

@@ -26,6 +26,8 @@ report directory and returns the paths it wrote (none: nothing to draw).
   the baseline / offload ratio over the grid.
 * ``scalability.png`` (fig. 18): init/compute bars per logical size and reader, speedup line.
 * ``batchsize.png`` (E1), ``storedcompression.png`` (E4), ``projection.png`` (E5).
+* ``queries.png``: per query (:mod:`sae.planning.queries`; and selectivity where it varies) the
+  median time, bytes to the compute side (log scale) and each side's CPU-seconds, a bar per reader.
 
 Medians over measured repetitions (warm-ups left out), as everywhere in the report.
 """
@@ -274,7 +276,8 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
     query stacked by phase (medians of measured repetitions), the class's unphased rest, and the
     storage hosts' measured CPU-seconds beside it (a black tick): what of the storage side's work
     the class accounts for. Empty when no reader reported phases (vanilla only)."""
-    phases = [f"cls_{p}_s" for p in CLS_PHASES]
+    present = [p for p in CLS_PHASES if f"cls_{p}_s" in df]   # runs before protocol 3 have no aggregate phase
+    phases = [f"cls_{p}_s" for p in present]
     if "cls_total_s" not in df or df["cls_total_s"].notna().sum() == 0:
         return []
     cols = phases + ["cls_total_s"] + (["storage_cpu_s"] if "storage_cpu_s" in df else [])
@@ -282,7 +285,7 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(med) + 2), 4.5))
     x = np.arange(len(med))
     bottom = np.zeros(len(med))
-    for col, phase in zip(phases, CLS_PHASES):
+    for col, phase in zip(phases, present):
         ax.bar(x, med[col], bottom=bottom, label=phase)
         bottom += med[col].fillna(0).to_numpy()
     ax.bar(x, (med["cls_total_s"] - bottom).clip(lower=0), bottom=bottom, color="lightgrey", hatch="//",
@@ -564,7 +567,40 @@ def plot_projection(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     return save(fig, out / "projection.png")
 
 
+QUERY_PANELS = (("total_s", "query time (s)", 1.0, "Query time"),
+                 ("compute_rx_bytes", "bytes to the compute hosts (MB)", 1e6, "Network: bytes to the compute hosts"),
+                 ("compute_cpu_s", "compute hosts' CPU (s)", 1.0, "CPU of the compute hosts"),
+                 ("storage_cpu_s", "storage hosts' CPU (s)", 1.0, "CPU of the storage hosts"))
+"""The queries figure's panels: results column, axis label, scale, title."""
+
+
+def plot_queries(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
+    """Per query (and selectivity, where it varies): median time, bytes to the compute side
+    (log scale), and each side's CPU-seconds, one bar per reader (configuration)."""
+    by_selectivity = "selectivity" in varying(df, ["selectivity"])
+    df = df.assign(question=[f"{q}\n{sel:g} %" if by_selectivity else q for q, sel in zip(df["query"], df["selectivity"])])
+    questions = list(dict.fromkeys(df.sort_values("order")["question"]))
+    keys = others(df, "query")
+    fig, axes = plt.subplots(2, 2, figsize=(max(10, 1.4 * len(questions)), 7))
+    for ax, (col, ylabel, scale, title) in zip(axes.flat, QUERY_PANELS):
+        if col in df and not df[col].isna().all():
+            confs = list(groups(stats(df, ["question"] + keys, col), keys))
+            width = 0.8 / len(confs)
+            for i, (_, grp) in enumerate(confs):
+                heights = grp.set_index("question")["median"].reindex(questions) / scale
+                ax.bar(np.arange(len(questions)) + (i - (len(confs) - 1) / 2) * width, heights, width,
+                       label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys) if keys else None)
+            if col == "compute_rx_bytes":
+                ax.set_yscale("log")
+            ax.legend(fontsize="small")
+        ax.set_xticks(range(len(questions)), questions, fontsize="small")
+        ax.set_ylabel(f"{ylabel}, median")
+        ax.set_title(title, fontsize="medium")
+    return save(fig, out / "queries.png")
+
+
 DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
+    "queries": lambda run, df, out: [plot_queries(run, df, out)],
     "selectivity": lambda run, df, out: [plot_selectivity(df, out)],
     "compute-side": lambda run, df, out: [plot_compute_side(df, out)],
     "bandwidth": lambda run, df, out: [plot_bandwidth(df, out)],

@@ -152,8 +152,9 @@ class RunDir:
         return held["reservation"], holder
 
 
-QUERY_RESULTS = ("init_s", "compute_s", "total_s", "rows", "checksum")
-"""The result values every query records (``rows`` becomes ``rows_out``); a run stage may record
+QUERY_RESULTS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer")
+"""The result values every query records (``rows`` becomes ``rows_out``; ``answer``, a statement's
+rows, is kept as JSON text); a run stage may record
 more (e.g. the backend scans' ``objects``, ``batches``, ``reply_bytes``), each its own column."""
 QUALIFIED = {"layout": "cluster_layout", "cores": "cluster_cores", "conf": "spark_conf", "enabled": "monitor_enabled",
              "input": "data_input"}
@@ -255,7 +256,8 @@ def tidy(run: RunDir) -> pd.DataFrame:
                "start": e["start"], "end": e["end"],
                "init_s": result.get("init_s"), "compute_s": result.get("compute_s"),
                "total_s": result.get("total_s"), "rows_out": result.get("rows"),
-               "checksum": result.get("checksum"), "attempts": e["attempts"], "exclusive": exclusive}
+               "checksum": result.get("checksum"), "attempts": e["attempts"], "exclusive": exclusive,
+               "answer": json.dumps(result["answer"]) if "answer" in result else None}
         row.update({k: v for k, v in result.items() if k not in QUERY_RESULTS})   # a run stage's own measures
         row.update(flat_params(p.spec))
         row.update(sides[p.shape_key])
@@ -295,7 +297,9 @@ def load_results(path) -> pd.DataFrame:
     One row per point × repetition: ``point``, ``order`` (the point's place in the plan),
     ``repetition``, ``seq`` (the repetition's place in the order the run executed them: the
     readers of a comparison take turns), ``warmup``, ``init_s``,
-    ``compute_s``, ``total_s``, ``rows_out`` (rows the query kept), ``checksum``, one column per
+    ``compute_s``, ``total_s``, ``rows_out`` (rows the scan kept; a statement's answer rows),
+    ``checksum`` (a statement's: a fingerprint of its answer), ``answer`` (a statement's first
+    rows as JSON; None for the scan), one column per
     parameter (``rows`` is the dataset's row count) (``selectivity``, ``object_size``,
     ``reader``, ...; ``cluster_layout``, ``spark_conf``, ``monitor_enabled``, ``data_input``
     carry their section), ``compute_hosts``/``storage_hosts`` (comma-separated node names; a host

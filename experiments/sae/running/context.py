@@ -206,6 +206,11 @@ def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
     return source / "source", source / f"split-{d.object_size}{codec}"
 
 
+def zones_path(point: PlannedPoint) -> str:
+    """Where the zone dimension table of the point's dataset lives in CephFS (beside it)."""
+    return dataset_path(point) + "-zones"
+
+
 def dataset_path(point: PlannedPoint) -> str:
     """Where the point's dataset lives in CephFS."""
     d = point.spec.data

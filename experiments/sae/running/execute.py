@@ -30,6 +30,7 @@ from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
 from ..app import APP
+from ..planning import queries
 from ..planning.planner import digest
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs
@@ -38,7 +39,7 @@ from ..results.storage_work import OpsRecorder
 
 TAG = "sae-rep "
 STAGE = "sae run"
-RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "scan")   # scan: sae-ceph readers only
+RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan")   # scan: sae-ceph readers only; answer: sql queries
 
 
 @dataclasses.dataclass
@@ -53,10 +54,13 @@ class PointOutcome:
     error: str | None = None
 
 
-def threshold(point) -> float:
-    """The ``column < t`` threshold that keeps the point's selectivity of rows."""
+def threshold(point) -> float | None:
+    """The ``column < t`` threshold that keeps the point's selectivity of rows (None: its query
+    has no selectivity filter)."""
     import data_deploy
     w = point.spec.workload
+    if not w.question.selective:
+        return None
     source, _ = dataset_dirs(point)
     return data_deploy.selectivity_threshold(source, w.selectivity / 100, column=w.column)
 
@@ -71,9 +75,12 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
     pending = ctx.ledger.pending(point.id)
     w = point.spec.workload
     warmup = ctx.experiment.warmup
+    limit = threshold(point)
     return {"point": point.id, "reps": pending,
             "prewarm": warmup if min(pending) >= warmup or first_of_reader else 0,
-            "column": w.column, "threshold": threshold(point), "columns": list(w.columns),
+            "column": w.column, "threshold": limit, "columns": list(w.columns),
+            "query": w.query, "sql": w.question.statement(w.column, limit),
+            "float_digits": queries.FLOAT_DIGITS, "answer_rows": queries.MAX_ANSWER_ROWS,
             **app_config(dataclasses.replace(ctx, point=point), stack)}
 
 

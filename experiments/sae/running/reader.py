@@ -11,7 +11,7 @@ from __future__ import annotations
 from metareserve import StageReport
 
 from ..planning import readers
-from .context import Stack, StageContext, dataset_path, merge_report
+from .context import Stack, StageContext, dataset_path, merge_report, zones_path
 
 
 def system_packages() -> list[str]:
@@ -38,4 +38,8 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
 def app_config(ctx: StageContext, stack: Stack) -> dict:
     """Reader part of the Spark application's configuration for the current point."""
     point = ctx.point
-    return point.spec.workload.read_source(dataset_path(point), build=stack.build, mount=stack.mount).app_config()
+    w = point.spec.workload
+    config = w.read_source(dataset_path(point), build=stack.build, mount=stack.mount).app_config()
+    if w.question.joins_zones:
+        config["zones"] = w.read_source(zones_path(point), build=stack.build, mount=stack.mount).path
+    return config

@@ -22,7 +22,7 @@ from . import hosts, reader
 from .clean import retire
 from .plan_checks import check_reservation
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
-                      StackRecord, sub_reservation)
+                      StackRecord, sub_reservation, zones_path)
 from .execute import run_points
 from ..planning.planner import PlannedPoint
 from ..planning.spec import CephSpec, ceph_options
@@ -296,18 +296,26 @@ def stage_generate(ctx: StageContext) -> StageReport:
 
 
 def stage_deploy(ctx: StageContext) -> StageReport:
-    """Deploy the split dataset into CephFS (link/copy multipliers applied)."""
+    """Deploy the split dataset into CephFS (link/copy multipliers applied), and beside it the
+    zone dimension table when a query of the dataset's points joins it."""
     import data_deploy
     d = ctx.point.spec.data
     stack = _stack(ctx, ctx.point)
-    _, split_dir = dataset_dirs(ctx.point)
+    source, split_dir = dataset_dirs(ctx.point)
     layout = ctx.layout_for(ctx.point)
     client = layout.names("driver")[0]
-    return data_deploy.deploy(ctx.reservation_for(ctx.point), split_dir, plugin="cephfs",
-                              dest=dataset_path(ctx.point), object_size=d.object_size,
-                              link_multiplier=d.link_multiplier, copy_multiplier=d.copy_multiplier,
-                              node=client, layout=layout, ceph_conf=stack.ceph.client_conf(client),
-                              ceph_user=stack.ceph.users.fs_write.id, cluster=ctx.connect()).stage
+    common = dict(plugin="cephfs", object_size=d.object_size, node=client, layout=layout,
+                  ceph_conf=stack.ceph.client_conf(client), ceph_user=stack.ceph.users.fs_write.id,
+                  cluster=ctx.connect())
+    report = data_deploy.deploy(ctx.reservation_for(ctx.point), split_dir, dest=dataset_path(ctx.point),
+                                link_multiplier=d.link_multiplier, copy_multiplier=d.copy_multiplier,
+                                **common).stage
+    points = [p for p in ctx.plan.points if p.data_key == ctx.point.data_key]
+    if any(p.spec.workload.question.joins_zones for p in points):
+        zones = data_deploy.generate_zones(source.parent / "zones").parent
+        merge_report(report, data_deploy.deploy(ctx.reservation_for(ctx.point), zones,
+                                                dest=zones_path(ctx.point), **common).stage, "zones")
+    return report
 
 
 def stage_build(ctx: StageContext) -> StageReport:

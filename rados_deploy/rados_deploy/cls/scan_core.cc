@@ -19,6 +19,8 @@
 #include <parquet/properties.h>
 #include <parquet/statistics.h>
 
+#include "scan_aggregate.h"
+
 namespace cp = arrow::compute;
 
 namespace sae::scan {
@@ -200,6 +202,21 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
         return std::string(b);
       }());
       return false;
+  }
+}
+
+// The aggregate section: group columns, then aggregates (function code, column unless count_star).
+void Aggregates(Cursor& c, Request* req) {
+  uint16_t groups = c.get<uint16_t>("group column count");
+  if (c.ok() && groups > pr::kMaxGroupColumns) c.fail("more than " + std::to_string(pr::kMaxGroupColumns) + " group columns");
+  for (uint16_t i = 0; c.ok() && i < groups; ++i) req->group_by.push_back(Column(c));
+  uint16_t n = c.get<uint16_t>("aggregate count");
+  if (c.ok() && (n == 0 || n > pr::kMaxAggregates)) c.fail("aggregate count not in 1.." + std::to_string(pr::kMaxAggregates));
+  for (uint16_t i = 0; c.ok() && i < n; ++i) {
+    uint8_t fn = c.get<uint8_t>("aggregate function");
+    if (c.ok() && fn >= pr::kAggFunctionCount) c.fail("unknown aggregate function " + std::to_string(fn));
+    std::string column = c.ok() && fn != pr::kAggCountStar ? Column(c) : "";
+    if (c.ok()) req->aggregates.push_back(Aggregate{fn, std::move(column)});
   }
 }
 
@@ -460,9 +477,10 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     return false;
   };
 
-  // Columns to read: projection (or all), then filter-only columns.
-  std::vector<std::string> out_names = req.columns;
-  if (out_names.empty())
+  // Columns to read: projection (or all; an aggregation's own), then filter-only columns.
+  bool aggregate = req.flags & pr::kFlagAggregate;
+  std::vector<std::string> out_names = aggregate ? AggregateColumns(req) : req.columns;
+  if (out_names.empty() && !aggregate)
     for (const auto& f : file_schema->fields()) out_names.push_back(f->name());
   std::vector<std::string> read_names = out_names;
   std::set<std::string> seen(read_names.begin(), read_names.end());
@@ -494,6 +512,8 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   arrow::FieldVector out_fields;
   for (int p : out_pos) out_fields.push_back(read_schema->field(p));
   auto out_schema = arrow::schema(out_fields);
+  std::unique_ptr<Aggregation> aggregation;
+  if (aggregate && !Aggregation::Make(req, out_schema, &aggregation, err)) return false;
 
   cp::Expression bound;
   if (req.has_filter) {
@@ -548,7 +568,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
   {
     Phase p(meter, pr::kEncodeNs);
-    if (!OpenWriter(out_schema, req.codec, meter, out, &writer, err)) return false;
+    if (!OpenWriter(aggregation ? aggregation->schema() : out_schema, req.codec, meter, out, &writer, err)) return false;
   }
   auto io_error = [&](const arrow::Status& st) {
     *err = Fail(EIO, "scan failed: " + st.ToString());
@@ -618,12 +638,25 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       if (!kept.ok()) return io_error(kept.status());
       batch = kept->record_batch();
     }
+    if (aggregation) {
+      Phase p(meter, pr::kAggregateNs);
+      if (!aggregation->Consume(*batch, err)) return false;
+      continue;
+    }
     pending_rows += batch->num_rows();
     pending.push_back(std::move(batch));
     if (pending_rows >= req.batch_rows) {
       if (auto st = flush(); !st.ok()) return io_error(st);
     }
     if (too_big()) break;
+  }
+  if (aggregation) {   // every group in one batch, none when there is no group
+    std::shared_ptr<arrow::RecordBatch> groups;
+    {
+      Phase p(meter, pr::kAggregateNs);
+      if (!aggregation->Finish(&groups, err)) return false;
+    }
+    if (groups->num_rows() > 0) pending.push_back(std::move(groups));
   }
   if (auto st = flush(); !st.ok()) return io_error(st);
   Phase p(meter, pr::kEncodeNs);
@@ -699,9 +732,15 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
     req->has_filter = Node(c, 0, &req->filter);
     if (c.ok() && before - c.left() != flen) c.fail("filter length does not match its encoding");
   }
+  bool aggregate = req->flags & pr::kFlagAggregate;
+  if (c.ok() && aggregate) Aggregates(c, req);
   if (c.ok() && c.left() != 0) c.fail(std::to_string(c.left()) + " trailing bytes");
   if (!c.ok()) {
     *err = Fail(EINVAL, "malformed request: " + c.what());
+    return false;
+  }
+  if (aggregate && (ncols || (req->flags & pr::kFlagWholeObject))) {
+    *err = Fail(EINVAL, "an aggregate request names no columns and does not take whole objects");
     return false;
   }
   return true;

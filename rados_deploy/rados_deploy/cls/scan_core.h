@@ -19,6 +19,13 @@
 
 namespace sae::scan {
 
+// One aggregate of an aggregate request: a function (protocol::kAgg*) and its column (empty for
+// count_star).
+struct Aggregate {
+  uint8_t fn;
+  std::string column;
+};
+
 // A decoded request.
 struct Request {
   uint16_t version = 0;
@@ -29,6 +36,8 @@ struct Request {
   std::vector<std::string> columns;         // empty = every column
   bool has_filter = false;
   arrow::compute::Expression filter;        // unbound; valid when has_filter
+  std::vector<std::string> group_by;        // with the aggregate flag: the GROUP BY columns
+  std::vector<Aggregate> aggregates;        // with the aggregate flag: at least one
 };
 
 // An error with the errno the method returns and a one-line message for the client.
@@ -76,12 +85,14 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
 // Scan a Parquet file: read projection ∪ filter columns batch by batch, filter, project, and
 // write an IPC stream to `out` (*body = kBodyArrowIpc), metering reads (through `file`),
-// decoding, filtering, projection, IPC encoding and compression into `meter`. With the
-// whole-object flag, a request for every column of an object whose every row passes gets the
+// decoding, filtering, projection, aggregation, IPC encoding and compression into `meter`. With
+// the whole-object flag, a request for every column of an object whose every row passes gets the
 // file itself instead (*body = kBodyParquet): no decoding and re-encoding of what passes whole.
-// True when the reply is complete; else false with `err` set (EBADMSG: not Parquet, EINVAL:
-// unknown column / non-boolean filter, E2BIG: reply over max_reply, EIO: Arrow failed) and `out`
-// holding a partial stream.
+// With the aggregate flag, the kept rows are grouped and aggregated (scan_aggregate.h) and the
+// stream holds one batch of groups. True when the reply is complete; else false with `err` set
+// (EBADMSG: not Parquet, EINVAL: unknown column / non-boolean filter / a column that cannot be
+// grouped or aggregated, EOVERFLOW: an integer sum over 64 bits, E2BIG: reply over max_reply,
+// EIO: Arrow failed) and `out` holding a partial stream.
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
           const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err);
 

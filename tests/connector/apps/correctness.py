@@ -1,7 +1,8 @@
 """Spark app for tests/connector/test_spark.py: runs every correctness query through the connector
 (offload on and off) and vanilla Spark Parquet, prints one line ``sae-result <json>``.
 
-argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...}}
+argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...},
+          "zones": {"path", "vanilla"}, "shapes": {name: SQL statement}}
 """
 import importlib
 import json
@@ -76,15 +77,17 @@ def sums(df):
 t10 = cfg["thresholds"]["10"]
 picked = connector(True).where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance")
 counted = connector(True).where(F.col("total_amount") < F.lit(t10))
+rows_only = connector(True, aggregates="false")   # the OSDs filter and project; Spark aggregates
 out["pruning"] = {
     "select": {"scan": scan_columns(picked), "osd": osd_columns(picked), "columns": picked.columns,
                "sums": sums(picked),
                "vanilla": sums(vanilla().where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance"))},
-    "count": {"scan": scan_columns(connector(True).groupBy().count()), "osd": osd_columns(connector(True).groupBy().count()),
-              "filtered_scan": scan_columns(counted.groupBy().count()),
+    "count": {"scan": scan_columns(rows_only.groupBy().count()), "osd": osd_columns(rows_only.groupBy().count()),
+              "filtered_scan": scan_columns(rows_only.where(F.col("total_amount") < F.lit(t10)).groupBy().count()),
               "n": connector(False).count(), "filtered_n": counted.count(),
               "no_offload_osd": osd_columns(connector(False).where(F.col("total_amount") < F.lit(t10)).select("VendorID"))},
-    "agg": {"scan": scan_columns(counted.agg(F.sum("total_amount"))), "agg": agg(counted)},
+    "agg": {"scan": scan_columns(rows_only.where(F.col("total_amount") < F.lit(t10)).agg(F.sum("total_amount"))),
+            "agg": agg(counted)},
     "star": {"scan": scan_columns(connector(True)), "schema": connector(True).columns},
 }
 out["schema"] = {"offload": connector(True).schema.simpleString(), "no-offload": connector(False).schema.simpleString(),
@@ -168,7 +171,7 @@ out["repeated"] = {"queries": [n for n, _ in queries] + ["sql-lt1", "sql-all"], 
 # (its REST API of the SQL tab) shows for the last scan.
 metrics = {}
 for name, off in (("offload", True), ("no-offload", False)):
-    q = connector(off).where(F.col("total_amount") < F.lit(t10)).agg(F.count(F.lit(1)).alias("n"))
+    q = connector(off, aggregates="false").where(F.col("total_amount") < F.lit(t10)).agg(F.count(F.lit(1)).alias("n"))
     metrics[name] = {"rows": q.collect()[0]["n"], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(q._jdf))}
 metrics["vanilla"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(vanilla().groupBy().count()._jdf))
 sc = spark.sparkContext
@@ -193,6 +196,28 @@ def whole_rows(d):
 
 out["whole"] = {"offload": whole_rows(connector(True)), "ipc": whole_rows(connector(True, whole_objects="false")),
                 "no-offload": whole_rows(connector(False)), "vanilla": whole_rows(vanilla())}
+
+# sae's query shapes (sae.planning.queries), each statement over the views trips and zones of
+# one reader; the offload reader with and without its aggregates in the OSDs.
+def shape(name, sql, make):
+    make(cfg["path"]).createOrReplaceTempView("trips")
+    make(cfg["zones"]["path"]).createOrReplaceTempView("zones")
+    df = spark.sql(sql)
+    rows = [[v if isinstance(v, (int, float, str)) or v is None else str(v) for v in r] for r in df.collect()]
+    plan = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
+    return {"rows": rows, "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(df._jdf)),
+            "scans": [ln.strip() for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln]}
+
+
+def sae_reader(**extra):
+    return lambda path: spark.read.format("sae-ceph").options(**dict(cfg["options"], **extra)).load(path)
+
+
+shape_readers = {"offload": sae_reader(mode="offload"), "offload-rows": sae_reader(mode="offload", aggregates="false"),
+                 "no-offload": sae_reader(mode="no-offload"),
+                 "vanilla": lambda path: spark.read.parquet(cfg["vanilla"] if path == cfg["path"] else cfg["zones"]["vanilla"])}
+out["shapes"] = {name: {reader: shape(name, sql, make) for reader, make in shape_readers.items()}
+                 for name, sql in cfg["shapes"].items()}
 
 opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())
 spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t_using USING `sae-ceph` OPTIONS ({opts})")

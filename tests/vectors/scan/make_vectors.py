@@ -2,9 +2,11 @@
 
     .venv/bin/python tests/vectors/scan/make_vectors.py
 
-Writes ``sample.parquet`` (a small table with every literal type and NULLs), ``requests.json``
-(request bytes → expected parse, or the error the parser must report) and ``results.json``
-(request on sample.parquet → expected rows, or the expected errno). Both the C++ harness
+Writes ``sample.parquet`` (a small table with every literal type, NULLs, a nullable int group
+key, NaN, wide int32 and near-2^62 int64 values), ``requests.json`` (request bytes → expected
+parse, or the error the parser must report) and ``results.json`` (request on sample.parquet →
+expected rows, computed client-side by pyarrow and, for aggregates, by the Python codec's
+reference :func:`aggregate`; or the expected errno). Both the C++ harness
 (tests/connector/harness.cc) and the Python side read them.
 """
 import json
@@ -14,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sae.connector.protocol import Request, to_expression
+from sae.connector.protocol import FLAG_AGGREGATE, FLAG_WHOLE_OBJECT, Request, ScanError, aggregate, to_expression
 
 HERE = Path(__file__).parent
 
@@ -27,6 +29,12 @@ def sample() -> pa.Table:
         "amount": pa.array([None if i % 9 == 4 else round(i * 1.25, 2) for i in range(n)], pa.float64()),
         "flag": pa.array([i % 2 == 0 for i in range(n)], pa.bool_()),
         "name": pa.array([None if i % 11 == 5 else f"{'ab' if i % 3 else 'xy'}-{i}" for i in range(n)], pa.string()),
+        "grp": pa.array([None if i % 8 == 3 else i % 3 for i in range(n)], pa.int32()),
+        "score": pa.array([float("nan") if i % 10 == 7 else None if i % 13 == 6 else i % 6 - 2.5 for i in range(n)],
+                          pa.float64()),
+        "ratio": pa.array([i / 8 for i in range(n)], pa.float32()),
+        "units": pa.array([1_000_000_000 + 7 * i for i in range(n)], pa.int32()),
+        "big": pa.array([2 ** 62 + i for i in range(n)], pa.int64()),
     })
 
 
@@ -51,12 +59,37 @@ CASES = {
     "filter_only_column": Request(columns=["name"], filter={"cmp": "==", "column": "flag", "value": False}),
     # the whole-object flag: every column asked for, but not every row passes, so an IPC stream
     "whole_object_filtered": Request(flags=3, filter={"cmp": "<", "column": "id", "value": 30}),
+    # aggregates (protocol 3): Spark's partial aggregate of the rows the filter keeps
+    "agg_global": Request(aggregates=[("count_star", None), ("count", "amount"), ("sum", "amount"), ("min", "amount"),
+                                      ("max", "amount"), ("sum", "small"), ("min", "name"), ("max", "name"),
+                                      ("min", "flag"), ("max", "flag"), ("min", "score"), ("max", "score")]),
+    "agg_global_filtered": Request(codec="lz4", filter={"cmp": "<", "column": "id", "value": 20}, aggregates=[
+        ("count_star", None), ("count", "name"), ("sum", "ratio"), ("sum", "score"), ("min", "score"),
+        ("max", "score")]),
+    "agg_no_row_passes": Request(filter={"cmp": ">", "column": "id", "value": 1000}, aggregates=[
+        ("count_star", None), ("count", "amount"), ("sum", "amount"), ("sum", "small"), ("min", "name"),
+        ("max", "small")]),
+    "agg_group_one": Request(batch_rows=7, group_by=["grp"], aggregates=[
+        ("count_star", None), ("sum", "small"), ("max", "score"), ("min", "name"), ("count", "amount")]),
+    "agg_group_two": Request(codec="zstd", filter={"cmp": ">=", "column": "id", "value": 5}, group_by=["grp", "flag"],
+                             aggregates=[("count_star", None), ("min", "amount"), ("max", "id"), ("sum", "amount")]),
+    "agg_group_string_key": Request(filter={"in": "small", "values": [5, 6]}, group_by=["name", "flag"],
+                                    aggregates=[("count_star", None)]),
+    "agg_group_no_row_passes": Request(filter={"cmp": ">", "column": "id", "value": 1000}, group_by=["grp"],
+                                       aggregates=[("count_star", None)]),
+    "agg_sum_int32_past_2_31": Request(aggregates=[("sum", "units"), ("min", "units"), ("max", "units")]),
+    "agg_nan_and_strings": Request(filter={"in": "id", "values": [7, 8, 17, 27]}, group_by=["id"], aggregates=[
+        ("min", "score"), ("max", "score"), ("min", "name"), ("max", "name")]),
 }
 ERROR_RESULTS = {
     "unknown_column": (Request(columns=["nope"]), 22),
     "unknown_filter_column": (Request(filter={"is_null": "nope"}), 22),
     "non_boolean_filter": (None, 22),  # filled below: a comparison of a string with an int
     "reply_too_large": (Request(max_reply=64), 7),
+    "agg_float_group_key": (Request(group_by=["score"], aggregates=[("count_star", None)]), 22),
+    "agg_unknown_column": (Request(aggregates=[("sum", "nope")]), 22),
+    "agg_sum_of_strings": (Request(aggregates=[("sum", "name")]), 22),
+    "agg_int64_sum_overflows": (Request(aggregates=[("sum", "big")]), 75),
 }
 
 
@@ -82,6 +115,25 @@ def bad_requests(good: bytes) -> dict:
     }
 
 
+def bad_aggregates() -> dict:
+    """Malformed aggregate requests and the error each must produce."""
+    agg = Request(aggregates=[("count_star", None)]).encode()
+    section = struct.pack("<HHB", 0, 1, 0)   # no group columns, one count_star
+
+    def flagged(data: bytes, flags: int) -> bytes:
+        return data[:6] + struct.pack("<H", flags) + data[8:]
+    return {
+        "agg_with_columns": (flagged(Request(columns=["id"]).encode(), 1 | FLAG_AGGREGATE) + section, "EINVAL"),
+        "agg_whole_object": (flagged(agg, 1 | FLAG_AGGREGATE | FLAG_WHOLE_OBJECT), "EINVAL"),
+        "agg_without_section": (agg[:-len(section)], "EINVAL"),
+        "agg_no_aggregates": (agg[:-3] + b"\0\0", "EINVAL"),
+        "agg_unknown_function": (agg[:-1] + b"\x09", "EINVAL"),
+        "agg_too_many_group_columns": (agg[:-5] + struct.pack("<H", 65) + b"\1\0x" * 65 + agg[-3:], "EINVAL"),
+        "agg_count_with_no_column": (agg[:-1] + b"\x01", "EINVAL"),
+        "agg_version_2": (agg[:4] + struct.pack("<H", 2) + agg[6:], "EPROTONOSUPPORT"),
+    }
+
+
 def main():
     table = sample()
     pq.write_table(table, HERE / "sample.parquet", row_group_size=len(table), compression="snappy")
@@ -89,20 +141,27 @@ def main():
     for name, req in CASES.items():
         requests.append({"name": name, "hex": req.encode().hex(), "parse": {
             "columns": req.columns, "filter": req.filter, "codec": req.codec, "batch_rows": req.batch_rows,
-            "max_reply": req.max_reply, "flags": req.flags,
+            "max_reply": req.max_reply, "flags": req.flags | (FLAG_AGGREGATE if req.aggregates else 0),
+            "group_by": req.group_by, "aggregates": req.aggregates,
             "expression": str(to_expression(req.filter)) if req.filter else None}})
     base = Request(columns=["id"]).encode()
-    for name, (data, err) in bad_requests(base).items():
+    for name, (data, err) in {**bad_requests(base), **bad_aggregates()}.items():
         requests.append({"name": name, "hex": data.hex(), "error": err})
     results = []
     for name, req in CASES.items():
         t = table.filter(to_expression(req.filter)) if req.filter else table
-        t = t.select(req.columns or table.column_names)
+        t = aggregate(t, req.group_by, req.aggregates) if req.aggregates else t.select(req.columns or table.column_names)
         results.append({"name": name, "hex": req.encode().hex(), "columns": t.column_names,
                         "rows": json.loads(json.dumps(t.to_pylist()))})
     bad_type = Request(filter={"cmp": "<", "column": "name", "value": 3})
     ERROR_RESULTS["non_boolean_filter"] = (bad_type, 22)
     for name, (req, errno) in ERROR_RESULTS.items():
+        if req.aggregates and name != "agg_unknown_column":   # the reference refuses alike
+            try:
+                aggregate(table, req.group_by, req.aggregates)
+                raise AssertionError(f"{name}: the reference aggregate does not refuse it")
+            except ScanError as e:
+                assert e.errno == errno, (name, e)
         results.append({"name": name, "hex": req.encode().hex(), "errno": errno})
     (HERE / "requests.json").write_text(json.dumps(requests, indent=1) + "\n")
     (HERE / "results.json").write_text(json.dumps(results, indent=1) + "\n")

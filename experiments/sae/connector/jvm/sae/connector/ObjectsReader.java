@@ -67,10 +67,13 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
       CephFiles.ObjectRef o = objects.get(submitted++);
       // no-offload stays the thesis's baseline: every row and column decoded and re-encoded in the OSD
-      boolean whole = f.options.wholeObjects && f.options.mode.pushdown;
+      boolean whole = f.options.wholeObjects && f.options.mode.pushdown && f.aggregate == null;
       int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
-      byte[] req = Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
-          f.options.replyLimit(o.size()), flags);
+      byte[] req = f.aggregate == null
+          ? Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
+              f.options.replyLimit(o.size()), flags)
+          : Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
+              f.options.replyLimit(o.size()), flags, f.aggregate.groupBy(), f.aggregate.functions());
       inFlight.add(rados.submit(o.pool(), o.oid(), "scan", req));
     }
   }
@@ -258,22 +261,25 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     public void close() {}
   }
 
-  /** Serialized to executors: options, the output schema, the request's columns and filter. */
+  /** Serialized to executors: options, the output schema, the request's columns, filter and aggregation. */
   static final class Factory implements PartitionReaderFactory {
     private static final long serialVersionUID = 1L;
     final Options options;
     final StructType schema;
     final List<String> requested;
     final Protocol.Node filter;
+    final Aggregates.Pushed aggregate;
     /** Rows per batch of Spark's own Parquet reader (whole objects), as vanilla reads them. */
     final int parquetBatchRows;
     final boolean offHeap;
 
-    Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter) {
+    Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter,
+        Aggregates.Pushed aggregate) {
       this.options = options;
       this.schema = schema;
       this.requested = List.copyOf(requested);
       this.filter = filter;
+      this.aggregate = aggregate;
       SQLConf conf = SQLConf.get();   // the driver's session conf, as Spark's Parquet reader factory takes it
       this.parquetBatchRows = conf.parquetVectorizedReaderBatchSize();
       this.offHeap = conf.offHeapColumnVectorEnabled();

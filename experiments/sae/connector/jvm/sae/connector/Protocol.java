@@ -19,6 +19,10 @@ public final class Protocol {
   public static final int VERSION = ProtocolSpec.VERSION;
   public static final int FLAG_ERRORS_IN_BAND = ProtocolSpec.FLAG_ERRORS_IN_BAND;
   public static final int FLAG_WHOLE_OBJECT = ProtocolSpec.FLAG_WHOLE_OBJECT;
+  /** An aggregate section follows the filter; {@link #request} sets it when there are aggregates. */
+  public static final int FLAG_AGGREGATE = ProtocolSpec.FLAG_AGGREGATE;
+  /** Aggregate functions by their code: count_star, count, sum, min, max. */
+  public static final List<String> AGGREGATES = ProtocolSpec.AGGREGATES;
   /** Reply body codes: an Arrow IPC stream, or the object as stored (a Parquet file). */
   public static final List<String> BODIES = ProtocolSpec.BODIES;
   public static final int BODY_ARROW_IPC = BODIES.indexOf("arrow_ipc");
@@ -161,11 +165,40 @@ public final class Protocol {
     return new Out().u8(tag).name(column).text32(pattern).done();
   }
 
+  /** One aggregate: a function of {@link #AGGREGATES} and its column (null for count_star). */
+  public record Aggregate(String fn, String column) implements Serializable {
+    public Aggregate {
+      if (!AGGREGATES.contains(fn)) throw new IllegalArgumentException("unknown aggregate function " + fn);
+      if ((column == null) != fn.equals("count_star")) {
+        throw new IllegalArgumentException(fn + " takes " + (column == null ? "a column" : "no column"));
+      }
+    }
+  }
+
   /** The request bytes; {@code columns} empty = every column, {@code filter} null = none. */
   public static byte[] request(List<String> columns, Node filter, String codec, int batchRows, long maxReply,
       int flags) {
+    return request(columns, filter, codec, batchRows, maxReply, flags, List.of(), List.of());
+  }
+
+  /**
+   * The request bytes; with {@code aggregates} (this sets {@link #FLAG_AGGREGATE}) the kept rows
+   * grouped by {@code groupBy} and aggregated instead of projected: {@code columns} must then be
+   * empty and {@link #FLAG_WHOLE_OBJECT} off.
+   */
+  public static byte[] request(List<String> columns, Node filter, String codec, int batchRows, long maxReply,
+      int flags, List<String> groupBy, List<Aggregate> aggregates) {
     int c = CODECS.indexOf(codec);
     if (c < 0) throw new IllegalArgumentException("codec " + codec + " is not one of " + CODECS);
+    if (!aggregates.isEmpty()) flags |= FLAG_AGGREGATE;
+    boolean aggregate = (flags & FLAG_AGGREGATE) != 0;
+    if (aggregate ? aggregates.isEmpty() || aggregates.size() > ProtocolSpec.MAX_AGGREGATES
+        || groupBy.size() > ProtocolSpec.MAX_GROUP_COLUMNS || !columns.isEmpty() || (flags & FLAG_WHOLE_OBJECT) != 0
+        : !groupBy.isEmpty()) {
+      throw new IllegalArgumentException("an aggregate request has 1.." + ProtocolSpec.MAX_AGGREGATES
+          + " aggregates and at most " + ProtocolSpec.MAX_GROUP_COLUMNS + " group columns, names no columns and "
+          + "does not take whole objects");
+    }
     Out o = new Out();
     o.write(MAGIC, 0, 4);
     o.u16(VERSION).u16(flags).u8(c).le(0, 3).le(batchRows, 4).le(maxReply, 8).u16(columns.size());
@@ -173,6 +206,15 @@ public final class Protocol {
     byte[] f = filter == null ? new byte[0] : filter.bytes;
     o.le(f.length, 4);
     o.write(f, 0, f.length);
+    if (aggregate) {
+      o.u16(groupBy.size());
+      groupBy.forEach(o::name);
+      o.u16(aggregates.size());
+      for (Aggregate a : aggregates) {
+        o.u8(AGGREGATES.indexOf(a.fn()));
+        if (a.column() != null) o.name(a.column());
+      }
+    }
     return o.toByteArray();
   }
 

@@ -3,17 +3,27 @@ package sae.connector;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.stream.Collectors;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.internal.connector.PredicateUtils;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -21,25 +31,33 @@ import org.apache.spark.sql.types.StructType;
 /**
  * One query's scan: the filters the class accepted, the columns the query uses, and partitions of
  * objects packed by bytes as Spark packs files ({@code spark.sql.files.maxPartitionBytes},
- * {@code openCostInBytes}, default parallelism).
+ * {@code openCostInBytes}, default parallelism). Its size estimate is the objects' bytes scaled
+ * to the columns read, as Spark's file scans estimate theirs (so a small dimension table is
+ * broadcast in a join). In modes that push down, Spark may add filters at run time (dynamic
+ * pruning: a join's other side's keys, as an IN filter) and those go to the OSDs too.
  */
-final class SaeScan implements Scan, Batch {
+final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRuntimeV2Filtering {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SaeScan.class);
   private final Options options;
+  private final StructType table;
   private final StructType readSchema;
   private final List<String> requested;
-  private final Protocol.Node filter;
-  private final Filter[] pushed;
+  private final List<Protocol.Node> accepted;
+  private final List<Filter> pushed;
   private final List<CephFiles.ObjectRef> objects;
+  private final Aggregates.Pushed aggregate;
 
-  private SaeScan(Options options, StructType table, StructType readSchema, Protocol.Node filter, Filter[] pushed,
-      List<CephFiles.ObjectRef> objects) {
+  private SaeScan(Options options, StructType table, StructType readSchema, List<Protocol.Node> accepted,
+      Filter[] pushed, Aggregates.Pushed aggregate, List<CephFiles.ObjectRef> objects) {
     this.options = options;
+    this.table = table;
     this.objects = objects;
-    this.readSchema = readSchema;
-    this.filter = filter;
-    this.pushed = pushed;
-    if (!options.mode.pushdown) {
-      requested = List.of();   // every column: the thesis's no-offload
+    this.aggregate = aggregate;
+    this.readSchema = aggregate != null ? aggregate.schema() : readSchema;
+    this.accepted = new ArrayList<>(accepted);
+    this.pushed = new ArrayList<>(Arrays.asList(pushed));
+    if (!options.mode.pushdown || aggregate != null) {
+      requested = List.of();   // every column (the thesis's no-offload), or the aggregation's
     } else if (readSchema.isEmpty()) {
       // count(*): the narrowest column carries the row count (an empty list means "all")
       StructField narrow = Arrays.stream(table.fields())
@@ -58,8 +76,47 @@ final class SaeScan implements Scan, Batch {
   @Override
   public String description() {
     return Options.FORMAT + " " + options.path + " mode=" + options.mode.option + " compression="
-        + options.compression + " PushedFilters: [" + Arrays.stream(pushed).map(Filter::toString)
-        .collect(Collectors.joining(", ")) + "] OsdColumns: " + (requested.isEmpty() ? "*" : requested);
+        + options.compression + " PushedFilters: [" + pushed.stream().map(Filter::toString)
+        .collect(Collectors.joining(", ")) + "] " + (aggregate != null ? aggregate.describe()
+        : "OsdColumns: " + (requested.isEmpty() ? "*" : requested));
+  }
+
+  @Override
+  public Statistics estimateStatistics() {
+    long bytes = objects.stream().mapToLong(CephFiles.ObjectRef::size).sum();
+    long size = (long) ((double) bytes / Math.max(1, table.defaultSize()) * Math.max(1, readSchema.defaultSize()));
+    return new Statistics() {
+      @Override
+      public OptionalLong sizeInBytes() {
+        return OptionalLong.of(size);
+      }
+
+      @Override
+      public OptionalLong numRows() {
+        return OptionalLong.empty();
+      }
+    };
+  }
+
+  /** The columns Spark may filter on at run time: the read columns, in modes that push down rows. */
+  @Override
+  public NamedReference[] filterAttributes() {
+    if (!options.mode.pushdown || aggregate != null) return new NamedReference[0];
+    return Arrays.stream(readSchema.fieldNames()).map(Expressions::column).toArray(NamedReference[]::new);
+  }
+
+  /** Runtime filters (dynamic pruning) join the pushed ones: those the class runs exactly. */
+  @Override
+  public void filter(Predicate[] predicates) {
+    Filters translator = new Filters(table);
+    for (Predicate p : predicates) {
+      scala.Option<Filter> v1 = PredicateUtils.toV1(p);
+      Protocol.Node n = v1.isDefined() ? translator.translate(v1.get()) : null;
+      if (n != null) {
+        accepted.add(n);
+        pushed.add(v1.get());
+      }
+    }
   }
 
   @Override
@@ -110,7 +167,7 @@ final class SaeScan implements Scan, Batch {
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new ObjectsReader.Factory(options, readSchema, requested, filter);
+    return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate);
   }
 
   /** The objects one task scans. */
@@ -120,14 +177,20 @@ final class SaeScan implements Scan, Batch {
     }
   }
 
-  /** Accepts the filters the class runs exactly (modes that push down) and the columns the query uses. */
-  static final class Builder implements ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns {
+  /**
+   * Accepts the filters the class runs exactly (modes that push down), the columns the query
+   * uses, and (offload) a GROUP BY with aggregates the class computes exactly, as partials Spark
+   * merges; what it refuses stays in Spark, with one log line saying why.
+   */
+  static final class Builder implements ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns,
+      SupportsPushDownAggregates {
     private final Options options;
     private final StructType table;
     private final List<CephFiles.ObjectRef> objects;
     private StructType required;
     private Filter[] pushed = new Filter[0];
     private final List<Protocol.Node> accepted = new ArrayList<>();
+    private Aggregates.Pushed aggregate;
 
     Builder(Options options, StructType table, List<CephFiles.ObjectRef> objects) {
       this.options = options;
@@ -151,7 +214,20 @@ final class SaeScan implements Scan, Batch {
         }
       }
       pushed = taken.toArray(new Filter[0]);
+      if (broadcastable()) kept.addAll(taken);
       return kept.toArray(new Filter[0]);
+    }
+
+    /**
+     * Whether Spark would broadcast this table in a join (its objects' bytes within
+     * {@code spark.sql.autoBroadcastJoinThreshold}): such a table's filters, pushed, are also left
+     * for Spark to check again on the few rows returned, as Spark's Parquet source leaves all of
+     * them, so that dynamic pruning sees the selective filter it requires on a join's filtering
+     * side and sends the matching keys to the other side's scan.
+     */
+    private boolean broadcastable() {
+      long threshold = SQLConf.get().autoBroadcastJoinThreshold();
+      return threshold > 0 && objects.stream().mapToLong(CephFiles.ObjectRef::size).sum() <= threshold;
     }
 
     @Override
@@ -165,8 +241,25 @@ final class SaeScan implements Scan, Batch {
     }
 
     @Override
+    public boolean supportCompletePushDown(Aggregation aggregation) {
+      return false;   // each object's partials: Spark merges them
+    }
+
+    @Override
+    public boolean pushAggregation(Aggregation aggregation) {
+      if (!options.mode.pushdown || !options.aggregates) return false;
+      try {
+        aggregate = Aggregates.translate(aggregation, table);
+        return true;
+      } catch (Aggregates.Refused e) {
+        LOG.warn("[" + Native.host() + " sae-ceph] " + options.path + ": aggregating in Spark: " + e.getMessage());
+        return false;
+      }
+    }
+
+    @Override
     public Scan build() {
-      return new SaeScan(options, table, required, Filters.all(accepted), pushed, objects);
+      return new SaeScan(options, table, required, accepted, pushed, aggregate, objects);
     }
   }
 }

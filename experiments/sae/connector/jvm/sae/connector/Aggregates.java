@@ -1,0 +1,124 @@
+package sae.connector;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Count;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
+import org.apache.spark.sql.connector.expressions.aggregate.Max;
+import org.apache.spark.sql.connector.expressions.aggregate.Min;
+import org.apache.spark.sql.connector.expressions.aggregate.Sum;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A GROUP BY and aggregate functions Spark offers to push down, as the class's partial
+ * aggregation (docs/protocol.md, version 3): each object's reply is its groups' partial results,
+ * which Spark merges (COUNT partials are summed, SUM, MIN and MAX partials combined alike). Only
+ * what the class computes exactly as Spark does is taken; otherwise {@link #translate} says why
+ * and Spark aggregates the rows itself.
+ */
+final class Aggregates {
+  private static final Set<DataType> INTEGERS = Set.of(DataTypes.ByteType, DataTypes.ShortType,
+      DataTypes.IntegerType, DataTypes.LongType);
+  private static final Set<DataType> FLOATS = Set.of(DataTypes.FloatType, DataTypes.DoubleType);
+  /** Group key types: floating keys stay in Spark, which normalizes NaN and -0.0 in keys. */
+  private static final Set<DataType> KEYS = Set.of(DataTypes.ByteType, DataTypes.ShortType, DataTypes.IntegerType,
+      DataTypes.LongType, DataTypes.BooleanType, DataTypes.StringType, DataTypes.DateType, DataTypes.TimestampType,
+      DataTypes.TimestampNTZType);
+  /** MIN/MAX types: the keys' and floating point (NaN above every number, as Spark orders it). */
+  private static final Set<DataType> ORDERED = Set.of(DataTypes.ByteType, DataTypes.ShortType,
+      DataTypes.IntegerType, DataTypes.LongType, DataTypes.FloatType, DataTypes.DoubleType, DataTypes.BooleanType,
+      DataTypes.StringType, DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType);
+
+  /** A translated aggregation: the request's parts and the schema the replies have. */
+  record Pushed(List<String> groupBy, List<Protocol.Aggregate> functions, StructType schema) implements java.io.Serializable {
+    String describe() {
+      return "GroupBy: " + groupBy + " Aggregates: " + functions.stream()
+          .map(f -> f.fn() + "(" + (f.column() == null ? "*" : f.column()) + ")").toList();
+    }
+  }
+
+  /** Why an aggregation stays in Spark. */
+  static final class Refused extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Refused(String why) {
+      super(why, null, false, false);
+    }
+  }
+
+  private Aggregates() {}
+
+  /** {@code aggregation} over {@code table} as the class's request; Refused saying what it cannot do exactly. */
+  static Pushed translate(Aggregation aggregation, StructType table) throws Refused {
+    List<String> groupBy = new ArrayList<>();
+    List<StructField> fields = new ArrayList<>();
+    for (Expression e : aggregation.groupByExpressions()) {
+      StructField f = column(e, table, "GROUP BY " + e.describe());
+      if (!KEYS.contains(f.dataType())) {
+        throw new Refused("GROUP BY " + f.name() + ": " + f.dataType().simpleString() + " keys are grouped in Spark");
+      }
+      groupBy.add(f.name());
+      fields.add(new StructField(f.name(), f.dataType(), true, f.metadata()));
+    }
+    List<Protocol.Aggregate> functions = new ArrayList<>();
+    for (AggregateFunc a : aggregation.aggregateExpressions()) {
+      String name = "agg" + functions.size();
+      if (a instanceof CountStar) {
+        functions.add(new Protocol.Aggregate("count_star", null));
+        fields.add(new StructField(name, DataTypes.LongType, false, org.apache.spark.sql.types.Metadata.empty()));
+        continue;
+      }
+      String fn;
+      Expression input;
+      boolean distinct = false;
+      if (a instanceof Count c) {
+        fn = "count";
+        input = c.column();
+        distinct = c.isDistinct();
+      } else if (a instanceof Sum s) {
+        fn = "sum";
+        input = s.column();
+        distinct = s.isDistinct();
+      } else if (a instanceof Min m) {
+        fn = "min";
+        input = m.column();
+      } else if (a instanceof Max m) {
+        fn = "max";
+        input = m.column();
+      } else {
+        throw new Refused(a.describe() + " is not computed in the OSD");
+      }
+      if (distinct) throw new Refused(a.describe() + ": DISTINCT aggregates are merged in Spark");
+      StructField f = column(input, table, a.describe());
+      DataType t = f.dataType();
+      DataType out = switch (fn) {
+        case "count" -> DataTypes.LongType;
+        case "sum" -> INTEGERS.contains(t) ? DataTypes.LongType : FLOATS.contains(t) ? DataTypes.DoubleType : null;
+        default -> ORDERED.contains(t) ? t : null;
+      };
+      if (out == null) throw new Refused(a.describe() + ": " + t.simpleString() + " is not summed or ordered in the OSD");
+      functions.add(new Protocol.Aggregate(fn, f.name()));
+      fields.add(new StructField(name, out, !fn.equals("count"), org.apache.spark.sql.types.Metadata.empty()));
+    }
+    return new Pushed(List.copyOf(groupBy), List.copyOf(functions), new StructType(fields.toArray(new StructField[0])));
+  }
+
+  private static StructField column(Expression e, StructType table, String what) throws Refused {
+    if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
+      throw new Refused(what + ": only plain columns are aggregated in the OSD");
+    }
+    String name = ref.fieldNames()[0];
+    for (StructField f : table.fields()) {
+      if (f.name().equals(name)) return f;
+    }
+    throw new Refused(what + ": no column " + name);
+  }
+}
