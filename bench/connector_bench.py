@@ -15,6 +15,11 @@ medians over the repetitions after the first, after ``--warmup`` rounds of every
 (the first minutes of an application are mostly JIT compilation); ratios against vanilla measured
 in the same run.
 
+Queries: sae's scan (``all``: every column checksummed, ``proj``: three) and sae's query shapes
+(``sum``, ``groupby``, ``topk``, ``join``, ``lookup``: sae.planning.queries; the full table only;
+the join's zone table is deployed beside it); ``offload-rows`` is offload with the aggregation
+left to Spark (``aggregates=false``), so the shapes show what the OSD's aggregates add.
+
 Tables: ``full`` (the dataset, ``--link-multiplier K`` names per object, as the paper inflated
 it), and with ``--floor`` (default) the same query over ``one`` object and over an ``empty``
 directory: each reader's compute CPU and wall time as fixed + per-GB (the line through ``one``
@@ -23,7 +28,8 @@ per query by the connector) against the storage hosts' measured CPU-seconds, and
 counters (read ops, bytes read from the store and sent).
 
 Usage: .venv/bin/python bench/connector_bench.py [--rows 2000000] [--reps 3] [--link-multiplier 1]
-       [--readers offload,offload-none,offload-lz4,no-offload,vanilla] [--queries all,proj]
+       [--readers offload,offload-none,offload-lz4,offload-rows,no-offload,vanilla]
+       [--queries all,proj,sum,groupby,topk,join,lookup]
        [--selectivities 1,10,100] [--warmup 1] [--no-floor] [--jfr] [--keep] [--capacities sides|shared]
 
 ``--jfr`` records the driver and the executors with Java Flight Recorder (``settings=profile``)
@@ -49,6 +55,8 @@ from metareserve import Cluster, Layout, lease
 from metareserve.log import setup
 from rados_deploy import CephCluster, CephOptions, CounterSnapshot
 from sae import connector, readers
+from sae.planning import queries as sae_queries
+from sae.results.storage_work import CLS_PHASES as PHASES
 from sae.app import APP as RUN_POINTS
 from spark_deploy import SparkCluster, SparkOptions
 
@@ -57,14 +65,18 @@ SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
 READERS = {"offload": (readers.OFFLOAD, {}),   # the connector's defaults (zstd)
            "offload-none": (readers.OFFLOAD, {"compression": "none"}),
            "offload-lz4": (readers.OFFLOAD, {"compression": "lz4"}),
+           "offload-rows": (readers.OFFLOAD, {"aggregates": "false"}),   # aggregation left to Spark
            "no-offload": (readers.NO_OFFLOAD, {}), "vanilla": (readers.VANILLA, {})}
 """The bench's readers: sae's reader and the connector options it is given beyond the defaults."""
-QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"]}
+QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"],
+           **{name: q for name, q in sae_queries.QUERIES.items() if q.sql}}
+"""The bench's queries: sae's scan over every column (``all``) or three (``proj``), and sae's
+query shapes (sae.planning.queries: sum, groupby, topk, join, lookup), run on the full table."""
 CLIENTS, STORAGE = ["node1", "node4", "node5"], ["node2", "node3"]
 WORKERS = ["node4", "node5"]   # the Spark workers: executors only (node1 runs the driver and the master)
 DEST, OBJECT_SIZE = "/data/bench", 16 << 20
 FLOOR = {"one": "/data/bench-one", "empty": "/data/bench-empty"}
-PHASES = ("read", "decode", "filter", "project", "encode", "compress", "reply")
+ZONES = "/data/bench-zones"   # the zone dimension table, for the join
 
 
 PROCESSES = (("CoarseGrainedExecutorBackend", "executor"), ("SparkSubmit", "driver"), ("deploy.worker.Worker", "worker"),
@@ -217,6 +229,9 @@ def main():
             spec = connector.build(spark=spark, ceph=ceph)
             mp = ceph.mount(CLIENTS).details["mountpoint"]
             tables = {"full": DEST}
+            shapes = {name: q for name, q in args.queries.items() if isinstance(q, sae_queries.Query)}
+            if any(q.joins_zones for q in shapes.values()):
+                dd.deploy(res, dd.generate_zones(work / "zones").parent, dest=ZONES, **deploy)
             if args.floor:
                 one = dd.split(sorted(split.out.glob("*.parquet"))[:1], out=work / "split-one", object_size=OBJECT_SIZE)
                 dd.deploy(res, one.out, dest=FLOOR["one"], **deploy)
@@ -229,9 +244,14 @@ def main():
             sources = {name: {table: reader.reads.source(path, build=spec, mount=mp, options=options).app_config()
                               for table, path in tables.items()}
                        for name, (reader, options) in args.readers.items()}
+            zones = {name: reader.reads.source(ZONES, build=spec, mount=mp, options=options).path
+                     for name, (reader, options) in args.readers.items()}
             cfg = {"sources": sources, "empty": ["empty"] if args.floor else [], "register": spec.register,
                    "thresholds": thresholds, "reps": args.reps, "warmup": args.warmup, "pause": 3,
-                   "queries": args.queries}
+                   "queries": {name: {"sql": {sel: q.statement("total_amount", t) for sel, t in thresholds.items()},
+                                      "zones": zones if q.joins_zones else None,
+                                      "float_digits": sae_queries.FLOAT_DIGITS, "answer_rows": sae_queries.MAX_ANSWER_ROWS}
+                               if name in shapes else {"columns": q} for name, q in args.queries.items()}}
             sampler = Sampler(res, ceph)
             sampler.sample_cpu(), sampler.sample_slow()
             sampler.start()
@@ -313,7 +333,8 @@ def report(queries, sampler, args, split):
           f"{len(files)} objects of 16 MiB x {args.link_multiplier} names ({full_bytes / 1e9:.2f} GB of Parquet), "
           f"{args.reps - 1} measured repetitions (medians); compute hosts {', '.join(CLIENTS)} (workers "
           f"{', '.join(WORKERS)}), storage hosts {', '.join(STORAGE)}; capacities {args.capacities}; queries: "
-          + ", ".join(f"{k} = {v or 'every column'}" for k, v in args.queries.items()))
+          + ", ".join(f"{k} = {v.definition if isinstance(v, sae_queries.Query) else v or 'every column'}"
+                      for k, v in args.queries.items()))
     print("idle CPU (cores, in the pauses between queries): "
           + ", ".join(f"{n} {r:.3f}" for n, r in sorted(idle.items())) + "; 'own' = measured minus idle rate x span\n")
     print("| sel | query | reader | rows | compute rx MB | compute CPU s | own | worker CPU s | storage CPU s | own | "
@@ -324,11 +345,14 @@ def report(queries, sampler, args, split):
             "osd_read_ops", "osd_store_read_bytes", "osd_read_reply_bytes",
             *(f"cls_{p}_ns" for p in PHASES), "cls_total_ns", "cls_calls", "cls_reply_wait_ns")
     med = {k: {key: _median([m for m, _, _ in v], key) for key in keys} for k, v in cells.items()}
+    answers = {(q["sel"], q["query"], q["reader"]): json.dumps(q["answer"]) for q in queries if "answer" in q}
     aims = []
     for sel in args.selectivities:
         for query in args.queries:
             cell = {r: med[(sel, query, "full", r)] for r in args.readers}
             checks = {(cells[(sel, query, "full", r)][0][1], cells[(sel, query, "full", r)][0][2]) for r in cell}
+            if len(checks) > 1 and sae_queries.same_answers([answers.get((sel, query, r)) for r in cell]):
+                checks = {"same rows, floats within 1e-9"}
             o = cell[ref]
             for r, m in cell.items():
                 print(f"| {sel} % | {query} | {r} | {cells[(sel, query, 'full', r)][0][1]} | {m['net'] / 1e6:.1f} | "
@@ -339,12 +363,16 @@ def report(queries, sampler, args, split):
             if len(checks) != 1:
                 print(f"WARNING: readers disagree at {sel} % {query}: {checks}")
             aims += _aims(sel, query, cell)
+        if {"groupby", "all"} <= set(args.queries) and "offload" in args.readers:
+            g, a = med[(sel, "groupby", "full", "offload")], med[(sel, "all", "full", "offload")]
+            r = g["storage_cpu"] / max(a["storage_cpu"], 1e-3)
+            aims.append((f"{sel} %: offload's storage CPU per query, groupby <= 1.3x scan", f"{r:.2f}x", r <= 1.3))
     storage_table(med, args)
     if args.floor:
         floor_table(med, args, {"empty": 0, "one": files[0].stat().st_size, "full": full_bytes})
     threads_table(cells, args)
     if aims:
-        print("\n| aim (issue #23) | measured | met |\n|---|---|---|")
+        print("\n| aim (issues #23, #29) | measured | met |\n|---|---|---|")
         for aim, value, ok in aims:
             print(f"| {aim} | {value} | {'yes' if ok else 'NO'} |")
 
@@ -496,10 +524,32 @@ def profile(queries, files: list[Path]) -> None:
             print(f"  {c_n / total:5.1%}  {m}")
 
 
-def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
-    """The issue's aims for one (selectivity, query) cell of the full table, where its readers were measured."""
-    if query != "all" or "offload" not in med:
+SHAPE_AIMS = {"groupby": (500, 5, 0.5), "topk": (100, None, 0.5), "join": (20, None, None)}
+"""Query shape → (bytes to the compute side, compute CPU: at least this many times fewer than
+vanilla's; query time: at most this share of vanilla's), at 100 % (issue #29)."""
+
+
+def _shape_aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
+    """Issue #29's aims for a query shape at 100 %: offload against vanilla."""
+    if sel != "100" or query not in SHAPE_AIMS or not {"offload", "vanilla"} <= set(med):
         return []
+    off, van = med["offload"], med["vanilla"]
+    rx, cpu, wall = SHAPE_AIMS[query]
+    out = [(f"100 % {query}: compute side receives >= {rx}x fewer bytes than vanilla",
+            f"{van['net'] / max(off['net'], 1):.0f}x", van["net"] >= rx * off["net"])]
+    if cpu:
+        r = van["client_cpu"] / max(off["client_cpu"], 1e-3)
+        out.append((f"100 % {query}: compute CPU >= {cpu}x below vanilla's", f"{r:.1f}x", r >= cpu))
+    if wall:
+        r = off["wall"] / van["wall"]
+        out.append((f"100 % {query}: query time <= {wall}x vanilla's", f"{r:.2f}x", r <= wall))
+    return out
+
+
+def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
+    """The issues' aims for one (selectivity, query) cell of the full table, where its readers were measured."""
+    if query != "all" or "offload" not in med:
+        return _shape_aims(sel, query, med)
     off, out = med["offload"], []
     phases = [off.get(f"cls_{p}_ns") for p in PHASES]
     if all(v is not None for v in phases) and off["storage_own"] > 0:

@@ -584,7 +584,8 @@ def plot_queries(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     fig, axes = plt.subplots(2, 2, figsize=(max(10, 1.4 * len(questions)), 7))
     for ax, (col, ylabel, scale, title) in zip(axes.flat, QUERY_PANELS):
         if col in df and not df[col].isna().all():
-            confs = list(groups(stats(df, ["question"] + keys, col), keys))
+            confs = sorted(groups(stats(df, ["question"] + keys, col), keys),
+                           key=lambda kv: readers.order(kv[1].iloc[0]["reader"]) if "reader" in keys else 0)
             width = 0.8 / len(confs)
             for i, (_, grp) in enumerate(confs):
                 heights = grp.set_index("question")["median"].reindex(questions) / scale

@@ -59,8 +59,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     > 1 means offload spends less) with their 95 % bootstrap intervals (``<ratio>_low``,
     ``<ratio>_high``: NaN when a reader has fewer than :data:`statistics.MIN_N` values;
     :mod:`sae.results.statistics`), the number of measured repetitions of each side
-    (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload, the paper's
-    ratios beside them. Empty unless the run has an offloading reader and a baseline."""
+    (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload (the scan query:
+    the paper's question), the paper's ratios beside them. Empty unless the run has an offloading reader and a baseline."""
     if "reader" not in df or not set(readers.OFFLOADING) & set(df["reader"]):
         return pd.DataFrame()
     keys = varying(df, [c for c in CONFIG if c != "reader"]) + ["selectivity"]
@@ -85,7 +85,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                     else statistics.Interval(math.nan)
                 row[ratio], row[f"{ratio}_low"], row[f"{ratio}_high"] = iv.estimate, iv.low, iv.high
             paper = (row["selectivity"] == 1 and subject == readers.OFFLOAD.name
-                     and base == readers.NO_OFFLOAD.name)
+                     and base == readers.NO_OFFLOAD.name and row.get("query", queries.SCAN.name) == queries.SCAN.name)
             row.update({f"paper_{k}": v if paper else math.nan for k, v in PAPER.items()})
             rows.append(row)
     return pd.DataFrame(rows)
