@@ -344,6 +344,16 @@ EXPERIMENTS = {
     "description": ("description=['x']", "description"),
     "profile": ("profiles={'tiny': 5}", "tiny"),
     "nested sweep": ("sweep=Sweep(cartesian={'selectivity': [[1]]})", "selectivity"),
+    "query": ("workload=Workload(query='nope')", "query"),
+    "query list": ("workload=Workload(query=['scan'])", "query"),
+    "sql with query": ("workload=Workload(query='groupby', sql='SELECT 1 FROM trips')", "sql"),
+    "sql not select": ("workload=Workload(sql='DROP TABLE trips')", "sql"),
+    "sql two statements": ("workload=Workload(sql='SELECT 1 FROM trips; DROP TABLE trips')", "sql"),
+    "sql empty": ("workload=Workload(sql='  ')", "sql"),
+    "sql huge": ("workload=Workload(sql='SELECT 1 FROM trips WHERE ' + 'x' * 200000)", "sql"),
+    "sql no trips": ("workload=Workload(sql='SELECT 1')", "sql"),
+    "sql number": ("workload=Workload(sql=5)", "sql"),
+    "aggregates": ("workload=Workload(aggregates='yes')", "aggregates"),
 }
 
 
