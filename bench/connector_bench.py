@@ -18,7 +18,7 @@ in the same run.
 Queries: sae's scan (``all``: every column checksummed, ``proj``: three) and sae's query shapes
 (``sum``, ``groupby``, ``topk``, ``join``, ``lookup``: sae.planning.queries; the full table only;
 the join's zone table is deployed beside it); ``offload-rows`` is offload with the aggregation
-left to Spark (``aggregates=false``), so the shapes show what the OSD's aggregates add.
+and top-k left to Spark (``operators=false``), so the shapes show what the OSD's operators add.
 
 Tables: ``full`` (the dataset, ``--link-multiplier K`` names per object, as the paper inflated
 it), and with ``--floor`` (default) the same query over ``one`` object and over an ``empty``
@@ -65,7 +65,7 @@ SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
 READERS = {"offload": (readers.OFFLOAD, {}),   # the connector's defaults (zstd)
            "offload-none": (readers.OFFLOAD, {"compression": "none"}),
            "offload-lz4": (readers.OFFLOAD, {"compression": "lz4"}),
-           "offload-rows": (readers.OFFLOAD, {"aggregates": "false"}),   # aggregation left to Spark
+           "offload-rows": (readers.OFFLOAD, {"operators": "false"}),   # aggregates and top-k left to Spark
            "no-offload": (readers.NO_OFFLOAD, {}), "vanilla": (readers.VANILLA, {})}
 """The bench's readers: sae's reader and the connector options it is given beyond the defaults."""
 QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"],

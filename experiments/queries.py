@@ -5,8 +5,8 @@ query and reader: bytes to and CPU of the compute side, CPU of the storage side,
 
 The offload reader pushes what the object class computes exactly: the filter and projection of
 every query, the group-by's and the sum's partial aggregates (each object answers with its
-groups; Spark merges them), and a join's pickup zones as a runtime IN filter (Spark's dynamic
-pruning). Every reader's answer is checked against the others' (docs/experiments.md).
+groups; Spark merges them), the top-k's top 100 rows per object, and a join's pickup zones as a
+runtime IN filter (Spark's dynamic pruning). Every reader's answer is checked against the others' (docs/experiments.md).
 
 Tiny profile: the selectivity filter at 100 % (every row: where pushing a filter alone gains
 nothing) and at 1 %.

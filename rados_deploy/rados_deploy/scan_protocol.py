@@ -43,6 +43,9 @@ class ScanProtocol:
     aggregate_functions: tuple
     max_group_columns: int
     max_aggregates: int
+    max_limit: int
+    max_sort_keys: int
+    key_flags: dict
     nodes: dict
     cmp_ops: tuple
     literals: dict
@@ -65,7 +68,8 @@ def load(path=None) -> ScanProtocol:
     path = Path(path) if path else spec_path()
     try:
         raw = json.loads(path.read_text())
-        req, agg, filt, reply, err = raw["request"], raw["aggregate"], raw["filter"], raw["reply"], raw["error"]
+        req, agg, topk, filt = raw["request"], raw["aggregate"], raw["top_k"], raw["filter"]
+        reply, err = raw["reply"], raw["error"]
         spec = ScanProtocol(
             version=_int(raw["version"], "version", 1, 0xFFFF),
             request_magic=_magic(req["magic"], "request.magic"), reply_magic=_magic(reply["magic"], "reply.magic"),
@@ -78,6 +82,9 @@ def load(path=None) -> ScanProtocol:
             aggregate_functions=tuple(agg["functions"]),
             max_group_columns=_int(agg["max_group_columns"], "aggregate.max_group_columns", 0, 0xFFFF),
             max_aggregates=_int(agg["max_aggregates"], "aggregate.max_aggregates", 1, 0xFFFF),
+            max_limit=_int(topk["max_limit"], "top_k.max_limit", 1, 0xFFFFFFFF),
+            max_sort_keys=_int(topk["max_sort_keys"], "top_k.max_sort_keys", 0, 0xFFFF),
+            key_flags={k: _int(v, f"top_k.key_flags.{k}", 1, 0x80) for k, v in topk["key_flags"].items()},
             nodes={k: _int(v, f"filter.nodes.{k}", 1, 0xFF) for k, v in filt["nodes"].items()},
             cmp_ops=tuple(filt["cmp_ops"]),
             literals={k: _int(v, f"filter.literals.{k}", 1, 0xFF) for k, v in filt["literals"].items()},
@@ -133,6 +140,10 @@ def cxx_header(spec: ScanProtocol) -> str:
              f"inline constexpr uint8_t kAggFunctionCount = {len(spec.aggregate_functions)};",
              f"inline constexpr uint16_t kMaxGroupColumns = {spec.max_group_columns};",
              f"inline constexpr uint16_t kMaxAggregates = {spec.max_aggregates};",
+             f"inline constexpr uint32_t kMaxLimit = {spec.max_limit};",
+             f"inline constexpr uint16_t kMaxSortKeys = {spec.max_sort_keys};",
+             *(f"inline constexpr uint8_t kKey{_camel(k)} = {v};" for k, v in spec.key_flags.items()),
+             f"inline constexpr uint8_t kKnownKeyFlags = {sum(spec.key_flags.values())};",
              *(f"inline constexpr uint8_t kNode{_camel(k)} = 0x{v:02x};" for k, v in spec.nodes.items()),
              *(f"inline constexpr uint8_t kLiteral{_camel(k)} = {v};" for k, v in spec.literals.items()),
              *(f"inline constexpr uint16_t kBody{_camel(b)} = {i};" for i, b in enumerate(spec.bodies)),

@@ -90,6 +90,7 @@ public final class ProtocolVectors {
     System.out.println("const:version " + Protocol.VERSION);
     System.out.println("const:errors_in_band " + Protocol.FLAG_ERRORS_IN_BAND);
     System.out.println("const:aggregate " + Protocol.FLAG_AGGREGATE);
+    System.out.println("const:top_k " + Protocol.FLAG_TOP_K);
     System.out.println("const:aggregates " + String.join(",", Protocol.AGGREGATES));
     System.out.println("const:codecs " + String.join(",", Protocol.CODECS));
     System.out.println("const:cmp_ops " + String.join(",", Protocol.CMP_OPS));
@@ -106,13 +107,18 @@ public final class ProtocolVectors {
       List<Protocol.Aggregate> aggs = new ArrayList<>();
       p.get("aggregates").forEach(a -> aggs.add(new Protocol.Aggregate(a.get(0).asText(),
           a.get(1).isNull() ? null : a.get(1).asText())));
-      // the aggregate flag comes from the aggregates: the plain overload for the others
-      int flags = p.get("flags").asInt() & ~Protocol.FLAG_AGGREGATE;
-      byte[] req = aggs.isEmpty()
-          ? Protocol.request(cols, f, p.get("codec").asText(), p.get("batch_rows").asInt(), p.get("max_reply").asLong(),
-              flags)
-          : Protocol.request(cols, f, p.get("codec").asText(), p.get("batch_rows").asInt(), p.get("max_reply").asLong(),
-              flags, groupBy, aggs);
+      List<Protocol.SortKey> orderBy = new ArrayList<>();
+      p.get("order_by").forEach(k -> orderBy.add(new Protocol.SortKey(k.get(0).asText(), k.get(1).asBoolean(),
+          k.get(2).asBoolean())));
+      // the aggregate and top-k flags come from their overloads: the plain one for the others
+      int flags = p.get("flags").asInt() & ~(Protocol.FLAG_AGGREGATE | Protocol.FLAG_TOP_K);
+      String codec = p.get("codec").asText();
+      int batchRows = p.get("batch_rows").asInt();
+      long maxReply = p.get("max_reply").asLong();
+      byte[] req = !aggs.isEmpty() ? Protocol.request(cols, f, codec, batchRows, maxReply, flags, groupBy, aggs)
+          : !p.get("limit").isNull() ? Protocol.request(cols, f, codec, batchRows, maxReply, flags,
+              p.get("limit").asInt(), orderBy)
+          : Protocol.request(cols, f, codec, batchRows, maxReply, flags);
       System.out.println(v.get("name").asText() + " " + HexFormat.of().formatHex(req));
     }
     StructType sample = new StructType().add("id", DataTypes.LongType).add("small", DataTypes.IntegerType)

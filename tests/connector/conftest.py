@@ -29,8 +29,8 @@ def vectors():
 @pytest.fixture(scope="session")
 def harness():
     """The scan core compiled with the C++ harness (cached by source hash under $SAE_HOME)."""
-    sources = [ROOT / "tests" / "connector" / "harness.cc", CLS / "scan_core.cc", CLS / "scan_aggregate.cc",
-               CLS / "scan_core.h", CLS / "scan_aggregate.h"]
+    sources = [ROOT / "tests" / "connector" / "harness.cc",   # and the Ceph-free core: every scan_* source
+               *sorted(p for p in CLS.iterdir() if p.name.startswith("scan_") and p.suffix in (".cc", ".h"))]
     header = scan_protocol.cxx_header(scan_protocol.SPEC)   # as the class build renders it
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + header.encode()).hexdigest()[:16]
     out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
@@ -89,28 +89,32 @@ def java_vectors(java_protocol):
     return dict(line.split(" ", 1) for line in java_protocol(str(VECTORS / "requests.json")))
 
 
-def _same(a, b) -> bool:
+def _same(a, b, rel: float) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        return math.isnan(a) == math.isnan(b) and (math.isnan(a) or a == pytest.approx(b, rel=1e-9))
+        return math.isnan(a) == math.isnan(b) and (math.isnan(a) or a == b or bool(rel) and a == pytest.approx(b, rel=rel))
     return type(a) is type(b) and a == b
 
 
 def _assert_rows(table: pa.Table, v: dict) -> None:
     got, expected = table.to_pylist(), v["rows"]
-    if decode_request(bytes.fromhex(v["hex"])).aggregates:
-        keys = [c for c in v["columns"] if not re.fullmatch(r"agg\d+", c)]
-
+    req = decode_request(bytes.fromhex(v["hex"]))
+    # in any order: an aggregate's groups (by their keys), a top-k's rows (by every column)
+    keys = [c for c in v["columns"] if not re.fullmatch(r"agg\d+", c)] if req.aggregates else \
+        v["columns"] if req.order_by else []
+    if keys:
         def order(row):
-            return tuple((row[k] is None, 0 if row[k] is None else row[k]) for k in keys)
+            return tuple((row[k] is None, row[k] != row[k], 0 if row[k] is None or row[k] != row[k] else row[k])
+                         for k in keys)   # NULL, then NaN (x != x), then the value
         got, expected = sorted(got, key=order), sorted(expected, key=order)
     assert len(got) == len(expected), v["name"]
+    rel = 1e-9 if req.aggregates else 0   # sums may add in another order; nothing else is computed
     for a, b in zip(got, expected):
-        assert a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a), (v["name"], a, b)
+        assert a.keys() == b.keys() and all(_same(a[k], b[k], rel) for k in a), (v["name"], a, b)
 
 
 @pytest.fixture(scope="session")
 def assert_rows():
     """``assert_rows(table, v)``: ``table`` holds the rows of result vector ``v``: an aggregate's
-    groups in any order, floats within 1e-9 relative (sums may add in another order), NaN equal
-    to NaN."""
+    groups and a top-k's rows in any order, aggregated floats within 1e-9 relative (sums may add
+    in another order), other floats exactly, NaN equal to NaN."""
     return _assert_rows

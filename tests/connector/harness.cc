@@ -1,8 +1,9 @@
 // Runs the scan core (rados_deploy/rados_deploy/cls/scan_core.cc) outside Ceph on the shared test
 // vectors. Reads commands from stdin, one per line, answers one line each:
 //   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> [<cols,comma>]
-//                                  <aggregates> <expr> | err <errno> <message>; <aggregates>: "-" or
-//                                  "<group cols,comma>|<fn>[:<col>],..." (fn: its code)
+//                                  <aggregates> <top-k> <expr> | err <errno> <message>;
+//                                  <aggregates>: "-" or "<group cols,comma>|<fn>[:<col>],..." (fn:
+//                                  its code); <top-k>: "-" or "<limit>|<col>:<key flags>,..." 
 //   scan <parquet> <hex> <out>  -> ok <bytes> (reply as the class sends it, stats header and IPC
 //                                  stream, written to <out>) | err <errno> <message>
 //   schema <parquet> <out>      -> ok <bytes> (schema-only IPC stream written to <out>) | err ...
@@ -64,8 +65,14 @@ int main() {
         const auto& agg = req.aggregates[i];
         aggs += (i ? "," : "|") + std::to_string(agg.fn) + (agg.column.empty() ? "" : ":" + agg.column);
       }
+      std::string top = req.flags & sae::protocol::kFlagTopK ? std::to_string(req.limit) + "|" : "-";
+      for (size_t i = 0; i < req.order_by.size(); ++i) {
+        const auto& key = req.order_by[i];
+        top += (i ? "," : "") + key.column + ":" +
+               std::to_string(key.descending * sae::protocol::kKeyDescending + key.nulls_first * sae::protocol::kKeyNullsFirst);
+      }
       std::cout << "ok " << req.flags << " " << codec << " " << req.batch_rows << " "
-                << req.max_reply << " [" << cols << "] " << aggs << " "
+                << req.max_reply << " [" << cols << "] " << aggs << " " << top << " "
                 << (req.has_filter ? req.filter.ToString() : "-") << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);
@@ -125,6 +132,9 @@ int main() {
                 << "aggregate_functions " << int(pr::kAggFunctionCount) << "\n"
                 << "max_group_columns " << pr::kMaxGroupColumns << "\n"
                 << "max_aggregates " << pr::kMaxAggregates << "\n"
+                << "top_k " << pr::kFlagTopK << "\n"
+                << "max_limit " << pr::kMaxLimit << "\n"
+                << "max_sort_keys " << pr::kMaxSortKeys << "\n"
                 << "default_batch_rows " << pr::kDefaultBatchRows << "\n"
                 << "max_batch_rows " << pr::kMaxBatchRows << "\n"
                 << "max_filter_depth " << pr::kMaxFilterDepth << "\n";

@@ -14,8 +14,8 @@ import pytest
 
 from rados_deploy import scan_protocol
 from sae.connector import protocol
-from sae.connector.protocol import (STATS, ProtocolError, Request, aggregate, decode_error, decode_reply,
-                                    decode_request, to_expression)
+from sae.connector.protocol import (STATS, ProtocolError, Request, ScanError, aggregate, decode_error, decode_reply,
+                                    decode_request, to_expression, top_k)
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 SPEC = scan_protocol.SPEC
@@ -31,12 +31,15 @@ def test_every_side_speaks_the_spec(harness, java_vectors):
                    "errors_in_band": str(SPEC.flags["errors_in_band"]), "aggregate": str(SPEC.flags["aggregate"]),
                    "aggregate_functions": str(len(SPEC.aggregate_functions)),
                    "max_group_columns": str(SPEC.max_group_columns), "max_aggregates": str(SPEC.max_aggregates),
+                   "top_k": str(SPEC.flags["top_k"]), "max_limit": str(SPEC.max_limit),
+                   "max_sort_keys": str(SPEC.max_sort_keys),
                    "default_batch_rows": str(SPEC.default_batch_rows), "max_batch_rows": str(SPEC.max_batch_rows),
                    "max_filter_depth": str(SPEC.max_filter_depth)}
     assert [line.split()[1] for line in lines if line.startswith("stat ")] == list(SPEC.stat_names)
     java = {k[len("const:"):]: v for k, v in java_vectors.items() if k.startswith("const:")}
     assert java == {"version": str(SPEC.version), "errors_in_band": str(SPEC.flags["errors_in_band"]),
-                    "aggregate": str(SPEC.flags["aggregate"]), "aggregates": ",".join(SPEC.aggregate_functions),
+                    "aggregate": str(SPEC.flags["aggregate"]), "top_k": str(SPEC.flags["top_k"]),
+                    "aggregates": ",".join(SPEC.aggregate_functions),
                     "codecs": ",".join(SPEC.codecs), "cmp_ops": ",".join(SPEC.cmp_ops),
                     "stats": ",".join(SPEC.stat_names)}
     assert (protocol.VERSION, protocol.MAGIC, protocol.REPLY_MAGIC, protocol.ERROR_MAGIC, list(protocol.CODECS),
@@ -66,8 +69,9 @@ def test_python_parses_every_vector(vectors):
         req = decode_request(data)
         p = v["parse"]
         assert (req.columns, req.filter, req.codec, req.batch_rows, req.max_reply, req.flags, req.group_by,
-                req.aggregates) == (p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["flags"],
-                                    p["group_by"], [tuple(a) for a in p["aggregates"]]), v["name"]
+                req.aggregates, req.limit, req.order_by) == (
+            p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["flags"], p["group_by"],
+            [tuple(a) for a in p["aggregates"]], p["limit"], [tuple(k) for k in p["order_by"]]), v["name"]
         assert req.encode() == data, v["name"]
 
 
@@ -100,12 +104,15 @@ def test_cxx_parses_every_vector_alike(vectors, harness):
             assert line.startswith("err ") and code == getattr(errno, v["error"]), (v["name"], line)
             continue
         p = v["parse"]
-        _, flags, codec, rows, max_reply, cols, aggs, expr = line.split(" ", 7)
+        _, flags, codec, rows, max_reply, cols, aggs, top, expr = line.split(" ", 8)
         assert (int(flags), codec, int(rows), int(max_reply)) == \
             (p["flags"], p["codec"], p["batch_rows"] or 65536, p["max_reply"]), v["name"]
         assert cols == "[" + ",".join(p["columns"]) + "]", v["name"]
         codes = [f"{SPEC.aggregate_functions.index(fn)}" + (f":{col}" if col else "") for fn, col in p["aggregates"]]
         assert aggs == (",".join(p["group_by"]) + "|" + ",".join(codes) if codes else "-"), v["name"]
+        keys = [f"{col}:{desc * SPEC.key_flags['descending'] + first * SPEC.key_flags['nulls_first']}"
+                for col, desc, first in p["order_by"]]
+        assert top == (f"{p['limit']}|" + ",".join(keys) if p["limit"] else "-"), v["name"]
         assert expr == (p["expression"] or "-"), v["name"]
 
 
@@ -156,6 +163,7 @@ def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, j
         assert 0 < phases <= st["total_ns"], v["name"]
         assert (st["compress_ns"] > 0) == (req.codec != "none" and len(batches) > 0), v["name"]
         assert (st["aggregate_ns"] > 0) == bool(req.aggregates), v["name"]
+        assert (st["sort_ns"] > 0) == bool(req.order_by), v["name"]
         values, stream_bytes, body = java[str(tmp_path / v["name"])]
         assert body == reply.body == "arrow_ipc", v["name"]
         assert dict(kv.split("=") for kv in values.split(",")) == {k: str(n) for k, n in st.items()}, v["name"]
@@ -221,6 +229,8 @@ def test_vectors_agree_with_pyarrow_filtering(vectors, assert_rows):
             continue
         req = decode_request(bytes.fromhex(v["hex"]))
         t = table.filter(to_expression(req.filter)) if req.filter else table
+        if req.limit is not None:
+            t = top_k(t, req.order_by, req.limit)
         assert_rows(aggregate(t, req.group_by, req.aggregates) if req.aggregates else t.select(v["columns"]), v)
 
 
@@ -255,6 +265,7 @@ def test_mutated_requests_never_crash_the_core(vectors, harness):
     requests, _ = vectors
     good = [v for v in requests if "parse" in v]
     assert sum(bool(v["parse"]["aggregates"]) for v in good) >= 8   # aggregate requests mutate too
+    assert sum(v["parse"]["limit"] is not None for v in good) >= 8   # and top-k ones
     lines = harness(*(f"fuzz {VECTORS / 'sample.parquet'} {v['hex']} 400 {i}" for i, v in enumerate(good)))
     assert len(lines) == len(good) and all(line.startswith("ok ") for line in lines)
     assert sum(int(line.split()[3]) for line in lines) > 0   # some mutations were rejected ...
@@ -358,5 +369,97 @@ def test_encoder_checks_aggregate_requests():
                 Request(aggregates=[("count_star", "id")]), Request(aggregates=[("sum", None)]),
                 Request(aggregates=[("avg", "id")]), Request(flags=1 | protocol.FLAG_AGGREGATE),
                 Request(group_by=["g"] * 65, aggregates=[("count_star", None)]), Request(group_by=["grp"])):
+        with pytest.raises(ValueError):
+            bad.encode()
+
+
+def test_a_plain_limit_stops_reading_once_reached(harness, tmp_path):
+    """Without sort keys the first passing rows in file order, and no batch after the one that
+    reaches the limit is decoded."""
+    sample = VECTORS / "sample.parquet"
+    cases = [Request(columns=["id"], batch_rows=7, limit=5),
+             Request(columns=["id"], batch_rows=7, limit=3, filter={"cmp": ">=", "column": "id", "value": 10})]
+    lines = harness(*(f"scan {sample} {r.encode().hex()} {tmp_path / str(i)}" for i, r in enumerate(cases)))
+    assert all(line.startswith("ok ") for line in lines), lines
+    got = [decode_reply((tmp_path / str(i)).read_bytes()) for i in range(len(cases))]
+    assert [pa.ipc.open_stream(r.stream).read_all().column("id").to_pylist() for r in got] == [[0, 1, 2, 3, 4],
+                                                                                               [10, 11, 12]]
+    assert [(r.stats["batches_in"], r.stats["rows_in"], r.stats["rows_out"]) for r in got] == [(1, 7, 5), (2, 14, 3)]
+
+
+def test_top_k_of_every_type_agrees_with_the_reference(harness, tmp_path, assert_rows):
+    """Every key type the class orders, one and several keys, both directions and NULL placements,
+    limits below and above the rows, batches of 1 row up to all: the running selection over
+    batches returns the reference's rows and ties (-0.0 ties with 0.0, NaN above every number)."""
+    n = 300
+
+    def f(i):   # -0.0 and 0.0, NaN, NULL and numbers
+        return [-0.0, 0.0][i % 2] if i % 5 == 0 else float("nan") if i % 13 == 0 else None if i % 17 == 3 \
+            else ((i * 29) % 61 - 30) / 4
+    data = tmp_path / "types.parquet"
+    pq.write_table(pa.table({
+        "i": pa.array(range(n), pa.int64()),
+        "i8": pa.array([None if i % 17 == 0 else (i * 37) % 251 - 125 for i in range(n)], pa.int8()),
+        "u64": pa.array([(i * 7919) % 1000 for i in range(n)], pa.uint64()),
+        "day": pa.array([None if i % 11 == 0 else (i * 13) % 97 for i in range(n)], pa.date32()),
+        "ts": pa.array([(i * 31 % 173) * 10 ** 9 for i in range(n)], pa.timestamp("us", "UTC")),
+        "text": pa.array([None if i % 23 == 0 else ["é", "z", "Z", "", "ab"][i % 5] + str(i * 7 % 50) for i in range(n)],
+                         pa.large_string()),
+        "ok": pa.array([None if i % 9 == 0 else i % 4 == 0 for i in range(n)], pa.bool_()),
+        "f32": pa.array([f(i) for i in range(n)], pa.float32()),
+        "f64": pa.array([None if f(i * 7) is None else f(i * 7) * 1e300 for i in range(n)], pa.float64()),
+    }), data, row_group_size=128)
+    table = pq.read_table(data)
+    f32 = table.column("f32").to_pylist()
+    negative = sum(v is not None and v < 0 for v in f32)
+    keysets = [[("i8", False, False)], [("u64", True, False)], [("day", False, True), ("ts", True, False)],
+               [("text", True, True)], [("ok", False, False), ("f32", True, False)], [("f32", False, True)],
+               [("f64", True, True)], [("f64", False, False), ("text", False, False), ("i8", True, True)]]
+    cases = [Request(columns=["i", *{k: 0 for k, _, _ in keys}], batch_rows=rows, limit=limit, order_by=keys)
+             for keys in keysets for limit, rows in ((1, 1), (5, 7), (50, 64), (299, 0), (1000, 33))]
+    cases.append(Request(columns=["f32"], batch_rows=10, limit=negative + 1, order_by=[("f32", False, False)]))
+    lines = harness(*(f"scan {data} {r.encode().hex()} {tmp_path / str(i)}" for i, r in enumerate(cases)))
+    for i, (req, line) in enumerate(zip(cases, lines)):
+        assert line.startswith("ok "), line
+        reply = decode_reply((tmp_path / str(i)).read_bytes())
+        got = pa.ipc.open_stream(reply.stream).read_all()
+        expected = top_k(table, req.order_by, req.limit).select(req.columns)
+        assert got.schema.equals(expected.schema), (got.schema, expected.schema)
+        assert_rows(got, {"name": str(req), "hex": req.encode().hex(), "columns": req.columns,
+                          "rows": expected.to_pylist()})
+        assert reply.stats["rows_in"] == n and reply.stats["sort_ns"] > 0
+    zeros = [math.copysign(1, v) for v in got.column("f32").to_pylist() if v == 0]   # the last case: a zero is the limit-th
+    assert got.num_rows == negative + len(zeros) == negative + f32.count(0) and set(zeros) == {-1.0, 1.0}
+
+
+def test_top_k_errors_are_one_line_naming_what_is_wrong(harness, tmp_path):
+    data = tmp_path / "other.parquet"
+    table = pa.table({"id": [1, 2], "b": pa.array([b"x", b"y"]), "l": pa.array([[1], [2]])})
+    pq.write_table(table, data)
+    flags = Request(aggregates=[("count_star", None)]).encode()[6:8]
+    both = struct.pack("<H", struct.unpack("<H", flags)[0] | protocol.FLAG_TOP_K)
+    agg = Request(aggregates=[("count_star", None)]).encode()
+    whole = bytearray(Request(limit=1).encode())
+    whole[6:8] = struct.pack("<H", 3 | protocol.FLAG_TOP_K)
+    lines = harness(*(f"scan {data} {Request(limit=1, order_by=[(c, False, False)]).encode().hex()} /dev/null"
+                      for c in ("b", "l")),
+                    f"parse {(agg[:6] + both + agg[8:] + struct.pack('<IH', 1, 0)).hex()}", f"parse {whole.hex()}")
+    assert lines == [f"err {errno.EINVAL} cannot sort by column 'b' of type binary in the OSD",
+                     f"err {errno.EINVAL} cannot sort by column 'l' of type list<element: int64> in the OSD",
+                     f"err {errno.EINVAL} malformed request: the aggregate and top-k flags exclude each other at byte 8",
+                     f"err {errno.EINVAL} a top-k request does not take whole objects"]
+    for c in ("b", "l"):
+        with pytest.raises(ScanError, match=rf"^errno 22: cannot sort by column '{c}' of type "):
+            top_k(table, [(c, False, False)], 1)
+
+
+def test_encoder_checks_top_k_requests():
+    """The Python encoder refuses what the class's parser would; the top-k flag follows the limit."""
+    req = decode_request(Request(columns=["id"], limit=2, order_by=[("name", True, True)]).encode())
+    assert (req.flags, req.limit, req.order_by) == (protocol.FLAG_ERRORS_IN_BAND | protocol.FLAG_TOP_K, 2,
+                                                    [("name", True, True)])
+    for bad in (Request(limit=0), Request(limit=2 ** 24 + 1), Request(order_by=[("id", False, False)]),
+                Request(limit=1, aggregates=[("count_star", None)]), Request(limit=1, flags=3),
+                Request(limit=1, order_by=[("id", False, False)] * 65), Request(flags=1 | protocol.FLAG_TOP_K)):
         with pytest.raises(ValueError):
             bad.encode()

@@ -280,3 +280,16 @@ def test_a_joins_runtime_filter_reaches_the_osds(answers):
     assert "In(PULocationID" in trips, trips
     assert join["offload"]["scan"]["rows_out"] < 0.2 * 0.5 * data.rows, join["offload"]["scan"]
     assert join["offload"]["scan"]["rows_out"] < join["no-offload"]["scan"]["rows_out"] / 10
+
+
+def test_a_top_k_runs_in_the_osds_and_moves_its_rows_per_object(answers):
+    """ORDER BY ... LIMIT 100: each object returns its top 100 (and the rows tied with the
+    100th), Spark sorts what they returned; the operators-off offload returns every row that
+    passes the filter."""
+    shape, data = answers[0]["shapes"]["topk"], answers[1]
+    objects = len(data.files)
+    top, rows = shape["offload"], shape["offload-rows"]
+    assert any("TopN: 100" in s for s in top["scans"]) and not any("TopN" in s for s in rows["scans"]), top["scans"]
+    assert 100 <= top["scan"]["rows_out"] <= 110 * objects, top["scan"]
+    assert top["scan"]["rows_out"] * 10 < rows["scan"]["rows_out"], (top["scan"], rows["scan"])
+    assert top["scan"]["sort_ns"] > 0, top["scan"]

@@ -13,10 +13,11 @@ A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
 
 Literal values are bool, int (int64), float (float64) or str. An aggregate request (protocol 3)
 names group columns and ``(function, column)`` aggregates instead of a projection; :func:`aggregate`
-is the reference of what the class computes for it. The Spark side is Java
-(``jvm/sae/connector/Protocol.java``); this Python codec is the reference the test vectors are
-made and checked with. Needs only the standard library and rados_deploy (and pyarrow for
-:func:`to_expression` and :func:`aggregate`).
+is the reference of what the class computes for it. A top-k request (protocol 3) names a ``limit``
+and ``(column, descending, nulls_first)`` sort keys; :func:`top_k` is its reference. The Spark side
+is Java (``jvm/sae/connector/Protocol.java``); this Python codec is the reference the test vectors
+are made and checked with. Needs only the standard library and rados_deploy (and pyarrow for
+:func:`to_expression`, :func:`aggregate` and :func:`top_k`).
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ FLAG_WHOLE_OBJECT = SPEC.flags["whole_object"]
 every row passes (docs/protocol.md)."""
 FLAG_AGGREGATE = SPEC.flags["aggregate"]
 """An aggregate section follows the filter; set by :meth:`Request.encode` when there are aggregates."""
+FLAG_TOP_K = SPEC.flags["top_k"]
+"""A top-k section follows the filter; set by :meth:`Request.encode` when there is a limit."""
+_DESCENDING, _NULLS_FIRST = SPEC.key_flags["descending"], SPEC.key_flags["nulls_first"]
 AGGREGATES = SPEC.aggregate_functions
 """Aggregate functions by their code: count_star, count, sum, min, max."""
 BODIES = SPEC.bodies
@@ -69,7 +73,9 @@ class ScanError(Exception):
 class Request:
     """A scan request: projection (empty = all columns), filter tree, codec and limits; or, with
     ``aggregates`` (``(function, column)``, column None for count_star), the kept rows grouped by
-    ``group_by`` and aggregated (no projection then)."""
+    ``group_by`` and aggregated (no projection then); or, with a ``limit``, only the first
+    ``limit`` kept rows by ``order_by`` (``(column, descending, nulls_first)``) and their ties, or
+    in file order without sort keys."""
 
     columns: list = dataclasses.field(default_factory=list)
     filter: dict | None = None
@@ -79,14 +85,18 @@ class Request:
     flags: int = FLAG_ERRORS_IN_BAND
     group_by: list = dataclasses.field(default_factory=list)
     aggregates: list = dataclasses.field(default_factory=list)
+    limit: int | None = None
+    order_by: list = dataclasses.field(default_factory=list)
 
     def encode(self) -> bytes:
         """The request bytes the class's ``scan`` method takes."""
         if self.codec not in CODECS:
             raise ValueError(f"codec {self.codec!r} is not one of {', '.join(CODECS)}")
-        flags = self.flags | (FLAG_AGGREGATE if self.aggregates else 0)
+        flags = self.flags | (FLAG_AGGREGATE if self.aggregates else 0) | (FLAG_TOP_K if self.limit is not None else 0)
         if self.group_by and not flags & FLAG_AGGREGATE:
             raise ValueError("group columns without aggregates")
+        if self.order_by and self.limit is None:
+            raise ValueError("sort keys without a limit")
         out = [_HEADER.pack(MAGIC, VERSION, flags, CODECS[self.codec], self.batch_rows,
                             self.max_reply), struct.pack("<H", len(self.columns))]
         out += [_name(c) for c in self.columns]
@@ -98,6 +108,11 @@ class Request:
                     struct.pack("<H", len(self.aggregates))]
             out += [bytes([AGGREGATES.index(fn)]) + (_name(col) if col is not None else b"")
                     for fn, col in self.aggregates]
+        if flags & FLAG_TOP_K:
+            _check_top_k(dataclasses.replace(self, flags=flags))
+            out.append(struct.pack("<IH", self.limit, len(self.order_by)))
+            out += [_name(col) + bytes([desc * _DESCENDING | nulls_first * _NULLS_FIRST])
+                    for col, desc, nulls_first in self.order_by]
         return b"".join(out)
 
 
@@ -114,6 +129,18 @@ def _check_aggregate(req: Request) -> None:
             raise ProtocolError(f"{fn} takes {'no column' if fn == 'count_star' else 'a column'}")
     if req.columns or req.flags & FLAG_WHOLE_OBJECT:
         raise ProtocolError("an aggregate request names no columns and does not take whole objects")
+
+
+def _check_top_k(req: Request) -> None:
+    """The rules of a top-k request (docs/protocol.md); :class:`ProtocolError` otherwise."""
+    if req.flags & FLAG_AGGREGATE:
+        raise ProtocolError("the aggregate and top-k flags exclude each other")
+    if not (isinstance(req.limit, int) and 1 <= req.limit <= SPEC.max_limit):
+        raise ProtocolError(f"limit not in 1..{SPEC.max_limit}")
+    if len(req.order_by) > SPEC.max_sort_keys:
+        raise ProtocolError(f"more than {SPEC.max_sort_keys} sort keys")
+    if req.flags & FLAG_WHOLE_OBJECT:
+        raise ProtocolError("a top-k request does not take whole objects")
 
 
 def _name(column: str) -> bytes:
@@ -251,6 +278,8 @@ def decode_request(data: bytes) -> Request:
         raise ProtocolError(f"request protocol version {version} is not supported")
     if flags & ~sum(SPEC.flags.values()):
         raise ProtocolError("unknown flags")
+    if flags & FLAG_AGGREGATE and flags & FLAG_TOP_K:
+        raise ProtocolError("the aggregate and top-k flags exclude each other")
     names = {v: k for k, v in CODECS.items()}
     if codec not in names:
         raise ProtocolError(f"unknown codec {codec}")
@@ -278,12 +307,28 @@ def decode_request(data: bytes) -> Request:
             if fn >= len(AGGREGATES):
                 raise ProtocolError(f"unknown aggregate function {fn}")
             aggregates.append((AGGREGATES[fn], None if AGGREGATES[fn] == "count_star" else r.name()))
+    limit, order_by = None, []
+    if flags & FLAG_TOP_K:
+        (limit,) = r.unpack("I", "limit")
+        if not 1 <= limit <= SPEC.max_limit:
+            raise ProtocolError(f"limit not in 1..{SPEC.max_limit}")
+        (nkeys,) = r.unpack("H", "sort key count")
+        if nkeys > SPEC.max_sort_keys:
+            raise ProtocolError(f"more than {SPEC.max_sort_keys} sort keys")
+        for _ in range(nkeys):
+            col = r.name()
+            (key,) = r.unpack("B", "sort key flags")
+            if key & ~(_DESCENDING | _NULLS_FIRST):
+                raise ProtocolError(f"unknown sort key flags {key}")
+            order_by.append((col, bool(key & _DESCENDING), bool(key & _NULLS_FIRST)))
     if r.off != len(data):
         raise ProtocolError(f"{len(data) - r.off} trailing bytes")
     req = Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows, max_reply=max_reply,
-                  flags=flags, group_by=group_by, aggregates=aggregates)
+                  flags=flags, group_by=group_by, aggregates=aggregates, limit=limit, order_by=order_by)
     if flags & FLAG_AGGREGATE:
         _check_aggregate(req)
+    if flags & FLAG_TOP_K:
+        _check_top_k(req)
     return req
 
 
@@ -419,16 +464,55 @@ def aggregate(table, group_by: list, aggregates: list):
                 raise ScanError(eoverflow, f"sum of column '{col}' overflows a 64-bit integer in this object")
             out.append(pa.array(sums, pa.int64()))
         elif fn in ("min", "max") and ordered:
-            out.append(pa.array([_extreme(fn, g, pa.types.is_floating(f.type)) for g in got], f.type))
+            out.append(pa.array([_extreme(fn, g) for g in got], f.type))
         else:
             verb = "sum" if fn == "sum" else f"take the {fn} of"
             raise ScanError(einval, f"cannot {verb} column '{col}' of type {f.type} in the OSD")
     return pa.Table.from_arrays(out, names=[*group_by, *(f"agg{i}" for i in range(len(aggregates)))])
 
 
+def top_k(table, order_by: list, limit: int):
+    """What the class replies to a top-k request whose filter kept ``table``'s rows (all columns,
+    the caller projects): with sort keys ``(column, descending, nulls_first)``, the first ``limit``
+    rows in Spark's order plus every row tying with the limit-th on all keys, in that order; without
+    keys, the first ``limit`` rows. Raises :class:`ScanError` (EINVAL) for a key type the class
+    does not order. Written out with Python comparisons, as pyarrow's sort places NaN otherwise."""
+    import functools
+
+    import pyarrow as pa
+
+    keys = []
+    for col, desc, nulls_first in order_by:
+        f = table.schema.field(col)
+        if not _ordered(f.type):
+            raise ScanError(SPEC.errnos["EINVAL"], f"cannot sort by column '{col}' of type {f.type} in the OSD")
+        keys.append((_values(table.column(col)), desc, nulls_first))
+
+    def compare(a: int, b: int) -> int:
+        for values, desc, nulls_first in keys:
+            if c := _compare(values[a], values[b], desc, nulls_first):
+                return c
+        return 0
+    rows = sorted(range(table.num_rows), key=functools.cmp_to_key(compare))
+    if keys:
+        while limit < len(rows) and compare(rows[limit], rows[limit - 1]) == 0:
+            limit += 1
+    return table.take(pa.array(rows[:limit], pa.int64()))
+
+
+def _compare(a, b, descending: bool = False, nulls_first: bool = False) -> int:
+    """-1, 0 or 1 as value a comes before, ties with or comes after b in Spark's order: NULLs first
+    or last whatever the direction, NaN above every number and equal to NaN, -0.0 equal to 0.0."""
+    if a is None or b is None:
+        return 0 if a is b else (-1 if (a is None) == nulls_first else 1)
+    nan_a, nan_b = isinstance(a, float) and math.isnan(a), isinstance(b, float) and math.isnan(b)
+    c = nan_a - nan_b if nan_a or nan_b else (a > b) - (a < b)
+    return -c if descending else c
+
+
 def _ordered(t) -> bool:
-    """Types the class orders (min, max) and groups (but floating point): integers, float, double,
-    bool, strings, date32, timestamp."""
+    """Types the class orders (min, max, top-k) and groups (but floating point): integers, float,
+    double, bool, strings, date32, timestamp."""
     import pyarrow as pa
     return any(f(t) for f in (pa.types.is_integer, pa.types.is_float32, pa.types.is_float64, pa.types.is_boolean,
                               pa.types.is_string, pa.types.is_large_string, pa.types.is_date32,
@@ -455,19 +539,11 @@ def _double_sum(values: list) -> float:
     return total
 
 
-def _extreme(fn: str, values: list, floating: bool):
-    """min or max in Spark's order: NaN above every number, -0.0 equal to 0.0 (the first seen
-    stays); None without values."""
+def _extreme(fn: str, values: list):
+    """min or max in Spark's order (:func:`_compare`; of equal values the first seen stays); None
+    without values."""
     best = None
     for v in values:
-        if best is None or _better(fn, v, best, floating):
+        if best is None or _compare(v, best, descending=fn == "max") < 0:
             best = v
     return best
-
-
-def _better(fn: str, v, best, floating: bool) -> bool:
-    if floating and fn == "max":
-        return not math.isnan(best) and (math.isnan(v) or v > best)
-    if floating:
-        return not math.isnan(v) and (math.isnan(best) or v < best)
-    return v > best if fn == "max" else v < best

@@ -140,16 +140,17 @@ class Workload:
     ``whole_objects`` (offload): an object whose every row passes a query for every column comes
     back as stored (docs/connector.md); False makes the class decode, filter and re-encode it
     anyway, which is what an experiment about the storage side's decoding measures.
-    ``aggregates`` (offload): a query's GROUP BY and COUNT/SUM/MIN/MAX/AVG run in the OSDs as
-    per-object partials where the class computes them exactly (docs/connector.md); False leaves
-    the aggregation to Spark (the filter and projection are still pushed)."""
+    ``operators`` (offload): a query's GROUP BY and COUNT/SUM/MIN/MAX/AVG run in the OSDs as
+    per-object partials, and its ORDER BY ... LIMIT (or LIMIT) as per-object top rows, where the
+    class computes them exactly (docs/connector.md); False leaves them to Spark (the filter and
+    projection are still pushed)."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = "zstd"
     batch_size: int | None = None
     objects_per_partition: int | None = None
     whole_objects: bool = True
-    aggregates: bool = True
+    operators: bool = True
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
@@ -174,7 +175,7 @@ class Workload:
         options = {"compression": self.compression}
         options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
                         if getattr(self, knob)})
-        options.update({knob: "false" for knob in ("whole_objects", "aggregates") if not getattr(self, knob)})
+        options.update({knob: "false" for knob in ("whole_objects", "operators") if not getattr(self, knob)})
         return options
 
     def read_source(self, path: str, *, build, mount: str | None) -> readers.ReadSource:
@@ -557,7 +558,7 @@ def _check(point: PointSpec, where: str) -> None:
     for knob in ("batch_size", "objects_per_partition"):
         if getattr(w, knob) is not None:
             _int(getattr(w, knob), 1, f"{where}: workload.{knob}")
-    for knob in ("whole_objects", "aggregates"):
+    for knob in ("whole_objects", "operators"):
         if not isinstance(getattr(w, knob), bool):
             bad(f"workload.{knob} must be true or false, not {getattr(w, knob)!r}")
     cols = w.columns

@@ -1,7 +1,7 @@
 // The `scan` method of the sae object class: reads its object as Parquet through cls_cxx_read
-// (only the byte ranges the projection, filter and aggregates need), filters and projects (or
-// aggregates) in batches with Arrow compute and replies with the call's stats and an Arrow IPC
-// stream. Request and reply: docs/protocol.md.
+// (only the byte ranges the projection, filter, aggregates and sort keys need), filters and
+// projects (or aggregates, or selects the top rows) in batches with Arrow compute and replies
+// with the call's stats and an Arrow IPC stream. Request and reply: docs/protocol.md.
 #include <cerrno>
 #include <climits>
 

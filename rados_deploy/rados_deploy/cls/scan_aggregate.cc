@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -14,6 +13,8 @@
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
+
+#include "scan_order.h"
 
 namespace cp = arrow::compute;
 
@@ -149,41 +150,12 @@ class MinMax : public Accumulator {
 
  private:
   static bool Better(View v, View best) {
-    if constexpr (std::is_floating_point_v<View>) {
-      if (kMax) return !std::isnan(best) && (std::isnan(v) || v > best);
-      return !std::isnan(v) && (std::isnan(best) || v < best);
-    } else {
-      return kMax ? v > best : v < best;   // string_view: char_traits<char> compares as unsigned char
-    }
+    int c = SparkCompare(v, best);
+    return kMax ? c > 0 : c < 0;
   }
   std::vector<Stored> best_;
   std::vector<uint8_t> seen_;
 };
-
-// Calls f(std::type_identity<T>{}) with the Arrow type class of an ordered type (integers,
-// float, double, bool, strings, date32, timestamp); false for any other type.
-template <typename F>
-bool Ordered(arrow::Type::type id, F&& f) {
-  using arrow::Type;
-  switch (id) {
-    case Type::INT8: f(std::type_identity<arrow::Int8Type>{}); return true;
-    case Type::INT16: f(std::type_identity<arrow::Int16Type>{}); return true;
-    case Type::INT32: f(std::type_identity<arrow::Int32Type>{}); return true;
-    case Type::INT64: f(std::type_identity<arrow::Int64Type>{}); return true;
-    case Type::UINT8: f(std::type_identity<arrow::UInt8Type>{}); return true;
-    case Type::UINT16: f(std::type_identity<arrow::UInt16Type>{}); return true;
-    case Type::UINT32: f(std::type_identity<arrow::UInt32Type>{}); return true;
-    case Type::UINT64: f(std::type_identity<arrow::UInt64Type>{}); return true;
-    case Type::FLOAT: f(std::type_identity<arrow::FloatType>{}); return true;
-    case Type::DOUBLE: f(std::type_identity<arrow::DoubleType>{}); return true;
-    case Type::BOOL: f(std::type_identity<arrow::BooleanType>{}); return true;
-    case Type::STRING: f(std::type_identity<arrow::StringType>{}); return true;
-    case Type::LARGE_STRING: f(std::type_identity<arrow::LargeStringType>{}); return true;
-    case Type::DATE32: f(std::type_identity<arrow::Date32Type>{}); return true;
-    case Type::TIMESTAMP: f(std::type_identity<arrow::TimestampType>{}); return true;
-    default: return false;
-  }
-}
 
 // The accumulator of `agg` over `field` (null for count_star), or null if its type does not go.
 std::unique_ptr<Accumulator> MakeAccumulator(const Aggregate& agg, const arrow::Field* field) {
@@ -234,7 +206,7 @@ bool Aggregation::Make(const Request& req, const std::shared_ptr<arrow::Schema>&
                        std::unique_ptr<Aggregation>* out, Error* err) {
   std::unique_ptr<Aggregation> a(new Aggregation());
   auto refuse = [&](const std::string& what, const arrow::Field& f) {
-    *err = Error{EINVAL, "cannot " + what + " column '" + f.name() + "' of type " + f.type()->ToString() + " in the OSD"};
+    *err = Refuse(what, f);
     return false;
   };
   arrow::FieldVector fields;

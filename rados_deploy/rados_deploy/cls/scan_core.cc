@@ -20,6 +20,7 @@
 #include <parquet/statistics.h>
 
 #include "scan_aggregate.h"
+#include "scan_topk.h"
 
 namespace cp = arrow::compute;
 
@@ -217,6 +218,21 @@ void Aggregates(Cursor& c, Request* req) {
     if (c.ok() && fn >= pr::kAggFunctionCount) c.fail("unknown aggregate function " + std::to_string(fn));
     std::string column = c.ok() && fn != pr::kAggCountStar ? Column(c) : "";
     if (c.ok()) req->aggregates.push_back(Aggregate{fn, std::move(column)});
+  }
+}
+
+// The top-k section: limit, then sort keys (column, key flags).
+void SortKeys(Cursor& c, Request* req) {
+  req->limit = c.get<uint32_t>("limit");
+  if (c.ok() && (req->limit == 0 || req->limit > pr::kMaxLimit)) c.fail("limit not in 1.." + std::to_string(pr::kMaxLimit));
+  uint16_t n = c.get<uint16_t>("sort key count");
+  if (c.ok() && n > pr::kMaxSortKeys) c.fail("more than " + std::to_string(pr::kMaxSortKeys) + " sort keys");
+  for (uint16_t i = 0; c.ok() && i < n; ++i) {
+    std::string column = Column(c);
+    uint8_t flags = c.get<uint8_t>("sort key flags");
+    if (c.ok() && (flags & ~pr::kKnownKeyFlags)) c.fail("unknown sort key flags " + std::to_string(flags));
+    if (c.ok()) req->order_by.push_back(SortKey{std::move(column), bool(flags & pr::kKeyDescending),
+                                                bool(flags & pr::kKeyNullsFirst)});
   }
 }
 
@@ -477,8 +493,9 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     return false;
   };
 
-  // Columns to read: projection (or all; an aggregation's own), then filter-only columns.
-  bool aggregate = req.flags & pr::kFlagAggregate;
+  // Columns to read: projection (or all; an aggregation's own), then sort-only keys (these are
+  // carried past the filter), then filter-only columns.
+  bool aggregate = req.flags & pr::kFlagAggregate, top_k = req.flags & pr::kFlagTopK;
   std::vector<std::string> out_names = aggregate ? AggregateColumns(req) : req.columns;
   if (out_names.empty() && !aggregate)
     for (const auto& f : file_schema->fields()) out_names.push_back(f->name());
@@ -488,6 +505,10 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     *err = Fail(EINVAL, "a column is requested twice");
     return false;
   }
+  for (const auto& key : req.order_by) {
+    if (seen.insert(key.column).second) read_names.push_back(key.column);
+  }
+  size_t carried = read_names.size();
   if (req.has_filter) {
     for (const auto& ref : cp::FieldsInExpression(req.filter)) {
       const std::string* name = ref.name();
@@ -507,13 +528,17 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   std::vector<arrow::FieldVector::value_type> read_fields;
   for (int i : sorted) read_fields.push_back(file_schema->field(i));
   auto read_schema = arrow::schema(read_fields);
-  std::vector<int> out_pos;
-  for (const auto& name : out_names) out_pos.push_back(read_schema->GetFieldIndex(name));
-  arrow::FieldVector out_fields;
-  for (int p : out_pos) out_fields.push_back(read_schema->field(p));
-  auto out_schema = arrow::schema(out_fields);
+  std::vector<int> carry_pos;
+  for (size_t i = 0; i < carried; ++i) carry_pos.push_back(read_schema->GetFieldIndex(read_names[i]));
+  arrow::FieldVector carry_fields;
+  for (int p : carry_pos) carry_fields.push_back(read_schema->field(p));
+  auto carry_schema = arrow::schema(carry_fields);
+  auto out_schema = arrow::schema(arrow::FieldVector(carry_fields.begin(), carry_fields.begin() + out_names.size()));
   std::unique_ptr<Aggregation> aggregation;
   if (aggregate && !Aggregation::Make(req, out_schema, &aggregation, err)) return false;
+  std::unique_ptr<TopK> top;
+  if (!req.order_by.empty() &&
+      !TopK::Make(req, carry_schema, static_cast<int>(out_names.size()), &top, err)) return false;
 
   cp::Expression bound;
   if (req.has_filter) {
@@ -598,9 +623,10 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     return writer->WriteRecordBatch(*out_batch);
   };
 
-  // Per batch: evaluate the filter on the read columns, then touch only the returned ones:
+  // Per batch: evaluate the filter on the read columns, then touch only the carried ones:
   // no Filter call when every row passes, none of the filter-only columns are compacted.
   std::shared_ptr<arrow::RecordBatch> batch;
+  int64_t passed = 0;   // a plain LIMIT's rows so far
   while (true) {
     {
       Phase p(meter, pr::kDecodeNs);
@@ -628,7 +654,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     }
     {
       Phase p(meter, pr::kProjectNs);
-      auto projected = batch->SelectColumns(out_pos);
+      auto projected = batch->SelectColumns(carry_pos);
       if (!projected.ok()) return io_error(projected.status());
       batch = *projected;
     }
@@ -643,12 +669,21 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       if (!aggregation->Consume(*batch, err)) return false;
       continue;
     }
+    if (top) {
+      Phase p(meter, pr::kSortNs);
+      if (!top->Consume(std::move(batch), err)) return false;
+      continue;
+    }
+    if (top_k) {   // a plain LIMIT: the first passing rows in file order
+      batch = batch->Slice(0, std::min<int64_t>(batch->num_rows(), req.limit - passed));
+      passed += batch->num_rows();
+    }
     pending_rows += batch->num_rows();
     pending.push_back(std::move(batch));
     if (pending_rows >= req.batch_rows) {
       if (auto st = flush(); !st.ok()) return io_error(st);
     }
-    if (too_big()) break;
+    if (too_big() || (top_k && passed == static_cast<int64_t>(req.limit))) break;   // a LIMIT reached: no more batches
   }
   if (aggregation) {   // every group in one batch, none when there is no group
     std::shared_ptr<arrow::RecordBatch> groups;
@@ -657,6 +692,17 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       if (!aggregation->Finish(&groups, err)) return false;
     }
     if (groups->num_rows() > 0) pending.push_back(std::move(groups));
+  }
+  if (top) {   // the selected rows, batch rows at a time
+    std::shared_ptr<arrow::RecordBatch> rows;
+    {
+      Phase p(meter, pr::kSortNs);
+      if (!top->Finish(&rows, err)) return false;
+    }
+    for (int64_t at = 0; rows && at < rows->num_rows() && !too_big(); at += req.batch_rows) {
+      pending.push_back(rows->Slice(at, req.batch_rows));
+      if (auto st = flush(); !st.ok()) return io_error(st);
+    }
   }
   if (auto st = flush(); !st.ok()) return io_error(st);
   Phase p(meter, pr::kEncodeNs);
@@ -709,6 +755,8 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   }
   req->flags = c.get<uint16_t>("flags");
   if (c.ok() && (req->flags & ~pr::kKnownFlags)) c.fail("unknown flags");
+  bool aggregate = req->flags & pr::kFlagAggregate, top_k = req->flags & pr::kFlagTopK;
+  if (c.ok() && aggregate && top_k) c.fail("the aggregate and top-k flags exclude each other");
   uint8_t codec = c.get<uint8_t>("codec");
   if (c.ok()) {
     if (codec == pr::kCodecNone) req->codec = arrow::Compression::UNCOMPRESSED;
@@ -732,8 +780,8 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
     req->has_filter = Node(c, 0, &req->filter);
     if (c.ok() && before - c.left() != flen) c.fail("filter length does not match its encoding");
   }
-  bool aggregate = req->flags & pr::kFlagAggregate;
   if (c.ok() && aggregate) Aggregates(c, req);
+  if (c.ok() && top_k) SortKeys(c, req);
   if (c.ok() && c.left() != 0) c.fail(std::to_string(c.left()) + " trailing bytes");
   if (!c.ok()) {
     *err = Fail(EINVAL, "malformed request: " + c.what());
@@ -741,6 +789,10 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   }
   if (aggregate && (ncols || (req->flags & pr::kFlagWholeObject))) {
     *err = Fail(EINVAL, "an aggregate request names no columns and does not take whole objects");
+    return false;
+  }
+  if (top_k && (req->flags & pr::kFlagWholeObject)) {
+    *err = Fail(EINVAL, "a top-k request does not take whole objects");
     return false;
   }
   return true;

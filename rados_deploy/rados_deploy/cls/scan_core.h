@@ -26,6 +26,13 @@ struct Aggregate {
   std::string column;
 };
 
+// One sort key of a top-k request: a column, descending or ascending, NULLs first or last.
+struct SortKey {
+  std::string column;
+  bool descending;
+  bool nulls_first;
+};
+
 // A decoded request.
 struct Request {
   uint16_t version = 0;
@@ -38,6 +45,8 @@ struct Request {
   arrow::compute::Expression filter;        // unbound; valid when has_filter
   std::vector<std::string> group_by;        // with the aggregate flag: the GROUP BY columns
   std::vector<Aggregate> aggregates;        // with the aggregate flag: at least one
+  uint32_t limit = 0;                       // with the top-k flag: rows to return (1..kMaxLimit)
+  std::vector<SortKey> order_by;            // with the top-k flag: empty = a plain LIMIT
 };
 
 // An error with the errno the method returns and a one-line message for the client.
@@ -85,13 +94,15 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
 // Scan a Parquet file: read projection ∪ filter columns batch by batch, filter, project, and
 // write an IPC stream to `out` (*body = kBodyArrowIpc), metering reads (through `file`),
-// decoding, filtering, projection, aggregation, IPC encoding and compression into `meter`. With
+// decoding, filtering, projection, aggregation, sorting, IPC encoding and compression into `meter`. With
 // the whole-object flag, a request for every column of an object whose every row passes gets the
 // file itself instead (*body = kBodyParquet): no decoding and re-encoding of what passes whole.
 // With the aggregate flag, the kept rows are grouped and aggregated (scan_aggregate.h) and the
-// stream holds one batch of groups. True when the reply is complete; else false with `err` set
-// (EBADMSG: not Parquet, EINVAL: unknown column / non-boolean filter / a column that cannot be
-// grouped or aggregated, EOVERFLOW: an integer sum over 64 bits, E2BIG: reply over max_reply,
+// stream holds one batch of groups. With the top-k flag, only the first `limit` kept rows in the
+// request's order and their ties (scan_topk.h), or the first `limit` in file order without sort
+// keys. True when the reply is complete; else false with `err` set (EBADMSG: not Parquet, EINVAL:
+// unknown column / non-boolean filter / a column that cannot be grouped, aggregated or sorted by,
+// EOVERFLOW: an integer sum over 64 bits, E2BIG: reply over max_reply,
 // EIO: Arrow failed) and `out` holding a partial stream.
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
           const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err);

@@ -77,7 +77,7 @@ def sums(df):
 t10 = cfg["thresholds"]["10"]
 picked = connector(True).where(F.col("total_amount") < F.lit(t10)).select("VendorID", "trip_distance")
 counted = connector(True).where(F.col("total_amount") < F.lit(t10))
-rows_only = connector(True, aggregates="false")   # the OSDs filter and project; Spark aggregates
+rows_only = connector(True, operators="false")   # the OSDs filter and project; Spark aggregates
 out["pruning"] = {
     "select": {"scan": scan_columns(picked), "osd": osd_columns(picked), "columns": picked.columns,
                "sums": sums(picked),
@@ -171,7 +171,7 @@ out["repeated"] = {"queries": [n for n, _ in queries] + ["sql-lt1", "sql-all"], 
 # (its REST API of the SQL tab) shows for the last scan.
 metrics = {}
 for name, off in (("offload", True), ("no-offload", False)):
-    q = connector(off, aggregates="false").where(F.col("total_amount") < F.lit(t10)).agg(F.count(F.lit(1)).alias("n"))
+    q = connector(off, operators="false").where(F.col("total_amount") < F.lit(t10)).agg(F.count(F.lit(1)).alias("n"))
     metrics[name] = {"rows": q.collect()[0]["n"], "scan": json.loads(spark._jvm.sae.connector.ScanMetrics.json(q._jdf))}
 metrics["vanilla"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(vanilla().groupBy().count()._jdf))
 sc = spark.sparkContext
@@ -213,7 +213,7 @@ def sae_reader(**extra):
     return lambda path: spark.read.format("sae-ceph").options(**dict(cfg["options"], **extra)).load(path)
 
 
-shape_readers = {"offload": sae_reader(mode="offload"), "offload-rows": sae_reader(mode="offload", aggregates="false"),
+shape_readers = {"offload": sae_reader(mode="offload"), "offload-rows": sae_reader(mode="offload", operators="false"),
                  "no-offload": sae_reader(mode="no-offload"),
                  "vanilla": lambda path: spark.read.parquet(cfg["vanilla"] if path == cfg["path"] else cfg["zones"]["vanilla"])}
 out["shapes"] = {name: {reader: shape(name, sql, make) for reader, make in shape_readers.items()}

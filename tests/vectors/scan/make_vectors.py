@@ -5,8 +5,8 @@
 Writes ``sample.parquet`` (a small table with every literal type, NULLs, a nullable int group
 key, NaN, wide int32 and near-2^62 int64 values), ``requests.json`` (request bytes → expected
 parse, or the error the parser must report) and ``results.json`` (request on sample.parquet →
-expected rows, computed client-side by pyarrow and, for aggregates, by the Python codec's
-reference :func:`aggregate`; or the expected errno). Both the C++ harness
+expected rows, computed client-side by pyarrow and, for aggregates and top-k, by the Python
+codec's references :func:`aggregate` and :func:`top_k`; or the expected errno). Both the C++ harness
 (tests/connector/harness.cc) and the Python side read them.
 """
 import json
@@ -16,9 +16,21 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sae.connector.protocol import FLAG_AGGREGATE, FLAG_WHOLE_OBJECT, Request, ScanError, aggregate, to_expression
+from sae.connector.protocol import (FLAG_AGGREGATE, FLAG_TOP_K, FLAG_WHOLE_OBJECT, Request, ScanError, aggregate,
+                                    to_expression, top_k)
 
 HERE = Path(__file__).parent
+
+
+def expected(table: pa.Table, req: Request) -> pa.Table:
+    """What the class replies to ``req`` on ``table``: pyarrow's filter, then the reference
+    aggregate or top-k, or the projection."""
+    t = table.filter(to_expression(req.filter)) if req.filter else table
+    if req.aggregates:
+        return aggregate(t, req.group_by, req.aggregates)
+    if req.limit is not None:
+        t = top_k(t, req.order_by, req.limit)
+    return t.select(req.columns or table.column_names)
 
 
 def sample() -> pa.Table:
@@ -80,6 +92,26 @@ CASES = {
     "agg_sum_int32_past_2_31": Request(aggregates=[("sum", "units"), ("min", "units"), ("max", "units")]),
     "agg_nan_and_strings": Request(filter={"in": "id", "values": [7, 8, 17, 27]}, group_by=["id"], aggregates=[
         ("min", "score"), ("max", "score"), ("min", "name"), ("max", "name")]),
+    # top-k (protocol 3): the first rows in Spark's order plus the limit-th row's ties; LIMIT without keys
+    "topk_int_asc_key_not_returned": Request(columns=["id"], limit=3, order_by=[("units", False, False)]),
+    "topk_int_desc": Request(columns=["id", "name"], codec="lz4", limit=4, order_by=[("id", True, False)]),
+    "topk_ties_at_the_boundary": Request(columns=["id", "small"], limit=5, order_by=[("small", False, False)]),
+    "topk_nan_desc_nulls_last": Request(columns=["id", "score"], limit=6, order_by=[("score", True, False)]),
+    "topk_nan_desc_nulls_first": Request(columns=["id", "score"], limit=5, order_by=[("score", True, True)]),
+    "topk_nan_asc_nulls_first": Request(columns=["id", "score"], limit=4, order_by=[("score", False, True)]),
+    "topk_nan_asc_nulls_last": Request(columns=["score"], limit=36, order_by=[("score", False, False)]),
+    "topk_strings_nulls_first": Request(columns=["name"], limit=6, order_by=[("name", False, True)]),
+    "topk_strings_desc": Request(columns=["id", "name"], limit=3, order_by=[("name", True, False)]),
+    "topk_two_keys": Request(columns=["id", "grp", "amount"], limit=6,
+                             order_by=[("grp", False, True), ("amount", True, False)]),
+    "topk_bool_and_float32": Request(columns=["id"], limit=3, order_by=[("flag", False, False), ("ratio", True, False)]),
+    "topk_filtered": Request(columns=["id", "amount"], codec="zstd", filter={"cmp": "==", "column": "flag", "value": True},
+                             limit=3, order_by=[("amount", True, False)]),
+    "topk_batches": Request(columns=["id", "score"], batch_rows=7, limit=5, order_by=[("score", True, True)]),
+    "topk_limit_above_rows": Request(limit=100, order_by=[("id", True, False)]),
+    "limit": Request(columns=["id", "name"], limit=7),
+    "limit_filtered": Request(columns=["id", "small"], filter={"in": "small", "values": [2, 4]}, limit=5),
+    "limit_no_row_passes": Request(columns=["id"], filter={"cmp": ">", "column": "id", "value": 1000}, limit=5),
 }
 ERROR_RESULTS = {
     "unknown_column": (Request(columns=["nope"]), 22),
@@ -90,6 +122,7 @@ ERROR_RESULTS = {
     "agg_unknown_column": (Request(aggregates=[("sum", "nope")]), 22),
     "agg_sum_of_strings": (Request(aggregates=[("sum", "name")]), 22),
     "agg_int64_sum_overflows": (Request(aggregates=[("sum", "big")]), 75),
+    "topk_unknown_sort_column": (Request(columns=["id"], limit=3, order_by=[("nope", False, False)]), 22),
 }
 
 
@@ -134,6 +167,27 @@ def bad_aggregates() -> dict:
     }
 
 
+def bad_top_k() -> dict:
+    """Malformed top-k requests and the error each must produce."""
+    topk = Request(columns=["id"], limit=3, order_by=[("id", True, False)]).encode()
+    key = 2 + len("id") + 1   # u16 length, name, key flags
+    head = topk[:-(4 + 2 + key)]   # up to the top-k section (limit, key count, the key)
+
+    def flagged(data: bytes, flags: int) -> bytes:
+        return data[:6] + struct.pack("<H", flags) + data[8:]
+    return {
+        "topk_with_aggregate": (flagged(Request(aggregates=[("count_star", None)]).encode(), 1 | FLAG_AGGREGATE | FLAG_TOP_K)
+                                + struct.pack("<IH", 3, 0), "EINVAL"),
+        "topk_whole_object": (flagged(topk, 1 | FLAG_TOP_K | FLAG_WHOLE_OBJECT), "EINVAL"),
+        "topk_without_section": (head, "EINVAL"),
+        "topk_limit_zero": (head + struct.pack("<IH", 0, 0), "EINVAL"),
+        "topk_limit_above_2_24": (head + struct.pack("<IH", 2 ** 24 + 1, 0), "EINVAL"),
+        "topk_too_many_keys": (head + struct.pack("<IH", 3, 65) + b"\2\0id\0" * 65, "EINVAL"),
+        "topk_bad_key_flags": (topk[:-1] + b"\x04", "EINVAL"),
+        "topk_empty_key_name": (topk[:-key] + b"\0\0\0", "EINVAL"),
+    }
+
+
 def main():
     table = sample()
     pq.write_table(table, HERE / "sample.parquet", row_group_size=len(table), compression="snappy")
@@ -141,16 +195,16 @@ def main():
     for name, req in CASES.items():
         requests.append({"name": name, "hex": req.encode().hex(), "parse": {
             "columns": req.columns, "filter": req.filter, "codec": req.codec, "batch_rows": req.batch_rows,
-            "max_reply": req.max_reply, "flags": req.flags | (FLAG_AGGREGATE if req.aggregates else 0),
-            "group_by": req.group_by, "aggregates": req.aggregates,
+            "max_reply": req.max_reply,
+            "flags": req.flags | (FLAG_AGGREGATE if req.aggregates else 0) | (FLAG_TOP_K if req.limit else 0),
+            "group_by": req.group_by, "aggregates": req.aggregates, "limit": req.limit, "order_by": req.order_by,
             "expression": str(to_expression(req.filter)) if req.filter else None}})
     base = Request(columns=["id"]).encode()
-    for name, (data, err) in {**bad_requests(base), **bad_aggregates()}.items():
+    for name, (data, err) in {**bad_requests(base), **bad_aggregates(), **bad_top_k()}.items():
         requests.append({"name": name, "hex": data.hex(), "error": err})
     results = []
     for name, req in CASES.items():
-        t = table.filter(to_expression(req.filter)) if req.filter else table
-        t = aggregate(t, req.group_by, req.aggregates) if req.aggregates else t.select(req.columns or table.column_names)
+        t = expected(table, req)
         results.append({"name": name, "hex": req.encode().hex(), "columns": t.column_names,
                         "rows": json.loads(json.dumps(t.to_pylist()))})
     bad_type = Request(filter={"cmp": "<", "column": "name", "value": 3})

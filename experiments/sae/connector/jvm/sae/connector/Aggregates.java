@@ -111,6 +111,17 @@ final class Aggregates {
     return new Pushed(List.copyOf(groupBy), List.copyOf(functions), new StructType(fields.toArray(new StructField[0])));
   }
 
+  /** Why {@code e} cannot be a sort key in the OSD (not a plain column of an ordered type), or null. */
+  static String orderable(Expression e, StructType table) {
+    try {
+      StructField f = column(e, table, "ORDER BY " + e.describe());
+      return ORDERED.contains(f.dataType()) ? null
+          : "ORDER BY " + f.name() + ": " + f.dataType().simpleString() + " is not ordered in the OSD";
+    } catch (Refused r) {
+      return r.getMessage();
+    }
+  }
+
   private static StructField column(Expression e, StructType table, String what) throws Refused {
     if (!(e instanceof NamedReference ref) || ref.fieldNames().length != 1) {
       throw new Refused(what + ": only plain columns are aggregated in the OSD");

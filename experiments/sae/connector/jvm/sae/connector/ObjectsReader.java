@@ -67,13 +67,16 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
       CephFiles.ObjectRef o = objects.get(submitted++);
       // no-offload stays the thesis's baseline: every row and column decoded and re-encoded in the OSD
-      boolean whole = f.options.wholeObjects && f.options.mode.pushdown && f.aggregate == null;
+      boolean whole = f.options.wholeObjects && f.options.mode.pushdown && f.aggregate == null && f.topK == null;
       int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
-      byte[] req = f.aggregate == null
-          ? Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
-              f.options.replyLimit(o.size()), flags)
-          : Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows,
-              f.options.replyLimit(o.size()), flags, f.aggregate.groupBy(), f.aggregate.functions());
+      long maxReply = f.options.replyLimit(o.size());
+      byte[] req = f.aggregate != null
+          ? Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows, maxReply, flags,
+              f.aggregate.groupBy(), f.aggregate.functions())
+          : f.topK != null
+          ? Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows, maxReply, flags,
+              f.topK.limit(), f.topK.orderBy())
+          : Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows, maxReply, flags);
       inFlight.add(rados.submit(o.pool(), o.oid(), "scan", req));
     }
   }
@@ -261,7 +264,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     public void close() {}
   }
 
-  /** Serialized to executors: options, the output schema, the request's columns, filter and aggregation. */
+  /** Serialized to executors: options, the output schema, the request's columns, filter, aggregation and top-k. */
   static final class Factory implements PartitionReaderFactory {
     private static final long serialVersionUID = 1L;
     final Options options;
@@ -269,17 +272,19 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     final List<String> requested;
     final Protocol.Node filter;
     final Aggregates.Pushed aggregate;
+    final SaeScan.TopK topK;
     /** Rows per batch of Spark's own Parquet reader (whole objects), as vanilla reads them. */
     final int parquetBatchRows;
     final boolean offHeap;
 
     Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter,
-        Aggregates.Pushed aggregate) {
+        Aggregates.Pushed aggregate, SaeScan.TopK topK) {
       this.options = options;
       this.schema = schema;
       this.requested = List.copyOf(requested);
       this.filter = filter;
       this.aggregate = aggregate;
+      this.topK = topK;
       SQLConf conf = SQLConf.get();   // the driver's session conf, as Spark's Parquet reader factory takes it
       this.parquetBatchRows = conf.parquetVectorizedReaderBatchSize();
       this.offHeap = conf.offHeapColumnVectorEnabled();

@@ -18,9 +18,10 @@ import java.util.Map;
  * whole_objects          with mode offload, true (default): an object whose every row passes, when every column
  *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
  *                        of decoded and re-encoded in the OSD; false: always Arrow IPC
- * aggregates             with mode offload, true (default): a GROUP BY and COUNT/SUM/MIN/MAX (AVG as SUM and
- *                        COUNT) the class computes exactly run in the OSDs as per-object partials Spark
- *                        merges; false: the OSDs return the filtered rows and Spark aggregates them
+ * operators              with mode offload, true (default): a GROUP BY and COUNT/SUM/MIN/MAX (AVG as SUM and
+ *                        COUNT) run in the OSDs as per-object partials Spark merges, and an ORDER BY ...
+ *                        LIMIT or LIMIT as each object's top rows, where the class computes them exactly;
+ *                        false: the OSDs return the filtered rows and Spark does the rest
  * batch_size             rows per Arrow batch (default 65536)
  * columns                comma-separated columns to narrow the table to (queries are pruned anyway)
  * ceph_conf              client ceph.conf (default $CEPH_CONF)
@@ -40,7 +41,7 @@ final class Options implements Serializable {
   final Mode mode;
   final String compression;
   final boolean wholeObjects;
-  final boolean aggregates;
+  final boolean operators;
   final int batchRows;
   final List<String> columns;
   final String cephConf;
@@ -61,7 +62,7 @@ final class Options implements Serializable {
     mode = Mode.parse(o.getOrDefault("mode", Mode.OFFLOAD.option));
     compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
     wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
-    aggregates = bool(o.getOrDefault("aggregates", "true"), "aggregates");
+    operators = bool(o.getOrDefault("operators", "true"), "operators");
     if (!Protocol.CODECS.contains(compression)) bad("compression", compression, "use none, lz4 or zstd");
     batchRows = (int) number(o.getOrDefault("batch_size", "65536"), "batch_size", 1, 1 << 24);
     objectsPerPartition = (int) number(o.getOrDefault("objects_per_partition", "0"), "objects_per_partition", 0,

@@ -21,6 +21,8 @@ public final class Protocol {
   public static final int FLAG_WHOLE_OBJECT = ProtocolSpec.FLAG_WHOLE_OBJECT;
   /** An aggregate section follows the filter; {@link #request} sets it when there are aggregates. */
   public static final int FLAG_AGGREGATE = ProtocolSpec.FLAG_AGGREGATE;
+  /** A top-k section follows the filter; {@link #request} with a limit sets it. */
+  public static final int FLAG_TOP_K = ProtocolSpec.FLAG_TOP_K;
   /** Aggregate functions by their code: count_star, count, sum, min, max. */
   public static final List<String> AGGREGATES = ProtocolSpec.AGGREGATES;
   /** Reply body codes: an Arrow IPC stream, or the object as stored (a Parquet file). */
@@ -188,8 +190,6 @@ public final class Protocol {
    */
   public static byte[] request(List<String> columns, Node filter, String codec, int batchRows, long maxReply,
       int flags, List<String> groupBy, List<Aggregate> aggregates) {
-    int c = CODECS.indexOf(codec);
-    if (c < 0) throw new IllegalArgumentException("codec " + codec + " is not one of " + CODECS);
     if (!aggregates.isEmpty()) flags |= FLAG_AGGREGATE;
     boolean aggregate = (flags & FLAG_AGGREGATE) != 0;
     if (aggregate ? aggregates.isEmpty() || aggregates.size() > ProtocolSpec.MAX_AGGREGATES
@@ -199,13 +199,7 @@ public final class Protocol {
           + " aggregates and at most " + ProtocolSpec.MAX_GROUP_COLUMNS + " group columns, names no columns and "
           + "does not take whole objects");
     }
-    Out o = new Out();
-    o.write(MAGIC, 0, 4);
-    o.u16(VERSION).u16(flags).u8(c).le(0, 3).le(batchRows, 4).le(maxReply, 8).u16(columns.size());
-    columns.forEach(o::name);
-    byte[] f = filter == null ? new byte[0] : filter.bytes;
-    o.le(f.length, 4);
-    o.write(f, 0, f.length);
+    Out o = head(columns, filter, codec, batchRows, maxReply, flags);
     if (aggregate) {
       o.u16(groupBy.size());
       groupBy.forEach(o::name);
@@ -216,6 +210,47 @@ public final class Protocol {
       }
     }
     return o.toByteArray();
+  }
+
+  /** One sort key of a top-k request: a column, descending or ascending, NULLs first or last. */
+  public record SortKey(String column, boolean descending, boolean nullsFirst) implements Serializable {}
+
+  /**
+   * The request bytes of a top-k request (this sets {@link #FLAG_TOP_K}): of the rows that pass
+   * {@code filter}, the first {@code limit} (1..2^24) by {@code orderBy} plus every row that ties
+   * with the limit-th on all keys, or without sort keys the first {@code limit} in file order;
+   * {@code columns} as in a plain request (sort keys need not be among them), {@link
+   * #FLAG_AGGREGATE} and {@link #FLAG_WHOLE_OBJECT} off.
+   */
+  public static byte[] request(List<String> columns, Node filter, String codec, int batchRows, long maxReply,
+      int flags, int limit, List<SortKey> orderBy) {
+    flags |= FLAG_TOP_K;
+    if (limit < 1 || limit > ProtocolSpec.MAX_LIMIT || orderBy.size() > ProtocolSpec.MAX_SORT_KEYS
+        || (flags & (FLAG_AGGREGATE | FLAG_WHOLE_OBJECT)) != 0) {
+      throw new IllegalArgumentException("a top-k request has a limit in 1.." + ProtocolSpec.MAX_LIMIT + " and at most "
+          + ProtocolSpec.MAX_SORT_KEYS + " sort keys, and is neither an aggregate nor takes whole objects");
+    }
+    Out o = head(columns, filter, codec, batchRows, maxReply, flags);
+    o.le(limit, 4).u16(orderBy.size());
+    for (SortKey k : orderBy) {
+      o.name(k.column()).u8((k.descending() ? ProtocolSpec.KEY_DESCENDING : 0)
+          | (k.nullsFirst() ? ProtocolSpec.KEY_NULLS_FIRST : 0));
+    }
+    return o.toByteArray();
+  }
+
+  /** Header, projection and filter: what every request starts with. */
+  private static Out head(List<String> columns, Node filter, String codec, int batchRows, long maxReply, int flags) {
+    int c = CODECS.indexOf(codec);
+    if (c < 0) throw new IllegalArgumentException("codec " + codec + " is not one of " + CODECS);
+    Out o = new Out();
+    o.write(MAGIC, 0, 4);
+    o.u16(VERSION).u16(flags).u8(c).le(0, 3).le(batchRows, 4).le(maxReply, 8).u16(columns.size());
+    columns.forEach(o::name);
+    byte[] f = filter == null ? new byte[0] : filter.bytes;
+    o.le(f.length, 4);
+    o.write(f, 0, f.length);
+    return o;
   }
 
   /** The class's error in {@code reply} (error frame), or null if the reply is a result. */

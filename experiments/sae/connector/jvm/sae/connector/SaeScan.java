@@ -8,6 +8,9 @@ import java.util.stream.Collectors;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.NullOrdering;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
@@ -19,6 +22,8 @@ import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
+import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
@@ -38,6 +43,8 @@ import org.apache.spark.sql.types.StructType;
  */
 final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRuntimeV2Filtering {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SaeScan.class);
+  /** The largest LIMIT pushed to the OSDs (the protocol's bound); a larger one stays in Spark. */
+  private static final int MAX_LIMIT = 1 << 24;
   private final Options options;
   private final StructType table;
   private final StructType readSchema;
@@ -46,13 +53,15 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
   private final List<Filter> pushed;
   private final List<CephFiles.ObjectRef> objects;
   private final Aggregates.Pushed aggregate;
+  private final TopK topK;
 
   private SaeScan(Options options, StructType table, StructType readSchema, List<Protocol.Node> accepted,
-      Filter[] pushed, Aggregates.Pushed aggregate, List<CephFiles.ObjectRef> objects) {
+      Filter[] pushed, Aggregates.Pushed aggregate, TopK topK, List<CephFiles.ObjectRef> objects) {
     this.options = options;
     this.table = table;
     this.objects = objects;
     this.aggregate = aggregate;
+    this.topK = topK;
     this.readSchema = aggregate != null ? aggregate.schema() : readSchema;
     this.accepted = new ArrayList<>(accepted);
     this.pushed = new ArrayList<>(Arrays.asList(pushed));
@@ -78,7 +87,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     return Options.FORMAT + " " + options.path + " mode=" + options.mode.option + " compression="
         + options.compression + " PushedFilters: [" + pushed.stream().map(Filter::toString)
         .collect(Collectors.joining(", ")) + "] " + (aggregate != null ? aggregate.describe()
-        : "OsdColumns: " + (requested.isEmpty() ? "*" : requested));
+        : "OsdColumns: " + (requested.isEmpty() ? "*" : requested)) + (topK != null ? " " + topK.describe() : "");
   }
 
   @Override
@@ -167,7 +176,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate);
+    return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate, topK);
   }
 
   /** The objects one task scans. */
@@ -178,12 +187,26 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
   }
 
   /**
+   * A LIMIT (no sort keys) or ORDER BY ... LIMIT pushed per object: each object returns its first
+   * {@code limit} rows by {@code orderBy} (and the rows tied with the last of them), and Spark
+   * sorts and limits what all objects returned.
+   */
+  record TopK(int limit, List<Protocol.SortKey> orderBy) implements java.io.Serializable {
+    String describe() {
+      return orderBy.isEmpty() ? "Limit: " + limit : "TopN: " + limit + " " + orderBy.stream()
+          .map(k -> k.column() + (k.descending() ? " DESC" : " ASC") + (k.nullsFirst() ? " NULLS FIRST" : " NULLS LAST"))
+          .toList();
+    }
+  }
+
+  /**
    * Accepts the filters the class runs exactly (modes that push down), the columns the query
    * uses, and (offload) a GROUP BY with aggregates the class computes exactly, as partials Spark
-   * merges; what it refuses stays in Spark, with one log line saying why.
+   * merges, or a LIMIT / ORDER BY ... LIMIT per object; what it refuses stays in Spark, with one
+   * log line saying why.
    */
   static final class Builder implements ScanBuilder, SupportsPushDownFilters, SupportsPushDownRequiredColumns,
-      SupportsPushDownAggregates {
+      SupportsPushDownAggregates, SupportsPushDownLimit, SupportsPushDownTopN {
     private final Options options;
     private final StructType table;
     private final List<CephFiles.ObjectRef> objects;
@@ -191,6 +214,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     private Filter[] pushed = new Filter[0];
     private final List<Protocol.Node> accepted = new ArrayList<>();
     private Aggregates.Pushed aggregate;
+    private TopK topK;
 
     Builder(Options options, StructType table, List<CephFiles.ObjectRef> objects) {
       this.options = options;
@@ -247,7 +271,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
     @Override
     public boolean pushAggregation(Aggregation aggregation) {
-      if (!options.mode.pushdown || !options.aggregates) return false;
+      if (!options.mode.pushdown || !options.operators) return false;
       try {
         aggregate = Aggregates.translate(aggregation, table);
         return true;
@@ -258,8 +282,38 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     }
 
     @Override
+    public boolean pushLimit(int limit) {
+      if (!options.mode.pushdown || !options.operators || limit < 1 || limit > MAX_LIMIT) return false;
+      topK = new TopK(limit, List.of());
+      return true;
+    }
+
+    @Override
+    public boolean pushTopN(SortOrder[] orders, int limit) {
+      if (!options.mode.pushdown || !options.operators || limit < 1 || limit > MAX_LIMIT) return false;
+      List<Protocol.SortKey> keys = new ArrayList<>();
+      for (SortOrder o : orders) {
+        String why = Aggregates.orderable(o.expression(), table);
+        if (why != null) {
+          LOG.warn("[" + Native.host() + " sae-ceph] " + options.path + ": sorting in Spark: " + why);
+          return false;
+        }
+        keys.add(new Protocol.SortKey(((NamedReference) o.expression()).fieldNames()[0],
+            o.direction() == SortDirection.DESCENDING, o.nullOrdering() == NullOrdering.NULLS_FIRST));
+      }
+      topK = new TopK(limit, List.copyOf(keys));
+      return true;
+    }
+
+    /** Spark still sorts and limits the rows every object returned. */
+    @Override
+    public boolean isPartiallyPushed() {
+      return true;
+    }
+
+    @Override
     public Scan build() {
-      return new SaeScan(options, table, required, accepted, pushed, aggregate, objects);
+      return new SaeScan(options, table, required, accepted, pushed, aggregate, topK, objects);
     }
   }
 }
