@@ -15,6 +15,20 @@ APP = Path(__file__).parent / "apps" / "correctness.py"
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "50": 0.50, "100": 1.0}
 SHAPE_SELECTIVITY = {"sum": "100", "groupby": "100", "topk": "10", "join": "50", "lookup": "100"}
 """The selectivity each query shape of sae.planning.queries runs at (where it has the filter)."""
+EDGE = {
+    "groups": "SELECT grp, COUNT(*), COUNT(amount), SUM(amount), SUM(units), MIN(score), MAX(score), MIN(name), "
+              "MAX(name), AVG(small), MIN(flag), MAX(ratio) FROM edge GROUP BY grp",
+    "filtered_groups": "SELECT grp, flag, COUNT(*), SUM(units), MAX(score) FROM edge WHERE small < 4 GROUP BY grp, flag",
+    "empty_groups": "SELECT grp, COUNT(*), SUM(units) FROM edge WHERE id > 1000 GROUP BY grp",
+    "empty_global": "SELECT COUNT(*), COUNT(score), SUM(units), MAX(score), MIN(name) FROM edge WHERE id > 1000",
+    "ties": "SELECT small FROM edge ORDER BY small LIMIT 8",
+    "nan_nulls_first": "SELECT score FROM edge ORDER BY score DESC NULLS FIRST LIMIT 6",
+    "nan_nulls_last": "SELECT score FROM edge ORDER BY score ASC NULLS LAST LIMIT 6",
+    "limit": "SELECT COUNT(*) FROM (SELECT id FROM edge LIMIT 7)",
+    "overflow": "SELECT SUM(big) FROM edge",
+}
+"""Edge cases over the protocol's sample table (NULL groups and values, NaN, ties, a 32-bit
+overflowing sum, empty groups, a 64-bit overflow), each run by every reader."""
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +53,13 @@ def event_log_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, tmp_path_factory, event_log_dir):
+def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, edge_dataset, tmp_path_factory, event_log_dir):
     thresholds = {k: taxi_dataset.threshold(f) for k, f in SELECTIVITIES.items()}
     mount = mounted.details['mountpoint']
     cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mount}{taxi_dataset.dest}",
            "options": spec.options, "register": spec.register, "thresholds": thresholds,
            "zones": {"path": zones_dataset, "vanilla": f"file://{mount}{zones_dataset}"},
+           "edge": {"path": edge_dataset, "vanilla": f"file://{mount}{edge_dataset}", "queries": EDGE},
            "shapes": {name: q.statement("total_amount", thresholds[sel]) for name, q in queries.QUERIES.items()
                       if q.sql for sel in (SHAPE_SELECTIVITY[name],)}}
     kwargs = spec.submit_kwargs()
@@ -293,3 +308,23 @@ def test_a_top_k_runs_in_the_osds_and_moves_its_rows_per_object(answers):
     assert 100 <= top["scan"]["rows_out"] <= 110 * objects, top["scan"]
     assert top["scan"]["rows_out"] * 10 < rows["scan"]["rows_out"], (top["scan"], rows["scan"])
     assert top["scan"]["sort_ns"] > 0, top["scan"]
+
+
+@pytest.mark.parametrize("name", [n for n in EDGE if n != "overflow"])
+def test_edge_cases_agree_across_readers_with_the_work_in_the_osds(answers, name):
+    """NULL groups, NaN in MIN/MAX and in ORDER BY, COUNT(col) against COUNT(*), an int32 sum
+    beyond 2^31, empty groups and an empty global aggregate, ties at a LIMIT: every reader gives
+    vanilla's answer, and the offload reader did the aggregate or the top rows in the OSD."""
+    r = answers[0]["edge"][name]
+    assert queries.same_answers([json.dumps(r[reader]["rows"]) for reader in r]), (name, r)
+    pushed = "GroupBy:" if "COUNT" in EDGE[name] and "LIMIT" not in EDGE[name] else "TopN:" if "ORDER BY" in EDGE[name] \
+        else "Limit:"
+    assert any(pushed in s for s in r["offload"]["scans"]), (name, r["offload"]["scans"])
+
+
+def test_a_sum_beyond_64_bits_fails_in_every_reader(answers):
+    """SUM over int64 values whose total leaves 64 bits: Spark (ANSI) fails the query, and so
+    does the offload reader, whose OSD refuses the partial sum naming the column."""
+    r = answers[0]["edge"]["overflow"]
+    assert all("error" in r[reader] for reader in r), r
+    assert "overflow" in r["offload"]["error"].lower() and "big" in r["offload"]["error"], r["offload"]

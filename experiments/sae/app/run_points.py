@@ -82,7 +82,7 @@ def canonical(value, digits):
 def answer(rows, digits, keep):
     """(row count, order-independent 64-bit fingerprint, the first ``keep`` rows in fingerprint
     order) of an answer's ``rows``."""
-    keyed = sorted((json.dumps([canonical(v, digits) for v in r]), r) for r in rows)
+    keyed = sorted(((json.dumps([canonical(v, digits) for v in r]), r) for r in rows), key=lambda kr: kr[0])
     digest = hashlib.blake2b(digest_size=8)
     for key, _ in keyed:
         digest.update(key.encode() + b"\n")
