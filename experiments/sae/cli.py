@@ -150,6 +150,46 @@ def report(directory):
 
 
 @main.command()
+@click.argument("runs", nargs=-1, type=click.Path(), metavar="RUN_A RUN_B [RUN]...")
+@click.option("--fail-on", "rules", multiple=True, metavar="RULE",
+              help="Exit 1 when a run's ratio to the baseline lies wholly beyond it at some point (repeatable): "
+                   "time>5% (its 95 % interval above 1.05), bytes<50%; metrics time, bytes, cpu, storage_cpu "
+                   "or a results column.")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the comparison as DIR/index.html with a figure per metric.")
+@handle_errors
+def compare(runs, rules, html_dir):
+    """Compare RUN_A RUN_B [RUN ...] (run directories; the first is the baseline) at every point
+    they share: medians, ratio to the baseline with its 95 % interval, better/worse/same."""
+    from .results.compare import Rule, compare as compare_runs
+    result = compare_runs(runs, rules=[Rule.parse(r) for r in rules])
+    click.echo(result.text())
+    if html_dir:
+        click.echo(f"page: {result.html(html_dir)}", err=True)
+    return 1 if result.failures else 0
+
+
+@main.command()
+@click.argument("experiment")
+@click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
+@click.option("--lookback", type=int, default=10, show_default=True, metavar="N",
+              help="Earlier runs each run's median is compared with (5 or more).")
+@click.option("--threshold", type=float, default=5.0, show_default=True, metavar="Z",
+              help="Flag a run whose |z| against the earlier runs exceeds this.")
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the history as DIR/index.html with a series figure per metric.")
+@handle_errors
+def history(experiment, out, lookback, threshold, html_dir):
+    """Every run of EXPERIMENT under --out, oldest first: each point's medians per run and their
+    lookback z-score, flagging runs that stray from the ones before."""
+    from .results.history import history as history_of
+    result = history_of(out, experiment, lookback=lookback, threshold=threshold)
+    click.echo(result.text())
+    if html_dir:
+        click.echo(f"page: {result.html(html_dir)}", err=True)
+
+
+@main.command()
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Stop the stack on these nodes (default: every cluster sae reserved).")
 @click.option("--keep-nodes", is_flag=True, help="Stop the stack but do not release the nodes.")

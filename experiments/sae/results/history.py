@@ -1,0 +1,218 @@
+"""Every run of an experiment on this machine, oldest first: per point (matched as
+:mod:`sae.results.compare` matches them) a series of each metric's median, and conbench's lookback
+z-score flagging a run whose median strays from the runs before it:
+``z = (median − mean of the previous lookback runs' medians) / their standard deviation``
+(sample standard deviation), flagged when ``|z| > threshold``; no z with fewer than
+:data:`MIN_EARLIER` earlier runs (a deviation from two or three runs flags ordinary jitter) or
+when their medians are all equal."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import statistics as stdlib
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from metareserve.errors import UsageError
+
+from .compare import (METRICS, Point, Run, as_numbers, configurations, differences, fixed_width, median_text, points,
+                      write_page)
+from .plotting import save
+
+MIN_EARLIER = 5
+"""Fewest earlier runs a z-score is computed from."""
+FEW = f"fewer than {MIN_EARLIER} earlier runs"
+FLAT = "earlier medians all equal"
+EMPTY = "no values"
+MARKS = {FEW: "-", FLAT: "sd 0", EMPTY: "-"}
+"""How a table shows each reason for having no z."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One run's median of one metric at one point (``n`` measured values) with its lookback
+    z-score (NaN and ``note`` saying why when there is none) and whether it is ``flagged``."""
+
+    run: Run
+    point: Point
+    metric: str
+    median: float
+    n: int
+    z: float
+    flagged: bool
+    note: str = ""
+
+    def z_text(self) -> str:
+        """``41.6 !`` (flagged), ``-0.3``, or the mark of why there is none (:data:`MARKS`)."""
+        return MARKS[self.note] if self.note else f"{self.z:.1f}{' !' if self.flagged else ''}"
+
+
+def lookback_z(median: float, earlier: list[float], threshold: float) -> tuple[float, bool, str]:
+    """(z, flagged, why there is no z) of ``median`` against the ``earlier`` medians."""
+    if math.isnan(median):
+        return math.nan, False, EMPTY
+    if len(earlier) < MIN_EARLIER:
+        return math.nan, False, FEW
+    sd = stdlib.stdev(earlier)
+    if sd == 0:
+        return math.nan, False, FLAT
+    z = (median - stdlib.fmean(earlier)) / sd
+    return z, abs(z) > threshold, ""
+
+
+def run_time(run: Run) -> str:
+    """When the run's first measured repetition started (local time, to the minute)."""
+    start = pd.to_numeric(run.results["start"], errors="coerce").min() if "start" in run.results else math.nan
+    return "-" if pd.isna(start) else time.strftime("%Y-%m-%d %H:%M", time.localtime(start))
+
+
+@dataclasses.dataclass(eq=False)
+class History:
+    """The runs of ``experiment`` under ``directory`` (oldest first), those skipped and why, what
+    differs between them, and every point's :class:`Entry` per run and metric."""
+
+    experiment: str
+    directory: Path
+    runs: list[Run]
+    skipped: list[str]
+    differences: list[str]
+    points: list[Point]
+    metrics: tuple[str, ...]
+    entries: list[Entry]
+    lookback: int
+    threshold: float
+
+    @property
+    def flagged(self) -> list[Entry]:
+        """The entries whose |z| exceeds the threshold."""
+        return [e for e in self.entries if e.flagged]
+
+    def notes(self) -> list[str]:
+        return [f"history of {self.experiment} in {self.directory}: {len(self.runs)} runs, oldest first; "
+                f"z = (median - mean of the previous {self.lookback} runs' medians) / their standard deviation, "
+                f"flagged (!) when |z| > {self.threshold:g}; z is - with {FEW}, sd 0 when the {FLAT}",
+                *(f"skipped {s}" for s in self.skipped),
+                "what differs: " + ("; ".join(self.differences) or "nothing recorded")]
+
+    def flag_lines(self) -> list[str]:
+        """One line per run and point with a flagged metric."""
+        lines = {}
+        for e in self.flagged:
+            lines.setdefault((e.run.label, e.point.label), []).append(
+                f"{e.metric} {median_text(e.metric, e.median, e.n)} z {e.z:.1f}")
+        return [f"flagged: {run} at {point}: {', '.join(parts)}" for (run, point), parts in lines.items()]
+
+    def tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
+        """Per point: a row per run with each metric's median (n) and z."""
+        head = ["run", "started", *(h for m in self.metrics for h in (f"{m} (n)", "z"))]
+        cells = {(e.point.label, e.metric, e.run.label): e for e in self.entries}
+        out = []
+        for point in self.points:
+            rows = []
+            for run in self.runs:
+                got = [cells.get((point.label, m, run.label)) for m in self.metrics]
+                if any(got):
+                    rows.append([run.label, run_time(run), *(c for e in got for c in (
+                        (median_text(e.metric, e.median, e.n), e.z_text()) if e else ("-", "-")))])
+            out.append((point.label, head, rows))
+        return out
+
+    def text(self) -> str:
+        """The series as console tables, one per point, after what was skipped and flagged."""
+        lines = [*self.notes(), *self.flag_lines()]
+        for label, head, rows in self.tables():
+            lines += ["", label, *fixed_width(head, rows)]
+        return "\n".join(lines)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per run × point × metric: the point's parameters, ``point``, ``metric``, ``run``
+        (directory name), ``run_dir``, ``started``, ``median``, ``n``, ``z``, ``flagged``, ``note``."""
+        return pd.DataFrame([{**dict(e.point.params), "point": e.point.label, "metric": e.metric, "run": e.run.label,
+                              "run_dir": str(e.run.root), "started": run_time(e.run), "median": e.median, "n": e.n,
+                              "z": e.z, "flagged": e.flagged, "note": e.note} for e in self.entries])
+
+    def figure(self, metric: str, path: Path) -> Path:
+        """Each point's median of ``metric`` per run, flagged runs circled in red."""
+        import matplotlib.pyplot as plt
+        names = [r.label for r in self.runs]
+        fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(names) + 3), 4.5))
+        for point in self.points:
+            series = [e for e in self.entries if e.point == point and e.metric == metric and not math.isnan(e.median)]
+            ax.plot([names.index(e.run.label) for e in series], [e.median for e in series], marker="o",
+                    label=point.label)
+            bad = [e for e in series if e.flagged]
+            ax.scatter([names.index(e.run.label) for e in bad], [e.median for e in bad], s=160, facecolors="none",
+                       edgecolors="red", linewidths=2, zorder=3)
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel(f"{metric}, median of measured repetitions")
+        ax.set_title(f"{self.experiment}: {metric} per run (red: |z| > {self.threshold:g})", fontsize=10)
+        if len(self.points) > 1:
+            ax.legend(fontsize=7)
+        return save(fig, path)
+
+    def html(self, out_dir) -> Path:
+        """``out_dir/index.html`` (created): the tables and a series figure per metric (``history-<metric>.png``)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        figures = [self.figure(m, out / f"history-{m}.png") for m in self.metrics]
+        return write_page(out, f"History of {self.experiment}", self.notes(), self.flag_lines(), self.tables(), figures)
+
+
+def check(lookback, threshold) -> None:
+    """UsageError unless ``lookback`` is an integer ≥ :data:`MIN_EARLIER` and ``threshold`` a finite number > 0."""
+    if isinstance(lookback, bool) or not isinstance(lookback, numbers.Integral) or lookback < MIN_EARLIER:
+        raise UsageError(f"lookback {lookback!r}: give a whole number of earlier runs, {MIN_EARLIER} or more")
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not math.isfinite(threshold) \
+            or threshold <= 0:
+        raise UsageError(f"threshold {threshold!r}: give a finite |z| above 0, e.g. 5")
+
+
+def experiment_dir(path, experiment: str) -> Path:
+    """``path/experiment`` (``path`` the results root), or ``path`` itself when it is the
+    experiment's directory; UsageError naming both otherwise."""
+    for cand in (Path(path) / experiment, Path(path)):
+        if cand.is_dir() and cand.name == experiment:
+            return cand
+    raise UsageError(f"{Path(path) / experiment}: no runs of experiment {experiment!r}; pass the results root "
+                     f"'sae run' wrote to (--out) and the experiment's name")
+
+
+def history(out_root_or_experiment_dir, experiment: str, *, lookback: int = 10, threshold: float = 5.0,
+            metrics=METRICS) -> History:
+    """Every run of ``experiment`` under the results root (or its own directory), oldest first,
+    with each point's series per metric and the lookback z-score of every run (module docstring).
+    Runs without results are skipped and named."""
+    check(lookback, threshold)
+    directory = experiment_dir(out_root_or_experiment_dir, experiment)
+    runs, skipped = [], []
+    for path in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()
+                       and not p.name.startswith(".")):
+        try:
+            runs.append(Run.load(path))
+        except UsageError as e:
+            skipped.append(str(e))
+    if not runs:
+        raise UsageError(f"{directory}: no run of {experiment!r} has results yet ({len(skipped)} skipped); "
+                         f"run 'sae report DIR' on a finished run")
+    metrics = tuple(m for m in metrics if any(m in r.results for r in runs))
+    as_numbers(runs, metrics)
+    differing, keys = configurations(runs)
+    every = points(runs, keys)
+    entries = []
+    for point in every:
+        for metric in metrics:
+            earlier = []
+            for run in runs:
+                values = run.results.loc[run.results["_point"] == point.label, metric]
+                if values.empty:
+                    continue
+                median = float(values.median())
+                z, flagged, note = lookback_z(median, earlier[-lookback:], threshold)
+                entries.append(Entry(run, point, metric, median, int(values.count()), z, flagged, note))
+                if not math.isnan(median):
+                    earlier.append(median)
+    return History(experiment, directory, runs, skipped, differences(runs, differing, consecutive=True), every,
+                   metrics, entries, lookback, threshold)

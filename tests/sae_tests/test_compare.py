@@ -1,0 +1,212 @@
+"""Pure: ``sae compare`` and ``sae history`` over synthetic run directories laid out as real ones
+(``ledger.json``, ``versions.lock``, ``results.parquet``: one row per point × repetition)."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import sae
+from metareserve.errors import UsageError
+from monitor_deploy import write_frame
+from sae.cli import main
+from sae.results.compare import Rule, compare
+from sae.results.history import history
+
+POINTS = [{"reader": "offload", "selectivity": 1}, {"reader": "offload", "selectivity": 100},
+          {"reader": "vanilla", "selectivity": 100}]
+BASE = {"total_s": 1.0, "compute_rx_bytes": 1e8, "compute_cpu_s": 2.0, "storage_cpu_s": 0.5}
+
+
+def write_run(out, stamp, *, points=POINTS, slower=1.0, reps=8, seed=0, stored="none", commit="a" * 40,
+              experiment="sel", results=True):
+    """A run directory ``out/<experiment>/<stamp>-tiny`` whose every point took ``slower`` times the
+    base values (spread ±2 %), 1 warm-up (10x slower) and ``reps - 1`` measured repetitions."""
+    root = out / experiment / f"{stamp}-tiny"
+    root.mkdir(parents=True)
+    (root / "ledger.json").write_text(json.dumps({"version": 1, "entries": {}}))
+    (root / "versions.lock").write_text(yaml.safe_dump({"version": 2, "controller": {"pyarrow": "15.0.0"},
+                                                        "sae": {"commit": commit, "dirty": False}, "nodes": {}}))
+    rng = np.random.default_rng(seed)
+    started = pd.Timestamp(stamp).timestamp()
+    rows = []
+    for order, p in enumerate(points):
+        for rep in range(reps):
+            factor = slower * (10 if rep == 0 else rng.uniform(0.98, 1.02))
+            rows.append({"experiment": experiment, "profile": "tiny", "point": f"p{order}", "order": order,
+                         "repetition": rep, "warmup": rep == 0, "drift": False, "start": started + 10 * len(rows),
+                         "end": started + 10 * len(rows) + 1, **{k: v * factor for k, v in BASE.items()},
+                         "stored_compression": stored, "object_size": 16 << 20, "columns": [], **p})
+    if results:
+        write_frame(pd.DataFrame(rows), root / "results.parquet")
+    return root
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_identical_runs_are_the_same_everywhere(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", seed=0)
+    c = compare([a, b])
+    assert [p.label for p in c.points] == ["reader=offload, selectivity=1", "reader=offload, selectivity=100",
+                                           "reader=vanilla, selectivity=100"]
+    ratios = [m for m in c.measures if m.ratio is not None]
+    assert len(ratios) == 3 * 4 and {m.verdict for m in ratios} == {"same"}
+    assert all(m.n == 7 and m.ratio.estimate == pytest.approx(1) for m in ratios)   # warm-ups left out
+    assert not c.unmatched and not c.failures and "what differs: nothing recorded" in c.text()
+
+
+def test_a_2x_slowdown_is_worse_with_its_interval_and_fails_the_rule(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
+    c = compare([a, b], rules=["time>5%", "bytes<50%"])
+    times = [m for m in c.measures if m.metric == "total_s" and m.ratio is not None]
+    for m in times:
+        assert m.ratio.low > 1.9 and m.ratio.high < 2.1 and m.ratio.low <= m.ratio.estimate <= m.ratio.high
+        assert m.verdict == "worse"
+    assert [f.rule.text for f in c.failures] == ["time>5%"] * 3
+    text = c.text()
+    assert "passed bytes<50%" in text
+    assert "failed time>5%: B at reader=offload, selectivity=1: total_s 1.9" in text
+    assert "B/A" in text and "worse" in text and "(7)" in text
+    improved = compare([b, a], rules=["time>5%"])
+    assert not improved.failures and {m.verdict for m in improved.measures if m.metric == "total_s"} == \
+        {"baseline", "better"}
+
+
+def test_a_run_wide_difference_is_shown_and_not_matched_on(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", stored="zstd", commit="b" * 40)
+    c = compare([a, b])
+    assert len(c.points) == 3 and not c.unmatched
+    assert "stored_compression: A none, B zstd" in c.differences
+    assert f"B vs A: sae commit {'a' * 12} -> {'b' * 12}" in c.differences
+    assert all("stored_compression" not in p.label for p in c.points)
+
+
+def test_points_in_one_run_only_are_listed_unmatched(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", points=POINTS[:2] + [{"reader": "vanilla", "selectivity": 1}])
+    c = compare([a, b])
+    assert [u.text() for u in c.unmatched] == ["reader=vanilla, selectivity=100 (only in A)",
+                                               "reader=vanilla, selectivity=1 (only in B)"]
+    assert len(c.points) == 2 and "unmatched (not measured by every run)" in c.text()
+
+
+def test_too_few_repetitions_say_so(tmp_path):
+    a = write_run(tmp_path, "20240101-120000", reps=3)
+    b = write_run(tmp_path, "20240102-120000", reps=3, slower=2.0)
+    c = compare([a, b], rules=["time>5%"])
+    assert {m.verdict for m in c.measures if m.ratio is not None} == {"unknown"}
+    assert "(n too small)" in c.text() and not c.failures
+
+
+def test_frame_has_a_row_per_point_metric_and_run(tmp_path):
+    runs = [write_run(tmp_path, f"2024010{i}-120000", slower=1 + i / 10, seed=i) for i in range(1, 4)]
+    df = sae.compare(runs, metrics=("time",)).frame()
+    assert len(df) == 3 * 1 * 3 and set(df["run"]) == {"A", "B", "C"}
+    assert set(df.loc[df["run"] == "A", "verdict"]) == {"baseline"} and df.loc[df["run"] == "A", "ratio"].isna().all()
+    assert {"reader", "selectivity", "point", "median", "n", "low", "high"} <= set(df.columns)
+
+
+@pytest.mark.parametrize("rule", ["time>>5%", "time>5", "speed", "time<100%", "time > -3%"])
+def test_bad_rules_are_refused_in_one_line(tmp_path, rule):
+    with pytest.raises(UsageError, match="METRIC>PERCENT%"):
+        Rule.parse(rule)
+    a, b = write_run(tmp_path, "20240101-120000"), write_run(tmp_path, "20240102-120000")
+    r = invoke("compare", a, b, "--fail-on", rule)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1 and repr(rule) in r.output
+
+
+def test_rule_on_a_column_no_run_has(tmp_path):
+    a, b = write_run(tmp_path, "20240101-120000"), write_run(tmp_path, "20240102-120000")
+    r = invoke("compare", a, b, "--fail-on", "colour>5%")
+    assert r.exit_code == 2 and "rule 'colour>5%': no run has a column 'colour'" in r.output
+
+
+def test_cli_exit_codes_and_html(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
+    same = write_run(tmp_path, "20240103-120000", seed=2)
+    r = invoke("compare", a, same, "--fail-on", "time>5%")
+    assert r.exit_code == 0, r.output
+    assert "passed time>5%" in r.output
+    r = invoke("compare", a, b, "--fail-on", "time>5%", "--html", tmp_path / "page")
+    assert r.exit_code == 1
+    assert sum(line.startswith("failed time>5%") for line in r.output.splitlines()) == 3
+    page = (tmp_path / "page" / "index.html").read_text()
+    for metric in ("total_s", "compute_rx_bytes", "compute_cpu_s", "storage_cpu_s"):
+        png = tmp_path / "page" / f"compare-{metric}.png"
+        assert png.read_bytes()[:4] == b"\x89PNG" and f'alt="compare-{metric}"' in page
+    assert "failed time&gt;5%" in page
+
+
+def test_cli_refuses_missing_runs_in_one_line(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    pending = write_run(tmp_path, "20240102-120000", results=False)
+    for args, message in [((a,), "two or more run directories"),
+                          ((a, tmp_path / "nowhere"), "not an sae run directory"),
+                          ((a, pending), "no results.parquet yet; run 'sae report")]:
+        r = invoke("compare", *args)
+        assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def steady_history(tmp_path, slowdowns):
+    """One run a day, each ``slowdown`` times the base values (the same spread within each run)."""
+    for i, slower in enumerate(slowdowns):
+        write_run(tmp_path, f"202401{i + 1:02d}-120000", slower=slower)
+
+
+def test_history_flags_an_outlier_run_and_not_a_steady_series(tmp_path):
+    steady_history(tmp_path, [1.0, 1.02, 0.99, 1.01, 1.0, 1.5])
+    write_run(tmp_path, "20240120-120000", results=False)
+    h = history(tmp_path, "sel", lookback=5, threshold=5)
+    assert [r.label for r in h.runs] == [f"202401{i:02d}-120000-tiny" for i in range(1, 7)]
+    assert len(h.skipped) == 1 and "20240120-120000-tiny: no results.parquet yet" in h.skipped[0]
+    flagged = {(e.run.label, e.metric) for e in h.flagged}
+    assert {run for run, _ in flagged} == {"20240106-120000-tiny"}
+    assert {metric for _, metric in flagged} == set(BASE)
+    first = [e for e in h.entries if e.run is h.runs[0]]
+    assert all(e.note == "fewer than 5 earlier runs" for e in first)
+    text = h.text()
+    assert "flagged: 20240106-120000-tiny at reader=offload, selectivity=1: total_s 1.51 (7) z 43.5, " in text
+    assert "skipped" in text and " !" in text
+    df = h.frame()
+    assert len(df) == 6 * 3 * 4 and df["flagged"].sum() == 3 * 4
+
+
+def test_history_of_identical_runs_says_there_is_no_deviation(tmp_path):
+    for day in range(1, 7):   # the very same values every run
+        write_run(tmp_path, f"2024010{day}-120000")
+    h = history(tmp_path / "sel", "sel")
+    assert not h.flagged
+    assert {e.note for e in h.entries if e.run is h.runs[5]} == {"earlier medians all equal"}
+
+
+def test_history_cli_and_html(tmp_path):
+    steady_history(tmp_path, [1.0, 1.02, 0.99, 1.01, 1.0, 0.98])
+    r = invoke("history", "sel", "--out", tmp_path, "--lookback", 5, "--html", tmp_path / "page")
+    assert r.exit_code == 0, r.output
+    assert "history of sel" in r.output and "flagged:" not in r.output
+    page = (tmp_path / "page" / "index.html").read_text()
+    for metric in BASE:
+        assert (tmp_path / "page" / f"history-{metric}.png").read_bytes()[:4] == b"\x89PNG"
+        assert f'alt="history-{metric}"' in page
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--lookback", 4], "lookback 4: give a whole number of earlier runs, 5 or more"),
+    (["--threshold", 0], "threshold 0.0: give a finite |z| above 0"),
+    (["--threshold", "inf"], "threshold inf"),
+    (["--threshold", "nan"], "threshold nan"),
+    (["--out", "nowhere"], "no runs of experiment 'sel'"),
+])
+def test_history_refuses_bad_flags_in_one_line(tmp_path, args, message):
+    steady_history(tmp_path, [1.0])
+    args = [a if a != "nowhere" else tmp_path / "nowhere" for a in args]
+    r = invoke("history", "sel", *(["--out", tmp_path] if "--out" not in args else []), *args)
+    assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
