@@ -327,4 +327,5 @@ def test_a_sum_beyond_64_bits_fails_in_every_reader(answers):
     does the offload reader, whose OSD refuses the partial sum naming the column."""
     r = answers[0]["edge"]["overflow"]
     assert all("error" in r[reader] for reader in r), r
-    assert "overflow" in r["offload"]["error"].lower() and "big" in r["offload"]["error"], r["offload"]
+    assert "overflows a 64-bit integer" in r["offload"]["error"] and "big" in r["offload"]["error"], r["offload"]
+    assert "overflow" in r["vanilla"]["error"].lower(), r["vanilla"]

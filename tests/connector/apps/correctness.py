@@ -227,8 +227,8 @@ def edge(sql, make):
     try:
         df = spark.sql(sql)
         rows = [[v if isinstance(v, (int, float, str)) or v is None else str(v) for v in r] for r in df.collect()]
-    except Exception as e:   # the overflow: every reader must fail
-        return {"error": str(e).strip().splitlines()[0][:500]}
+    except Exception as e:   # the overflow: every reader must fail (Py4J's text holds the JVM's cause)
+        return {"error": " ".join(str(e).split())[:5000]}
     plan = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "simple")
     return {"rows": rows, "scans": [ln.strip() for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln]}
 
