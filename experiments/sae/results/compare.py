@@ -292,9 +292,17 @@ class Comparison:
                   if self.unmatched else [])]
 
     def passed(self) -> list[str]:
-        """One line per rule that held."""
+        """One line per rule that held, saying how many of its ratios had an interval to judge."""
         failed = {f.rule for f in self.failures}
-        return [f"passed {r.text}" for r in self.rules if r not in failed]
+        lines = []
+        for r in self.rules:
+            if r in failed:
+                continue
+            ratios = [m.ratio for m in self.measures if m.metric == r.metric and m.ratio is not None]
+            judged = sum(ratio.known for ratio in ratios)
+            lines.append(f"passed {r.text} ({judged} of {len(ratios)} ratios had an interval to judge"
+                         + ("; too few repetitions to judge any" if ratios and not judged else "") + ")")
+        return lines
 
     def text(self) -> str:
         """The comparison as a console table, with what differs, unmatched points and the rules."""
