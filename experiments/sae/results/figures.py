@@ -18,7 +18,7 @@ report directory and returns the paths it wrote (none: nothing to draw).
   network (compute hosts: received, storage hosts: sent) over the median repetition of each
   configuration at the lowest selectivity, stacked by host, compute and storage in separate rows.
 * ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
-  phase (read, decode, filter, project, encode, compress, reply) beside the storage hosts'
+  phase (read, decode, filter, aggregate, sort, project, encode, compress, reply) beside the storage hosts'
   measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
   from the store and sent) and the class calls.
 * ``backend.png`` (fig. 16): backend-only scan time (init/compute) per object size.
