@@ -134,6 +134,9 @@ public final class ProtocolVectors {
         new GreaterThanOrEqual("amount", 1.0)), List.of(), "none"});
     cases.put("in_with_null_is_kept", new Object[] {new In("small", new Object[] {0, null}), List.of(), "none"});
     cases.put("unknown_column_is_kept", new Object[] {new StringEndsWith("nope", "x"), List.of(), "none"});
+    // more IN values than the protocol's 16-bit count (a large join's runtime filter)
+    cases.put("in_too_long_is_kept", new Object[] {new In("id", java.util.stream.LongStream.range(0, 70_000).boxed()
+        .toArray()), List.of(), "none"});
     Class<?> translator = Class.forName("sae.connector.Filters");
     var ctor = translator.getDeclaredConstructor(StructType.class);
     ctor.setAccessible(true);

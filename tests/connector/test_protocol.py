@@ -92,7 +92,7 @@ def test_java_translates_spark_filters_to_the_vectors(vectors, java_vectors):
             assert hexed == "kept", name
         else:
             assert hexed == by_name[name], name
-    assert len(spark) == 9
+    assert len(spark) == 10
 
 
 def test_cxx_parses_every_vector_alike(vectors, harness):

@@ -64,7 +64,8 @@ final class Filters {
     if (f instanceof GreaterThanOrEqual e) return floating ? null : cmp(">=", col, e.value());
     if (f instanceof In in) {
       List<Object> values = Arrays.asList(in.values());
-      if (values.isEmpty() || !values.stream().allMatch(Protocol::encodable)) return null;
+      // the protocol counts IN values in 16 bits: a longer list (a large join's runtime filter) stays in Spark
+      if (values.isEmpty() || values.size() > 0xFFFF || !values.stream().allMatch(Protocol::encodable)) return null;
       return Protocol.in(col, values);
     }
     if (f instanceof StringStartsWith s) return Protocol.match("starts_with", col, s.value());
