@@ -27,6 +27,7 @@ from metareserve.errors import UsageError
 
 from ..planning.spec import SECTIONS
 from . import provenance, statistics
+from .report import STYLE
 from .plotting import BAND_MIN, measured, save, shown, stats
 from .results import QUALIFIED, RunDir, load_results
 
@@ -221,12 +222,7 @@ def fixed_width(head: list[str], rows: list[list[str]]) -> list[str]:
 PAGE = jinja2.Template("""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
 <style>
-body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
-th { background: #f3f3f3; } img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
-.warn { color: #a00; }
-</style></head><body>
+{{ style | safe }}</style></head><body>
 <h1>{{ title }}</h1>
 {% for line in notes %}<p>{{ line }}</p>{% endfor %}
 {% for line in warnings %}<p class="warn">{{ line }}</p>{% endfor %}
@@ -245,7 +241,7 @@ def write_page(out_dir, title: str, notes: list[str], warnings: list[str],
                tables: list[tuple[str, list[str], list[list[str]]]], figures: list[Path]) -> Path:
     """``out_dir/index.html``: one self-contained page (figures embedded) of notes, tables and figures."""
     path = Path(out_dir) / "index.html"
-    path.write_text(PAGE.render(title=title, notes=notes, warnings=warnings, tables=tables,
+    path.write_text(PAGE.render(style=STYLE, title=title, notes=notes, warnings=warnings, tables=tables,
                                 figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures]))
     return path
 

@@ -270,17 +270,20 @@ def point_table(df: pd.DataFrame) -> pd.DataFrame:
     return t.sort_values("order").drop(columns="order")
 
 
-PAGE = jinja2.Template("""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
-<style>
-body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+STYLE = """body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; border: 1px solid #eee; }
 pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
 .note { color: #555; font-size: 0.9em; } .warn { color: #a00; }
-</style></head><body>
+"""
+"""The pages' CSS (the report's and sae compare's / sae history's)."""
+
+PAGE = jinja2.Template("""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
+<style>
+{{ style | safe }}</style></head><body>
 <h1>{{ title }}</h1>
 {% if said.headline %}<p class="headline"><strong>{{ said.headline }}</strong></p>{% endif %}
 <p>{{ description }}</p>
@@ -346,7 +349,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         sides = lay.host_roles()
         hosts = [(n, sides.get(n, "-"), ", ".join(lay.roles_of(n))) for n in lay.all_names()]
     vers = (run.read_yaml(run.versions) or {}).get("controller", {})
-    page = PAGE.render(
+    page = PAGE.render(style=STYLE,
         title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), note=note,
         min_n=statistics.MIN_N, band_min=BAND_MIN,
         description=description(run), said=said,
