@@ -86,7 +86,7 @@ def answer(rows, digits, keep):
     digest = hashlib.blake2b(digest_size=8)
     for key, _ in keyed:
         digest.update(key.encode() + b"\n")
-    kept = [[v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for v in r] for _, r in keyed[:keep]]
+    kept = [[v if isinstance(v, float) else canonical(v, digits) for v in r] for _, r in keyed[:keep]]   # floats whole
     return len(keyed), int.from_bytes(digest.digest(), "little", signed=True), kept
 
 
