@@ -58,6 +58,8 @@ class SparkOptions:
     ``env`` reaches daemons, executors and the driver; ``conf`` adds spark-defaults entries;
     ``prefix`` replaces the per-node state directory (default
     ``reservation.node_dir(node, "spark")``; ``{node}`` in it is replaced by the node name).
+    ``class_sharing`` lets client-mode drivers and their executors map the classes an earlier
+    driver loaded (:mod:`spark_deploy.class_sharing`).
     """
 
     version: str = "4.3.0"
@@ -75,6 +77,7 @@ class SparkOptions:
     env: dict = dataclasses.field(default_factory=dict)
     conf: dict = dataclasses.field(default_factory=dict)
     prefix: str | None = None
+    class_sharing: bool = True
 
     def __post_init__(self):
         self.validate()
@@ -112,6 +115,8 @@ class SparkOptions:
         if not isinstance(self.version, str) or not _VERSION.fullmatch(self.version):
             raise UsageError(f"{source}: version {self.version!r} is not a pyspark version (e.g. 4.3.0)")
         check_conf(self.conf, f"{source}: conf")
+        if not isinstance(self.class_sharing, bool):
+            raise UsageError(f"{source}: class_sharing must be true or false, not {self.class_sharing!r}")
         if self.prefix is not None:
             check_prefix(self.prefix, f"{source}: prefix")
         if self.spark_source is not None:

@@ -4,6 +4,7 @@ Shipped by metareserve's Cluster.call; ``sae_emit`` streams a line back (rebound
 Every function returns a JSON-serialisable value.
 """
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -150,6 +151,34 @@ def spark_submit(argv, env, log_path, cwd=None, stream=True):
         for t in readers:
             t.join()
     return {"rc": rc, "output": tail, "seconds": round(time.time() - start, 3)}
+
+
+def class_archive(root, spark_home, classpath, java_home=None):
+    """Where this node keeps the class-data archive of JVMs started with ``classpath`` from
+    ``spark_home`` on its Java: {"path", "exists"}. The name hashes those and the stat of the
+    ``java`` binary and of ``jars/``, so an upgrade of either gets a new archive."""
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    facts = [spark_home, classpath]
+    for path in (os.path.realpath(java) if java else "java", os.path.join(spark_home, "jars")):
+        try:
+            st = os.stat(path)
+            facts.append("%s %d %d" % (path, st.st_size, st.st_mtime_ns))
+        except OSError:
+            facts.append(path)
+    os.makedirs(root, exist_ok=True)
+    path = os.path.join(root, hashlib.sha256("\n".join(facts).encode()).hexdigest()[:16] + ".jsa")
+    return {"path": path, "exists": os.path.isfile(path)}
+
+
+def keep_archive(dump, path, keep):
+    """Move the archive a driver wrote at exit (``dump``) to ``path`` when ``keep`` and it is
+    not empty, else delete it; returns whether it was kept."""
+    if keep and os.path.isfile(dump) and os.path.getsize(dump) > 0:
+        os.replace(dump, path)
+        return True
+    if os.path.lexists(dump):
+        os.unlink(dump)
+    return False
 
 
 def find(root, name):

@@ -15,7 +15,7 @@ from metareserve.errors import OperationalError, UsageError
 from metareserve.log import node_log
 from metareserve import node_agent
 
-from . import remote
+from . import class_sharing, remote
 from .decide import failure_line, rejected_options
 
 STAGE = "spark-submit"
@@ -178,17 +178,23 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
         conf["spark.eventLog.dir"] = f"file://{rdir}/events"
     if deploy_mode == "cluster":
         conf[DRIVER_JAVA_OPTIONS] = _driver_secret_args(spark, f"{rdir}/driver-auth.args", targets, conf)
+        sharing = None
+    else:
+        sharing = class_sharing.prepare(spark, conf, sid, stage=STAGE)
+        conf.update(sharing.conf if sharing else {})
     argv = build_argv(spark_home=spark.spark_home(node), master_url=spark.master_url, deploy_mode=deploy_mode,
                       app=where(app), args=args, py_files=[where(p) for p in py_files],
                       jars=[where(j) for j in jars], files=[where(f) for f in files], conf=conf,
                       spark_args=spark_args)
     run_env = dict(spark.env(node), **{k: str(v) for k, v in (env or {}).items()})
     sink = on_line or (lambda line: node_log(node, STAGE, line))
+    r = {"rc": None}
     try:
         r = spark.cluster.connection(spark.reservation.node(node)).call(
             remote, "spark_submit", (argv, run_env, f"{rdir}/driver.log", rdir, stream or on_line is not None),
             stage=STAGE, timeout=None, on_log=sink)
     finally:
+        class_sharing.finish(spark, sharing, r["rc"] == 0, stage=STAGE)
         if deploy_mode == "cluster":
             spark.cluster.run(["rm", "-f", f"{rdir}/driver-auth.args"], nodes=targets, stage=STAGE, check=False)
     local = Path(log_dir or default_log_dir()) / sid

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from metareserve import Cluster
 from metareserve.errors import UsageError
 from fixtures.spark import SPARK_ROLES
-from spark_deploy import SubmitError
+from spark_deploy import SubmitError, class_sharing
 
 APPS = Path(__file__).parent / "apps"
 ROWS, BOUND = 1000, 300
@@ -139,6 +139,25 @@ def test_bad_submit_option_and_python_cluster_mode(spark_cluster, tmp_path):
         spark_cluster.submit(APPS / "pi.py", deploy_mode="cluster")
     with pytest.raises(UsageError, match="nothere.py: --py-files entry not found on the controller"):
         spark_cluster.submit(APPS / "pi.py", py_files=[APPS / "nothere.py"])
+
+
+def test_driver_and_executors_map_the_class_archive_an_earlier_driver_dumped(spark_cluster, cluster, tmp_path):
+    """The first application of a Spark home and class path dumps its driver's classes at exit;
+    the next maps them in its driver and in every executor (the maps of their JVMs say so)."""
+    home = spark_cluster.spark_home(spark_cluster.driver_node)
+    folder = class_sharing.archive_dir(home)
+
+    def run():
+        r = spark_cluster.submit(APPS / "archive_maps.py", log_dir=tmp_path, stream=False)
+        return json.loads(_value(r, "DRIVER")), json.loads(_value(r, "EXECUTORS"))
+    driver, executors = run()
+    if not any(p.startswith(folder) for p in driver):   # this was the dumping run
+        driver, executors = run()
+    ours = [p for p in driver if p.startswith(folder + "/")]
+    assert len(ours) == 1 and ours[0].endswith(".jsa"), driver
+    assert len(executors) == 8 and all(ours[0] in maps for maps in executors), executors
+    listing = cluster.run(["ls", "-A", folder], nodes=[spark_cluster.driver_node], stage="test")
+    assert listing[spark_cluster.driver_node]["stdout"].split() == [ours[0].rsplit("/", 1)[1]]   # no dump left over
 
 
 def test_python_pi_while_every_metrics_endpoint_serves_prometheus_text(spark_cluster, local_cluster, tmp_path):
