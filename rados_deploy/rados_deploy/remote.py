@@ -187,6 +187,15 @@ def _sha(path):
     return h.hexdigest()
 
 
+def _each_in_parallel(commands):
+    """Run ``commands`` (argv lists), as many at once as this process may use CPUs; returns the
+    first failed one's CompletedProcess, or None."""
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0)))) as pool:
+        done = list(pool.map(lambda argv: subprocess.run(argv, capture_output=True, text=True), commands))
+    return next((r for r in done if r.returncode != 0), None)
+
+
 def build_class(root, sources, python, libs, flags):
     """Compile ``sources`` ({name: text}) into ``root/<flags["output"]>`` once (flock per build dir;
     shared disks build once) against the pyarrow of ``python``; copies ``libs`` beside it.
@@ -207,14 +216,18 @@ def build_class(root, sources, python, libs, flags):
                                        "print(json.dumps([pyarrow.get_include(), pyarrow.get_library_dirs()[0]]))"],
                                       "pyarrow lookup").strip())
         out = os.path.join(root, flags["output"])
-        argv = (["g++"] + flags["cxxflags"] + ["-shared", "-o", out]
-                + sorted(os.path.join(src, n) for n in sources if n.endswith(".cc"))
-                + ["-I" + src, "-I" + inc, "-L" + libdir] + ["-l:" + l for l in libs] + flags["ldflags"])
-        r = subprocess.run(argv, capture_output=True, text=True)
-        if r.returncode != 0:
-            shutil.rmtree(root, ignore_errors=True)   # a failed build leaves nothing (the lock file stays)
-            errors = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines()[-1:]
-            raise RuntimeError("g++ failed: %s" % (errors[0].replace(src + "/", "") if errors else r.returncode))
+        units = sorted(os.path.join(src, n) for n in sources if n.endswith(".cc"))
+        compile_argv = [["g++"] + flags["cxxflags"] + ["-c", "-o", u[:-3] + ".o", u, "-I" + src, "-I" + inc]
+                        for u in units]
+        link_argv = (["g++", "-shared", "-o", out] + [u[:-3] + ".o" for u in units]
+                     + ["-L" + libdir] + ["-l:" + l for l in libs] + flags["ldflags"])
+        for stage in (compile_argv, [link_argv]):
+            failed = _each_in_parallel(stage)
+            if failed:
+                shutil.rmtree(root, ignore_errors=True)   # a failed build leaves nothing (the lock file stays)
+                errors = [l for l in failed.stderr.splitlines() if "error" in l] or failed.stderr.splitlines()[-1:]
+                raise RuntimeError("g++ failed: %s" % (errors[0].replace(src + "/", "") if errors
+                                                       else failed.returncode))
         for lib in libs:
             shutil.copy2(os.path.join(libdir, lib), os.path.join(root, lib))
         open(os.path.join(root, ".complete"), "w").close()
