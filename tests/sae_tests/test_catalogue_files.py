@@ -57,6 +57,9 @@ def test_paper_profiles_are_the_thesis_cluster_and_runs():
     scale = plans("paper")["scalability"].points
     assert sorted({p.spec.data.link_multiplier for p in scale}) == [16, 32, 64, 128, 256, 512]
     assert {p.spec.workload.reader for p in scale} == {"offload", "vanilla"}
+    # the thesis's query (§5.1.3: every row, 8192-row batches, decoded in the OSD) and a filter
+    assert sorted({p.spec.workload.selectivity for p in scale}) == [10, 100]
+    assert {(p.spec.workload.batch_size, p.spec.workload.whole_objects) for p in scale} == {(8192, False)}
     codecs = {p.spec.data.stored_compression for p in plans("paper")["storedcompression"].points}
     assert codecs == {"none", "snappy", "gzip", "zstd"}
     widths = {len(p.spec.workload.columns) or 19 for p in plans("paper")["projection"].points}

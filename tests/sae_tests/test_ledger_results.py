@@ -169,3 +169,20 @@ def test_repetitions_without_a_full_metric_window_are_marked_not_zero(tmp_path):
                    if "no complete metric window" in line)
     assert warning.startswith("warning: 2 of ") and "1 partial, 1 missing" in warning
     assert "no complete metric window" in (run.report / "index.html").read_text()
+
+
+def test_scalability_figure_draws_one_speedup_line_per_selectivity(tmp_path):
+    """Fig. 18 with the thesis's read-everything series and a filtered one: bars per size, reader
+    and selectivity, and a speedup line for each selectivity (not one averaged over both)."""
+    sweep = Sweep(cartesian={"selectivity": [100, 10], "link_multiplier": [2, 1], "reader": ["offload", "vanilla"]})
+    p, run, ledger = _run(tmp_path, sweep, figures=("scalability",))
+    _fill(p, run, ledger, np.random.default_rng(3))
+    write_results(run)
+    from matplotlib.lines import Line2D
+    from sae.results.plotting import keeping_figures
+    with keeping_figures() as kept:
+        make_report(run.root)
+    fig = next(f for path, f in kept if path.name == "scalability.png")
+    lines = [ln.get_label() for ax in fig.axes for ln in ax.get_lines() if isinstance(ln, Line2D)
+             and ln.get_label().startswith("speedup")]
+    assert sorted(lines) == ["speedup (vanilla / offload), selectivity=10", "speedup (vanilla / offload), selectivity=100"]

@@ -430,7 +430,7 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Init (hatched) and compute bars per logical dataset size, one bar per reader, and the
     speedup of offload over the baseline (baseline / offload median time) on the right axis."""
     df = df.assign(logical_rows=df["rows"] * df["link_multiplier"] * df["copy_multiplier"])
-    keys = others(df, "link_multiplier")
+    keys = others(df, "link_multiplier") + varying(df, ["selectivity"])   # the thesis's query and a filter
     init, comp = _init_compute(df, ["logical_rows"] + keys)
     sizes = sorted(init["logical_rows"].unique())
     confs = list(groups(init, keys))
@@ -444,17 +444,25 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     ax.set_xticks(range(len(sizes)), [f"{v / 1e6:g} M rows" for v in sizes])
     ax.set_xlabel("logical dataset size (rows scanned per query; hard-link inflation)")
     ax.set_ylabel("time (s), median (hatched: init)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.4)   # room for the legends above the bars
     ax.legend(fontsize="small", loc="upper left")
-    total = stats(df, ["logical_rows"] + keys).pivot_table(index="logical_rows", columns="reader", values="median")
-    if pair := readers.ratio_pair(total.columns):
+    series = [k for k in keys if k != "reader"]   # e.g. selectivity: one speedup line each
+    right, top = None, 2.0
+    for j, (_, part) in enumerate(groups(stats(df, ["logical_rows"] + keys), series)):
+        total = part.pivot_table(index="logical_rows", columns="reader", values="median")
+        if not (pair := readers.ratio_pair(total.columns)):
+            continue
         subject, base = pair
-        right = ax.twinx()
+        right = right or ax.twinx()
         speedup = (total[base] / total[subject]).reindex(sizes)
-        right.plot(range(len(sizes)), speedup.values, color="black", marker="o",
-                   label=f"speedup ({base} / {subject})")
+        right.plot(range(len(sizes)), speedup.values, color="black", marker="os^v"[j % 4],
+                   linestyle=["-", "--", "-.", ":"][j % 4],
+                   label=f"speedup ({base} / {subject})" + (f", {config_label(part.iloc[0], series)}" if series else ""))
+        top = max(top, float(speedup.max()) * 1.25)
+    if right is not None:
         right.axhline(1.0, color="black", linewidth=0.5, linestyle=":")
-        right.set_ylabel(f"speedup: {base} / {subject} time")
-        right.set_ylim(0, max(2.0, float(speedup.max()) * 1.25))
+        right.set_ylabel("speedup: baseline / offload time")
+        right.set_ylim(0, top)
         right.legend(fontsize="small", loc="upper right")
     ax.set_title("Query time vs dataset size", fontsize="medium")
     return save(fig, out / "scalability.png")
