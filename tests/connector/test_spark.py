@@ -173,8 +173,9 @@ def test_sql_view_using_the_source(answers):
 
 def test_scan_metrics_sum_the_class_replies_and_show_in_sparks_ui(answers, event_logs):
     """The connector's custom metrics per query: the class scanned every row of every object
-    once and returned what the query counted; no-offload returned every row; Spark's UI (REST
-    view of the SQL tab) and its event log show them."""
+    once and returned what the query counted; no-offload returned every row; the tasks'
+    requests, waits, decoding and Spark's work sum to within 10 % of their reading time; Spark's
+    UI (REST view of the SQL tab) and its event log show them."""
     m, data = answers[0]["metrics"], answers[1]
     objects = len(data.files)
     for reader, rows_out in (("offload", m["offload"]["rows"]), ("no-offload", data.rows)):
@@ -185,6 +186,10 @@ def test_scan_metrics_sum_the_class_replies_and_show_in_sparks_ui(answers, event
         phases = sum(scan[k] for k in ("read_ns", "decode_ns", "filter_ns", "project_ns", "encode_ns", "compress_ns",
                                        "reply_ns"))
         assert 0 < phases <= scan["total_ns"] <= scan["wall_ns"], (reader, scan)
+        # the tasks' side in time: requests, waits, decoding and Spark's work make up their reading
+        client = [scan[k] for k in ("client_request_ns", "reply_wait_ns", "client_decode_ns", "client_spark_ns")]
+        assert all(v > 0 for v in client) and abs(sum(client) - scan["client_reader_ns"]) <= 0.1 * \
+            scan["client_reader_ns"], (reader, scan)
     assert m["offload"]["scan"]["reply_bytes"] < m["no-offload"]["scan"]["reply_bytes"]
     assert m["vanilla"] == {}
     ui = m["ui"]   # the last sae-ceph scan: no-offload

@@ -85,7 +85,7 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():
     for name, plan in plans("tiny").items():
-        assert figure_names(plan) == DECLARED[name] + ["storage-phases", "storage-ops", "resources"], name
+        assert figure_names(plan) == DECLARED[name] + ["time-composition", "storage-phases", "storage-ops", "resources"], name
         assert type(plan).from_dict(plan.to_dict()).figures == plan.figures
 
 

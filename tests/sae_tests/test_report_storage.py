@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 
 from sae.results import plotting
-from sae.results.figures import host_rates, plot_storage_ops, plot_storage_phases
-from sae.results.storage_work import CLS_PHASES
+from sae.results.figures import host_rates, plot_storage_ops, plot_storage_phases, plot_time_composition
+from sae.results.storage_work import CLIENT_PHASES, CLS_PHASES
 
 
 def counters(times, values, measured=None, node="node1", counter="cpu_seconds"):
@@ -58,3 +58,24 @@ def test_storage_figures_stack_the_phases_per_selectivity_and_reader(tmp_path):
     tops = {round(b.get_x(), 3): b.get_y() + b.get_height() for b in bars}
     assert all(abs(top - 3.0) < 1e-9 for top in tops.values())   # stacked up to the class's total
     assert plot_storage_phases(df[df.reader == "vanilla"].drop(columns="cls_total_s"), tmp_path) == []
+
+
+def test_time_composition_stacks_a_requests_phases_per_selectivity_and_reader(tmp_path):
+    """Per request (the query's sums over its 8 calls): the compute side's phases stack up to the
+    measured reading time, the class's phases beside them; nothing for vanilla or old runs."""
+    client = {"client_request_s": 0.08, "reply_wait_s": 0.8, "client_decode_s": 0.4, "client_spark_s": 0.32,
+              "client_reader_s": 1.6}
+    df = _results()
+    df = df.assign(**{c: np.where(df["reader"] == "vanilla", np.nan, v) for c, v in client.items()})
+    with plotting.keeping_figures() as kept:
+        assert [p.name for p in plot_time_composition(df, tmp_path)] == ["time-composition.png"]
+    ax = dict(kept)[tmp_path / "time-composition.png"].axes[0]
+    bars = ax.patches
+    assert len(bars) == 4 * (len(CLIENT_PHASES) + len(CLS_PHASES))   # 2 selectivities x 2 readers
+    left = {}
+    for b in bars:
+        if b.get_x() + b.get_width() / 2 < round(b.get_x() + b.get_width() / 2):   # the compute side's bar
+            left[round(b.get_x(), 3)] = max(left.get(round(b.get_x(), 3), 0), b.get_y() + b.get_height())
+    assert len(left) == 4 and all(abs(top - 200.0) < 1e-6 for top in left.values())   # 1.6 s / 8 calls, in ms
+    assert plot_time_composition(df[df.reader == "vanilla"], tmp_path) == []
+    assert plot_time_composition(df.drop(columns="client_reader_s"), tmp_path) == []

@@ -33,10 +33,10 @@ STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "dep
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
-           "resources-disk", "storage-phases", "storage-ops", "queries")
+           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
-STANDARD_FIGURES = ("storage-phases", "storage-ops", "resources")
+STANDARD_FIGURES = ("time-composition", "storage-phases", "storage-ops", "resources")
 """The figures every report draws after the declared ones (each draws nothing without its data)."""
 SIZES = ("osd_size", "object_size")
 """Size parameters: any spelling in an experiment file, bytes once validated."""

@@ -17,6 +17,8 @@ report directory and returns the paths it wrote (none: nothing to draw).
 * ``resources-cpu.png`` / ``resources-net.png`` (figs. 10-11): per-host CPU (cores busy) and
   network (compute hosts: received, storage hosts: sent) over the median repetition of each
   configuration at the lowest selectivity, stacked by host, compute and storage in separate rows.
+* ``time-composition.png`` (fig. 19's question): per selectivity and reader, an object request's
+  compute-side time by the connector's phases beside the class's CPU by phase.
 * ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
   phase (read, decode, filter, aggregate, sort, project, encode, compress, reply) beside the storage hosts'
   measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
@@ -51,7 +53,7 @@ from .plotting import (CONFIG, config_colour, config_label, groups, measured, ot
                        stats, varying)
 from .results import RunDir, host_roles
 
-from .storage_work import CLS_PHASES
+from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
 
 
 SIDE_ROWS = {"cpu": (("compute", "cpu_seconds", "compute_cpu_s"), ("storage", "cpu_seconds", "storage_cpu_s")),
@@ -299,6 +301,41 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
     ax.set_title("Storage side: the object class's phases")
     ax.legend(fontsize="x-small", loc="upper left")
     return [save(fig, out / "storage-phases.png")]
+
+
+def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
+    """``time-composition.png`` (thesis fig. 19's question: where did a request's time go?): per
+    selectivity and reader, an object request's time on the compute side stacked by the
+    connector's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`; wall seconds per request,
+    medians of measured repetitions) with its measured reading time as a black tick, and beside it
+    the object class's CPU-seconds per request stacked by phase. Requests are pipelined
+    (``calls_in_flight``), so the class's work overlaps the waits rather than adding to them.
+    Empty without the connector's phases (vanilla only, or runs before they were measured)."""
+    cols = [client_column(p) for p in CLIENT_PHASES]
+    if not set(cols + ["client_reader_s", "cls_calls"]) <= set(df) or df["client_reader_s"].notna().sum() == 0:
+        return []
+    osd = [f"cls_{p}_s" for p in CLS_PHASES if f"cls_{p}_s" in df]
+    d = df[df["client_reader_s"].notna() & (df["cls_calls"] > 0)]
+    d = d.assign(**{c: d[c] / d["cls_calls"] for c in cols + osd + ["client_reader_s"]})
+    med, keys = _config_medians(d, cols + osd + ["client_reader_s"])
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(med) + 2), 4.5))
+    x = np.arange(len(med))
+    width = 0.4
+    for offset, columns, names in ((-width / 2, cols, CLIENT_PHASES), (width / 2, osd, [c[4:-2] for c in osd])):
+        bottom = np.zeros(len(med))
+        for col, name in zip(columns, names):
+            side = "compute" if offset < 0 else "OSD"
+            ax.bar(x + offset, med[col] * 1e3, width, bottom=bottom, label=f"{side}: {name}",
+                   hatch=None if offset < 0 else "..", edgecolor="white")
+            bottom += med[col].fillna(0).to_numpy() * 1e3
+    ax.scatter(x - width / 2, med["client_reader_s"] * 1e3, marker="_", s=300, color="black", zorder=3,
+               label="compute: measured reading time")
+    labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
+    ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel("ms per object request, median (left: compute wall; right: OSD CPU)")
+    ax.set_title("Where a request's time went", fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper left", ncol=2)
+    return [save(fig, out / "time-composition.png")]
 
 
 def plot_storage_ops(df: pd.DataFrame, out: Path) -> list[Path]:
@@ -625,6 +662,7 @@ DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
     "resources": plot_resources,
     "resources-disk": plot_devices,
     "storage-phases": lambda run, df, out: plot_storage_phases(df, out),
+    "time-composition": lambda run, df, out: plot_time_composition(df, out),
     "storage-ops": lambda run, df, out: plot_storage_ops(df, out),
 }
 """Figure name (:data:`sae.planning.spec.FIGURES`, the names an experiment declares) → its function."""

@@ -9,6 +9,8 @@
 * ``cls_*``: the object class's own measurement of its calls (phase CPU times, rows, batches,
   bytes; docs/protocol.md), summed over the query by the connector (DataSource V2 custom
   metrics) and reported by the application; offload and no-offload readers only.
+* ``reply_wait_s``, ``client_*_s``: the connector's own side of the reading in time
+  (:data:`CLIENT_PHASES`), from the same metrics.
 """
 from __future__ import annotations
 
@@ -31,14 +33,29 @@ CLS_PHASES = ("read", "decode", "filter", "aggregate", "sort", "project", "encod
 STAGE = "sae storage ops"
 
 
+CLIENT_PHASES = ("request", "wait", "decode", "spark")
+"""The connector's side of a query's reading, in order, as wall seconds summed over its tasks:
+building and sending requests, waiting for replies (``reply_wait_s``), opening and decoding them,
+and Spark's own work on the batches between reads (``client_<phase>_s``); together they make up
+``client_reader_s``, each task from its first read to its last."""
+
+
+def client_column(phase: str) -> str:
+    """The results column of a client phase (:data:`CLIENT_PHASES`)."""
+    return "reply_wait_s" if phase == "wait" else f"client_{phase}_s"
+
+
 def cls_columns(scan: dict | None) -> dict:
-    """The results columns of the connector's per-query sums: ``*_ns`` → ``cls_*_s`` (seconds),
-    counts as ``cls_*`` (``cls_calls``, ``cls_rows_in``, ``cls_batches_out``, ...), and the
-    tasks' ``reply_wait_s``; empty for a reader without them (vanilla)."""
+    """The results columns of the connector's per-query sums: the class's ``*_ns`` →
+    ``cls_*_s`` (seconds), counts as ``cls_*`` (``cls_calls``, ``cls_rows_in``,
+    ``cls_batches_out``, ...), and the tasks' own times (``reply_wait_s``, ``client_*_s``:
+    :data:`CLIENT_PHASES`); empty for a reader without them (vanilla)."""
     out = {}
     for name, value in (scan or {}).items():
         if name == "reply_wait_ns":
             out["reply_wait_s"] = value / 1e9
+        elif name.startswith("client_") and name.endswith("_ns"):
+            out[f"{name[:-3]}_s"] = value / 1e9
         elif name.endswith("_ns"):
             out[f"cls_{name[:-3]}_s"] = value / 1e9
         else:

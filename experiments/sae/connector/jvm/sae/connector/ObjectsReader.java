@@ -55,6 +55,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private VectorizedParquetRecordReader parquet;
   private Path spooled;
   private final long[] metrics = new long[ScanMetrics.NAMES.size()];
+  /** nanoTime of the task's first read, and of the last batch handed to Spark (0: none waiting). */
+  private long firstRead, handedOver;
 
   private ObjectsReader(Factory f, List<CephFiles.ObjectRef> objects) throws IOException {
     this.f = f;
@@ -81,37 +83,63 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
+  /**
+   * The next batch. Times the task's reading (ScanMetrics' client phases): Spark's work since the
+   * last batch was handed over, then requests, waits and decoding until the next one.
+   */
   @Override
   public boolean next() throws IOException {
+    long entered = System.nanoTime();
+    if (firstRead == 0) firstRead = entered;
+    if (handedOver != 0) metrics[ScanMetrics.SPARK_NS] += entered - handedOver;
+    boolean more = advance();
+    long left = System.nanoTime();
+    metrics[ScanMetrics.READER_NS] = left - firstRead;
+    handedOver = more ? left : 0;
+    return more;
+  }
+
+  private boolean advance() throws IOException {
     while (true) {
-      if (parquet != null) {
-        if (parquet.nextBatch()) {
-          batch = parquet.resultBatch();
+      long t = System.nanoTime();
+      if (parquet != null) {   // decoding counts until the batch is ready or the reply freed
+        boolean more = parquet.nextBatch();
+        if (more) batch = parquet.resultBatch();
+        else closeStream();
+        metrics[ScanMetrics.DECODE_NS] += System.nanoTime() - t;
+        if (more) {
           if (batch.numRows() == 0) continue;
           return true;
         }
-        closeStream();
       }
       if (stream != null) {
-        if (stream.loadNextBatch()) {
-          int rows = root.getRowCount();
+        boolean more = stream.loadNextBatch();
+        int rows = more ? root.getRowCount() : 0;
+        if (rows > 0) for (Column c : columns) c.loaded();
+        else if (!more) closeStream();
+        metrics[ScanMetrics.DECODE_NS] += System.nanoTime() - t;
+        if (more) {
           if (rows == 0) continue;
-          for (Column c : columns) c.loaded();
           batch.setNumRows(rows);
           return true;
         }
-        closeStream();
       }
+      t = System.nanoTime();
       fill();
+      metrics[ScanMetrics.REQUEST_NS] += System.nanoTime() - t;
       if (inFlight.isEmpty()) return false;
       call = inFlight.poll();
       current++;
+      t = System.nanoTime();
       fill();
       long waited = System.nanoTime();
+      metrics[ScanMetrics.REQUEST_NS] += waited - t;
       ByteBuffer reply = call.await();
-      metrics[ScanMetrics.WAIT_NS] += System.nanoTime() - waited;
+      long arrived = System.nanoTime();
+      metrics[ScanMetrics.WAIT_NS] += arrived - waited;
       metrics[ScanMetrics.CALLS]++;
       open(reply);
+      metrics[ScanMetrics.DECODE_NS] += System.nanoTime() - arrived;
     }
   }
 

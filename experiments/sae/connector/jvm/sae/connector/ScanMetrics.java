@@ -17,15 +17,16 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * A query's sae-ceph numbers as DataSource V2 custom metrics (Spark's SQL UI and event log show
  * them per scan): every stat the class returns with a reply ({@link Protocol#STATS}, summed over
- * the query's calls), the calls made, the time tasks waited for replies, and how many replies
- * were whole objects.
+ * the query's calls), the calls made, the time tasks waited for replies, how many replies were
+ * whole objects, and the rest of the tasks' reading in time: requests, decoding, Spark's work
+ * between reads, and the whole.
  */
 public final class ScanMetrics {
   /** Metric names: the protocol's stats, then the connector's own. */
   static final List<String> NAMES;
   private static final List<String> UNITS;
   private static final List<String> DOCS;
-  static final int CALLS, WAIT_NS, WHOLE_OBJECTS;
+  static final int CALLS, WAIT_NS, WHOLE_OBJECTS, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -40,12 +41,30 @@ public final class ScanMetrics {
     names.add("whole_objects");
     units.add("count");
     docs.add("replies that were the object itself (every row passed)");
+    // a task's reading split in time (wall): requests, waits, decoding, and Spark's own work on
+    // the batches between reads; together they make up client_reader_ns
+    names.add("client_request_ns");
+    units.add("ns");
+    docs.add("time tasks spent building and sending requests");
+    names.add("client_decode_ns");
+    units.add("ns");
+    docs.add("time tasks spent opening replies and decoding their batches");
+    names.add("client_spark_ns");
+    units.add("ns");
+    docs.add("time Spark spent on the batches between reads");
+    names.add("client_reader_ns");
+    units.add("ns");
+    docs.add("time tasks read, from their first read to their last");
     NAMES = List.copyOf(names);
     UNITS = List.copyOf(units);
     DOCS = List.copyOf(docs);
     CALLS = NAMES.indexOf("calls");
     WAIT_NS = NAMES.indexOf("reply_wait_ns");
     WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
+    REQUEST_NS = NAMES.indexOf("client_request_ns");
+    DECODE_NS = NAMES.indexOf("client_decode_ns");
+    SPARK_NS = NAMES.indexOf("client_spark_ns");
+    READER_NS = NAMES.indexOf("client_reader_ns");
   }
 
   private ScanMetrics() {}
