@@ -318,23 +318,25 @@ def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
     d = df[df["client_reader_s"].notna() & (df["cls_calls"] > 0)]
     d = d.assign(**{c: d[c] / d["cls_calls"] for c in cols + osd + ["client_reader_s"]})
     med, keys = _config_medians(d, cols + osd + ["client_reader_s"])
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(med) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(med) + 2) + 2.5, 4.5))
     x = np.arange(len(med))
     width = 0.4
-    for offset, columns, names in ((-width / 2, cols, CLIENT_PHASES), (width / 2, osd, [c[4:-2] for c in osd])):
+    sides = ((-width / 2, "compute", cols, CLIENT_PHASES, plt.cm.tab10.colors),
+             (width / 2, "OSD", osd, [c[4:-2] for c in osd], plt.cm.Pastel1.colors))
+    for offset, side, columns, names, colours in sides:
         bottom = np.zeros(len(med))
-        for col, name in zip(columns, names):
-            side = "compute" if offset < 0 else "OSD"
+        for i, (col, name) in enumerate(zip(columns, names)):
             ax.bar(x + offset, med[col] * 1e3, width, bottom=bottom, label=f"{side}: {name}",
-                   hatch=None if offset < 0 else "..", edgecolor="white")
+                   color=colours[i % len(colours)], edgecolor="white")
             bottom += med[col].fillna(0).to_numpy() * 1e3
     ax.scatter(x - width / 2, med["client_reader_s"] * 1e3, marker="_", s=300, color="black", zorder=3,
                label="compute: measured reading time")
     labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
-    ax.set_ylabel("ms per object request, median (left: compute wall; right: OSD CPU)")
-    ax.set_title("Where a request's time went", fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper left", ncol=2)
+    ax.set_ylabel("ms per object request, median")
+    ax.set_title("Where a request's time went (left bar: compute side, wall; right bar: OSD, CPU)",
+                 fontsize="medium")
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return [save(fig, out / "time-composition.png")]
 
 
