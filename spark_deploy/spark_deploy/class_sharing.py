@@ -7,7 +7,7 @@ query): 38 CPU-s without an archive, 23 with one; a driver alone in local mode 1
 How (JDK's dynamic CDS archives, ``-XX:ArchiveClassesAtExit`` / ``-XX:SharedArchiveFile``):
 
 * the first client-mode application of a Spark home, Java and class path dumps the classes it
-  loaded when its driver exits (about 15 CPU-s once, 150 MB on disk), under
+  loaded when its driver exits (about 15 CPU-s once, ~160 MB on disk), under
   ``{SOFTWARE_ROOT}/spark/class-archives/<spark home>/<key>.jsa``; the key covers the Spark home,
   the class path and the ``java`` binary and ``jars/`` directory's stat, so a new JDK or Spark gets
   a new archive; a failed application's dump is dropped;
@@ -19,7 +19,8 @@ How (JDK's dynamic CDS archives, ``-XX:ArchiveClassesAtExit`` / ``-XX:SharedArch
   nothing in Spark's jars has a configuration file's name, so the order changes no setting.
 
 ``SparkOptions(class_sharing=False)`` leaves the JVMs as Spark starts them. A JVM that cannot
-use an archive (e.g. a JDK changed in place) logs a warning and starts without it.
+use an archive starts without it: silently when its class path does not match (``-Xlog:cds=info``
+says why), with a warning when the archive is broken or from another JDK build.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import tempfile
 from pathlib import Path
 
 from metareserve import runtime
+from metareserve.errors import SaeError
+from metareserve.log import node_log
 
 from . import remote
 
@@ -67,7 +70,7 @@ def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
     driver = spark.driver_node
 
     def user(key: str) -> str:
-        return str(conf.get(key, spark.options.conf.get(key, "")))
+        return spark.options.setting(conf, key)
     home = spark.spark_home(driver)
     classpath = _joined(user(DRIVER_CLASSPATH), f"{home}/jars/*", sep=":")
     nodes = list(dict.fromkeys([driver, *spark.worker_nodes]))
@@ -79,6 +82,8 @@ def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
     out = {DRIVER_CLASSPATH: classpath}
     if not found[driver]["exists"]:
         dump = f"{archive}.{tag}.tmp"
+        node_log(driver, stage, "no class archive for this Spark and class path yet: the driver saves the classes "
+                                "it loads when it exits (once; later applications start faster)")
         # -Xlog:cds=off: the dump warns once per class it skips (thousands of lines on stdout)
         out[DRIVER_OPTIONS] = _joined(user(DRIVER_OPTIONS), f"-XX:ArchiveClassesAtExit={dump} -Xlog:cds=off", sep=" ")
         return Sharing(archive, dump, out)
@@ -101,8 +106,14 @@ def _copy(spark, archive: str, source: str, nodes: list[str], *, stage: str) -> 
 
 
 def finish(spark, sharing: Sharing | None, succeeded: bool, *, stage: str) -> None:
-    """Keep the archive a driver dumped at exit if its application succeeded, else drop it."""
+    """Keep the archive a driver dumped at exit if its application succeeded, else drop it (if
+    even that fails, e.g. the node is gone, it is logged: the submit's own error matters more)."""
     if sharing and sharing.dump:
         node = spark.driver_node
-        spark.cluster.call(remote, "keep_archive", sharing.dump, sharing.archive, succeeded,
-                           nodes=[node], stage=stage)
+        try:
+            spark.cluster.call(remote, "keep_archive", sharing.dump, sharing.archive, succeeded,
+                               nodes=[node], stage=stage)
+        except SaeError as e:
+            if succeeded:
+                raise
+            node_log(node, stage, f"could not drop the unfinished class archive {sharing.dump}: {e}")

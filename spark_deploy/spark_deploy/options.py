@@ -123,6 +123,11 @@ class SparkOptions:
             tarball_name(self.spark_source)
         return self
 
+    def setting(self, conf: dict, key: str) -> str:
+        """An application's value of Spark property ``key``: its own ``conf``, else the
+        deployment's (spark-defaults), else empty."""
+        return str(conf.get(key) or self.conf.get(key, ""))
+
     @property
     def requirements(self) -> list[str]:
         """Python requirements of the node venv (pyspark only when Spark comes from PyPI)."""

@@ -75,9 +75,6 @@ def build_argv(*, spark_home: str, master_url: str, deploy_mode: str, app: str, 
     return argv + list(spark_args) + [app] + [str(a) for a in args]
 
 
-DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
-
-
 def _driver_secret_args(spark, path: str, nodes: list[str], conf: dict) -> str:
     """The cluster-mode driver's extra Java options, reading the RPC secret from ``path``.
 
@@ -88,7 +85,7 @@ def _driver_secret_args(spark, path: str, nodes: list[str], conf: dict) -> str:
     secret = spark.auth_secret(STAGE)
     spark.cluster.call(node_agent, "write_file", path, f"-Dspark.authenticate.secret={secret}\n",
                        mode=0o600, nodes=nodes, stage=STAGE)
-    user = conf.get(DRIVER_JAVA_OPTIONS) or spark.options.conf.get(DRIVER_JAVA_OPTIONS, "")
+    user = spark.options.setting(conf, class_sharing.DRIVER_OPTIONS)
     return f"@{path} {user}".strip()
 
 
@@ -177,7 +174,7 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     if own_events:
         conf["spark.eventLog.dir"] = f"file://{rdir}/events"
     if deploy_mode == "cluster":
-        conf[DRIVER_JAVA_OPTIONS] = _driver_secret_args(spark, f"{rdir}/driver-auth.args", targets, conf)
+        conf[class_sharing.DRIVER_OPTIONS] = _driver_secret_args(spark, f"{rdir}/driver-auth.args", targets, conf)
         sharing = None
     else:
         sharing = class_sharing.prepare(spark, conf, sid, stage=STAGE)
