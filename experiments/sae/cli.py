@@ -190,6 +190,31 @@ def history(experiment, out, lookback, threshold, html_dir):
 
 
 @main.command()
+@click.argument("runs", nargs=-1, type=click.Path(), metavar="RUN_DIR...")
+@click.option("--validate-on", multiple=True, type=click.Path(), metavar="RUN_DIR",
+              help="Also predict these runs (not fitted on) and print the errors (repeatable).")
+@click.option("--selectivity", "selectivities", multiple=True, type=float, metavar="PCT",
+              help="Predict at this selectivity (repeatable; default 1, 10, 50, 100).")
+@click.option("--object-size", metavar="SIZE", help="Object size, e.g. 64MiB (default: the first fitted point's).")
+@click.option("--rows", type=float, metavar="N", help="Rows each query scans (default: the first fitted point's).")
+@click.option("--data", metavar="SIZE", help="Or the stored size each query scans, e.g. 512GiB.")
+@click.option("--link-rate", metavar="RATE", help="Link between the sides, e.g. 10gbit or unlimited.")
+@click.option("--storage-cores", type=float, metavar="N", help="Cores of the storage side.")
+@click.option("--compute-cores", type=float, metavar="N", help="Cores of the compute side.")
+@click.option("--compression", metavar="CODEC", help="Reply compression (one the fitted runs used).")
+@click.option("--shared-cores/--separate-cores", default=None, help="Whether both sides run on the same cores.")
+@click.option("--cluster", metavar="NAME", help="A what-if cluster to start from: thesis (8 + 8 m510 hosts, 10 GbE).")
+@click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
+@handle_errors
+def advise(runs, validate_on, selectivities, as_json, **options):
+    """Fit the cost model on RUN_DIR... and predict each reader's time at a configuration, the
+    selectivity where offloading stops paying, and (--validate-on) how well it predicts other runs."""
+    from .results.advice import advise as advise_on
+    result = advise_on(runs, validate_on=validate_on, selectivities=selectivities, **options)
+    click.echo(json.dumps(result.to_dict(), indent=1, default=str) if as_json else result.text())
+
+
+@main.command()
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Stop the stack on these nodes (default: every cluster sae reserved).")
 @click.option("--keep-nodes", is_flag=True, help="Stop the stack but do not release the nodes.")
