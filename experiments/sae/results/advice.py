@@ -193,8 +193,8 @@ class Constant:
     why: str = ""
 
     def text(self) -> str:
-        value = f"{self.value:.4g} {self.unit}" if self.fitted else f"not fitted ({self.why})"
-        return f"{self.name:26} {value:28} {self.what}"
+        value = f"{self.value:.4g} {self.unit}" if self.fitted else "not fitted (0)"
+        return f"{self.name:26} {value:20} {self.what}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -385,6 +385,7 @@ def observations(paths) -> tuple[pd.DataFrame, list[str]]:
     frames, left = [], collections.Counter()
     for p in paths:
         run = Run.load(p)
+        run.label = str(run.root)
         why = exclusions(run)
         left.update(why[why != ""])
         frames.append(point_medians(run, run.results[why == ""].copy()))
@@ -460,7 +461,7 @@ def identified(design: np.ndarray, names: list[str]) -> dict[str, str]:
         coef = np.linalg.lstsq(scaled[:, kept], scaled[:, j], rcond=None)[0]
         with_ = [names[k] for k, c in zip(kept, coef) if abs(c) > 1e-6]
         why[name] = (f"{len(design)} points are too few" if len(kept) >= len(design) else
-                     f"varies with {', '.join(with_)} in these runs")
+                     f"in these runs it moves in step with {', '.join(with_)}")
     return why
 
 
@@ -493,8 +494,8 @@ def fit_observations(data: pd.DataFrame, left_out=()) -> Model:
     runs = tuple(dict.fromkeys(data["run"])) if "run" in data else ()
     seen = [r for r in PATHS if "reader" in data and r in set(data["reader"])]
     if not set(seen) & set(SUBJECTS) or not set(seen) & set(BASES):
-        raise UsageError(f"{', '.join(runs) or 'the runs'}: measured readers {', '.join(seen) or 'none'}; the model "
-                         f"needs {' or '.join(SUBJECTS)} and a baseline ({', '.join(BASES)}) in the runs it is fitted on")
+        raise UsageError(f"{', '.join(runs) or 'the runs'}: measured readers {', '.join(seen) or 'none'}; the "
+                         f"model needs {' or '.join(SUBJECTS)} and a baseline ({', '.join(BASES)}) to fit on")
     shape = fit_shape(data)
     connector = data["reader"].map(path) != FILES
     codecs = sorted(set(data.loc[connector, "compression"].dropna()) & {c for c, _ in shape.reply_bytes_per_row})
@@ -796,3 +797,19 @@ def advise(runs, *, validate_on=(), selectivities=None, **options) -> Advice:
                         for s in sorted(sels) for r in model.readers)
     validation = validate(model, validate_on) if validate_on else None
     return Advice(model, config, predictions, model.crossover(config), validation)
+
+
+def report_lines(root, df: pd.DataFrame) -> list[str]:
+    """The report's crossover lines for a run measuring an offloading reader and a baseline at two
+    or more selectivities: per configuration, the measured crossover beside the model's, fitted on
+    the run itself; [] for other runs."""
+    if "reader" not in df or "selectivity" not in df or df["selectivity"].nunique() < 2 \
+            or not set(df["reader"]) & set(SUBJECTS) or not set(df["reader"]) & set(BASES):
+        return []
+    try:
+        checks = validate(fit([root]), [root]).crossovers
+    except UsageError as e:
+        return [f"crossover: the cost model could not be fitted on this run ({e})"]
+    return [f"crossover{'' if c.label == 'all' else f' at {c.label}'}: measured: {c.measured.text()}; the cost "
+            f"model's (sae advise, fitted on this run itself): {c.predicted.text()}"
+            for c in checks if c.measured.verdict != "unknown"]

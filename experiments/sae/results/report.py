@@ -300,6 +300,7 @@ during the query. The paper's figures (at 1 %, against its no-offload baseline):
 <table><tr>{% for h in summary[0] %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for r in summary[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
 {% else %}<p>No offload point has a baseline at the same parameters in this run.</p>{% endif %}
+{% for line in crossover %}<p class="note">{{ line }}.</p>{% endfor %}
 <h2>Figures</h2>
 {% for name, data in figures %}<img src="data:image/png;base64,{{ data }}" alt="{{ name }}" title="{{ name }}">
 {% endfor %}
@@ -338,8 +339,9 @@ def description(run: RunDir) -> str:
 
 
 def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], note: str = "",
-               said: "Statements | None" = None) -> Path:
-    """``report/index.html``: one self-contained page (figures embedded as data URIs)."""
+               said: "Statements | None" = None, crossover: list[str] = ()) -> Path:
+    """``report/index.html``: one self-contained page (figures embedded as data URIs); ``crossover``:
+    the measured and the cost model's crossover (:func:`sae.results.advice.report_lines`)."""
     plan = run.load_plan()
     said = said or statements(df, s)
     layout = run.read_yaml(run.layout)
@@ -355,7 +357,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         description=description(run), said=said,
         definitions=[(r.name, r.definition) for r in readers.READERS.values()
                      if "reader" in df and r.name in set(df["reader"])],
-        summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
+        summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], crossover=crossover, paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
         points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
         host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
@@ -389,11 +391,14 @@ def make_report(path) -> list[Path]:
     s.to_csv(run.report / "summary.csv", index=False)
     note = window_note(df)
     said = statements(df, s)
-    lines = [summary_text(s), *(f"warning: {note}" for _ in [note] if note), *capacity_report.summary_lines(run),
+    from .advice import report_lines   # advice reads runs as compare does, which imports this module
+    crossover = report_lines(run.root, df)
+    lines = [summary_text(s), *crossover, *(f"warning: {note}" for _ in [note] if note),
+             *capacity_report.summary_lines(run),
              *said.lines()]
     (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
-                      write_html(run, df, s, figures, note, said)]
+                      write_html(run, df, s, figures, note, said, crossover)]
 
 
 def summary_of(path) -> str:
