@@ -569,11 +569,13 @@ class PickCheck:
 
 @dataclasses.dataclass(frozen=True)
 class CrossoverCheck:
-    """At one configuration measured over several selectivities: measured and predicted crossover."""
+    """At one configuration measured over several selectivities: the measured and the predicted
+    crossover (both interpolated between the measured selectivities) and the model's own curve's."""
 
     label: str
     measured: Crossover
     predicted: Crossover
+    curve: Crossover
 
     @property
     def distance(self) -> float:
@@ -611,7 +613,8 @@ class Validation:
             *(f"fastest at {c.label}: measured {c.measured} (runner-up {c.margin.text()} its time), predicted "
               f"{c.predicted}: {'right' if c.right else 'wrong'}" for c in self.picks),
             *(f"crossover at {c.label}: measured: {c.measured.text()}; predicted: {c.predicted.text()}"
-              + ("" if math.isnan(c.distance) else f" ({c.distance:.1f} points apart)") for c in self.crossovers),
+              + ("" if math.isnan(c.distance) else f" ({c.distance:.1f} points apart)")
+              + f"; the model's curve: {c.curve.text()}" for c in self.crossovers),
             f"validation: median |time error| {self.median_error:.0%} over {len(self.points)} points; fastest "
             f"reader picked at {sum(c.right for c in self.picks)} of {len(self.picks)} configurations; crossover "
             f"within {CROSSOVER_POINTS:g} points at {sum(c.agrees for c in known)} of {len(known)} "
@@ -642,8 +645,8 @@ def validate(model: Model, paths) -> Validation:
                        group=labels(data, ["run", *(c for c in scope if c != "selectivity")]))
     points = tuple(PointCheck(row["point_label"], row["reader"], float(row["total_s"]), float(row["predicted"]),
                               int(row["n"])) for _, row in data.iterrows())
-    return Validation(model, tuple(dict.fromkeys(data["run"])), points, picks(data),
-                      crossovers(model, data), tuple(left))
+    return Validation(model, tuple(dict.fromkeys(data["run"])), points, picks(data), crossovers(model, data),
+                      tuple(left))
 
 
 def picks(data: pd.DataFrame) -> tuple[PickCheck, ...]:
@@ -661,24 +664,24 @@ def picks(data: pd.DataFrame) -> tuple[PickCheck, ...]:
 
 def crossovers(model: Model, data: pd.DataFrame) -> tuple[CrossoverCheck, ...]:
     """A :class:`CrossoverCheck` per configuration (less the selectivity) with an offloading reader
-    and a baseline, measured over the selectivities where both were, predicted over the same span."""
+    and a baseline: the measured medians' crossover and the predicted times', both interpolated
+    between the selectivities measured (so they differ by the model's error alone), and the
+    model's curve's over the same span."""
     out = []
     for label, g in data.groupby("group", sort=False):
-        measured = measured_crossover(g)
-        if measured.verdict == "unknown" and not measured.subject:
-            continue
-        config = g["config"].iloc[0]
-        predicted = model.crossover(config, list(g["reader"].unique()), *(
-            (measured.low, measured.high) if measured.verdict != "unknown" else (1.0, 100.0)))
-        out.append(CrossoverCheck(label, measured, predicted))
+        measured = crossover_of(g, "total_s")
+        if measured.subject:
+            span = (measured.low, measured.high) if measured.verdict != "unknown" else (1.0, 100.0)
+            curve = model.crossover(g["config"].iloc[0], list(g["reader"].unique()), *span)
+            out.append(CrossoverCheck(label, measured, crossover_of(g, "predicted"), curve))
     return tuple(out)
 
 
-def measured_crossover(g: pd.DataFrame) -> Crossover:
-    """The crossover of one configuration's measured medians (``reader``, ``selectivity``,
-    ``total_s``): the first offloading reader against the fastest baseline at each selectivity
+def crossover_of(g: pd.DataFrame, value: str) -> Crossover:
+    """The crossover of one configuration's ``value`` (``total_s`` or ``predicted``) per reader and
+    selectivity: the first offloading reader against the fastest baseline at each selectivity
     where both were measured."""
-    times = g.pivot_table(index="selectivity", columns="reader", values="total_s", aggfunc="median")
+    times = g.pivot_table(index="selectivity", columns="reader", values=value, aggfunc="median")
     subject = next((r for r in SUBJECTS if r in times), None)
     bases = [r for r in BASES if r in times]
     if not subject or not bases:
@@ -811,5 +814,6 @@ def report_lines(root, df: pd.DataFrame) -> list[str]:
     except UsageError as e:
         return [f"crossover: the cost model could not be fitted on this run ({e})"]
     return [f"crossover{'' if c.label == 'all' else f' at {c.label}'}: measured: {c.measured.text()}; the cost "
-            f"model's (sae advise, fitted on this run itself): {c.predicted.text()}"
+            f"model's (sae advise, fitted on this run itself): {c.predicted.text()} (both interpolated between "
+            f"the measured selectivities; its curve: {c.curve.text()})"
             for c in checks if c.measured.verdict != "unknown"]
