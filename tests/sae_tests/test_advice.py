@@ -206,6 +206,8 @@ def test_advise_prints_constants_predictions_crossover_and_validation(runs):
     data = json.loads(r.output)
     assert data["config"]["rows"] == pytest.approx(2 ** 30 / STORED) and data["config"]["storage_cores"] == 64
     assert {c["name"] for c in data["constants"]} == set(TRUTH) and len(data["predictions"]) == 12
+    data = json.loads(invoke(runs["a"], "--json", "--link-rate", "unlimited", "--selectivity", 2).output)
+    assert data["config"]["link_bps"] is None and [p["transfer_s"] for p in data["predictions"]] == [0, 0, 0]
     assert sae.advise is advice.advise
 
 

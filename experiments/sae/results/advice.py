@@ -403,8 +403,8 @@ def point_medians(run: Run, df: pd.DataFrame) -> pd.DataFrame:
             if c in df:
                 df[name] = df[name].fillna(pd.to_numeric(df[c], errors="coerce"))
         if df[name].isna().any():
-            raise UsageError(f"{run.root}: no measured {name.replace('_', ' ')} ({columns[0]}); "
-                             f"the model needs each point's capacities (sae records them since host capacities)")
+            raise UsageError(f"{run.root}: no {columns[0]} in results.parquet; the model needs each point's "
+                             f"measured capacities, which runs of a current sae record")
     measures = [c for c in (*MEASURES, *CAPACITIES) if c in df]
     params = [c for c in PARAMS if c in df]
     df = df.assign(**{c: pd.to_numeric(df[c], errors="coerce") for c in measures})
@@ -420,12 +420,11 @@ def config_of(row) -> Config:
     links = int(row.get("link_multiplier", 1) or 1) * int(row.get("copy_multiplier", 1) or 1)
     hosts = lambda side: set(str(row.get(f"{side}_hosts") or "").split(",")) - {""}  # noqa: E731
     shared = str(row.get("cluster_cores")) == "shared" or bool(hosts("storage") & hosts("compute"))
-    compression = row.get("compression")
+    compression, whole = row.get("compression"), row.get("whole_objects")
     return Config(float(row["selectivity"]), float(row["rows"]) * links, int(row["object_size"]),
                   float(row["storage_cores"]), float(row["compute_cores"]), float(row["link_bps"]),
                   compression if isinstance(compression, str) else "zstd",
-                  bool(row.get("whole_objects", True)) if not pd.isna(row.get("whole_objects", True)) else True,
-                  links, shared)
+                  True if whole is None or pd.isna(whole) else bool(whole), links, shared)
 
 
 # ---- the fit
@@ -720,11 +719,12 @@ class Advice:
                           *([self.validation.text()] if self.validation else [])])
 
     def to_dict(self) -> dict:
-        """Plain data (``--json``)."""
+        """Plain data (``--json``; numbers that are not finite, such as an unlimited link, as None)."""
         plain = lambda x: dataclasses.asdict(x) if dataclasses.is_dataclass(x) else x  # noqa: E731
         out = {"runs": list(self.model.runs), "points": self.model.points, "left_out": list(self.model.left_out),
                "shape": plain(self.model.shape),
-               "constants": [plain(c) for c in self.model.constants], "config": plain(self.config),
+               "constants": [plain(c) for c in self.model.constants],
+               "config": {k: v for k, v in plain(self.config).items() if k != "selectivity"},
                "predictions": [{k: v for k, v in plain(p).items() if k != "config"} | {
                    "selectivity": p.config.selectivity, "bound": p.bound} for p in self.predictions],
                "crossover": plain(self.crossover)}
@@ -737,7 +737,16 @@ class Advice:
                                  "crossovers": [{"label": c.label, "measured": plain(c.measured),
                                                  "predicted": plain(c.predicted), "distance": c.distance,
                                                  "agrees": c.agrees} for c in v.crossovers]}
-        return out
+        return finite(out)
+
+
+def finite(value):
+    """``value`` with every float that is not finite (NaN, infinity) replaced by None, recursively."""
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def positive(value, option: str) -> float:
