@@ -231,13 +231,20 @@ def test_bad_options_are_refused_in_one_line(runs, tmp_path, args, message):
 
 def test_bad_runs_are_refused_in_one_line(tmp_path):
     only_offload = write_run(tmp_path / "off", grid(rows=(1_000_000,), readers=("offload",)))
+    auto_only = write_run(tmp_path / "auto", grid(rows=(1_000_000,), sizes=(16 * MIB,), links=(1e9,), sels=(1,),
+                                                  readers=("offload",)))
+    df = sae.load_results(auto_only).assign(reader="auto")
+    write_frame(df, auto_only / "results.parquet")
     pending = tmp_path / "pending"
     pending.mkdir()
     (pending / "ledger.json").write_text("{}")
     for args, message in [((), "advise needs one or more run directories"),
                           ((tmp_path / "nowhere",), "not an sae run directory"),
                           ((pending,), "no results.parquet yet"),
-                          ((only_offload,), "measured readers offload; the model needs offload and a baseline")]:
+                          ((only_offload,), "measured readers offload; the model needs offload and a baseline"),
+                          ((REAL / "objectsize_selectivity" / "latest" / "raw",), "not an sae run directory"),
+                          ((auto_only,), "no point the model covers (left out: repetitions of readers the model does "
+                                         "not cover (it covers offload, no-offload, vanilla): 2")]:
         r = invoke(*args)
         assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
 

@@ -485,6 +485,8 @@ def fit(paths) -> Model:
     if not paths:
         raise UsageError("advise needs one or more run directories to fit on")
     data, left = observations(paths)
+    if data.empty:
+        raise UsageError(f"{', '.join(map(str, paths))}: no point the model covers (left out: {'; '.join(left)})")
     return fit_observations(data, left)
 
 
