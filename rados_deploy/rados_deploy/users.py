@@ -23,8 +23,9 @@ class CephUser:
 class ClientUsers:
     """Who may do what on a cluster whose CephFS data pool is ``data_pool``:
 
-    - ``scan``: reads CephFS metadata (list, stat, layouts) and calls the object class on the data
-      pool, nothing else: no plain object reads or writes, no other pool (the offloading connector);
+    - ``scan``: reads CephFS metadata (list, stat, layouts), calls the object class on the data
+      pool and reads its objects (the offloading connector; its mode ``auto`` may read an object
+      whole instead of calling the class), nothing else: no writes, no other pool;
     - ``fs_read``: reads CephFS, read-only (a ceph-fuse mount for vanilla readers);
     - ``fs_write``: writes CephFS files and layouts into the data pool and evicts a dead writer's
       MDS session (an MDS ``tell``, which needs ``mds 'allow *'``): data deployment;
@@ -41,7 +42,7 @@ class ClientUsers:
         return cls(
             admin=CephUser("admin", dict(ADMIN_CAPS)),
             scan=CephUser("sae-scan", {"mds": "allow r", "mon": "allow r",
-                                       "osd": f"allow pool={data_pool} class {class_name}"}),
+                                       "osd": f"allow r pool={data_pool}, allow pool={data_pool} class {class_name}"}),
             fs_read=CephUser("fs-read", {"mds": "allow r", "mon": "allow r", "osd": f"allow r pool={data_pool}"}),
             fs_write=CephUser("fs-write", {"mds": "allow *", "mon": "allow r", "osd": f"allow rw pool={data_pool}"}))
 

@@ -3,6 +3,7 @@
 dominates); the tests check its answers."""
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -87,7 +88,22 @@ def test_selectivities_agree_across_readers(answers):
         r = out["selectivity"][sel]
         assert same(r["offload"], r["vanilla"]) and same(r["no-offload"], r["vanilla"]), (sel, r)
         assert same(r["offload-x2"], r["vanilla"]), (sel, r)   # two objects per task, calls in flight together
+        assert same(r["auto"], r["vanilla"]), (sel, r)   # some objects pushed, some read whole
         assert abs(r["vanilla"][0] - fraction * data.rows) <= 0.002 * data.rows, (sel, r)
+
+
+def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
+    """Mode auto, each selectivity a new query shape: the first object is pushed, the next read
+    whole, then each the way that cost less; every object is read exactly once one way or the
+    other, the OSD scans only the pushed ones, and Spark checks the filter again above the scan."""
+    out, data = answers
+    objects = len(data.files)
+    for sel in SELECTIVITIES:
+        scan, plan = out["selectivity"][sel]["auto-scan"], out["selectivity"][sel]["auto-plan"]
+        assert scan["calls"] >= 1 and scan["objects_read_whole"] >= 1, (sel, scan)
+        assert scan["calls"] + scan["objects_read_whole"] == objects, (sel, scan)
+        assert scan["rows_in"] < data.rows, (sel, scan)   # the objects read whole were not scanned in the OSD
+        assert "mode=auto" in plan and re.search(r"Filter .*total_amount#\d+ < ", plan), plan
 
 
 def test_filters_are_pushed(answers):
@@ -273,6 +289,7 @@ def test_query_shapes_agree_across_readers(answers, name):
     got = {reader: json.dumps(r[reader]["rows"]) for reader in r}
     assert queries.same_answers(list(got.values())), (name, got)
     assert r["vanilla"]["rows"], name
+    assert not any(op in s for s in r["auto"]["scans"] for op in ("GroupBy:", "TopN:", "Limit:")), r["auto"]["scans"]
 
 
 def test_aggregates_run_in_the_osds_and_move_a_row_per_group(answers):

@@ -214,7 +214,7 @@ def _app_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:
 
 
 def _capacities(spec: PointSpec) -> str:
-    given = {k: v for k, v in spec.cluster.capacity_params.items() if v is not None}
+    given = {k: v for k, v in spec.cluster.capacity_params.items() if v is not None and v != 0}
     return ", ".join(f"{k}={v}" for k, v in given.items()) or \
         "the provider's defaults (local: " + ", ".join(f"{k}={v}" for k, v in LOCAL_DEFAULTS.items()) + ")"
 

@@ -80,6 +80,11 @@ OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offloa
                  "the sae-ceph connector with the filter and the projection pushed into the Ceph OSDs, "
                  "which return only the rows and columns the query keeps")
 """The connector with the filters and the projection in the OSDs."""
+AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
+              "the sae-ceph connector deciding per object: the filter and the projection pushed into "
+              "the OSD as offload does, or the object read whole and filtered by Spark, whichever "
+              "has cost the query's tasks less so far (pushback)")
+"""The connector choosing per object between offload and reading the object whole (pushback)."""
 NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
                     "the same connector, the OSDs returning every row and column; Spark filters "
                     "(the thesis's baseline)")
@@ -89,8 +94,11 @@ VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkParquet(),
                  "and Spark filters")
 """Vanilla Spark Parquet over a CephFS mount."""
 
-READERS = {r.name: r for r in (OFFLOAD, NO_OFFLOAD, VANILLA)}
+READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA)}
 """Every reader by name, in the order figures and summaries list them."""
+STANDARD = (OFFLOAD, NO_OFFLOAD, VANILLA)
+"""The readers an experiment compares unless it names its own: offload and the thesis's two
+baselines (``auto`` is asked for by name, as experiments/contention.py does)."""
 NAMES = tuple(READERS)
 BASELINES = tuple(name for name, r in READERS.items() if r.baseline)
 OFFLOADING = tuple(name for name, r in READERS.items() if not r.baseline)
@@ -106,8 +114,8 @@ def get(name: str, where: str = "workload.reader") -> Reader:
 
 
 def names(*readers: Reader) -> list[str]:
-    """The names of ``readers`` (a sweep's ``reader`` axis); every reader when none is given."""
-    return [r.name for r in readers] if readers else list(NAMES)
+    """The names of ``readers`` (a sweep's ``reader`` axis); the :data:`STANDARD` ones when none is given."""
+    return [r.name for r in readers or STANDARD]
 
 
 def ratio_pair(present) -> tuple[str, str] | None:

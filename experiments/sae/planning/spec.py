@@ -33,7 +33,7 @@ STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "dep
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
-           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries")
+           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
 STANDARD_FIGURES = ("time-composition", "storage-phases", "storage-ops", "resources")
@@ -48,6 +48,7 @@ MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an exp
 MAX_PAUSE = 3600.0           # seconds between repetitions
 MAX_POINTS = 10_000          # sweep points of one experiment
 DRIFT_MIN = 3                # measured repetitions of the drift check at least
+MAX_STORAGE_LOAD = 4.0      # cluster.storage_load: a second tenant may oversubscribe storage cores 4x
 WINDOW_MARGIN = 1.0
 """The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
 plus this many seconds, so the quiet gap between two repetitions holds a scrape even after the
@@ -65,13 +66,19 @@ class ClusterSpec:
     of the host, ``"unlimited"``) and ``host_memory`` (each host's limit). None: the provider's
     default (local: ``sides`` and ``1.25gbit/core``, no memory limit; other providers: nothing
     emulated, and a value is refused). A resolved point holds them parsed: cpusets as
-    :class:`~metareserve.CpuSet`, a :class:`~metareserve.LinkRate`, a :class:`~metareserve.Size`."""
+    :class:`~metareserve.CpuSet`, a :class:`~metareserve.LinkRate`, a :class:`~metareserve.Size`.
+
+    ``storage_load``: a second tenant on the storage side, on any provider: the share of each
+    storage host's cores (0 to :data:`MAX_STORAGE_LOAD`; 0.5: half of them) that a CPU load
+    (stress-ng, in the host's cgroup) keeps busy while the point's queries run
+    (:mod:`sae.running.tenant_load`); what it got is measured per repetition (``tenant_cpu_s``)."""
 
     nodes: int = 3
     layout: dict | None = None
     cores: str | dict | None = None
     link_rate: str | LinkRate | None = None
     host_memory: str | int | None = None
+    storage_load: float = 0.0
 
     @property
     def capacity_params(self) -> dict:
@@ -79,7 +86,8 @@ class ClusterSpec:
         without rebuilding the stack)."""
         cores = {n: str(c) for n, c in self.cores.items()} if isinstance(self.cores, dict) else self.cores
         return {"cores": cores, "link_rate": None if self.link_rate is None else str(self.link_rate),
-                "host_memory": None if self.host_memory is None else str(self.host_memory)}
+                "host_memory": None if self.host_memory is None else str(self.host_memory),
+                "storage_load": self.storage_load}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -520,6 +528,10 @@ def _check(point: PointSpec, where: str) -> None:
         raise UsageError(f"{where}: {msg}")
     c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
     _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=Provider.max_nodes)
+    if isinstance(c.storage_load, bool) or not isinstance(c.storage_load, (int, float)) or \
+            not 0 <= c.storage_load <= MAX_STORAGE_LOAD:
+        bad(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores from 0 to "
+            f"{MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
     if c.layout is not None:
         if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")

@@ -11,6 +11,8 @@ report directory and returns the paths it wrote (none: nothing to draw).
 * ``objectsize.png`` (fig. 15): stacked init/compute bars per object size, a panel per selectivity.
 * ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a
   panel per selectivity.
+* ``contention.png``: median query time vs a second tenant's CPU load on the storage hosts, a
+  line per reader, a panel per selectivity, with the cores the tenant got as measured.
 * ``points.png``: median time per point.
 * ``alleviation.png`` (fig. 13): what each side spent per configuration; ``resources-disk.png``
   (fig. 12): the storage hosts' device reads and writes over time.
@@ -35,6 +37,7 @@ Medians over measured repetitions (warm-ups left out), as everywhere in the repo
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Callable
 
@@ -154,6 +157,39 @@ def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
         ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
     axes[0][0].legend(fontsize="small")
     return save(fig, out / "bandwidth.png")
+
+
+def plot_contention(df: pd.DataFrame, out: Path) -> Path:
+    """Median query time vs the second tenant's load on the storage hosts (``storage_load``: the
+    share of their cores it keeps busy), one line per reader, a panel per selectivity; below,
+    the cores the tenant got during the queries (``tenant_cpu_s`` per second), as measured."""
+    sels = sorted(df["selectivity"].unique()) if "selectivity" in df else [None]
+    keys = others(df, "storage_load") or ["reader"]
+    fig, axes = plt.subplots(2, len(sels), figsize=(4.5 * len(sels) + 1, 6.5), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 1]})
+    tenant = df["tenant_cpu_s"].astype(float) if "tenant_cpu_s" in df else pd.Series(math.nan, index=df.index)
+    d = df.assign(tenant_cores=(tenant / df["total_s"].astype(float)).where(df["storage_load"] > 0, 0.0))
+    for col, sel in enumerate(sels):
+        part = d if sel is None else d[d["selectivity"] == sel]
+        top, bottom = axes[0][col], axes[1][col]
+        for value, ax in (("total_s", top), ("tenant_cores", bottom)):
+            s = stats(part.dropna(subset=[value]), keys + ["storage_load"], value).sort_values("storage_load")
+            for _, grp in groups(s, keys):
+                row = grp.iloc[0]
+                ax.plot(grp["storage_load"], grp["median"], marker="o", label=config_label(row, keys),
+                        color=config_colour(row, keys))
+                if value == "total_s":
+                    spread(ax, grp["storage_load"], grp, config_colour(row, keys))
+        top.set_ylim(bottom=0)
+        top.set_ylabel("query time (s), median")
+        top.set_title("all" if sel is None else f"selectivity {sel:g}%")
+        bottom.set_ylim(bottom=0)
+        bottom.set_ylabel("tenant's cores\n(measured)")
+        bottom.set_xlabel("tenant's load (share of each storage host's cores)")
+        top.set_xticks(sorted(set(d["storage_load"])))
+        bottom.set_xticks(sorted(set(d["storage_load"])))
+    axes[0][0].legend(fontsize="small")
+    return save(fig, out / "contention.png")
 
 
 def plot_points(df: pd.DataFrame, out: Path) -> Path:
@@ -659,6 +695,7 @@ DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
     "batchsize": lambda run, df, out: [plot_batchsize(run, df, out)],
     "storedcompression": lambda run, df, out: [plot_storedcompression(run, df, out)],
     "projection": lambda run, df, out: [plot_projection(run, df, out)],
+    "contention": lambda run, df, out: [plot_contention(df, out)],
     "points": lambda run, df, out: [plot_points(df, out)],
     "alleviation": plot_alleviation,
     "resources": plot_resources,

@@ -151,6 +151,13 @@ class RunLedger:
             e["state"], e["error"] = state, error
         self.save()
 
+    def add_results(self, point_id: str, measures: dict[int, dict]) -> None:
+        """Add a run stage's own measures to each repetition's results (rep → {name: value})."""
+        for e in self.of_point(point_id).values():
+            if e["repetition"] in measures and e.get("result") is not None:
+                e["result"].update(measures[e["repetition"]])
+        self.save()
+
     def record_aucs(self, point_id: str, aucs: dict[int, dict]) -> None:
         """Store each repetition's areas under the metric curves (rep → {metric_node: area})."""
         for e in self.of_point(point_id).values():

@@ -35,6 +35,7 @@ from ..planning.planner import digest
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs
 from .storage_watch import StorageWatch, down_message
+from .tenant_load import TenantLoad
 from ..results.storage_work import OpsRecorder
 
 TAG = "sae-rep "
@@ -189,10 +190,11 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
-    recorder = Recorder(ctx, stack, points, ops=ops)
+    recorder = Recorder(ctx, stack, points, ops=ops, tenant=_tenant_load(ctx, points[0]))
     watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, remote_out)) if stack.ceph else None
     error = None
-    with ops or contextlib.nullcontext(), recorder, watch or contextlib.nullcontext():
+    with ops or contextlib.nullcontext(), recorder.tenant or contextlib.nullcontext(), recorder, \
+            watch or contextlib.nullcontext():
         try:
             spark.submit(str(APP), args=[json.dumps(cfg)], py_files=list(build.py_files) if build else [],
                          jars=list(build.jars) if build else [], conf=conf,
@@ -211,6 +213,15 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     if recorder.down:
         error = f"[{driver} {STAGE}] stopped the application; {recorder.down}"
     return recorder.reached, error
+
+
+def _tenant_load(ctx: StageContext, point) -> TenantLoad | None:
+    """The second tenant on the point's storage hosts (None: ``cluster.storage_load`` is 0)."""
+    share = point.spec.cluster.storage_load
+    if not share:
+        return None
+    hosts = ctx.layout_for(point).names("ceph-osd")
+    return TenantLoad(ctx.reservation, hosts, share, lambda h: ctx.reservation.node_dir(h, "sae"))
 
 
 def _storage_hint(stack: Stack) -> str:
@@ -244,8 +255,9 @@ class Recorder:
     query is in wait in ``closed`` (in order) for their windows to be exported.
     """
 
-    def __init__(self, ctx: StageContext, stack: Stack, points: list, ops: OpsRecorder | None = None):
-        self.ctx, self.stack, self.ops = ctx, stack, ops
+    def __init__(self, ctx: StageContext, stack: Stack, points: list, ops: OpsRecorder | None = None,
+                 tenant: TenantLoad | None = None):
+        self.ctx, self.stack, self.ops, self.tenant = ctx, stack, ops, tenant
         self.points = {p.id: p for p in points}
         self.driver = stack.spark.driver_node
         self.reached: set[str] = set()
@@ -357,6 +369,9 @@ class Recorder:
         (its start and end: when the application began and finished its share)."""
         for point, start, end, missing, error in self.closed:
             timings = _timings(self.ctx, point, self.done[point.id])
+            if self.tenant is not None:
+                self.ctx.ledger.add_results(point.id, {rep: {"tenant_cpu_s": self.tenant.cpu_between(t["start"], t["end"])}
+                                                       for rep, t in timings.items()})
             self.ctx.ledger.record_aucs(point.id, export_windows(self.ctx, self.stack.monitoring,
                                                                  point, timings))
             _hand_back(on_point, self.stack, point, start, end, bool(timings),

@@ -335,6 +335,57 @@ def cpu_probe(seconds=1.0, workers=None):
     return {"cores": used / wall, "workers": n}
 
 
+def usable_cores():
+    """The cores this host's processes may use: its CPU affinity, capped by its cgroup's CPU
+    quota (cgroup v2 ``cpu.max``) where one is set."""
+    cores = float(len(os.sched_getaffinity(0)))
+    try:
+        with open("/proc/self/cgroup") as f:
+            path = next(line.split(":", 2)[2].strip() for line in f if line.startswith("0::"))
+        with open("/sys/fs/cgroup%s/cpu.max" % path) as f:
+            quota, period = f.read().split()
+        if quota != "max":
+            cores = min(cores, int(quota) / int(period))
+    except (OSError, StopIteration, ValueError):
+        pass
+    return cores
+
+
+def _group_stats(pgid):
+    """{pid: (utime, stime) in clock ticks} of the live processes of process group ``pgid``."""
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:   # after the command: state, ppid, pgrp, ..., utime (12th), stime (13th)
+            out[int(name)] = (int(fields[11]), int(fields[12]))
+    return out
+
+
+def group_cpu_seconds(pgid):
+    """CPU-seconds (user + system) the live processes of process group ``pgid`` have used."""
+    return sum(u + s for u, s in _group_stats(pgid).values()) / os.sysconf("SC_CLK_TCK")
+
+
+def stop_group(pidfile, timeout=10.0):
+    """Stop the process group the pid in ``pidfile`` leads (SIGTERM, SIGKILL after ``timeout``)
+    and remove the pid file; returns {"pid", "stopped"}: how many processes were stopped."""
+    pid = read_pid(pidfile)
+    members = list(_group_stats(pid)) if pid else []
+    if members:
+        stop_pids(members, timeout)
+    try:
+        os.unlink(pidfile)
+    except OSError:
+        pass
+    return {"pid": pid, "stopped": len(members)}
+
+
 def tcp_sink(address, port, timeout=30.0):
     """Accept one TCP connection on ``address:port`` and read it to its end; returns {bytes,
     seconds} from the first byte to the last (the receiver's view of a transfer)."""

@@ -1,5 +1,5 @@
 """Spark app for tests/connector/test_spark.py: runs every correctness query through the connector
-(offload on and off) and vanilla Spark Parquet, prints one line ``sae-result <json>``.
+(modes offload, auto and no-offload) and vanilla Spark Parquet, prints one line ``sae-result <json>``.
 
 argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...},
           "zones": {"path", "vanilla"}, "shapes": {name: SQL statement},
@@ -26,6 +26,10 @@ def connector(offload, **extra):
     return spark.read.format("sae-ceph").options(**opts).load(cfg["path"])
 
 
+def auto():
+    return spark.read.format("sae-ceph").options(**dict(cfg["options"], mode="auto")).load(cfg["path"])
+
+
 def vanilla():
     return spark.read.parquet(cfg["vanilla"])
 
@@ -42,6 +46,12 @@ for sel, t in cfg["thresholds"].items():
                                "offload-x2": agg(connector(True, objects_per_partition="2").where(where)),
                                "no-offload": agg(connector(False).where(where)),
                                "vanilla": agg(vanilla().where(where))}
+    counted = auto().where(where).agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s"))
+    row = counted.collect()[0]
+    out["selectivity"][sel]["auto"] = [row["n"], row["s"]]
+    out["selectivity"][sel]["auto-scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(counted._jdf))
+    out["selectivity"][sel]["auto-plan"] = spark.sparkContext._jvm.PythonSQLUtils.explainString(
+        counted._jdf.queryExecution(), "simple")
     if sel == "10":
         df = connector(True).where(where)
         pushed = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "formatted")
@@ -215,7 +225,7 @@ def sae_reader(**extra):
 
 
 shape_readers = {"offload": sae_reader(mode="offload"), "offload-rows": sae_reader(mode="offload", operators="false"),
-                 "no-offload": sae_reader(mode="no-offload"),
+                 "auto": sae_reader(mode="auto"), "no-offload": sae_reader(mode="no-offload"),
                  "vanilla": lambda path: spark.read.parquet(cfg["vanilla"] if path == cfg["path"] else cfg["zones"]["vanilla"])}
 out["shapes"] = {name: {reader: shape(name, sql, make) for reader, make in shape_readers.items()}
                  for name, sql in cfg["shapes"].items()}
@@ -233,7 +243,8 @@ def edge(sql, make):
     return {"rows": rows, "scans": [ln.strip() for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln]}
 
 
-edge_readers = {"offload": sae_reader(mode="offload"), "no-offload": sae_reader(mode="no-offload"),
+edge_readers = {"offload": sae_reader(mode="offload"), "auto": sae_reader(mode="auto"),
+                "no-offload": sae_reader(mode="no-offload"),
                 "vanilla": lambda path: spark.read.parquet(cfg["edge"]["vanilla"])}
 spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
 out["edge"] = {name: {reader: edge(sql, make) for reader, make in edge_readers.items()}

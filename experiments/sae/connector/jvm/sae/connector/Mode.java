@@ -12,19 +12,25 @@ import java.util.stream.Collectors;
 enum Mode {
   /** The filters the class runs exactly and the query's columns go to the OSDs; an object whose
    * every row passes, asked for every column, may come back as stored (option whole_objects). */
-  OFFLOAD("offload", true),
+  OFFLOAD("offload", true, false),
+  /** Per object, as OFFLOAD, or the object read whole and decoded and filtered by Spark, whichever
+   * costs the task less by what it measured on the scan's earlier objects ({@link Pushback}). */
+  AUTO("auto", true, true),
   /** The OSDs return every row and column, decoded and re-encoded; Spark filters (the thesis's
    * baseline). */
-  NO_OFFLOAD("no-offload", false);
+  NO_OFFLOAD("no-offload", false, false);
 
   /** The option's value that selects this mode. */
   final String option;
   /** Whether filters and projection are pushed into the OSDs. */
   final boolean pushdown;
+  /** Whether each object may instead be read whole, Spark filtering it (pushback). */
+  final boolean pushback;
 
-  Mode(String option, boolean pushdown) {
+  Mode(String option, boolean pushdown, boolean pushback) {
     this.option = option;
     this.pushdown = pushdown;
+    this.pushback = pushback;
   }
 
   /** The mode an option value names; IllegalArgumentException naming the option otherwise. */

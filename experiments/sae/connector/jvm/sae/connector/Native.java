@@ -23,6 +23,8 @@ final class Native {
     void rados_release_read_op(Pointer op);
     void rados_read_op_exec(Pointer op, String cls, String method, byte[] in, long inLen, PointerByReference outBuf,
         LongByReference outLen, IntByReference prval);
+    void rados_read_op_read(Pointer op, long offset, long len, Pointer buffer, LongByReference bytesRead,
+        IntByReference prval);
     int rados_aio_create_completion(Pointer arg, Pointer onComplete, Pointer onSafe, PointerByReference completion);
     int rados_aio_read_op_operate(Pointer op, Pointer io, Pointer completion, String oid, int flags);
     int rados_aio_wait_for_complete(Pointer completion);

@@ -42,12 +42,16 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       : Path.of(System.getProperty("java.io.tmpdir"));
   private final Factory f;
   private final List<CephFiles.ObjectRef> objects;
-  private final ArrayDeque<Rados.Call> inFlight = new ArrayDeque<>();
+  private final ArrayDeque<Request> inFlight = new ArrayDeque<>();
   private final BufferAllocator allocator;
   private final Rados rados;
   private int submitted;
   private int current = -1;
-  private Rados.Call call;
+  private Request request;
+  /** nanoTime when the reader began waiting for {@link #request}'s reply. */
+  private long requestStarted;
+  /** Mode auto's choice for this query's shape (null: every object is pushed). */
+  private final Pushback pushback;
   private ArrowStreamReader stream;
   private VectorSchemaRoot root;
   private ColumnarBatch batch;
@@ -63,23 +67,18 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     this.objects = objects;
     this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
+    this.pushback = f.options.mode.pushback ? Pushback.of(f.shape) : null;
   }
+
+  /** One object's call in flight: a scan pushed into its OSD, or (mode auto) a read of the whole object. */
+  private record Request(Rados.Call call, boolean pushed, long bytes) {}
 
   private void fill() throws IOException {
     while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
       CephFiles.ObjectRef o = objects.get(submitted++);
-      // no-offload stays the thesis's baseline: every row and column decoded and re-encoded in the OSD
-      boolean whole = f.options.wholeObjects && f.options.mode.pushdown && f.aggregate == null && f.topK == null;
-      int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
-      long maxReply = f.options.replyLimit(o.size());
-      byte[] req = f.aggregate != null
-          ? Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows, maxReply, flags,
-              f.aggregate.groupBy(), f.aggregate.functions())
-          : f.topK != null
-          ? Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows, maxReply, flags,
-              f.topK.limit(), f.topK.orderBy())
-          : Protocol.request(f.requested, f.filter, f.options.compression, f.options.batchRows, maxReply, flags);
-      inFlight.add(rados.submit(o.pool(), o.oid(), "scan", req));
+      boolean push = pushback == null || pushback.push();
+      inFlight.add(new Request(push ? rados.submit(o.pool(), o.oid(), "scan", f.request(o.size()))
+          : rados.read(o.pool(), o.oid(), o.size()), push, o.size()));
     }
   }
 
@@ -127,20 +126,32 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       t = System.nanoTime();
       fill();
       metrics[ScanMetrics.REQUEST_NS] += System.nanoTime() - t;
+      measured(t);
       if (inFlight.isEmpty()) return false;
-      call = inFlight.poll();
+      request = inFlight.poll();
+      requestStarted = t;
       current++;
       t = System.nanoTime();
       fill();
       long waited = System.nanoTime();
       metrics[ScanMetrics.REQUEST_NS] += waited - t;
-      ByteBuffer reply = call.await();
+      ByteBuffer reply = request.call().await();
       long arrived = System.nanoTime();
       metrics[ScanMetrics.WAIT_NS] += arrived - waited;
-      metrics[ScanMetrics.CALLS]++;
-      open(reply);
+      if (request.pushed()) {
+        metrics[ScanMetrics.CALLS]++;
+        open(reply);
+      } else {
+        metrics[ScanMetrics.READ_WHOLE]++;
+        openParquet(reply);
+      }
       metrics[ScanMetrics.DECODE_NS] += System.nanoTime() - arrived;
     }
+  }
+
+  /** Mode auto: what the object read last cost the reading thread, from its wait until {@code now}. */
+  private void measured(long now) {
+    if (pushback != null && request != null) pushback.measured(request.pushed(), now - requestStarted, request.bytes());
   }
 
   private String where() {
@@ -217,9 +228,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       batch = null;
       columns = null;
     }
-    if (call != null) {
-      call.close();   // frees the librados reply
-      call = null;
+    if (request != null) {
+      request.call().close();   // frees the reply
     }
   }
 
@@ -238,7 +248,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     try {
       closeStream();
     } finally {
-      while (!inFlight.isEmpty()) inFlight.poll().close();
+      while (!inFlight.isEmpty()) inFlight.poll().call().close();
       allocator.close();
     }
   }
@@ -292,7 +302,10 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     public void close() {}
   }
 
-  /** Serialized to executors: options, the output schema, the request's columns, filter, aggregation and top-k. */
+  /**
+   * Serialized to executors: options, the output schema, the request's columns, filter,
+   * aggregation and top-k, and the query's shape (what mode auto's choice is kept per).
+   */
   static final class Factory implements PartitionReaderFactory {
     private static final long serialVersionUID = 1L;
     final Options options;
@@ -301,21 +314,43 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     final Protocol.Node filter;
     final Aggregates.Pushed aggregate;
     final SaeScan.TopK topK;
+    final String shape;
     /** Rows per batch of Spark's own Parquet reader (whole objects), as vanilla reads them. */
     final int parquetBatchRows;
     final boolean offHeap;
 
     Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter,
-        Aggregates.Pushed aggregate, SaeScan.TopK topK) {
+        Aggregates.Pushed aggregate, SaeScan.TopK topK, String shape) {
       this.options = options;
       this.schema = schema;
       this.requested = List.copyOf(requested);
       this.filter = filter;
       this.aggregate = aggregate;
       this.topK = topK;
+      this.shape = shape;
       SQLConf conf = SQLConf.get();   // the driver's session conf, as Spark's Parquet reader factory takes it
       this.parquetBatchRows = conf.parquetVectorizedReaderBatchSize();
       this.offHeap = conf.offHeapColumnVectorEnabled();
+    }
+
+    /**
+     * The scan request for an object of {@code size} bytes. An object whose every row passes, asked
+     * for every column, may come back as stored (option whole_objects; never in no-offload, the
+     * thesis's baseline, where the OSD decodes and re-encodes every row and column).
+     */
+    byte[] request(long size) {
+      boolean whole = options.wholeObjects && options.mode.pushdown && aggregate == null && topK == null;
+      int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
+      long maxReply = options.replyLimit(size);
+      if (aggregate != null) {
+        return Protocol.request(requested, filter, options.compression, options.batchRows, maxReply, flags,
+            aggregate.groupBy(), aggregate.functions());
+      }
+      if (topK != null) {
+        return Protocol.request(requested, filter, options.compression, options.batchRows, maxReply, flags,
+            topK.limit(), topK.orderBy());
+      }
+      return Protocol.request(requested, filter, options.compression, options.batchRows, maxReply, flags);
     }
 
     @Override

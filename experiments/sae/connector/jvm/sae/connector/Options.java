@@ -13,7 +13,9 @@ import java.util.Map;
  * <pre>
  * path                   CephFS file or directory (load(path)); *.parquet files are read
  * mode                   how the OSDs serve the scan (Mode.java): offload (default): filter and project in
- *                        the OSDs; no-offload: the OSDs return every row and column and Spark filters
+ *                        the OSDs; auto: per object, as offload or the object read whole and filtered by
+ *                        Spark, whichever the task measured cheaper (Pushback.java); no-offload: the OSDs
+ *                        return every row and column and Spark filters
  * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
  * whole_objects          with mode offload, true (default): an object whose every row passes, when every column
  *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
@@ -81,6 +83,14 @@ final class Options implements Serializable {
     for (String c : o.getOrDefault("columns", "").split(",")) {
       if (!c.isBlank()) columns.add(c.strip());
     }
+  }
+
+  /**
+   * Whether aggregates and top-k may be pushed (option operators, mode offload): mode auto reads
+   * some objects whole, whose rows Spark must filter before it aggregates them.
+   */
+  boolean pushesOperators() {
+    return operators && mode.pushdown && !mode.pushback;
   }
 
   /** The reply limit for an object of {@code size} bytes. */

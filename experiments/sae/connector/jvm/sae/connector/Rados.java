@@ -80,53 +80,77 @@ final class Rados {
 
   /** Starts an asynchronous class call; the reply lives in librados memory until {@link Call#close}. */
   Call submit(String pool, String oid, String method, byte[] in) throws IOException {
-    return new Call(ioctx(pool), oid, method, in);
+    return new Call(ioctx(pool), oid, "sae." + method + " on", op -> {
+      Call.Reply r = new Call.Reply();
+      Native.rados().rados_read_op_exec(op, CLASS, method, in, in.length, r.buf, r.len, r.prval);
+      return r;
+    });
   }
 
-  /** One asynchronous read-op class call, with a librados-allocated reply. */
+  /** Starts an asynchronous read of a whole object of {@code size} bytes, into memory freed by {@link Call#close}. */
+  Call read(String pool, String oid, long size) throws IOException {
+    return new Call(ioctx(pool), oid, "reading", op -> {
+      Call.Reply r = new Call.Reply();
+      r.own = new Memory(Math.max(1, size));
+      r.buf.setValue(r.own);
+      Native.rados().rados_read_op_read(op, 0, size, r.own, r.len, r.prval);
+      return r;
+    });
+  }
+
+  /** One asynchronous read op (a class call or a plain read) and its reply buffer. */
   static final class Call implements AutoCloseable {
+    /** Where the op puts its reply: a buffer (librados-allocated unless {@code own}), its length, its status. */
+    static final class Reply {
+      final PointerByReference buf = new PointerByReference(Pointer.NULL);
+      final LongByReference len = new LongByReference(0);
+      final IntByReference prval = new IntByReference(0);
+      Memory own;
+    }
+
     private final Native.Librados lib = Native.rados();
     private final Pointer op;
     private final Pointer completion;
-    private final PointerByReference outBuf = new PointerByReference(Pointer.NULL);
-    private final LongByReference outLen = new LongByReference(0);
-    private final IntByReference prval = new IntByReference(0);
+    private final Reply reply;
+    private final String what;
     final String oid;
     private boolean done;
     private boolean closed;
 
-    private Call(Pointer io, String oid, String method, byte[] in) throws IOException {
+    private Call(Pointer io, String oid, String what, java.util.function.Function<Pointer, Reply> step)
+        throws IOException {
       this.oid = oid;
+      this.what = what;
       op = lib.rados_create_read_op();
-      lib.rados_read_op_exec(op, CLASS, method, in, in.length, outBuf, outLen, prval);
+      reply = step.apply(op);
       PointerByReference c = new PointerByReference();
       int r = lib.rados_aio_create_completion(null, null, null, c);
       completion = r < 0 ? null : c.getValue();
       if (r < 0) {
-        done = closed = true;
-        lib.rados_release_read_op(op);
+        done = true;
+        close();
         Native.check(r, "rados_aio_create_completion", null);
       }
       r = lib.rados_aio_read_op_operate(op, io, completion, oid, 0);
       if (r < 0) {
         done = true;
         close();
-        Native.check(r, "sae." + method + " on object " + oid, null);
+        Native.check(r, what + " object " + oid, null);
       }
     }
 
-    /** Waits for the reply: a view of the librados buffer, valid until {@link #close}. */
+    /** Waits for the reply: a view of its buffer, valid until {@link #close}. */
     ByteBuffer await() throws IOException {
       if (!done) {
         lib.rados_aio_wait_for_complete(completion);
         done = true;
       }
       int r = lib.rados_aio_get_return_value(completion);
-      if (r >= 0) r = prval.getValue();
-      Native.check(r, "sae.scan on object " + oid,
+      if (r >= 0) r = reply.prval.getValue();
+      Native.check(r, what + " object " + oid,
           r == -95 ? "the sae class is not installed on the OSDs (rados_deploy install_class)" : null);
-      Pointer p = outBuf.getValue();
-      long n = outLen.getValue();
+      Pointer p = reply.buf.getValue();
+      long n = reply.len.getValue();
       return p == null || n == 0 ? ByteBuffer.allocate(0) : p.getByteBuffer(0, n);
     }
 
@@ -135,12 +159,16 @@ final class Rados {
     public void close() {
       if (closed) return;
       closed = true;
-      if (!done) lib.rados_aio_wait_for_complete(completion);
+      if (!done && completion != null) lib.rados_aio_wait_for_complete(completion);
       done = true;
       if (completion != null) lib.rados_aio_release(completion);
       lib.rados_release_read_op(op);
-      Pointer p = outBuf.getValue();
-      if (p != null) lib.rados_buffer_free(p);
+      if (reply.own != null) {
+        reply.own.close();
+      } else {
+        Pointer p = reply.buf.getValue();
+        if (p != null) lib.rados_buffer_free(p);
+      }
     }
   }
 }

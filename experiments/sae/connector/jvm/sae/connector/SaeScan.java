@@ -176,7 +176,8 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
-    return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate, topK);
+    return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate, topK,
+        description());
   }
 
   /** The objects one task scans. */
@@ -238,7 +239,8 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
         }
       }
       pushed = taken.toArray(new Filter[0]);
-      if (broadcastable()) kept.addAll(taken);
+      // mode auto may read an object whole instead: Spark checks every filter again
+      if (broadcastable() || options.mode.pushback) kept.addAll(taken);
       return kept.toArray(new Filter[0]);
     }
 
@@ -271,7 +273,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
     @Override
     public boolean pushAggregation(Aggregation aggregation) {
-      if (!options.mode.pushdown || !options.operators) return false;
+      if (!options.pushesOperators()) return false;
       try {
         aggregate = Aggregates.translate(aggregation, table);
         return true;
@@ -283,14 +285,14 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
     @Override
     public boolean pushLimit(int limit) {
-      if (!options.mode.pushdown || !options.operators || limit < 1 || limit > MAX_LIMIT) return false;
+      if (!options.pushesOperators() || limit < 1 || limit > MAX_LIMIT) return false;
       topK = new TopK(limit, List.of());
       return true;
     }
 
     @Override
     public boolean pushTopN(SortOrder[] orders, int limit) {
-      if (!options.mode.pushdown || !options.operators || limit < 1 || limit > MAX_LIMIT) return false;
+      if (!options.pushesOperators() || limit < 1 || limit > MAX_LIMIT) return false;
       List<Protocol.SortKey> keys = new ArrayList<>();
       for (SortOrder o : orders) {
         String why = Aggregates.orderable(o.expression(), table);

@@ -26,7 +26,7 @@ public final class ScanMetrics {
   static final List<String> NAMES;
   private static final List<String> UNITS;
   private static final List<String> DOCS;
-  static final int CALLS, WAIT_NS, WHOLE_OBJECTS, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
+  static final int CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -43,6 +43,9 @@ public final class ScanMetrics {
     docs.add("replies that were the object itself (every row passed)");
     // a task's reading split in time (wall): requests, waits, decoding, and Spark's own work on
     // the batches between reads; together they make up client_reader_ns
+    names.add("objects_read_whole");
+    units.add("count");
+    docs.add("objects mode auto read whole for Spark to filter (pushed back) instead of scanning them in the OSD");
     names.add("client_request_ns");
     units.add("ns");
     docs.add("time tasks spent building and sending requests");
@@ -61,6 +64,7 @@ public final class ScanMetrics {
     CALLS = NAMES.indexOf("calls");
     WAIT_NS = NAMES.indexOf("reply_wait_ns");
     WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
+    READ_WHOLE = NAMES.indexOf("objects_read_whole");
     REQUEST_NS = NAMES.indexOf("client_request_ns");
     DECODE_NS = NAMES.indexOf("client_decode_ns");
     SPARK_NS = NAMES.indexOf("client_spark_ns");
