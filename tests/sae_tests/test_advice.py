@@ -258,6 +258,30 @@ def test_report_lines_put_the_measured_crossover_beside_the_model(runs, tmp_path
     assert advice.report_lines(one, sae.load_results(one))[0].startswith("crossover: measured: ")
 
 
+def test_points_beside_a_second_tenant_are_left_out_and_said(tmp_path):
+    """A second tenant's CPU load on the storage hosts is not in the model: its points are left
+    out of the fit and the report's crossover line says so."""
+    points = grid(rows=(1_000_000, 2_000_000), sizes=(16 * MIB,), links=(1e9,))
+    root = write_run(tmp_path / "loaded", points)
+    df = sae.load_results(root)
+    loaded = df.assign(storage_load=np.where(df["rows"] == 2_000_000, 4.0, 0.0),
+                       total_s=np.where(df["rows"] == 2_000_000, df["total_s"] * 3, df["total_s"]))
+    write_frame(loaded, root / "results.parquet")
+    model = advice.fit([root])
+    assert f"{advice.TENANT}: {len(points) // 2 * 2}" in model.left_out, model.left_out   # measured repetitions
+    line, = advice.report_lines(root, sae.load_results(root))
+    assert "measured: offload" in line and f"left out: {advice.TENANT}" in line
+
+
+def test_a_model_that_does_not_reproduce_the_run_claims_no_crossover(runs, tmp_path):
+    root = write_run(tmp_path / "noisy", grid(rows=(1_000_000,), sizes=(16 * MIB,), links=(1e9,)))
+    df = sae.load_results(root)
+    rng = np.random.default_rng(0)
+    write_frame(df.assign(total_s=df["total_s"] * rng.choice([0.3, 3.0], len(df))), root / "results.parquet")
+    line, = advice.report_lines(root, sae.load_results(root))
+    assert "does not reproduce its points" in line and "claims no crossover" in line
+
+
 def test_real_runs_fitted_on_selectivity_and_bandwidth_predict_objectsize_selectivity():
     """The tiny catalogue's runs (1 repetition per point, no warm-up; tests/fixtures/advice/trim.py):
     the first query of each Spark application is left out as cold (3 fitted, 1 validated)."""

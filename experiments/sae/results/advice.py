@@ -47,6 +47,9 @@ CROSSOVER_POINTS = 10.0
 GRID = 991
 """Selectivities the crossover search evaluates between its bounds (then refined by bisection)."""
 DEFAULT_SELECTIVITIES = (1.0, 10.0, 50.0, 100.0)
+TRUSTED_ERROR = 0.2
+"""The report shows the model's crossover only where the model, fitted on the run, reproduces the
+run's own points within this median |time error|."""
 
 
 def path(reader: str) -> str:
@@ -362,6 +365,7 @@ def cold(root: Path) -> set[tuple[str, int]]:
 COLD = "cold queries (the first of their Spark application, no warm-up before)"
 OTHER = "repetitions of other queries or projections (the model covers the scan of every column)"
 UNMODELLED = f"repetitions of readers the model does not cover (it covers {', '.join(PATHS)})"
+TENANT = "repetitions beside a second tenant on the storage side (the model counts the storage cores as the query's)"
 
 
 def exclusions(run: Run) -> pd.Series:
@@ -374,6 +378,8 @@ def exclusions(run: Run) -> pd.Series:
     why[(query != queries.SCAN.name) | columns.map(lambda c: c is not None and len(c) > 0)] = OTHER
     if "reader" in df:
         why[~df["reader"].isin(list(PATHS))] = UNMODELLED
+    if "storage_load" in df:
+        why[pd.to_numeric(df["storage_load"], errors="coerce").fillna(0) > 0] = TENANT
     why[[(pt, rep) in first for pt, rep in zip(df["point"], df["repetition"])]] = COLD
     return why
 
@@ -821,10 +827,15 @@ def report_lines(root, df: pd.DataFrame) -> list[str]:
             or not set(df["reader"]) & set(SUBJECTS) or not set(df["reader"]) & set(BASES):
         return []
     try:
-        checks = validate(fit([root]), [root]).crossovers
+        own = validate(fit([root]), [root])
     except UsageError as e:
         return [f"crossover: the cost model could not be fitted on this run ({e})"]
+    if not own.median_error <= TRUSTED_ERROR:
+        return [f"crossover: the cost model fitted on this run does not reproduce its points (median |time "
+                f"error| {own.median_error:.0%}, above {TRUSTED_ERROR:.0%}), so it claims no crossover"]
+    checks = own.crossovers
     return [f"crossover{'' if c.label == 'all' else f' at {c.label}'}: measured: {c.measured.text()}; the cost "
             f"model's (sae advise, fitted on this run itself): {c.predicted.text()} (both interpolated between "
             f"the measured selectivities; its curve: {c.curve.text()})"
+            + "".join(f"; left out: {x}" for x in own.left_out if x.startswith(TENANT))
             for c in checks if c.measured.verdict != "unknown"]

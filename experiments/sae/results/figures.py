@@ -173,7 +173,9 @@ def plot_contention(df: pd.DataFrame, out: Path) -> Path:
         part = d if sel is None else d[d["selectivity"] == sel]
         top, bottom = axes[0][col], axes[1][col]
         for value, ax in (("total_s", top), ("tenant_cores", bottom)):
-            s = stats(part.dropna(subset=[value]), keys + ["storage_load"], value).sort_values("storage_load")
+            s = stats(part.dropna(subset=[value]), keys + ["storage_load"], value)
+            s = s.assign(order=s["reader"].map(readers.order) if "reader" in keys else 0).sort_values(
+                ["order", "storage_load"])
             for _, grp in groups(s, keys):
                 row = grp.iloc[0]
                 ax.plot(grp["storage_load"], grp["median"], marker="o", label=config_label(row, keys),
