@@ -223,6 +223,8 @@ def test_contention(catalogue):
     auto = df[df.reader == "auto"]
     assert (auto["cls_calls"] + auto["cls_objects_read_whole"] == objects).all(), auto[["cls_calls", "cls_objects_read_whole"]]
     figure(run, "contention.png")
+    left = subprocess.run(["pgrep", "-f", "stress-ng"], capture_output=True, text=True)
+    assert left.returncode == 1, f"a tenant load outlived its application: {left.stdout}"
 
 
 def test_selectivity_in_the_catalogue(catalogue):

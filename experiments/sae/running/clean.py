@@ -7,6 +7,7 @@ import metareserve
 from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
+from . import tenant_load
 from .context import StackRecord, data_cache, sae_home
 
 
@@ -28,6 +29,10 @@ def stop_stack(res) -> list[str]:
                 out.append(f"{res.name} {name}: {cls(res, layout, cluster=cluster).stop().summary()}")
             except SaeError as e:
                 out.append(f"{res.name} {name}: not stopped: {e}")
+        try:
+            out += [f"{res.name} {line}" for line in tenant_load.stop_left(cluster, layout.names("ceph-osd"))]
+        except SaeError as e:
+            out.append(f"{res.name} tenant load: not stopped: {e}")
     return out
 
 

@@ -221,7 +221,7 @@ def _tenant_load(ctx: StageContext, point) -> TenantLoad | None:
     if not share:
         return None
     hosts = ctx.layout_for(point).names("ceph-osd")
-    return TenantLoad(ctx.reservation, hosts, share, lambda h: ctx.reservation.node_dir(h, "sae"))
+    return TenantLoad(ctx.reservation, hosts, share)
 
 
 def _storage_hint(stack: Stack) -> str:

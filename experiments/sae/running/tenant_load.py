@@ -25,6 +25,19 @@ SAMPLE_S = 1.0
 STAGE = "sae tenant load"
 
 
+def pidfile(reservation: Reservation, host: str) -> str:
+    """Where a host's tenant load records its pid (sae's state on the host)."""
+    return f"{reservation.node_dir(host, 'sae')}/tenant-load.pid"
+
+
+def stop_left(cluster: Cluster, hosts: list[str]) -> list[str]:
+    """Stop a tenant load a killed runner left on ``hosts``; one line per host that had one."""
+    stopped = cluster.call(node_agent, "stop_group", nodes=hosts, stage=f"{STAGE} stop",
+                           per_node=lambda n: {"pidfile": pidfile(cluster.reservation, n.name)})
+    return [f"{h}: stopped a tenant load left running ({r['stopped']} processes, pid {r['pid']})"
+            for h, r in stopped.items() if r["stopped"]]
+
+
 def stress_argv(share: float, cores: float) -> list[str]:
     """stress-ng's command line for ``share`` of a host's ``cores`` (share > 0)."""
     busy = share * cores
@@ -60,13 +73,14 @@ class Samples:
 
 
 class TenantLoad:
-    """``with TenantLoad(reservation, hosts, share, state_dir):`` holds the load on ``hosts`` for
-    the block; :meth:`cpu_between` gives the CPU-seconds it took on all of them in a window."""
+    """``with TenantLoad(reservation, hosts, share):`` holds the load on ``hosts`` for the block (a
+    load an earlier, killed runner left there is stopped first); :meth:`cpu_between` gives the
+    CPU-seconds it took on all of them in a window."""
 
-    def __init__(self, reservation: Reservation, hosts: list[str], share: float, state_dir):
+    def __init__(self, reservation: Reservation, hosts: list[str], share: float):
         self.reservation, self.hosts, self.share = reservation, list(hosts), share
-        self.pidfile = {h: f"{state_dir(h)}/tenant-load.pid" for h in self.hosts}
-        self.logfile = {h: f"{state_dir(h)}/tenant-load.log" for h in self.hosts}
+        self.pidfile = {h: pidfile(reservation, h) for h in self.hosts}
+        self.logfile = {h: f"{reservation.node_dir(h, 'sae')}/tenant-load.log" for h in self.hosts}
         self.samples = {h: Samples() for h in self.hosts}
         self.pids: dict[str, int] = {}
         self.cluster = Cluster(reservation)
@@ -76,6 +90,8 @@ class TenantLoad:
     def __enter__(self) -> "TenantLoad":
         try:
             self.cluster.apt_install([PACKAGE], nodes=self.hosts, stage=f"{STAGE} install")
+            for line in stop_left(self.cluster, self.hosts):
+                say(None, STAGE, line)
             cores = self.cluster.call(node_agent, "usable_cores", nodes=self.hosts, stage=STAGE)
             started = self.cluster.call(node_agent, "start_daemon", nodes=self.hosts, stage=STAGE,
                                         per_node=lambda n: {"argv": stress_argv(self.share, cores[n.name]),
@@ -86,8 +102,8 @@ class TenantLoad:
             raise
         self.pids = {h: r["pid"] for h, r in started.items()}
         for h in self.hosts:
-            say(h, STAGE, f"{self.share:g} of {cores[h]:g} cores busy with a second tenant "
-                          f"({' '.join(stress_argv(self.share, cores[h])[1:5])}, pid {self.pids[h]})")
+            say(h, STAGE, f"a second tenant keeps {self.share:g}x the host's {cores[h]:g} cores busy "
+                          f"({' '.join(stress_argv(self.share, cores[h])[:5])}, pid {self.pids[h]})")
         self._sample_once()
         self.thread.start()
         return self
@@ -101,8 +117,7 @@ class TenantLoad:
 
     def _stop(self) -> None:
         try:
-            self.cluster.call(node_agent, "stop_group", nodes=self.hosts, stage=f"{STAGE} stop",
-                              per_node=lambda n: {"pidfile": self.pidfile[n.name]})
+            stop_left(self.cluster, self.hosts)
         finally:
             self.cluster.close()
 
