@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -83,3 +84,29 @@ def test_write_file_is_atomic_born_with_its_mode_and_idempotent(tmp_path):
     assert oct(os.stat(path).st_mode & 0o777) == "0o600" and open(path).read() == "key\n"
     assert prelude.write_file(path, "key\n", 0o600) is False
     assert os.listdir(tmp_path / "d") == ["secret"]
+
+
+def test_a_process_groups_cpu_is_counted_and_the_group_stopped_whole(tmp_path):
+    """``group_cpu_seconds`` sums every process of a group (a leader and the workers it forked,
+    as stress-ng runs); ``stop_group`` stops them all and removes the pid file; a second stop finds
+    nothing (pure: plain subprocesses)."""
+    spin = "import os, time\nfor _ in range(2):\n    if os.fork() == 0: break\nend = time.time() + 60\n" \
+           "while time.time() < end: pass\n"
+    leader = subprocess.Popen([sys.executable, "-c", spin], start_new_session=True)
+    pidfile = tmp_path / "load.pid"
+    pidfile.write_text(str(leader.pid))
+    try:
+        deadline = time.monotonic() + 10
+        while node_agent.group_cpu_seconds(leader.pid) < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        members = node_agent._group_stats(leader.pid)
+        assert len(members) == 3 and node_agent.group_cpu_seconds(leader.pid) >= 0.5, members
+        assert 0 < node_agent.usable_cores() <= os.cpu_count()
+        assert node_agent.stop_group(str(pidfile), timeout=5) == {"pid": leader.pid, "stopped": 3}
+        leader.wait(timeout=5)
+        assert not node_agent._group_stats(leader.pid) and not pidfile.exists()
+        assert node_agent.stop_group(str(pidfile)) == {"pid": None, "stopped": 0}
+    finally:
+        if leader.poll() is None:
+            os.killpg(leader.pid, 9)
+            leader.wait()
