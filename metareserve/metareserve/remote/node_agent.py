@@ -352,7 +352,8 @@ def usable_cores():
 
 
 def _group_stats(pgid):
-    """{pid: (utime, stime) in clock ticks} of the live processes of process group ``pgid``."""
+    """{pid: (utime, stime) in clock ticks} of the live processes (zombies left out) of process
+    group ``pgid``."""
     out = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -362,7 +363,7 @@ def _group_stats(pgid):
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:   # after the command: state, ppid, pgrp, ..., utime (12th), stime (13th)
+        if int(fields[2]) == pgid and fields[0] != "Z":   # state, ppid, pgrp, ..., utime (12th), stime (13th)
             out[int(name)] = (int(fields[11]), int(fields[12]))
     return out
 
