@@ -24,8 +24,9 @@ class ClientUsers:
     """Who may do what on a cluster whose CephFS data pool is ``data_pool``:
 
     - ``scan``: reads CephFS metadata (list, stat, layouts), calls the object class on the data
-      pool and reads its objects (the offloading connector; its mode ``auto`` may read an object
-      whole instead of calling the class), nothing else: no writes, no other pool;
+      pool and reads its objects, so the files' data too (the offloading connector; its mode
+      ``auto`` may read an object whole instead of calling the class), nothing else: no writes,
+      no other pool, no other class;
     - ``fs_read``: reads CephFS, read-only (a ceph-fuse mount for vanilla readers);
     - ``fs_write``: writes CephFS files and layouts into the data pool and evicts a dead writer's
       MDS session (an MDS ``tell``, which needs ``mds 'allow *'``): data deployment;

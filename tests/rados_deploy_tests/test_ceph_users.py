@@ -80,8 +80,8 @@ print(json.dumps(out))
 
 ALLOWED = {
     # the offloading connector: list CephFS, call the sae class and read objects (mode auto's
-    # pushback reads some whole); no writes, no other pool or class
-    "scan": {"call sae.version", "read object", "list cephfs"},
+    # pushback reads some whole), so files' data too; no writes, no other pool or class
+    "scan": {"call sae.version", "read object", "list cephfs", "read cephfs file"},
     # vanilla readers' mount: read CephFS and its data objects, nothing else
     "fs_read": {"read object", "list cephfs", "read cephfs file"},
     # data deployment: read and write CephFS and the data pool's objects
