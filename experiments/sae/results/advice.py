@@ -36,7 +36,7 @@ from ..planning import queries, readers
 from . import statistics
 from .compare import Run, fixed_width
 from .plotting import shown, varying
-from .storage_work import _lines
+from .storage_work import json_lines
 
 PUSHDOWN, SHIP, FILES = "pushdown", "ship", "files"
 PATHS = {readers.OFFLOAD.name: PUSHDOWN, readers.NO_OFFLOAD.name: SHIP, readers.VANILLA.name: FILES}
@@ -356,7 +356,7 @@ def cold(root: Path) -> set[tuple[str, int]]:
     for log in sorted(Path(root, "raw").glob("*.jsonl")):
         if log.name.endswith(".ceph.jsonl"):
             continue
-        first = next((e for e in _lines(log) if e.get("event") == "rep"), None)
+        first = next((e for e in json_lines(log) if e.get("event") == "rep"), None)
         if first and not first.get("discarded"):
             out.add((first["point"], first["repetition"]))
     return out

@@ -27,7 +27,7 @@ from metareserve.errors import UsageError
 
 from ..planning.spec import SECTIONS
 from . import provenance, statistics
-from .report import STYLE
+from .pages import STYLE
 from .plotting import BAND_MIN, measured, save, shown, stats
 from .results import QUALIFIED, RunDir, load_results
 

@@ -27,6 +27,8 @@ from . import capacity_report, statistics
 from ..planning import queries, readers
 from .figures import DRAW, columns_read
 from ..planning.planner import DRIFT_SUFFIX, Plan
+from .advice import report_lines
+from .pages import STYLE
 from .plotting import BAND_MIN, CONFIG, measured, shown, stats, varying
 from .results import RESOURCES, RunDir, load_results
 from ..planning.spec import STANDARD_FIGURES
@@ -270,14 +272,6 @@ def point_table(df: pd.DataFrame) -> pd.DataFrame:
     return t.sort_values("order").drop(columns="order")
 
 
-STYLE = """body { font-family: sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: right; }
-th { background: #f3f3f3; } td.l, th.l { text-align: left; }
-img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; border: 1px solid #eee; }
-pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
-.note { color: #555; font-size: 0.9em; } .warn { color: #a00; }
-"""
 """The pages' CSS (the report's and sae compare's / sae history's)."""
 
 PAGE = jinja2.Template("""<!doctype html>
@@ -391,7 +385,6 @@ def make_report(path) -> list[Path]:
     s.to_csv(run.report / "summary.csv", index=False)
     note = window_note(df)
     said = statements(df, s)
-    from .advice import report_lines   # advice reads runs as compare does, which imports this module
     crossover = report_lines(run.root, df)
     lines = [summary_text(s), *crossover, *(f"warning: {note}" for _ in [note] if note),
              *capacity_report.summary_lines(run),

@@ -107,7 +107,8 @@ class OpsRecorder:
                 out.flush()
 
 
-def _lines(path: Path) -> list[dict]:
+def json_lines(path: Path) -> list[dict]:
+    """The JSON objects of a file of JSON lines (none if it is missing; a line that is not JSON is skipped)."""
     out = []
     for line in path.read_text().splitlines() if path.exists() else []:
         try:
@@ -127,9 +128,9 @@ def osd_ops(raw: Path) -> dict[tuple, dict]:
     (the application's own record of its queries says which query preceded which)."""
     out = {}
     for snaps in sorted(Path(raw).glob("*.ceph.jsonl")):
-        queries = [e for e in _lines(snaps.with_name(snaps.name.replace(".ceph.jsonl", ".jsonl")))
+        queries = [e for e in json_lines(snaps.with_name(snaps.name.replace(".ceph.jsonl", ".jsonl")))
                    if e.get("event") == "rep"]
-        by_after = {_key(s["after"]): s for s in _lines(snaps) if "error" not in s}
+        by_after = {_key(s["after"]): s for s in json_lines(snaps) if "error" not in s}
         for i, q in enumerate(queries):
             before, after = by_after.get(_key(queries[i - 1] if i else None)), by_after.get(_key(q))
             following = queries[i + 1]["start"] if i + 1 < len(queries) else float("inf")
