@@ -528,8 +528,7 @@ def _check(point: PointSpec, where: str) -> None:
         raise UsageError(f"{where}: {msg}")
     c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
     _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=Provider.max_nodes)
-    if isinstance(c.storage_load, bool) or not isinstance(c.storage_load, (int, float)) or \
-            not 0 <= c.storage_load <= MAX_STORAGE_LOAD:
+    if not _number_in(c.storage_load, 0, MAX_STORAGE_LOAD):
         bad(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores from 0 to "
             f"{MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
     if c.layout is not None:
@@ -590,6 +589,11 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")
 
 
+def _number_in(value, lo: float, hi: float) -> bool:
+    """Whether ``value`` is a real number (not a bool, not NaN) from ``lo`` to ``hi``."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and lo <= value <= hi
+
+
 def _int(value, minimum: int, what: str, maximum: int | None = None) -> None:
     if (isinstance(value, bool) or not isinstance(value, int) or value < minimum
             or maximum is not None and value > maximum):
@@ -621,8 +625,7 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
         if figure not in FIGURES:
             raise UsageError(f"{where}: figures: unknown figure {figure!r} (figures: {', '.join(FIGURES)})")
     _int(experiment.repetitions, 1, f"{where}: repetitions", maximum=MAX_REPETITIONS)
-    if (isinstance(experiment.pause, bool) or not isinstance(experiment.pause, (int, float))
-            or not 0 <= experiment.pause <= MAX_PAUSE):
+    if not _number_in(experiment.pause, 0, MAX_PAUSE):
         raise UsageError(f"{where}: pause must be a number of seconds from 0 to {MAX_PAUSE}, "
                          f"not {experiment.pause!r}")
     if isinstance(experiment.warmup, bool) or not isinstance(experiment.warmup, int) \

@@ -11,10 +11,11 @@ halves what they get while both want the cores.
 """
 from __future__ import annotations
 
-import bisect
 import math
 import threading
 import time
+
+import numpy as np
 
 from metareserve import Cluster, Reservation, node_agent
 from metareserve.errors import SaeError
@@ -57,19 +58,13 @@ class Samples:
         self.times.append(at)
         self.cpu.append(cpu_s)
 
-    def at(self, t: float) -> float | None:
-        """CPU-seconds used by time ``t`` (linear between samples; None outside them)."""
-        i = bisect.bisect_left(self.times, t)
-        if i < len(self.times) and self.times[i] == t:
-            return self.cpu[i]
-        if i == 0 or i == len(self.times):
-            return None
-        t0, t1, c0, c1 = self.times[i - 1], self.times[i], self.cpu[i - 1], self.cpu[i]
-        return c0 + (c1 - c0) * (t - t0) / (t1 - t0)
-
     def between(self, start: float, end: float) -> float | None:
-        a, b = self.at(start), self.at(end)
-        return None if a is None or b is None else max(0.0, b - a)
+        """CPU-seconds used from ``start`` to ``end`` (linear between samples; None unless both
+        lie within them)."""
+        if not self.times or start < self.times[0] or end > self.times[-1]:
+            return None
+        a, b = np.interp([start, end], self.times, self.cpu)
+        return max(0.0, float(b - a))
 
 
 class TenantLoad:

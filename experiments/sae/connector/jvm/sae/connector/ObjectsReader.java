@@ -149,9 +149,11 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
-  /** Mode auto: what the object read last cost the reading thread, from its wait until {@code now}. */
+  /** Mode auto: what the object read last cost the reading thread, from its wait until {@code now} (once). */
   private void measured(long now) {
-    if (pushback != null && request != null) pushback.measured(request.pushed(), now - requestStarted, request.bytes());
+    if (pushback == null || request == null || requestStarted == 0) return;
+    pushback.measured(request.pushed(), now - requestStarted, request.bytes());
+    requestStarted = 0;
   }
 
   private String where() {
