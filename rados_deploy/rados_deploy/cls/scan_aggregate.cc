@@ -38,7 +38,7 @@ class Accumulator {
   bool Build(const Values& values, const std::vector<uint8_t>* seen, std::shared_ptr<arrow::Array>* out,
              Error* err) const {
     auto built = [&]() -> arrow::Result<std::shared_ptr<arrow::Array>> {
-      ARROW_ASSIGN_OR_RAISE(auto builder, arrow::MakeBuilder(type_, arrow::system_memory_pool()));
+      ARROW_ASSIGN_OR_RAISE(auto builder, arrow::MakeBuilder(type_, Pool()));
       auto& typed = static_cast<typename arrow::TypeTraits<ArrowType>::BuilderType&>(*builder);
       ARROW_RETURN_NOT_OK(typed.Reserve(static_cast<int64_t>(values.size())));
       for (size_t g = 0; g < values.size(); ++g) {
@@ -235,7 +235,7 @@ bool Aggregation::Make(const Request& req, const std::shared_ptr<arrow::Schema>&
   }
   a->schema_ = arrow::schema(std::move(fields));
   if (!key_types.empty()) {
-    a->ctx_ = std::make_unique<cp::ExecContext>(arrow::system_memory_pool());
+    a->ctx_ = std::make_unique<cp::ExecContext>(Pool());
     auto grouper = cp::Grouper::Make(key_types, a->ctx_.get());
     if (!grouper.ok()) {
       *err = Error{EIO, "cannot group: " + grouper.status().ToString()};

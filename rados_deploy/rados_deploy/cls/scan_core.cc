@@ -20,6 +20,7 @@
 #include <parquet/statistics.h>
 
 #include "scan_aggregate.h"
+#include "scan_late.h"
 #include "scan_topk.h"
 
 namespace cp = arrow::compute;
@@ -236,11 +237,14 @@ void SortKeys(Cursor& c, Request* req) {
   }
 }
 
-// Leaf (Parquet column) indices of a top-level field.
+}  // namespace
+
 void Leaves(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
   if (f.column_index >= 0) out->push_back(f.column_index);
   for (const auto& child : f.children) Leaves(child, out);
 }
+
+namespace {
 
 Error Fail(int code, const std::string& what) { return Error{code, what}; }
 
@@ -327,7 +331,7 @@ class MeteredCodec : public arrow::util::Codec {
 bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
                  std::unique_ptr<parquet::arrow::FileReader>* reader,
                  std::shared_ptr<arrow::Schema>* schema, Error* err) {
-  arrow::MemoryPool* pool = arrow::system_memory_pool();
+  arrow::MemoryPool* pool = Pool();
   parquet::ReaderProperties props(pool);
   parquet::ArrowReaderProperties aprops(/*use_threads=*/false);
   aprops.set_pre_buffer(false);  // read synchronously, in the calling (OSD op) thread
@@ -361,7 +365,7 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
 bool OpenWriter(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
                 const std::shared_ptr<arrow::io::OutputStream>& out,
                 std::shared_ptr<arrow::ipc::RecordBatchWriter>* writer, Error* err) {
-  arrow::MemoryPool* pool = arrow::system_memory_pool();
+  arrow::MemoryPool* pool = Pool();
   arrow::ipc::IpcWriteOptions wopts = arrow::ipc::IpcWriteOptions::Defaults();
   wopts.memory_pool = pool;
   wopts.use_threads = false;  // compress in the calling (OSD op) thread, not Arrow's pool
@@ -508,7 +512,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   for (const auto& key : req.order_by) {
     if (seen.insert(key.column).second) read_names.push_back(key.column);
   }
-  size_t carried = read_names.size();
+  size_t carried_count = read_names.size();
   if (req.has_filter) {
     for (const auto& ref : cp::FieldsInExpression(req.filter)) {
       const std::string* name = ref.name();
@@ -529,7 +533,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   for (int i : sorted) read_fields.push_back(file_schema->field(i));
   auto read_schema = arrow::schema(read_fields);
   std::vector<int> carry_pos;
-  for (size_t i = 0; i < carried; ++i) carry_pos.push_back(read_schema->GetFieldIndex(read_names[i]));
+  for (size_t i = 0; i < carried_count; ++i) carry_pos.push_back(read_schema->GetFieldIndex(read_names[i]));
   arrow::FieldVector carry_fields;
   for (int p : carry_pos) carry_fields.push_back(read_schema->field(p));
   auto carry_schema = arrow::schema(carry_fields);
@@ -573,17 +577,74 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     }
   }
 
-  std::vector<int> row_groups(reader->num_row_groups());
-  for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
-  arrow::Result<std::unique_ptr<arrow::RecordBatchReader>> batches;
-  {
+  // The kept rows, batch by batch, as the carried columns: read late where that pays (scan_late.h),
+  // else every read column at once, with the filter applied to each batch.
+  std::unique_ptr<LateScan> late;
+  if (req.has_filter) {
+    std::vector<int> carried;
+    for (size_t i = 0; i < carried_count; ++i) carried.push_back(file_schema->GetFieldIndex(read_names[i]));
+    auto made = LateScan::Make(reader.get(), *file_schema, carried, req.filter, meter);
+    if (!made.ok()) {
+      *err = Fail(EIO, "cannot read the Parquet object: " + made.status().message());
+      return false;
+    }
+    late = std::move(*made);
+  }
+  std::unique_ptr<arrow::RecordBatchReader> batches;
+  if (!late) {
+    std::vector<int> row_groups(reader->num_row_groups());
+    for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
     Phase p(meter, pr::kDecodeNs);
-    batches = reader->GetRecordBatchReader(row_groups, leaves);
+    auto made = reader->GetRecordBatchReader(row_groups, leaves);
+    if (!made.ok()) {
+      *err = Fail(EIO, "cannot read the Parquet object: " + made.status().message());
+      return false;
+    }
+    batches = std::move(*made);
   }
-  if (!batches.ok()) {
-    *err = Fail(EIO, "cannot read the Parquet object: " + batches.status().message());
-    return false;
-  }
+  // Per batch: evaluate the filter on the read columns, then touch only the carried ones:
+  // no Filter call when every row passes, none of the filter-only columns are compacted.
+  auto next_kept = [&](std::shared_ptr<arrow::RecordBatch>* kept) -> arrow::Status {
+    if (late) return late->Next(kept);
+    std::shared_ptr<arrow::RecordBatch> batch;
+    {
+      Phase p(meter, pr::kDecodeNs);
+      ARROW_RETURN_NOT_OK(batches->ReadNext(&batch));
+    }
+    if (!batch) {
+      *kept = nullptr;
+      return arrow::Status::OK();
+    }
+    meter->Add(pr::kBatchesIn, 1);
+    meter->Add(pr::kRowsIn, static_cast<uint64_t>(batch->num_rows()));
+    arrow::Datum mask;
+    bool every_row = true;
+    if (req.has_filter) {
+      Phase p(meter, pr::kFilterNs);
+      ARROW_ASSIGN_OR_RAISE(auto m, cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch)));
+      if (m.is_scalar()) {
+        const auto& s = m.scalar_as<arrow::BooleanScalar>();
+        if (!s.is_valid || !s.value) return batch->Slice(0, 0)->SelectColumns(carry_pos).Value(kept);
+      } else {
+        auto bits = std::static_pointer_cast<arrow::BooleanArray>(m.make_array());
+        int64_t kept_rows = bits->true_count();
+        if (kept_rows == 0) return batch->Slice(0, 0)->SelectColumns(carry_pos).Value(kept);
+        every_row = kept_rows == bits->length();
+        mask = std::move(m);
+      }
+    }
+    {
+      Phase p(meter, pr::kProjectNs);
+      ARROW_ASSIGN_OR_RAISE(batch, batch->SelectColumns(carry_pos));
+    }
+    if (!every_row) {
+      Phase p(meter, pr::kFilterNs);
+      ARROW_ASSIGN_OR_RAISE(auto filtered, cp::Filter(batch, mask));
+      batch = filtered.record_batch();
+    }
+    *kept = std::move(batch);
+    return arrow::Status::OK();
+  };
 
   auto begin = out->Tell();
   if (!begin.ok()) {
@@ -623,47 +684,12 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     return writer->WriteRecordBatch(*out_batch);
   };
 
-  // Per batch: evaluate the filter on the read columns, then touch only the carried ones:
-  // no Filter call when every row passes, none of the filter-only columns are compacted.
   std::shared_ptr<arrow::RecordBatch> batch;
   int64_t passed = 0;   // a plain LIMIT's rows so far
   while (true) {
-    {
-      Phase p(meter, pr::kDecodeNs);
-      if (auto st = (*batches)->ReadNext(&batch); !st.ok()) return io_error(st);
-    }
+    if (auto st = next_kept(&batch); !st.ok()) return io_error(st);
     if (!batch) break;
-    meter->Add(pr::kBatchesIn, 1);
-    meter->Add(pr::kRowsIn, static_cast<uint64_t>(batch->num_rows()));
-    arrow::Datum mask;
-    bool every_row = true;
-    if (req.has_filter) {
-      Phase p(meter, pr::kFilterNs);
-      auto m = cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch));
-      if (!m.ok()) return io_error(m.status());
-      if (m->is_scalar()) {
-        const auto& s = m->scalar_as<arrow::BooleanScalar>();
-        if (!s.is_valid || !s.value) continue;
-      } else {
-        auto bits = std::static_pointer_cast<arrow::BooleanArray>(m->make_array());
-        int64_t kept = bits->true_count();
-        if (kept == 0) continue;
-        every_row = kept == bits->length();
-        mask = std::move(*m);
-      }
-    }
-    {
-      Phase p(meter, pr::kProjectNs);
-      auto projected = batch->SelectColumns(carry_pos);
-      if (!projected.ok()) return io_error(projected.status());
-      batch = *projected;
-    }
-    if (!every_row) {
-      Phase p(meter, pr::kFilterNs);
-      auto kept = cp::Filter(batch, mask);
-      if (!kept.ok()) return io_error(kept.status());
-      batch = kept->record_batch();
-    }
+    if (batch->num_rows() == 0) continue;
     if (aggregation) {
       Phase p(meter, pr::kAggregateNs);
       if (!aggregation->Consume(*batch, err)) return false;
@@ -719,6 +745,14 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
 void Append(std::string* out, const void* p, size_t n) { out->append(static_cast<const char*>(p), n); }
 
 }  // namespace
+
+arrow::MemoryPool* Pool() {
+  static arrow::MemoryPool* const pool = [] {
+    arrow::MemoryPool* mimalloc = nullptr;
+    return arrow::mimalloc_memory_pool(&mimalloc).ok() ? mimalloc : arrow::system_memory_pool();
+  }();
+  return pool;
+}
 
 Meter::Meter() : cpu_start_(CpuNow()), wall_start_(Clock(CLOCK_MONOTONIC)), last_(cpu_start_) {}
 
@@ -814,7 +848,7 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
     std::unique_ptr<parquet::arrow::FileReader> reader;
     std::shared_ptr<arrow::Schema> schema;
     if (!OpenParquet(file, pr::kDefaultBatchRows, &reader, &schema, err)) return false;
-    auto out = arrow::io::BufferOutputStream::Create(1 << 12, arrow::system_memory_pool());
+    auto out = arrow::io::BufferOutputStream::Create(1 << 12, Pool());
     std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
     if (!out.ok() || !OpenWriter(schema, arrow::Compression::UNCOMPRESSED, nullptr, *out, &writer, err)) {
       if (!out.ok()) *err = Fail(EIO, out.status().message());

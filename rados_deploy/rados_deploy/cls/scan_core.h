@@ -12,10 +12,15 @@
 
 #include <arrow/compute/expression.h>
 #include <arrow/io/interfaces.h>
+#include <arrow/memory_pool.h>
 #include <arrow/result.h>
 #include <arrow/util/compression.h>
 
 #include "protocol.h"
+
+namespace parquet::arrow {
+struct SchemaField;
+}
 
 namespace sae::scan {
 
@@ -88,6 +93,13 @@ class Phase {
   Meter* meter_;
   protocol::Stat before_;
 };
+
+// Appends the leaf (Parquet column) indices of a field, in order.
+void Leaves(const parquet::arrow::SchemaField& field, std::vector<int>* out);
+
+// The memory pool every scan allocates from: Arrow's mimalloc (it grows and shrinks the reader's
+// buffers in place where glibc's malloc, the OSD's, copies them), else the system allocator.
+arrow::MemoryPool* Pool();
 
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
