@@ -520,6 +520,7 @@ def test_late_columns_read_what_pyarrow_reads(harness, tmp_path, assert_rows, la
     scattered = {"in": "key", "values": [3, 4, 5, 64, 65, 150, 151, 296, 299]}
     cases = [Request(filter=f, columns=cols, batch_rows=rows)
              for f in (scattered, {"cmp": "<", "column": "key", "value": 0}, {"cmp": ">=", "column": "key", "value": 0},
+                       {"cmp": "<", "column": "key", "value": 30},
                        {"cmp": "<", "column": "f64", "value": 9.0}, {"cmp": "==", "column": "word", "value": "bus"},
                        {"and": [{"cmp": ">", "column": "key", "value": 100}, {"cmp": "!=", "column": "flag", "value": True}]})
              for cols in ([], ["text", "f64", "ts_us", "key", "blob", "money", "day"])

@@ -21,7 +21,7 @@ namespace {
 namespace pr = sae::protocol;
 
 constexpr int64_t kChunkRows = 65536;   // rows decoded per column reader call: bounds the scratch
-constexpr double kLateShare = 0.25;      // read late while at most this share of the first batch passes
+constexpr double kLateShare = 0.125;     // read late while at most this share of the first batch passes
 
 // Whether gathering the column's Parquet values unchanged gives what the Arrow reader would read
 // it as (`type`, from the file's Arrow schema): a flat column of a plain number, date, timestamp of

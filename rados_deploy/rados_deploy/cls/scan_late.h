@@ -25,7 +25,7 @@ class LateScan {
  public:
   ~LateScan();
   // A late scan of `reader` (every row group in order), or null when no carried column can be read
-  // late or over a quarter of the first batch's rows pass (then the caller reads every column at
+  // late or over an eighth of the first batch's rows pass (then the caller reads every column at
   // once). `carried`: file field indices of the returned columns, in reply order; `filter`: the
   // request's filter, unbound.
   static arrow::Result<std::unique_ptr<LateScan>> Make(parquet::arrow::FileReader* reader,
