@@ -16,7 +16,7 @@ import sae
 from metareserve.errors import UsageError
 from monitor_deploy import write_frame
 from sae.cli import main
-from sae.results import advice
+from sae.results import advice, cost_model
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "advice"
 STORED, REPLY = 30.0, 32.0   # bytes per row stored and per zstd reply row
@@ -88,11 +88,11 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model(runs):
-    return advice.fit([runs["a"]])
+    return cost_model.fit([runs["a"]])
 
 
 def config(**changes):
-    base = advice.Config(selectivity=10, rows=4e6, object_size=16 * MIB, storage_cores=1, compute_cores=1, link_bps=1e9)
+    base = cost_model.Config(selectivity=10, rows=4e6, object_size=16 * MIB, storage_cores=1, compute_cores=1, link_bps=1e9)
     return dataclasses.replace(base, **changes)
 
 
@@ -148,7 +148,7 @@ def test_crossover_where_offload_stops_paying(model):
 @pytest.mark.parametrize("differences, verdict, at", [([-1, -0.5, 0.5], "at", 75.0), ([1, 2, 3], "never", None),
                                                       ([-1, -1, -2], "always", None), ([-1], "unknown", None)])
 def test_crossing_of_measured_differences(differences, verdict, at):
-    found = advice.crossing([1, 50, 100][:len(differences)], differences, "offload")
+    found = cost_model.crossing([1, 50, 100][:len(differences)], differences, "offload")
     assert found.verdict == verdict and found.selectivity == at
     assert found.edge() == {"at": at, "never": 1, "always": 100}.get(verdict, found.edge()) or math.isnan(found.edge())
 
@@ -174,7 +174,7 @@ def test_a_wrong_model_is_caught_by_validation(model, runs):
 
 def test_what_cannot_be_fitted_is_named_in_one_line(tmp_path):
     one = write_run(tmp_path / "one", grid(rows=(1_000_000,), sizes=(16 * MIB,), links=(1e9,)))
-    m = advice.fit([one])
+    m = cost_model.fit([one])
     lines = [line for line in m.text().splitlines() if line.startswith("cannot fit: ")]
     assert len(lines) == 1 and "request_s (in these runs it moves in step with query_s)" in lines[0]
     assert {c.name for c in m.constants if not c.fitted} >= {"request_s"}
@@ -189,7 +189,7 @@ def test_cold_queries_are_the_first_of_each_application(tmp_path):
     (raw / "s1-1-a.jsonl").write_text(events(rep("a", 0), rep("a", 1)))
     (raw / "s1-2-b.jsonl").write_text(events(rep("b", 0, True), rep("b", 1)))   # a warm-up query ran first
     (raw / "s1-1-a.ceph.jsonl").write_text(events(rep("z", 0)))
-    assert advice.cold(tmp_path) == {("a", 0)}
+    assert cost_model.cold(tmp_path) == {("a", 0)}
 
 
 def test_advise_prints_constants_predictions_crossover_and_validation(runs):
@@ -267,10 +267,10 @@ def test_points_beside_a_second_tenant_are_left_out_and_said(tmp_path):
     loaded = df.assign(storage_load=np.where(df["rows"] == 2_000_000, 4.0, 0.0),
                        total_s=np.where(df["rows"] == 2_000_000, df["total_s"] * 3, df["total_s"]))
     write_frame(loaded, root / "results.parquet")
-    model = advice.fit([root])
-    assert f"{advice.TENANT}: {len(points) // 2 * 2}" in model.left_out, model.left_out   # measured repetitions
+    model = cost_model.fit([root])
+    assert f"{cost_model.TENANT}: {len(points) // 2 * 2}" in model.left_out, model.left_out   # measured repetitions
     line, = advice.report_lines(root, sae.load_results(root))
-    assert "measured: offload" in line and f"left out: {advice.TENANT}" in line
+    assert "measured: offload" in line and f"left out: {cost_model.TENANT}" in line
 
 
 def test_a_model_that_does_not_reproduce_the_run_claims_no_crossover(runs, tmp_path):
@@ -285,7 +285,7 @@ def test_a_model_that_does_not_reproduce_the_run_claims_no_crossover(runs, tmp_p
 def test_real_runs_fitted_on_selectivity_and_bandwidth_predict_objectsize_selectivity():
     """The tiny catalogue's runs (1 repetition per point, no warm-up; tests/fixtures/advice/trim.py):
     the first query of each Spark application is left out as cold (3 fitted, 1 validated)."""
-    m = advice.fit([REAL / "selectivity", REAL / "bandwidth"])
+    m = cost_model.fit([REAL / "selectivity", REAL / "bandwidth"])
     assert m.points == 13 and any("cold queries" in x and x.endswith(": 3") for x in m.left_out)
     assert m.shape.stored_bytes_per_row == pytest.approx(28.1, abs=0.1)
     assert dict(m.shape.reply_bytes_per_row) == {"none": pytest.approx(137.0, abs=0.5),
