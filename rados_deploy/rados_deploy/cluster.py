@@ -76,6 +76,12 @@ class CephCluster(Service):
         return self.conf_path(node)
 
     @property
+    def client_python(self) -> str:
+        """The Python on every node with Ceph's packages (servers and clients) that imports
+        Debian's ``rados`` and ``cephfs`` modules."""
+        return remote.SYSTEM_PYTHON
+
+    @property
     def shared_client_conf(self) -> str:
         """One path that names a client ceph.conf on every node :meth:`link_client_conf` was
         given (e.g. one ``CEPH_CONF`` for Spark executors wherever they run)."""

@@ -20,7 +20,8 @@ def test_a_point_holds_its_capacities_typed_and_its_params_canonical():
     assert c.cores == {"node1": CpuSet((0, 1))} and c.link_rate == LinkRate(Rate(1_250_000_000), per_core=True)
     assert c.host_memory == Size(1 << 30)
     assert spec.params()["cluster"] == {"nodes": 3, "layout": None, "cores": {"node1": "0-1"},
-                                        "link_rate": "1.25gbit/core", "host_memory": "1GiB", "storage_load": 0.0}
+                                        "link_rate": "1.25gbit/core", "host_memory": "1GiB", "storage_load": 0.0,
+                                        "storage_scans": 0}
     assert PointSpec.from_params(spec.params()).cluster == c
 
 

@@ -1,6 +1,7 @@
-"""A second tenant on the storage side (``cluster.storage_load``): validated at load, planned as a
-change of the hosts' shape (its own application), stress-ng's command line per share and
-cores, and the tenant's CPU per repetition interpolated from samples (pure)."""
+"""Second tenants on the storage side (``cluster.storage_load``, ``cluster.storage_scans``):
+validated at load, planned as a change of the hosts' shape (their own application), stress-ng's
+command line per share and cores, the scan tenant's calls read from its log, and what a tenant
+got per repetition interpolated from samples (pure)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,8 @@ from metareserve import UsageError
 from sae.planning.planner import plan
 from sae.planning.readers import AUTO, NAMES, STANDARD, names
 from sae.planning.spec import ClusterSpec, Experiment, Sweep, validate
-from sae.running.tenant_load import Samples, stress_argv
+from sae.app.backend_scan import TENANT_TAG
+from sae.running.tenant_load import Samples, calls_answered, stress_argv
 
 
 @pytest.mark.parametrize("share, cores, workers, load", [
@@ -41,6 +43,29 @@ def test_a_bad_storage_load_is_refused_at_load_naming_the_field(value):
     with pytest.raises(UsageError) as e:
         point_specs(storage_load=value)
     assert "experiment 't' point 0: cluster.storage_load" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("value", [-1, 65, 2.5, "4", True, None, math.nan])
+def test_a_bad_storage_scans_is_refused_at_load_naming_the_field(value):
+    with pytest.raises(UsageError) as e:
+        point_specs(storage_scans=value)
+    assert "experiment 't' point 0: cluster.storage_scans" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_scan_tenants_calls_are_its_logs_last_pass():
+    assert calls_answered("") is None and calls_answered("Traceback (most recent call last):\n") is None
+    log = "".join(f'{TENANT_TAG}{{"pass": {n}, "end": {100 + n}, "calls": {8 * (n + 1)}, "failures": []}}\n'
+                  for n in range(3))
+    assert calls_answered(log) == 24
+    assert calls_answered(log + TENANT_TAG + '{"pass": 3, "en') == 24   # the last line half written
+
+
+def test_each_tenant_state_is_its_own_shape_step_and_application():
+    p = plan(Experiment(name="t", sweep=Sweep(zipped={"storage_load": [0, 2, 0], "storage_scans": [0, 0, 4]},
+                                              cartesian={"reader": ["offload"]})))
+    shapes = [s for s in p.steps if s.stage == "shape"]
+    assert len(shapes) == 3 and "storage_scans=4" in shapes[2].reason and "storage_load" not in shapes[2].reason
+    assert [(pt.spec.cluster.storage_load, pt.spec.cluster.storage_scans) for pt in p.points] == [(0, 0), (2, 0), (0, 4)]
 
 
 def test_each_load_level_is_its_own_shape_step_and_application():

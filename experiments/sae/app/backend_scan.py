@@ -19,16 +19,20 @@ then are the replies decoded (not timed): Arrow record batches, rows and reply b
 the class's own stats summed (``scan``: phase CPU times, rows and batches in and out, as the
 connector sums them, plus ``calls``); an error frame's bytes are returned for the controller to
 decode. One JSON line per repetition on stdout, prefixed ``sae-backend``.
+
+As a second application on the storage side (:mod:`sae.running.tenant_load`, ``"reps": null``):
+the same calls over and over, without pause, until stopped; the replies are not kept or decoded
+(the distribution's python suffices: no pyarrow), and each pass over the objects prints one line,
+prefixed ``sae-tenant``, with its end time and the calls answered so far.
 """
+import itertools
 import json
 import struct
 import sys
 import threading
 import time
 
-import pyarrow as pa
-
-TAG = "sae-backend "
+TAG, TENANT_TAG = "sae-backend ", "sae-tenant "
 
 
 def objects(fs, path):
@@ -47,8 +51,8 @@ def objects(fs, path):
     return pool, ["%x.00000000" % fs.stat(f"{path}/{n}").st_ino for n in names]
 
 
-def scan_all(io, oids, request, reply_limit, in_flight):
-    """Every object's reply (bytes), at most ``in_flight`` calls outstanding."""
+def scan_all(io, oids, request, reply_limit, in_flight, keep=True):
+    """Every object's reply (bytes; None unless ``keep``), at most ``in_flight`` calls outstanding."""
     slots = threading.Semaphore(in_flight)
     replies, failures, done = [None] * len(oids), [], threading.Semaphore(0)
 
@@ -57,7 +61,7 @@ def scan_all(io, oids, request, reply_limit, in_flight):
             ret = completion.get_return_value()
             if ret < 0:
                 failures.append(f"object {oids[i]}: errno {-ret}")
-            else:
+            elif keep:
                 replies[i] = data
             slots.release()
             done.release()
@@ -74,6 +78,7 @@ def scan_all(io, oids, request, reply_limit, in_flight):
 
 def count(replies, framing):
     """(record batches, rows, reply bytes, summed class stats, first error frame as hex or None)."""
+    import pyarrow as pa
     batches = rows = size = 0
     head = struct.Struct(framing["head"])   # magic, stat count, body format; then the stats as u64
     stats = dict.fromkeys(framing["stats"], 0)
@@ -116,24 +121,44 @@ def main(cfg):
     fs = cephfs.LibCephFS(conffile=cfg["ceph_conf"], auth_id=cfg["ceph_user"])
     fs.mount()
     try:
-        for n, rep in enumerate(cfg["reps"]):
-            if n:
-                time.sleep(cfg["pause"])
-            t0 = time.time()
-            pool, oids = objects(fs, cfg["path"])
-            io = cluster.open_ioctx(pool)
-            t1 = time.time()
-            replies, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"])
-            t2 = time.time()
-            io.close()
-            batches, rows, size, stats, error = count([] if failures else replies, cfg["reply"])
-            print(TAG + json.dumps({"repetition": rep, "start": t0, "end": t2, "init_s": t1 - t0,
-                                    "compute_s": t2 - t1, "total_s": t2 - t0, "objects": len(oids),
-                                    "rows": rows, "batches": batches, "reply_bytes": size, "scan": stats,
-                                    "failures": failures[:3], "error_frame": error}), flush=True)
+        if cfg["reps"] is None:
+            tenant(fs, cluster, cfg, request)
+        else:
+            measure(fs, cluster, cfg, request)
     finally:
         fs.shutdown()
         cluster.shutdown()
+
+
+def measure(fs, cluster, cfg, request):
+    """Each repetition of ``cfg["reps"]``: list, scan every object, decode; one line each."""
+    for n, rep in enumerate(cfg["reps"]):
+        if n:
+            time.sleep(cfg["pause"])
+        t0 = time.time()
+        pool, oids = objects(fs, cfg["path"])
+        io = cluster.open_ioctx(pool)
+        t1 = time.time()
+        replies, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"])
+        t2 = time.time()
+        io.close()
+        batches, rows, size, stats, error = count([] if failures else replies, cfg["reply"])
+        print(TAG + json.dumps({"repetition": rep, "start": t0, "end": t2, "init_s": t1 - t0,
+                                "compute_s": t2 - t1, "total_s": t2 - t0, "objects": len(oids),
+                                "rows": rows, "batches": batches, "reply_bytes": size, "scan": stats,
+                                "failures": failures[:3], "error_frame": error}), flush=True)
+
+
+def tenant(fs, cluster, cfg, request):
+    """The calls over and over until stopped; one line per pass over the objects."""
+    pool, oids = objects(fs, cfg["path"])
+    io = cluster.open_ioctx(pool)
+    calls = 0
+    for n in itertools.count():
+        _, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"], keep=False)
+        calls += len(oids) - len(failures)
+        print(TENANT_TAG + json.dumps({"pass": n, "end": time.time(), "calls": calls, "failures": failures[:3]}),
+              flush=True)
 
 
 if __name__ == "__main__":

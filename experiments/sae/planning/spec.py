@@ -49,6 +49,7 @@ MAX_PAUSE = 3600.0           # seconds between repetitions
 MAX_POINTS = 10_000          # sweep points of one experiment
 DRIFT_MIN = 3                # measured repetitions of the drift check at least
 MAX_STORAGE_LOAD = 4.0      # cluster.storage_load: a second tenant may oversubscribe storage cores 4x
+MAX_STORAGE_SCANS = 64      # cluster.storage_scans: a second application's scan calls in flight at once
 WINDOW_MARGIN = 1.0
 """The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
 plus this many seconds, so the quiet gap between two repetitions holds a scrape even after the
@@ -71,7 +72,13 @@ class ClusterSpec:
     ``storage_load``: a second tenant on the storage side, on any provider: the share of each
     storage host's cores (0 to :data:`MAX_STORAGE_LOAD`; 0.5: half of them) that a CPU load
     (stress-ng, in the host's cgroup) keeps busy while the point's queries run
-    (:mod:`sae.running.tenant_load`); what it got is measured per repetition (``tenant_cpu_s``)."""
+    (:mod:`sae.running.tenant_load`); what it got is measured per repetition (``tenant_cpu_s``).
+    ``storage_scans``: a second application on the storage side, on any provider: a librados
+    client on the first storage host keeping this many calls of the object class's scan in flight
+    (0 to :data:`MAX_STORAGE_SCANS`), every column of every object of the point's data at 1 %,
+    over and over, while the point's queries run; the OSD work it causes is the storage side's,
+    its client's own CPU is measured per repetition (``tenant_scan_cpu_s``), and so are its
+    calls (``tenant_scans``)."""
 
     nodes: int = 3
     layout: dict | None = None
@@ -79,6 +86,7 @@ class ClusterSpec:
     link_rate: str | LinkRate | None = None
     host_memory: str | int | None = None
     storage_load: float = 0.0
+    storage_scans: int = 0
 
     @property
     def capacity_params(self) -> dict:
@@ -87,7 +95,7 @@ class ClusterSpec:
         cores = {n: str(c) for n, c in self.cores.items()} if isinstance(self.cores, dict) else self.cores
         return {"cores": cores, "link_rate": None if self.link_rate is None else str(self.link_rate),
                 "host_memory": None if self.host_memory is None else str(self.host_memory),
-                "storage_load": self.storage_load}
+                "storage_load": self.storage_load, "storage_scans": self.storage_scans}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -531,6 +539,8 @@ def _check(point: PointSpec, where: str) -> None:
     if not _number_in(c.storage_load, 0, MAX_STORAGE_LOAD):
         bad(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores from 0 to "
             f"{MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
+    _int(c.storage_scans, 0, f"{where}: cluster.storage_scans (a second application's scan calls in flight)",
+         maximum=MAX_STORAGE_SCANS)
     if c.layout is not None:
         if not isinstance(c.layout, dict):
             bad("cluster.layout must map roles to node names")

@@ -370,8 +370,9 @@ def exclusions(run: Run) -> pd.Series:
     why[(query != queries.SCAN.name) | columns.map(lambda c: c is not None and len(c) > 0)] = OTHER
     if "reader" in df:
         why[~df["reader"].isin(list(PATHS))] = UNMODELLED
-    if "storage_load" in df:
-        why[pd.to_numeric(df["storage_load"], errors="coerce").fillna(0) > 0] = TENANT
+    for tenant in ("storage_load", "storage_scans"):
+        if tenant in df:
+            why[pd.to_numeric(df[tenant], errors="coerce").fillna(0) > 0] = TENANT
     why[[(pt, rep) in first for pt, rep in zip(df["point"], df["repetition"])]] = COLD
     return why
 

@@ -11,8 +11,9 @@ report directory and returns the paths it wrote (none: nothing to draw).
 * ``objectsize.png`` (fig. 15): stacked init/compute bars per object size, a panel per selectivity.
 * ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a
   panel per selectivity.
-* ``contention.png``: median query time vs a second tenant's CPU load on the storage hosts, a
-  line per reader, a panel per selectivity, with the cores the tenant got as measured.
+* ``contention.png``: median query time per second tenant on the storage hosts (a CPU load, a
+  second application's scans), a line per reader, a panel per selectivity, with what the tenants
+  got as measured.
 * ``points.png``: median time per point.
 * ``alleviation.png`` (fig. 13): what each side spent per configuration; ``resources-disk.png``
   (fig. 12): the storage hosts' device reads and writes over time.
@@ -159,37 +160,61 @@ def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
     return save(fig, out / "bandwidth.png")
 
 
+TENANTS = ("storage_load", "storage_scans")
+"""The second tenants an experiment declares (``cluster.storage_load``, ``cluster.storage_scans``)."""
+
+
+def tenant_label(load: float, scans: int) -> str:
+    """A tenant state as the contention figure's axis names it."""
+    parts = ([f"CPU {load:g}x cores"] if load else []) + ([f"{scans:g} scans in flight"] if scans else [])
+    return " + ".join(parts) or "none"
+
+
 def plot_contention(df: pd.DataFrame, out: Path) -> Path:
-    """Median query time vs the second tenant's load on the storage hosts (``storage_load``: the
-    share of their cores it keeps busy), one line per reader, a panel per selectivity; below,
-    the cores the tenant got during the queries (``tenant_cpu_s`` per second), as measured."""
+    """Median query time per second tenant on the storage hosts (none; a CPU load keeping
+    ``storage_load`` of their cores busy; a second application keeping ``storage_scans`` scan
+    calls in flight), one line per reader, a panel per selectivity; below, what the tenants got
+    during the queries as measured: the CPU load's cores (``tenant_cpu_s`` per second) and the
+    second application's scan calls answered per second (``tenant_scans``)."""
     sels = sorted(df["selectivity"].unique()) if "selectivity" in df else [None]
-    keys = others(df, "storage_load") or ["reader"]
-    fig, axes = plt.subplots(2, len(sels), figsize=(4.5 * len(sels) + 1, 6.5), squeeze=False,
-                             gridspec_kw={"height_ratios": [3, 1]})
-    tenant = df["tenant_cpu_s"].astype(float) if "tenant_cpu_s" in df else pd.Series(math.nan, index=df.index)
-    d = df.assign(tenant_cores=(tenant / df["total_s"].astype(float)).where(df["storage_load"] > 0, 0.0))
+    keys = others(df, *TENANTS) or ["reader"]
+    d = df.assign(**{t: pd.to_numeric(df[t], errors="coerce").fillna(0) if t in df else 0.0 for t in TENANTS})
+    states = sorted({(float(a), int(b)) for a, b in zip(d["storage_load"], d["storage_scans"])},
+                    key=lambda st: (st != (0.0, 0), st[1] > 0, st))
+    d["tenant_x"] = [states.index((float(a), int(b))) for a, b in zip(d["storage_load"], d["storage_scans"])]
+    per_second = {"tenant_cpu_s": "CPU load: cores", "tenant_scans": "second application: scans/s"}
+    for column in per_second:
+        got = d[column].astype(float) if column in d else pd.Series(math.nan, index=d.index)
+        d[column + "_rate"] = got / d["total_s"].astype(float)
+    fig, axes = plt.subplots(2, len(sels), figsize=(4.5 * len(sels) + 1.5, 6.5), squeeze=False,
+                             gridspec_kw={"height_ratios": [3, 1.3]})
     for col, sel in enumerate(sels):
         part = d if sel is None else d[d["selectivity"] == sel]
         top, bottom = axes[0][col], axes[1][col]
-        for value, ax in (("total_s", top), ("tenant_cores", bottom)):
-            s = stats(part.dropna(subset=[value]), keys + ["storage_load"], value)
-            s = s.assign(order=s["reader"].map(readers.order) if "reader" in keys else 0).sort_values(
-                ["order", "storage_load"])
-            for _, grp in groups(s, keys):
-                row = grp.iloc[0]
-                ax.plot(grp["storage_load"], grp["median"], marker="o", label=config_label(row, keys),
-                        color=config_colour(row, keys))
-                if value == "total_s":
-                    spread(ax, grp["storage_load"], grp, config_colour(row, keys))
+        s = stats(part, keys + ["tenant_x"], "total_s")
+        s = s.assign(order=s["reader"].map(readers.order) if "reader" in keys else 0).sort_values(["order", "tenant_x"])
+        for _, grp in groups(s, keys):
+            row = grp.iloc[0]
+            top.plot(grp["tenant_x"], grp["median"], marker="o", label=config_label(row, keys),
+                     color=config_colour(row, keys))
+            spread(top, grp["tenant_x"], grp, config_colour(row, keys))
+        for (column, label), marker in zip(per_second.items(), ("s", "^")):
+            rate = part.dropna(subset=[column + "_rate"])
+            if not rate.empty:
+                r = stats(rate, ["tenant_x"], column + "_rate")
+                bottom.plot(r["tenant_x"], r["median"], marker=marker, linestyle="none", label=label)
         top.set_ylim(bottom=0)
         top.set_ylabel("query time (s), median")
         top.set_title("all" if sel is None else f"selectivity {sel:g}%")
         bottom.set_ylim(bottom=0)
-        bottom.set_ylabel("tenant's cores\n(measured)")
-        bottom.set_xlabel("tenant's load (share of each storage host's cores)")
-        top.set_xticks(sorted(set(d["storage_load"])))
-        bottom.set_xticks(sorted(set(d["storage_load"])))
+        bottom.set_ylabel("tenant's work\n(measured, per s)")
+        for ax in (top, bottom):
+            ax.set_xticks(range(len(states)))
+            ax.set_xticklabels([tenant_label(*st) for st in states] if ax is bottom else [], fontsize="small")
+            ax.set_xlim(-0.5, len(states) - 0.5)
+        bottom.set_xlabel("second tenant on the storage hosts")
+        if bottom.lines:
+            bottom.legend(fontsize="x-small")
     axes[0][0].legend(fontsize="small")
     return save(fig, out / "contention.png")
 

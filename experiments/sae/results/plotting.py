@@ -20,7 +20,8 @@ from ..planning import readers  # noqa: E402
 from ..planning.spec import SIZES  # noqa: E402
 
 CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
-          "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load")
+          "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
+          "storage_scans")
 
 
 BAND_MIN = 10

@@ -21,21 +21,14 @@ from metareserve import StageReport
 from metareserve.errors import OperationalError
 
 from ..app import BACKEND_SCAN
-from ..connector.protocol import Request, decode_error, reply_framing
+from ..connector.protocol import decode_error, reply_framing
 from .context import StageContext, dataset_path
-from .execute import export_windows, threshold
+from .execute import export_windows, scan_request
 from .stages import _stack
 
 STAGE = "sae backend scan"
 IN_FLIGHT = 8
 """Scan calls outstanding at once: the connector's 4 per task on the tiny cluster's 2 task slots."""
-
-
-def scan_request(point) -> Request:
-    """The scan request of a point's workload (what the connector sends with offloading on)."""
-    w = point.spec.workload
-    return Request(columns=list(w.columns), filter={"cmp": "<", "column": w.column, "value": threshold(point)},
-                   codec=w.compression, batch_rows=w.batch_size or 0)
 
 
 def stage_run(ctx: StageContext) -> StageReport:

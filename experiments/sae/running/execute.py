@@ -29,13 +29,14 @@ from metareserve import Cluster, StageReport, node_agent
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
-from ..app import APP
+from ..app import APP, BACKEND_SCAN
+from ..connector.protocol import Request
 from ..planning import queries
 from ..planning.planner import digest
 from .reader import app_config
-from .context import Stack, StageContext, dataset_dirs
+from .context import Stack, StageContext, dataset_dirs, dataset_path
 from .storage_watch import StorageWatch, down_message
-from .tenant_load import TenantLoad
+from .tenant_load import CpuTenant, ScanTenant, Tenant
 from ..results.storage_work import OpsRecorder
 
 TAG = "sae-rep "
@@ -64,6 +65,13 @@ def threshold(point) -> float | None:
         return None
     source, _ = dataset_dirs(point)
     return data_deploy.selectivity_threshold(source, w.selectivity / 100, column=w.column)
+
+
+def scan_request(point) -> Request:
+    """The scan request of a point's workload (what the connector sends with offloading on)."""
+    w = point.spec.workload
+    return Request(columns=list(w.columns), filter={"cmp": "<", "column": w.column, "value": threshold(point)},
+                   codec=w.compression, batch_rows=w.batch_size or 0)
 
 
 def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: bool = False) -> dict:
@@ -190,11 +198,13 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
-    recorder = Recorder(ctx, stack, points, ops=ops, tenant=_tenant_load(ctx, points[0]))
+    recorder = Recorder(ctx, stack, points, ops=ops, tenants=_tenants(ctx, stack, points[0]))
     watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, remote_out)) if stack.ceph else None
     error = None
-    with ops or contextlib.nullcontext(), recorder.tenant or contextlib.nullcontext(), recorder, \
+    with ops or contextlib.nullcontext(), contextlib.ExitStack() as tenants, recorder, \
             watch or contextlib.nullcontext():
+        for tenant in recorder.tenants:
+            tenants.enter_context(tenant)
         try:
             spark.submit(str(APP), args=[json.dumps(cfg)], py_files=list(build.py_files) if build else [],
                          jars=list(build.jars) if build else [], conf=conf,
@@ -215,13 +225,30 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     return recorder.reached, error
 
 
-def _tenant_load(ctx: StageContext, point) -> TenantLoad | None:
-    """The second tenant on the point's storage hosts (None: ``cluster.storage_load`` is 0)."""
-    share = point.spec.cluster.storage_load
-    if not share:
-        return None
-    hosts = ctx.layout_for(point).names("ceph-osd")
-    return TenantLoad(ctx.reservation, hosts, share)
+def _tenants(ctx: StageContext, stack: Stack, point) -> list[Tenant]:
+    """The second tenants on the point's storage hosts (``cluster.storage_load``,
+    ``cluster.storage_scans``; none where they are 0)."""
+    c, hosts = point.spec.cluster, ctx.layout_for(point).names("ceph-osd")
+    tenants: list[Tenant] = []
+    if c.storage_load:
+        tenants.append(CpuTenant(ctx.reservation, hosts, c.storage_load))
+    if c.storage_scans:
+        tenants.append(_scan_tenant(ctx, stack, point, hosts[0]))
+    return tenants
+
+
+def _scan_tenant(ctx: StageContext, stack: Stack, point, host: str) -> ScanTenant:
+    """A second application scanning the point's objects from ``host``: every column at 1 %."""
+    remote = f"{ctx.reservation.node_dir(host, 'sae')}/tenant-{BACKEND_SCAN.name}"
+    ctx.connect().put(str(BACKEND_SCAN), remote, nodes=[host], stage="sae tenant scan")
+    one_percent = dataclasses.replace(point, spec=dataclasses.replace(point.spec, workload=dataclasses.replace(
+        point.spec.workload, query=queries.SCAN.name, sql=None, selectivity=1.0, columns=())))
+    cfg = {"ceph_conf": stack.ceph.client_conf(host), "ceph_user": stack.ceph.users.scan.id,
+           "path": dataset_path(point), "request": scan_request(one_percent).encode().hex(),
+           "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
+           "in_flight": point.spec.cluster.storage_scans, "reps": None}
+    return ScanTenant(ctx.reservation, host, [stack.ceph.client_python, remote, json.dumps(cfg)],
+                      point.spec.cluster.storage_scans)
 
 
 def _storage_hint(stack: Stack) -> str:
@@ -256,8 +283,8 @@ class Recorder:
     """
 
     def __init__(self, ctx: StageContext, stack: Stack, points: list, ops: OpsRecorder | None = None,
-                 tenant: TenantLoad | None = None):
-        self.ctx, self.stack, self.ops, self.tenant = ctx, stack, ops, tenant
+                 tenants: list[Tenant] = ()):
+        self.ctx, self.stack, self.ops, self.tenants = ctx, stack, ops, list(tenants)
         self.points = {p.id: p for p in points}
         self.driver = stack.spark.driver_node
         self.reached: set[str] = set()
@@ -369,8 +396,9 @@ class Recorder:
         (its start and end: when the application began and finished its share)."""
         for point, start, end, missing, error in self.closed:
             timings = _timings(self.ctx, point, self.done[point.id])
-            if self.tenant is not None:
-                self.ctx.ledger.add_results(point.id, {rep: {"tenant_cpu_s": self.tenant.cpu_between(t["start"], t["end"])}
+            if self.tenants:
+                self.ctx.ledger.add_results(point.id, {rep: {k: v for tenant in self.tenants
+                                                             for k, v in tenant.results(t["start"], t["end"]).items()}
                                                        for rep, t in timings.items()})
             self.ctx.ledger.record_aucs(point.id, export_windows(self.ctx, self.stack.monitoring,
                                                                  point, timings))

@@ -18,7 +18,7 @@ from ..planning import capacities
 
 from ..results.report import make_report
 from ..results.results import write_results
-from . import hosts, reader
+from . import hosts, reader, tenant_load
 from .clean import retire
 from .plan_checks import check_reservation
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
@@ -145,7 +145,8 @@ def stage_shape(ctx: StageContext) -> StageReport:
     """Put the point's host capacities in force (local provider: cores, memory, link rates;
     elsewhere nothing is emulated), then measure every host's usable cores, each side's cores
     together and the storage → compute link (or reuse the measurement of the same capacities
-    when this stage changed nothing: :data:`CALIBRATION_REUSE_S`), and record declared beside
+    when this stage changed nothing: :data:`CALIBRATION_REUSE_S`; a second tenant a killed runner
+    left on the storage hosts is stopped first), and record declared beside
     measured in ``capacities/<shape key>.yaml``; a measurement more than 15 % off what was declared
     is warned about in one line."""
     report = StageReport("shape")
@@ -162,6 +163,9 @@ def stage_shape(ctx: StageContext) -> StageReport:
             before.of(n).cores(1) != declared.of(n).cores(1) for n in names):
         merge_report(report, ctx.stack.monitoring.start(), "monitoring (cores changed)")
     layout = ctx.layout_for(point)
+    if layout.names("ceph-osd"):   # a tenant a killed runner left would skew what is measured next
+        for line in tenant_load.stop_left(ctx.connect(), layout.names("ceph-osd")):
+            node_log(None, "sae shape", line, logging.WARNING)
     groups = {side: [n for n in names if sides[n] == side] for side in ("compute", "storage")}
     src, dst = (layout.names(role)[:1] for role in ("ceph-osd", "spark-worker"))
     links = [(src[0], dst[0])] if src and dst and src != dst else []

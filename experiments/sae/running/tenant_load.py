@@ -1,8 +1,16 @@
-"""A second tenant on the storage side (``ClusterSpec.storage_load``): while an application runs,
-stress-ng keeps a declared share of each storage host's cores busy, started over the host's
-own connection (on the local cluster: inside the host's cgroup, so it competes with the OSDs
-for the same cores), and what it got is sampled every :data:`SAMPLE_S` seconds on its own
-thread and connections, so each repetition records the CPU the tenant took during it.
+"""A second tenant on the storage side, while an application runs:
+
+* ``ClusterSpec.storage_load`` (:class:`CpuTenant`): stress-ng keeps a declared share of each
+  storage host's cores busy, started over the host's own connection (on the local cluster: inside
+  the host's cgroup, so it competes with the OSDs for the same cores);
+* ``ClusterSpec.storage_scans`` (:class:`ScanTenant`): a second application, a librados client
+  on the first storage host (``app/backend_scan.py`` with the distribution's python), keeps that
+  many calls of the object class's scan in flight over the point's objects (every column, 1 %),
+  pass after pass, so the OSDs serve its requests beside the application's.
+
+What each got is sampled every :data:`SAMPLE_S` seconds on its own thread and connections (the
+tenant's process group's CPU-seconds; the scan tenant's calls answered, from its log's last
+line), so each repetition records them (``tenant_cpu_s``; ``tenant_scan_cpu_s``, ``tenant_scans``).
 
 stress-ng duty-cycles its workers (``--cpu-load``): a share of ``L`` on a host of ``C`` cores
 runs ``ceil(L·C)`` workers, each busy ``L·C / workers`` of the time. A worker competes with the
@@ -11,6 +19,7 @@ halves what they get while both want the cores.
 """
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -24,19 +33,24 @@ from metareserve.log import say
 PACKAGE = "stress-ng"
 SAMPLE_S = 1.0
 STAGE = "sae tenant load"
+KINDS = ("load", "scan")
+"""The tenants' kinds: each keeps its pid in its own file on a host (:func:`pidfile`)."""
 
 
-def pidfile(reservation: Reservation, host: str) -> str:
-    """Where a host's tenant load records its pid (sae's state on the host)."""
-    return f"{reservation.node_dir(host, 'sae')}/tenant-load.pid"
+def pidfile(reservation: Reservation, host: str, kind: str = "load") -> str:
+    """Where a host's tenant of ``kind`` records its pid (sae's state on the host)."""
+    return f"{reservation.node_dir(host, 'sae')}/tenant-{kind}.pid"
 
 
-def stop_left(cluster: Cluster, hosts: list[str]) -> list[str]:
-    """Stop a tenant load a killed runner left on ``hosts``; one line per host that had one."""
-    stopped = cluster.call(node_agent, "stop_group", nodes=hosts, stage=f"{STAGE} stop",
-                           per_node=lambda n: {"pidfile": pidfile(cluster.reservation, n.name)})
-    return [f"{h}: stopped a tenant load left running ({r['stopped']} processes, pid {r['pid']})"
-            for h, r in stopped.items() if r["stopped"]]
+def stop_left(cluster: Cluster, hosts: list[str], kinds: tuple = KINDS) -> list[str]:
+    """Stop the tenants of ``kinds`` a killed runner left on ``hosts``; one line per tenant stopped."""
+    out = []
+    for kind in kinds:
+        stopped = cluster.call(node_agent, "stop_group", nodes=hosts, stage=f"{STAGE} stop",
+                               per_node=lambda n: {"pidfile": pidfile(cluster.reservation, n.name, kind)})
+        out += [f"{h}: stopped a tenant {kind} left running ({r['stopped']} processes, pid {r['pid']})"
+                for h, r in stopped.items() if r["stopped"]]
+    return out
 
 
 def stress_argv(share: float, cores: float) -> list[str]:
@@ -45,6 +59,19 @@ def stress_argv(share: float, cores: float) -> list[str]:
     workers = max(1, math.ceil(busy - 1e-9))
     load = min(100, max(1, round(100 * busy / workers)))
     return [PACKAGE, "--cpu", str(workers), "--cpu-load", str(load), "--quiet"]
+
+
+def calls_answered(log_tail: str) -> int | None:
+    """The calls the scan tenant had answered at its last pass (its log's last line; None before
+    its first pass)."""
+    from ..app.backend_scan import TENANT_TAG
+    for line in reversed(log_tail.splitlines()):
+        if line.startswith(TENANT_TAG):
+            try:
+                return int(json.loads(line[len(TENANT_TAG):])["calls"])
+            except (ValueError, KeyError, TypeError):
+                continue   # a line being written
+    return None
 
 
 class Samples:
@@ -67,38 +94,49 @@ class Samples:
         return max(0.0, float(b - a))
 
 
-class TenantLoad:
-    """``with TenantLoad(reservation, hosts, share):`` holds the load on ``hosts`` for the block (a
-    load an earlier, killed runner left there is stopped first); :meth:`cpu_between` gives the
-    CPU-seconds it took on all of them in a window."""
+class Tenant:
+    """``with tenant:`` holds a second tenant on ``hosts`` for the block (one an earlier, killed
+    runner left there is stopped first); :meth:`cpu_between` gives the CPU-seconds it took on all
+    of them in a window. Subclasses say what runs: :meth:`commands` and :meth:`describe`."""
 
-    def __init__(self, reservation: Reservation, hosts: list[str], share: float):
-        self.reservation, self.hosts, self.share = reservation, list(hosts), share
-        self.pidfile = {h: pidfile(reservation, h) for h in self.hosts}
-        self.logfile = {h: f"{reservation.node_dir(h, 'sae')}/tenant-load.log" for h in self.hosts}
+    kind = "load"
+    packages: tuple = ()
+    column = "tenant_cpu_s"
+
+    def __init__(self, reservation: Reservation, hosts: list[str]):
+        self.reservation, self.hosts = reservation, list(hosts)
+        self.pidfile = {h: pidfile(reservation, h, self.kind) for h in self.hosts}
+        self.logfile = {h: f"{reservation.node_dir(h, 'sae')}/tenant-{self.kind}.log" for h in self.hosts}
         self.samples = {h: Samples() for h in self.hosts}
         self.pids: dict[str, int] = {}
         self.cluster = Cluster(reservation)
         self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._sample, name="sae-tenant-load", daemon=True)
+        self.thread = threading.Thread(target=self._sample, name=f"sae-tenant-{self.kind}", daemon=True)
 
-    def __enter__(self) -> "TenantLoad":
+    def commands(self) -> dict[str, list[str]]:
+        """Each host's tenant command (argv)."""
+        raise NotImplementedError
+
+    def describe(self, host: str) -> str:
+        """One line on what the tenant does on ``host``, for the log."""
+        raise NotImplementedError
+
+    def __enter__(self) -> "Tenant":
         try:
-            self.cluster.apt_install([PACKAGE], nodes=self.hosts, stage=f"{STAGE} install")
-            for line in stop_left(self.cluster, self.hosts):
+            if self.packages:
+                self.cluster.apt_install(list(self.packages), nodes=self.hosts, stage=f"{STAGE} install")
+            for line in stop_left(self.cluster, self.hosts, (self.kind,)):
                 say(None, STAGE, line)
-            cores = self.cluster.call(node_agent, "usable_cores", nodes=self.hosts, stage=STAGE)
+            argv = self.commands()
             started = self.cluster.call(node_agent, "start_daemon", nodes=self.hosts, stage=STAGE,
-                                        per_node=lambda n: {"argv": stress_argv(self.share, cores[n.name]),
-                                                            "pidfile": self.pidfile[n.name],
+                                        per_node=lambda n: {"argv": argv[n.name], "pidfile": self.pidfile[n.name],
                                                             "logfile": self.logfile[n.name]})
         except BaseException:
             self._stop()
             raise
         self.pids = {h: r["pid"] for h, r in started.items()}
         for h in self.hosts:
-            say(h, STAGE, f"a second tenant keeps {self.share:g}x the host's {cores[h]:g} cores busy "
-                          f"({' '.join(stress_argv(self.share, cores[h])[:5])}, pid {self.pids[h]})")
+            say(h, STAGE, f"{self.describe(h)} (pid {self.pids[h]})")
         self._sample_once()
         self.thread.start()
         return self
@@ -112,7 +150,7 @@ class TenantLoad:
 
     def _stop(self) -> None:
         try:
-            stop_left(self.cluster, self.hosts)
+            stop_left(self.cluster, self.hosts, (self.kind,))
         finally:
             self.cluster.close()
 
@@ -134,3 +172,61 @@ class TenantLoad:
         """CPU-seconds the tenant took on every host from ``start`` to ``end`` (None: not sampled)."""
         parts = [s.between(start, end) for s in self.samples.values()]
         return None if any(p is None for p in parts) else round(sum(parts), 3)
+
+    def results(self, start: float, end: float) -> dict:
+        """The result columns of a repetition from ``start`` to ``end``."""
+        return {self.column: self.cpu_between(start, end)}
+
+
+class CpuTenant(Tenant):
+    """``ClusterSpec.storage_load``: stress-ng holding ``share`` of each storage host's cores."""
+
+    kind, packages, column = "load", (PACKAGE,), "tenant_cpu_s"
+
+    def __init__(self, reservation: Reservation, hosts: list[str], share: float):
+        super().__init__(reservation, hosts)
+        self.share = share
+        self.cores: dict[str, float] = {}
+
+    def commands(self) -> dict[str, list[str]]:
+        self.cores = self.cluster.call(node_agent, "usable_cores", nodes=self.hosts, stage=STAGE)
+        return {h: stress_argv(self.share, self.cores[h]) for h in self.hosts}
+
+    def describe(self, host: str) -> str:
+        argv = stress_argv(self.share, self.cores[host])
+        return f"a second tenant keeps {self.share:g}x the host's {self.cores[host]:g} cores busy ({' '.join(argv[:5])})"
+
+
+class ScanTenant(Tenant):
+    """``ClusterSpec.storage_scans``: a second application's scans from ``host`` (the command,
+    ``argv``, runs ``app/backend_scan.py`` without repetitions: over and over); its calls
+    answered are read from its log at every sample."""
+
+    kind, column = "scan", "tenant_scan_cpu_s"
+
+    def __init__(self, reservation: Reservation, host: str, argv: list[str], in_flight: int):
+        super().__init__(reservation, [host])
+        self.argv, self.in_flight = argv, in_flight
+        self.calls = Samples()
+
+    def commands(self) -> dict[str, list[str]]:
+        return {self.hosts[0]: self.argv}
+
+    def describe(self, host: str) -> str:
+        return f"a second application keeps {self.in_flight} scan calls of the object class in flight"
+
+    def _sample_once(self) -> None:
+        super()._sample_once()
+        host = self.hosts[0]
+        try:
+            tail = self.cluster.run(["tail", "-n", "1", self.logfile[host]], nodes=[host],
+                                    stage=f"{STAGE} sample")[host]["stdout"]
+        except SaeError:
+            return
+        calls = calls_answered(tail)
+        if calls is not None:
+            self.calls.add(time.time(), calls)   # as of this sample (at most one pass late)
+
+    def results(self, start: float, end: float) -> dict:
+        calls = self.calls.between(start, end)
+        return {**super().results(start, end), "tenant_scans": None if calls is None else round(calls, 1)}
