@@ -198,23 +198,27 @@ def plot_contention(df: pd.DataFrame, out: Path) -> Path:
             top.plot(grp["tenant_x"], grp["median"], marker="o", label=config_label(row, keys),
                      color=config_colour(row, keys))
             spread(top, grp["tenant_x"], grp, config_colour(row, keys))
-        for (column, label), marker in zip(per_second.items(), ("s", "^")):
+        scans = bottom.twinx()
+        for (column, label), marker, ax, colour in zip(per_second.items(), ("s", "^"), (bottom, scans),
+                                                       ("tab:grey", "tab:orange")):
             rate = part.dropna(subset=[column + "_rate"])
             if not rate.empty:
                 r = stats(rate, ["tenant_x"], column + "_rate")
-                bottom.plot(r["tenant_x"], r["median"], marker=marker, linestyle="none", label=label)
-        top.set_ylim(bottom=0)
+                ax.plot(r["tenant_x"], r["median"], marker=marker, linestyle="none", color=colour)
+            ax.set_ylim(bottom=0)
+            ax.set_ylabel(label, color=colour, fontsize="small")
+        times = s["median"].dropna()
+        if not times.empty and times.min() > 0 and times.max() > 10 * times.min():
+            top.set_yscale("log")   # a tenant that slows one reader 10x would flatten the others
+        else:
+            top.set_ylim(bottom=0)
         top.set_ylabel("query time (s), median")
         top.set_title("all" if sel is None else f"selectivity {sel:g}%")
-        bottom.set_ylim(bottom=0)
-        bottom.set_ylabel("tenant's work\n(measured, per s)")
         for ax in (top, bottom):
             ax.set_xticks(range(len(states)))
             ax.set_xticklabels([tenant_label(*st) for st in states] if ax is bottom else [], fontsize="small")
             ax.set_xlim(-0.5, len(states) - 0.5)
-        bottom.set_xlabel("second tenant on the storage hosts")
-        if bottom.lines:
-            bottom.legend(fontsize="x-small")
+        bottom.set_xlabel("second tenant on the storage hosts (measured below, per second)")
     axes[0][0].legend(fontsize="small")
     return save(fig, out / "contention.png")
 
