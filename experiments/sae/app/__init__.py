@@ -1,5 +1,6 @@
-"""Programs sae runs on the driver host: the Spark application that runs the pending repetitions
-of a group of sweep points (run_points.py) and the backend-only scan client (backend_scan.py)."""
+"""Programs sae runs on the nodes: the Spark application that runs the pending repetitions of a
+group of sweep points (run_points.py, on the driver host) and the scan client (backend_scan.py:
+backend-only reads from the driver host, or a second application's scans from a storage host)."""
 from pathlib import Path
 
 APP = Path(__file__).with_name("run_points.py")

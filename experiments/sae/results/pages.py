@@ -8,3 +8,4 @@ img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; border: 1px solid 
 pre { background: #f7f7f7; padding: 0.8em; font-size: 0.8em; overflow-x: auto; }
 .note { color: #555; font-size: 0.9em; } .warn { color: #a00; }
 """
+"""The pages' CSS (the report's and sae compare's / sae history's)."""

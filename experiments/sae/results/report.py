@@ -272,8 +272,6 @@ def point_table(df: pd.DataFrame) -> pd.DataFrame:
     return t.sort_values("order").drop(columns="order")
 
 
-"""The pages' CSS (the report's and sae compare's / sae history's)."""
-
 PAGE = jinja2.Template("""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
 <style>

@@ -21,9 +21,10 @@ from metareserve import StageReport
 from metareserve.errors import OperationalError
 
 from ..app import BACKEND_SCAN
+from ..app.backend_scan import TAG
 from ..connector.protocol import decode_error, reply_framing
-from .context import StageContext, dataset_path
-from .execute import export_windows, scan_request
+from .context import StageContext
+from .execute import export_windows, scan_client_config, scan_request
 from .stages import _stack
 
 STAGE = "sae backend scan"
@@ -39,16 +40,13 @@ def stage_run(ctx: StageContext) -> StageReport:
     remote = f"{ctx.reservation.node_dir(driver, 'sae')}/{ctx.run.root.name}/{BACKEND_SCAN.name}"
     cluster = ctx.connect()
     cluster.put(str(BACKEND_SCAN), remote, nodes=[driver], stage=STAGE)
-    cfg = {"ceph_conf": stack.ceph.shared_client_conf, "ceph_user": stack.ceph.users.scan.id,
-           "path": dataset_path(point),
-           "request": scan_request(point).encode().hex(),
-           "reply": reply_framing(),
-           "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
-           "in_flight": IN_FLIGHT, "reps": pending, "pause": ctx.experiment.pause}
+    cfg = {**scan_client_config(stack, point, scan_request(point), conf=stack.ceph.shared_client_conf,
+                                in_flight=IN_FLIGHT, reps=pending),
+           "reply": reply_framing(), "pause": ctx.experiment.pause}
     ctx.ledger.mark(point.id, pending, "running")
     out = cluster.run([stack.spark.python(driver), remote, json.dumps(cfg)], nodes=[driver], stage=STAGE,
                       timeout=600 + 120 * len(pending))[driver]["stdout"]
-    lines = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("sae-backend ")]
+    lines = [json.loads(line[len(TAG):]) for line in out.splitlines() if line.startswith(TAG)]
     done = {}
     for r in lines:
         if r["failures"] or r["error_frame"]:

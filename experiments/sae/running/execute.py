@@ -74,6 +74,15 @@ def scan_request(point) -> Request:
                    codec=w.compression, batch_rows=w.batch_size or 0)
 
 
+def scan_client_config(stack: Stack, point, request: Request, *, conf: str, in_flight: int, reps) -> dict:
+    """The configuration of ``app/backend_scan.py`` for a point's objects: ``request`` to every
+    object, ``in_flight`` calls at once, as the connector's cephx user, for ``reps`` (None: over
+    and over, as a second application)."""
+    return {"ceph_conf": conf, "ceph_user": stack.ceph.users.scan.id, "path": dataset_path(point),
+            "request": request.encode().hex(), "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
+            "in_flight": in_flight, "reps": reps}
+
+
 def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: bool = False) -> dict:
     """One point's part of the application's configuration (query and reader parameters).
 
@@ -243,10 +252,8 @@ def _scan_tenant(ctx: StageContext, stack: Stack, point, host: str) -> ScanTenan
     ctx.connect().put(str(BACKEND_SCAN), remote, nodes=[host], stage="sae tenant scan")
     one_percent = dataclasses.replace(point, spec=dataclasses.replace(point.spec, workload=dataclasses.replace(
         point.spec.workload, query=queries.SCAN.name, sql=None, selectivity=1.0, columns=())))
-    cfg = {"ceph_conf": stack.ceph.client_conf(host), "ceph_user": stack.ceph.users.scan.id,
-           "path": dataset_path(point), "request": scan_request(one_percent).encode().hex(),
-           "reply_limit": 4 * point.spec.data.object_size + (1 << 20),
-           "in_flight": point.spec.cluster.storage_scans, "reps": None}
+    cfg = scan_client_config(stack, point, scan_request(one_percent), conf=stack.ceph.client_conf(host),
+                             in_flight=point.spec.cluster.storage_scans, reps=None)
     return ScanTenant(ctx.reservation, host, [stack.ceph.client_python, remote, json.dumps(cfg)],
                       point.spec.cluster.storage_scans)
 

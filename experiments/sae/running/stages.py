@@ -163,8 +163,9 @@ def stage_shape(ctx: StageContext) -> StageReport:
             before.of(n).cores(1) != declared.of(n).cores(1) for n in names):
         merge_report(report, ctx.stack.monitoring.start(), "monitoring (cores changed)")
     layout = ctx.layout_for(point)
-    if layout.names("ceph-osd"):   # a tenant a killed runner left would skew what is measured next
-        for line in tenant_load.stop_left(ctx.connect(), layout.names("ceph-osd")):
+    storage = layout.names("ceph-osd")
+    if storage:   # a tenant a killed runner left would skew what is measured next
+        for line in tenant_load.stop_left(ctx.connect(), storage):
             node_log(None, "sae shape", line, logging.WARNING)
     groups = {side: [n for n in names if sides[n] == side] for side in ("compute", "storage")}
     src, dst = (layout.names(role)[:1] for role in ("ceph-osd", "spark-worker"))

@@ -30,6 +30,8 @@ from metareserve import Cluster, Reservation, node_agent
 from metareserve.errors import SaeError
 from metareserve.log import say
 
+from ..app.backend_scan import TENANT_TAG
+
 PACKAGE = "stress-ng"
 SAMPLE_S = 1.0
 STAGE = "sae tenant load"
@@ -64,7 +66,6 @@ def stress_argv(share: float, cores: float) -> list[str]:
 def calls_answered(log_tail: str) -> int | None:
     """The calls the scan tenant had answered at its last pass (its log's last line; None before
     its first pass)."""
-    from ..app.backend_scan import TENANT_TAG
     for line in reversed(log_tail.splitlines()):
         if line.startswith(TENANT_TAG):
             try:
@@ -99,9 +100,9 @@ class Tenant:
     runner left there is stopped first); :meth:`cpu_between` gives the CPU-seconds it took on all
     of them in a window. Subclasses say what runs: :meth:`commands` and :meth:`describe`."""
 
-    kind = "load"
-    packages: tuple = ()
-    column = "tenant_cpu_s"
+    kind: str                   # one of KINDS
+    column: str                 # the result column of its CPU-seconds
+    packages: tuple = ()        # Debian packages it needs on its hosts
 
     def __init__(self, reservation: Reservation, hosts: list[str]):
         self.reservation, self.hosts = reservation, list(hosts)

@@ -603,7 +603,8 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     batches = std::move(*made);
   }
   // Per batch: evaluate the filter on the read columns, then touch only the carried ones:
-  // no Filter call when every row passes, none of the filter-only columns are compacted.
+  // no Filter call when every row passes, none of the filter-only columns are compacted. A batch
+  // where no row passes comes back as zero rows, which the loop below skips.
   auto next_kept = [&](std::shared_ptr<arrow::RecordBatch>* kept) -> arrow::Status {
     if (late) return late->Next(kept);
     std::shared_ptr<arrow::RecordBatch> batch;
@@ -624,11 +625,17 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       ARROW_ASSIGN_OR_RAISE(auto m, cp::ExecuteScalarExpression(bound, cp::ExecBatch(*batch)));
       if (m.is_scalar()) {
         const auto& s = m.scalar_as<arrow::BooleanScalar>();
-        if (!s.is_valid || !s.value) return batch->Slice(0, 0)->SelectColumns(carry_pos).Value(kept);
+        if (!s.is_valid || !s.value) {
+          *kept = batch->Slice(0, 0);
+          return arrow::Status::OK();
+        }
       } else {
         auto bits = std::static_pointer_cast<arrow::BooleanArray>(m.make_array());
         int64_t kept_rows = bits->true_count();
-        if (kept_rows == 0) return batch->Slice(0, 0)->SelectColumns(carry_pos).Value(kept);
+        if (kept_rows == 0) {
+          *kept = batch->Slice(0, 0);
+          return arrow::Status::OK();
+        }
         every_row = kept_rows == bits->length();
         mask = std::move(m);
       }

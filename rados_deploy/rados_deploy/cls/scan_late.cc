@@ -354,7 +354,7 @@ arrow::Status LateScan::Next(std::shared_ptr<arrow::RecordBatch>* kept) {
     for (auto& column : late_) ARROW_RETURN_NOT_OK(column->Take(rows, rows_kept));
   }
   if (rows_kept.empty()) {
-    ARROW_ASSIGN_OR_RAISE(*kept, arrow::RecordBatch::MakeEmpty(carry_schema_, Pool()));
+    *kept = batch->Slice(0, 0);
     return arrow::Status::OK();
   }
   std::vector<std::shared_ptr<arrow::Array>> columns(early_carried_.size());

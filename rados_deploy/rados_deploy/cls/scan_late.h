@@ -33,7 +33,8 @@ class LateScan {
                                                        const std::vector<int>& carried,
                                                        const arrow::compute::Expression& filter,
                                                        Meter* meter);
-  // The next batch's kept rows (zero rows when none passed); null after the last batch.
+  // The next batch's kept rows as the carried columns; a batch of zero rows (of no particular
+  // columns) when none passed; null after the last batch.
   arrow::Status Next(std::shared_ptr<arrow::RecordBatch>* kept);
 
  private:
