@@ -33,7 +33,7 @@ CI_SETTINGS = [f"--set={s}" for s in (
     "bandwidth:sweep.cartesian.reader=[no-offload]", "storedcompression:sweep.cartesian.stored_compression=[none, zstd]")]
 """One query per point, no drift check and every host on every core (test_e2e's main job checks
 those), and the sweeps cut to the values and readers the tests below compare: every outcome
-asserted is a count, an answer or a byte figure (and the bandwidth test's 2x time gap), which one
+asserted is a count, an answer or a byte figure (and the bandwidth test's floor of bytes over rate), which one
 query shows as well as three (two stored codecs need two datasets split, not four); the user's
 catalogue runs the files' own sweeps and repetitions through the same code."""
 
@@ -198,14 +198,20 @@ def test_projection(catalogue):
 
 def test_bandwidth(catalogue):
     """Query time vs the emulated link rate: every rate, codec and reader agrees; each point ran at
-    its declared rate; shipping every row uncompressed is slower on the slowest link."""
+    its declared rate; shipping every row uncompressed took at least as long as the declared rate
+    allows for the bytes the compute side received, the same bytes as without the limit (the
+    shaper held; a time ratio between the rates would depend on how busy the shared cores and a
+    cold application were)."""
     run, df = run_of(catalogue, "bandwidth")
     agree(df, ["selectivity"])
     m = df[~df.warmup]
-    assert m.groupby("link_rate")["link_rate_declared_bps"].first()["200mbit"] == pytest.approx(2e8, rel=0.01)
+    rate = m.groupby("link_rate")["link_rate_declared_bps"].first()["200mbit"]
+    assert rate == pytest.approx(2e8, rel=0.01)
     full = m[(m.reader == "no-offload") & (m.compression == "none") & (m.selectivity == 100)]
     times = full.groupby("link_rate")["total_s"].median()
-    assert times["200mbit"] > 2 * times["unlimited"], times.to_dict()
+    shipped = full.groupby("link_rate")["compute_rx_bytes"].median()
+    assert shipped["200mbit"] == pytest.approx(shipped["unlimited"], rel=0.05), shipped.to_dict()
+    assert times["200mbit"] >= 0.9 * shipped["200mbit"] * 8 / rate, (times.to_dict(), shipped.to_dict())
     figure(run, "bandwidth.png")
 
 
