@@ -4,6 +4,8 @@ Fresh bootstrap, in order: keys and fsid made here → state dirs, ceph.conf and
 node → monmap + ``ceph-mon --mkfs`` → mons, quorum → pools and CephFS (PG autoscaler off) →
 in parallel per node: mgr, MDS, ``ceph osd new`` + ``ceph-osd --mkfs`` + OSDs → ready. A failure
 stops every daemon it started and removes the state it made but the logs its error points to.
+On a bootstrapped cluster: start what is not running. Either way the CephFS pools' autoscaler
+mode is then put in force (``CephOptions.pg_autoscale``; off puts the computed PG counts back).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import uuid
 from metareserve import OperationalError, RemoteError, SaeError, StageReport, UsageError
 
 from . import remote
-from .config import (ADMIN_CAPS, CONF_FORMAT, KEYRINGS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key, pg_counts,
+from .config import (ADMIN_CAPS, CONF_FORMAT, KEYRINGS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key,
                      render_conf)
 
 STAGE = "ceph start"
@@ -35,6 +37,7 @@ def start(cc) -> StageReport:
         state = _restart(cc, facts, fsid, report)
     else:
         state = _bootstrap(cc, report)
+    state = _pools_in_force(cc, state, report)
     if cc.options.cephx:
         _ensure_users(cc, report)
     report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
@@ -131,18 +134,18 @@ def _files(cc, fsid: str, mons, keys: dict) -> dict[str, dict]:
 
 def _commands(cc, osds: dict) -> list[dict]:
     """Mon commands after quorum: register the OSDs ({id: (uuid, secret)}), CephFS pools (computed
-    pg_num, autoscaler off), the file system, and the prometheus module's address per mgr."""
+    pg_num, the autoscaler as the options say), the file system, and the prometheus module's
+    address per mgr."""
     topo, opts = cc.topology, cc.options
-    data, meta = pg_counts(topo.num_osds, replicas=opts.replicas, pgs_per_osd=opts.pgs_per_osd)
     cmds = []
     for osd, (osd_uuid, secret) in osds.items():
         cmd = {"prefix": "osd new", "uuid": osd_uuid, "id": osd}
         if secret:
             cmd["_inbuf"] = json.dumps({"cephx_secret": secret})
         cmds.append(cmd)
-    for pool, pgs in ((cc.metadata_pool, meta), (cc.data_pool, data)):
+    for pool, pgs in cc.pg_nums().items():
         cmds.append({"prefix": "osd pool create", "pool": pool, "pg_num": pgs, "pgp_num": pgs,
-                     "autoscale_mode": "off"})
+                     "autoscale_mode": _autoscale_mode(opts)})
     cmds.append({"prefix": "fs new", "fs_name": cc.fs_name, "metadata": cc.metadata_pool, "data": cc.data_pool})
     if opts.mgr_prometheus:
         for m in topo.mgrs:
@@ -152,6 +155,33 @@ def _commands(cc, osds: dict) -> list[dict]:
             cmds.append({"prefix": "config set", "who": f"mgr.{m}", "name": "mgr/prometheus/server_port",
                          "value": str(opts.mgr_prometheus_port), "force": True})
     return cmds
+
+
+def _autoscale_mode(opts) -> str:
+    return "on" if opts.pg_autoscale else "off"
+
+
+def _pools_in_force(cc, state: dict, report: StageReport) -> dict:
+    """Set the CephFS pools' autoscaler mode where ``state`` (a ready probe's) shows another;
+    turning it off also puts back the computed pg_num and waits until the PGs have merged or
+    split to it. Returns the state after."""
+    mode, pools = _autoscale_mode(cc.options), cc.pg_nums()
+    now = state.get("pools", {})
+    wrong = {p: pgs for p, pgs in pools.items() if now.get(p, {}).get("autoscale") != mode
+             or (mode == "off" and {now.get(p, {}).get("pg_num"), now.get(p, {}).get("pg_num_target")} != {pgs})}
+    mon = cc.topology.mons[0]
+    if not wrong:
+        _add(report, mon, False, f"PG autoscaler {mode} for {', '.join(pools)}")
+        return state
+
+    def was(pool: dict) -> str:
+        pgs, target = pool.get("pg_num"), pool.get("pg_num_target")
+        return f"{pool.get('autoscale')} pg_num {pgs}" + (f" (going to {target})" if target != pgs else "")
+    before = ", ".join(f"{p} {was(now.get(p, {}))}" for p in wrong)
+    cc.probe("pools", stage="ceph pools", pools=wrong, autoscale=cc.options.pg_autoscale)
+    after = cc.wait_ready(stage="ceph pools")
+    _add(report, mon, True, f"PG autoscaler turned {mode} for {', '.join(wrong)} (was: {before})")
+    return after
 
 
 def _start_mons(cc, mons: list[str], commands=()) -> None:

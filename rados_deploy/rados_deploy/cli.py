@@ -24,13 +24,16 @@ def _options(fn):
         click.option("--op-timeout", type=int, default=30, show_default=True,
                      help="Client rados_osd_op_timeout (s)."),
         click.option("--fs-name", default="cephfs", show_default=True),
+        click.option("--pg-autoscale/--no-pg-autoscale", default=False, show_default=True,
+                     help="Ceph's PG autoscaler on the CephFS pools (start puts it in force; off restores "
+                          "the computed PG counts)."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
 
 
-_OPTION_NAMES = ("store", "osd_size", "bluestore_device", "osds_per_node", "cephx", "op_timeout", "fs_name")
+_OPTION_NAMES = ("store", "osd_size", "bluestore_device", "osds_per_node", "cephx", "op_timeout", "fs_name", "pg_autoscale")
 
 
 def _command(fn):

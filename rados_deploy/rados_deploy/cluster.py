@@ -8,7 +8,7 @@ from metareserve import (Cluster, Layout, OperationalError, RemoteError, Reserva
                          node_agent)
 
 from . import counters, remote
-from .config import KEYRINGS, Topology
+from .config import KEYRINGS, Topology, pg_counts
 from .counters import CounterSnapshot
 from .options import CephOptions
 from .status import CephStatus, DaemonStatus
@@ -43,6 +43,12 @@ class CephCluster(Service):
     @property
     def metadata_pool(self) -> str:
         return f"{self.options.fs_name}_metadata"
+
+    def pg_nums(self) -> dict[str, int]:
+        """The CephFS pools' computed pg_num (:func:`config.pg_counts`), metadata pool first."""
+        o = self.options
+        data, meta = pg_counts(self.topology.num_osds, replicas=o.replicas, pgs_per_osd=o.pgs_per_osd)
+        return {self.metadata_pool: meta, self.data_pool: data}
 
     @property
     def users(self) -> ClientUsers:

@@ -21,13 +21,16 @@ FIELDS = {"read_ops": ("osd", "op_r"), "read_reply_bytes": ("osd", "op_r_out_byt
           "store_read_hit_bytes": ("bluestore", "bluestore_buffer_hit_bytes"),
           "store_read_miss_bytes": ("bluestore", "bluestore_buffer_miss_bytes")}
 """Counter → its path in ``perf dump`` (bluestore ones are None on memstore OSDs)."""
+PGS = ("osd", "numpg")
+"""The gauge of the placement groups an OSD holds, in ``perf dump``."""
 
 
 @dataclasses.dataclass(frozen=True)
 class OsdCounters:
     """One OSD's counters (cumulative since it started): client read ops (object-class calls
     included), bytes their replies carried, all client ops and their reply bytes, reads from the
-    store and the bytes they returned (from bluestore's cache: hit, from the device: miss)."""
+    store and the bytes they returned (from bluestore's cache: hit, from the device: miss); and
+    the placement groups it holds at the moment (``pgs``, a gauge: not in :meth:`CounterSnapshot.delta`)."""
 
     read_ops: int
     read_reply_bytes: int
@@ -36,6 +39,7 @@ class OsdCounters:
     store_reads: int | None
     store_read_hit_bytes: int | None
     store_read_miss_bytes: int | None
+    pgs: int | None = None
 
     @property
     def store_read_bytes(self) -> int | None:
@@ -73,18 +77,25 @@ class CounterSnapshot:
             out[name] = None if any(a is None or b is None for a, b in values) else sum(a - b for a, b in values)
         return out
 
+    @property
+    def pgs(self) -> int | None:
+        """The placement groups the OSDs held (summed; replicas count on each OSD), None when one
+        did not say."""
+        held = [o.pgs for o in self.osds.values()]
+        return None if not held or None in held else sum(held)
+
 
 def snapshot(cc, *, stage: str = "ceph counters") -> CounterSnapshot:
     """Read every OSD's counters now (one parallel call over the OSD nodes)."""
     topo = cc.topology
     begin = time.time()
-    got = cc.cluster.call(remote, "perf_counters", list(FIELDS.values()), nodes=topo.osd_nodes, stage=stage,
+    got = cc.cluster.call(remote, "perf_counters", [*FIELDS.values(), PGS], nodes=topo.osd_nodes, stage=stage,
                           per_node=lambda n: {"state": cc.state_dir(n.name),
                                               "daemons": [f"osd.{i}" for i in topo.osd_ids(n.name)]})
     end = time.time()
     osds, pids = {}, {}
     for node in topo.osd_nodes:
         for daemon, (pid, values) in got[node].items():
-            osds[daemon] = OsdCounters(**dict(zip(FIELDS, values)))
+            osds[daemon] = OsdCounters(**dict(zip([*FIELDS, "pgs"], values)))
             pids[daemon] = pid
     return CounterSnapshot(begin, end, dict(sorted(osds.items())), dict(sorted(pids.items())))

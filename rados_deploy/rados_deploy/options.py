@@ -19,7 +19,10 @@ class CephOptions:
     ``bluestore_device``) or "memstore" (RAM of ``osd_size`` bytes per OSD). ``max_object_size``
     and ``max_write_size_mb`` lift the OSD limits for 128 MiB+ objects; ``op_timeout`` is the
     clients' ``rados_osd_op_timeout`` in seconds. ``packages``/``client_packages`` are Debian
-    package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools.
+    package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools;
+    ``pg_autoscale`` turns Ceph's PG autoscaler on for them (off by default: the thesis found it
+    slowed repeated runs), put in force by ``start`` on a running cluster too, and turning it off
+    again puts the computed PG counts back.
     ``mgr_prometheus_port`` is where the mgr's prometheus module serves (when
     ``mgr_prometheus``). ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
     would take Spark's 7077/7078).
@@ -41,6 +44,7 @@ class CephOptions:
     fs_name: str = "cephfs"
     replicas: int = 1
     pgs_per_osd: int = 16
+    pg_autoscale: bool = False
     mon_port: int = 3300
     mon_v1_port: int | None = 6789
     daemon_ports: tuple[int, int] = (6800, 7000)
@@ -60,6 +64,8 @@ class CephOptions:
                            ("mon_port", 65535), ("mgr_prometheus_port", 65535), ("max_write_size_mb", 1 << 20)):
             if getattr(self, name) > most:
                 raise UsageError(f"CephOptions.{name} must be at most {most}, not {getattr(self, name)!r}")
+        if not isinstance(self.pg_autoscale, bool):
+            raise UsageError(f"CephOptions.pg_autoscale must be true or false, not {self.pg_autoscale!r}")
         if self.bluestore_device is not None:
             validate.path(self.bluestore_device, "CephOptions.bluestore_device")
             if not self.bluestore_device.startswith("/"):

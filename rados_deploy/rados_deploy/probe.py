@@ -96,15 +96,18 @@ def state(r, fs_name):
     health = _mon(r, "health")
     return {"osds_up": sorted(o["osd"] for o in dump.get("osds", []) if o.get("up")),
             "osds": sorted(o["osd"] for o in dump.get("osds", [])),
-            "pools": {p["pool_name"]: {"pg_num": p["pg_num"], "autoscale": p.get("pg_autoscale_mode")}
+            "pools": {p["pool_name"]: {"pg_num": p["pg_num"], "pg_num_target": p.get("pg_num_target", p["pg_num"]),
+                                       "pgp_num": p.get("pgp_num"), "pgp_num_target": p.get("pgp_num_target", p.get("pgp_num")),
+                                       "autoscale": p.get("pg_autoscale_mode")}
                       for p in dump.get("pools", [])},
             "pgs_expected": expected, "pgs_clean": by_state.get("active+clean", 0), "pgs_by_state": by_state,
             "mds": mds, "health": health.get("status", "?"), "checks": sorted(health.get("checks", {}))}
 
 
 def _is_ready(s, osds):
+    settled = all(p["pg_num"] == p["pg_num_target"] and p["pgp_num"] == p["pgp_num_target"] for p in s["pools"].values())
     return (len(s["osds_up"]) == osds and s["pgs_expected"] > 0 and s["pgs_clean"] == s["pgs_expected"]
-            and sum(s["pgs_by_state"].values()) == s["pgs_expected"]
+            and settled and sum(s["pgs_by_state"].values()) == s["pgs_expected"]
             and "up:active" in s["mds"] and s["health"] == "HEALTH_OK")
 
 
@@ -123,6 +126,21 @@ def ready(conf, fs_name, osds, wait=10):
             if time.time() - start > wait:
                 return dict(s, ready=False, seconds=round(time.time() - start, 2))
             time.sleep(0.4)
+    finally:
+        r.shutdown()
+
+
+def pools(conf, pools, autoscale):
+    """Set the autoscaler mode of each of ``pools`` ({name: pg_num}); turning it off also sets
+    pg_num and pgp_num to the given count (the mgr merges or splits PGs toward it)."""
+    r = _connect(conf)
+    try:
+        for name, pgs in sorted(pools.items()):
+            _mon(r, "osd pool set", pool=name, var="pg_autoscale_mode", val="on" if autoscale else "off")
+            if not autoscale:
+                for var in ("pg_num", "pgp_num"):
+                    _mon(r, "osd pool set", pool=name, var=var, val=str(pgs))
+        return {"set": sorted(pools)}
     finally:
         r.shutdown()
 

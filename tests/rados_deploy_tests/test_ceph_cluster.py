@@ -1,5 +1,6 @@
 """The shared Ceph cluster (fixtures.ceph): health, librados, libcephfs, the class, idempotent
 stages, a killed OSD, and a bluestore restart. Destructive tests restore the cluster before ending."""
+import dataclasses
 import errno
 import os
 import time
@@ -9,6 +10,7 @@ import pytest
 
 from fixtures.ceph import client_python, kill_daemon
 from metareserve import RemoteError, node_agent
+from rados_deploy import CephCluster
 from rados_deploy.objclass import SOFTWARE_ROOT, build_key, sources
 from rados_deploy.scan_protocol import SPEC
 
@@ -55,11 +57,49 @@ def test_health_ok_and_every_daemon_up(ceph_cluster):
     assert st.detail["pgs_clean"] == st.detail["pgs_expected"] == sum(p["pg_num"] for p in st.detail["pools"].values())
 
 
-def test_pools_have_computed_pg_counts_and_no_autoscaler(ceph_cluster):
-    pools = ceph_cluster.status().detail["pools"]
-    assert pools[ceph_cluster.data_pool]["pg_num"] == 32      # 3 OSDs x 16 / 1 replica -> 32
-    assert pools[ceph_cluster.metadata_pool]["pg_num"] == 8
-    assert {p["autoscale"] for p in pools.values()} == {"off"}
+SET_PG_NUM = """
+import json, os, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect(timeout=30)
+for var in ("pg_num", "pgp_num"):
+    ret, _, err = r.mon_command(json.dumps({{"prefix": "osd pool set", "pool": "{pool}", "var": var, "val": "{n}"}}), b"")
+    assert ret == 0, err
+print(json.dumps(ret))
+"""
+
+
+def test_pools_have_computed_pg_counts_and_the_autoscaler_goes_on_and_off(ceph_cluster):
+    """Computed PG counts and no autoscaler by default. ``pg_autoscale`` on a running cluster:
+    start turns it on for both CephFS pools (and again changes nothing); off after the PG count
+    moved (as the autoscaler would move it) merges the pools back to the computed count; the
+    OSDs' own PG gauge agrees with the pools' counts."""
+    def pools():
+        return ceph_cluster.status().detail["pools"]
+    data, meta = ceph_cluster.data_pool, ceph_cluster.metadata_pool
+    assert pools()[data]["pg_num"] == 32      # 3 OSDs x 16 / 1 replica -> 32
+    assert pools()[meta]["pg_num"] == 8
+    assert {p["autoscale"] for p in pools().values()} == {"off"}
+    assert ceph_cluster.osd_counters().pgs == sum(p["pg_num"] for p in pools().values())
+    mon = ceph_cluster.topology.mons[0]
+    for autoscale in (True, False):
+        c = CephCluster(ceph_cluster.reservation, ceph_cluster.layout,
+                        dataclasses.replace(ceph_cluster.options, pg_autoscale=autoscale), cluster=ceph_cluster.cluster)
+        mode = "on" if autoscale else "off"
+        if autoscale:
+            first = c.start().nodes[mon]
+            assert first.changed and f"PG autoscaler turned on for {meta}, {data} (was: {meta} off pg_num 8" in first.message
+            client_python(c, "node1", SET_PG_NUM.format(pool=data, n=36))   # the autoscaler's kind of change
+            deadline = time.monotonic() + 120
+            while pools()[data]["pg_num"] != 36:
+                assert time.monotonic() < deadline, pools()[data]
+                time.sleep(1)
+        else:
+            first = c.start().nodes[mon]
+            assert first.changed and f"{data} on pg_num 36)" in first.message, first.message
+        again = c.start().nodes[mon]
+        assert not again.changed and f"PG autoscaler {mode} for {meta}, {data}" in again.message, again.message
+        assert {pools()[p]["autoscale"] for p in (data, meta)} == {mode}
+    assert pools()[data]["pg_num"] == 32 and pools()[meta]["pg_num"] == 8
+    assert ceph_cluster.osd_counters().pgs == sum(p["pg_num"] for p in pools().values())
 
 
 @pytest.mark.parametrize("node", ["node1", "node3"])

@@ -21,7 +21,7 @@ from sae.planning.spec import FIGURES
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
-           "scalability", "selectivity", "storedcompression", "queries", "contention"}
+           "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler"}
 LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
 
 
@@ -80,7 +80,8 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
             "objectsize": ["objectsize"], "backend": ["backend"], "bandwidth": ["bandwidth"],
             "objectsize_selectivity": ["objectsize-selectivity", "compute-side", "objectsize"],
             "scalability": ["scalability"], "batchsize": ["batchsize"], "storedcompression": ["storedcompression"],
-            "projection": ["projection"], "queries": ["queries"], "contention": ["contention"]}
+            "projection": ["projection"], "queries": ["queries"], "contention": ["contention"],
+            "autoscaler": ["autoscaler"]}
 
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():

@@ -39,6 +39,7 @@ def exp(**kw):
     (dict(data=DataSpec(object_size="16MB")), "16000000 bytes is not a multiple of 64KiB"),
     (dict(ceph=CephSpec(osd_size="8 furlongs")), "ceph.osd_size: '8 furlongs' is not a size"),
     (dict(ceph=CephSpec(osd_size="0GiB")), "ceph.osd_size: '0GiB' is below the minimum"),
+    (dict(ceph=CephSpec(pg_autoscale="on")), "ceph.pg_autoscale must be true or false, not 'on'"),
     (dict(cluster=sae.ClusterSpec(nodes=2, layout={"ceph-osd": [3]})), "names 3, not a node name"),
     (dict(workload=Workload(objects_per_partition=0)), "workload.objects_per_partition must be an integer >= 1"),
     (dict(workload=Workload(whole_objects="no")), "workload.whole_objects must be true or false, not 'no'"),
@@ -161,6 +162,18 @@ def test_spark_change_restarts_spark_only():
     p = plan(exp(sweep=s))
     assert [st.stage for st in p.steps] == ["reserve", "distribute", "shape", "install", "start", "generate",
                                             "deploy", "build", "run", "start", "run", "aggregate"]
+
+
+def test_autoscaler_is_switched_on_the_running_stack_and_back_for_the_drift_check():
+    """The PG autoscaler is one stack's start setting, not a new stack: a start step puts each
+    setting in force, the drift check's included (it measures the first setting again)."""
+    p = plan(exp(sweep=Sweep(cartesian={"pg_autoscale": [False, True]}), drift=True))
+    assert [(st.stage, p.point(st.point).spec.ceph.pg_autoscale if st.point else None) for st in p.steps][3:] == [
+        ("install", False), ("start", False), ("generate", False), ("deploy", False), ("build", False),
+        ("run", False), ("start", True), ("run", True), ("start", False), ("run", False), ("aggregate", None)]
+    assert len({pt.stack_key for pt in p.points}) == 1 and len({pt.data_key for pt in p.points}) == 1
+    off = plan(exp()).points[0]
+    assert (off.stack_key, off.start_key) == (p.points[0].stack_key, p.points[0].start_key)
 
 
 @pytest.mark.parametrize("osd_size, object_size", [("4G", "8M"), ("1.5GB", "0.25GiB"), (4 << 30, 4 << 20)])

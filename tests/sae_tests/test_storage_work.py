@@ -6,10 +6,10 @@ from rados_deploy import CounterSnapshot, OsdCounters
 from sae.results.storage_work import cls_columns, osd_ops
 
 
-def snap(t, reads, pid=7, store=True):
+def snap(t, reads, pid=7, store=True, pgs=None):
     c = OsdCounters(read_ops=reads, read_reply_bytes=100 * reads, ops=reads + 1, reply_bytes=100 * reads,
                     store_reads=2 * reads if store else None, store_read_hit_bytes=10 * reads if store else None,
-                    store_read_miss_bytes=reads if store else None)
+                    store_read_miss_bytes=reads if store else None, pgs=pgs)
     return CounterSnapshot(t, t + 0.01, {"osd.0": c}, {"osd.0": pid}).to_dict()
 
 
@@ -31,13 +31,13 @@ def test_each_query_gets_the_counters_between_its_edges(tmp_path):
     raw = tmp_path / "raw"
     warm, r0, r1 = rep("p", 0, 10, 12, True), rep("p", 0, 14, 16), rep("p", 1, 18, 20)
     write(raw, "s1-1-p", [{"event": "app"}, warm, r0, r1],
-          [{"after": None, **snap(5, 0)}, after(warm, snap(12.5, 4)), after(r0, snap(16.2, 10)),
-           after(r1, snap(20.1, 13))])
+          [{"after": None, **snap(5, 0)}, after(warm, snap(12.5, 4)), after(r0, snap(16.2, 10, pgs=40)),
+           after(r1, snap(20.1, 13, pgs=48))])
     ops = osd_ops(raw)
     assert set(ops) == {("p", 0, 14), ("p", 1, 18)}             # the warm-up query is not a repetition
     assert ops[("p", 0, 14)] == {"osd_read_ops": 6, "osd_read_reply_bytes": 600, "osd_ops": 6, "osd_reply_bytes": 600,
-                                 "osd_store_reads": 12, "osd_store_read_bytes": 66}
-    assert ops[("p", 1, 18)]["osd_read_ops"] == 3
+                                 "osd_store_reads": 12, "osd_store_read_bytes": 66, "osd_pgs": 40}
+    assert ops[("p", 1, 18)]["osd_read_ops"] == 3 and ops[("p", 1, 18)]["osd_pgs"] == 48   # a gauge: as the query left it
 
 
 def test_a_late_snapshot_a_missing_one_or_a_restart_leaves_the_columns_empty(tmp_path):

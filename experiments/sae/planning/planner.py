@@ -28,19 +28,25 @@ def digest(value, n: int = 12) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:n]
 
 
+START_CEPH = ("pg_autoscale",)
+"""Ceph fields the start stage switches on a running stack (not a new stack); each joins a
+point's start key only when set, so the keys of plans written before it stay."""
+
+
 @dataclasses.dataclass
 class PlannedPoint:
     """One sweep point: its sweep index, id (hash of its parameters), axes and resolved
     :class:`PointSpec`, and the keys of what it needs deployed (stack = nodes + layout + Ceph +
-    monitoring; spark; data) and of its hosts' capacities (``shape_key``: cluster capacities,
-    put in force in place)."""
+    monitoring; start = what the start stage puts in force on a stack: Spark options and Ceph's
+    pool settings (:data:`START_CEPH`); data) and of its hosts' capacities (``shape_key``:
+    cluster capacities, put in force in place)."""
 
     index: int
     id: str
     axes: dict
     spec: PointSpec
     stack_key: str
-    spark_key: str
+    start_key: str
     data_key: str
     shape_key: str = ""
     repetitions: int | None = None
@@ -55,20 +61,25 @@ class PlannedPoint:
         """The planned point of a resolved one: its id and deployment keys from its parameters."""
         params = spec.params()
         hosts = {"nodes": spec.cluster.nodes, "layout": spec.cluster.layout}
-        stack = digest([hosts, params["ceph"], params["monitor"]])
+        ceph = {k: v for k, v in params["ceph"].items() if k not in START_CEPH}
+        stack = digest([hosts, ceph, params["monitor"]])
+        start = [stack, params["spark"]] + [{k: params["ceph"][k]} for k in START_CEPH if params["ceph"][k]]
         return cls(index=index, id=digest(params, 8), axes=axes, spec=spec, stack_key=stack,
-                   spark_key=digest([stack, params["spark"]]), data_key=digest([stack, params["data"]]),
+                   start_key=digest(start), data_key=digest([stack, params["data"]]),
                    shape_key=digest([hosts, spec.cluster.capacity_params]), repetitions=repetitions)
 
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
-                "stack_key": self.stack_key, "spark_key": self.spark_key, "data_key": self.data_key,
+                "stack_key": self.stack_key, "start_key": self.start_key, "data_key": self.data_key,
                 "shape_key": self.shape_key, "repetitions": self.repetitions, "drift_of": self.drift_of}
 
     @classmethod
     def from_dict(cls, data: dict) -> "PlannedPoint":
-        """The point ``to_dict`` wrote (plans written before capacities existed have no shape key)."""
+        """The point ``to_dict`` wrote (plans written before capacities existed have no shape key;
+        before Ceph's pool settings joined the Spark options, the start key was ``spark_key``)."""
         fields = dict(data)
+        if "spark_key" in fields:
+            fields["start_key"] = fields.pop("spark_key")
         spec = PointSpec.from_params(fields.pop("params"), f"plan point {data['id']}")
         return cls(**fields, spec=spec)
 
@@ -159,9 +170,9 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
               for i, (axes, spec) in enumerate(validate(experiment))]
     first = {}
     for p in points:
-        for key in (p.stack_key, p.data_key, p.spark_key, p.shape_key):
+        for key in (p.stack_key, p.data_key, p.start_key, p.shape_key):
             first.setdefault(key, p.index)
-    points.sort(key=lambda p: (first[p.stack_key], first[p.data_key], first[p.spark_key], first[p.shape_key],
+    points.sort(key=lambda p: (first[p.stack_key], first[p.data_key], first[p.start_key], first[p.shape_key],
                                p.index))
     if experiment.drift:   # the first point of the last stack (a stack is never built twice)
         ref = next(p for p in points if p.stack_key == points[-1].stack_key)
@@ -170,7 +181,7 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     steps = [Step("reserve", None, "nodes for the largest point"),
              Step("distribute", None, "roles to nodes (layout)")]
     seen: set[str] = set()
-    shape = None
+    shape = start = None
     for group in _app_groups(points):
         first = group[0]
         if first.shape_key != shape:
@@ -179,8 +190,10 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
         if first.stack_key not in seen:
             steps += [Step("install", first.id, "new stack: " + _describe(first.spec, "cluster", "ceph", "monitor")),
                       Step("start", first.id, "start Ceph, Spark, monitoring")]
-        elif first.spark_key not in seen:
-            steps.append(Step("start", first.id, "Spark options change: " + _describe(first.spec, "spark")))
+        elif first.start_key != start:   # back to an earlier setting too (a drift check after a change)
+            steps.append(Step("start", first.id, "put in force: " + _describe(first.spec, "spark") + "; ceph "
+                              + ", ".join(f"{k}={getattr(first.spec.ceph, k)}" for k in START_CEPH)))
+        start = first.start_key
         for p in group:   # every dataset of the group first: its runs then share one application
             if p.data_key not in seen:
                 steps += [Step("generate", p.id, "dataset " + _describe(p.spec, "data")),
@@ -188,13 +201,13 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
                 seen.add(p.data_key)
         if first.stack_key not in seen:
             steps.append(Step("build", first.id, "connector and object class for this stack"))
-        seen |= {first.stack_key, first.spark_key}
+        seen.add(first.stack_key)
         steps += [Step("run", p.id, f"drift check: {p.repetitions} repetitions of point {p.drift_of} again"
                        if p.drift_of else f"{p.repetitions} repetitions in one Spark application") for p in group]
     steps.append(Step("aggregate", None, "results.parquet and report"))
     if teardown:
         steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
-    eta = sum(_ETA[s.stage] for s in steps) + len({p.spark_key for p in points}) * _ETA["app"] + sum(
+    eta = sum(_ETA[s.stage] for s in steps) + len({p.start_key for p in points}) * _ETA["app"] + sum(
         p.repetitions for p in points) * (_ETA["rep"] + experiment.pause)
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta,
                 tuple(experiment.figures))
@@ -205,8 +218,8 @@ def _app_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:
     application's share)."""
     groups: list[list[PlannedPoint]] = []
     for p in points:
-        if groups and (groups[-1][0].stack_key, groups[-1][0].spark_key, groups[-1][0].shape_key) == \
-                (p.stack_key, p.spark_key, p.shape_key):
+        if groups and (groups[-1][0].stack_key, groups[-1][0].start_key, groups[-1][0].shape_key) == \
+                (p.stack_key, p.start_key, p.shape_key):
             groups[-1].append(p)
         else:
             groups.append([p])

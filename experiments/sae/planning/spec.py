@@ -33,7 +33,7 @@ STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "dep
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
-           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention")
+           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
 STANDARD_FIGURES = ("time-composition", "storage-phases", "storage-ops", "resources")
@@ -111,11 +111,14 @@ class SparkSpec:
 
 @dataclasses.dataclass(frozen=True)
 class CephSpec:
-    """Ceph OSD store and size."""
+    """Ceph OSD store and size, and whether Ceph's PG autoscaler runs on the CephFS pools
+    (``pg_autoscale``: off by default, as the thesis ran after finding it slowed repeated runs;
+    switched in place on the running stack, off putting the computed PG counts back)."""
 
     store: str = "memstore"
     osd_size: int | str = "4GiB"
     osds_per_node: int = 1
+    pg_autoscale: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -518,7 +521,8 @@ class PointSpec:
 
 def ceph_options(ceph: CephSpec) -> CephOptions:
     """The one translation of a ``ceph`` section into rados_deploy's options."""
-    return CephOptions(store=ceph.store, osd_size=ceph.osd_size, osds_per_node=ceph.osds_per_node)
+    return CephOptions(store=ceph.store, osd_size=ceph.osd_size, osds_per_node=ceph.osds_per_node,
+                       pg_autoscale=ceph.pg_autoscale)
 
 
 def spark_options(spark: SparkSpec) -> SparkOptions:
@@ -554,6 +558,8 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
     parse_size(ceph.osd_size, what=f"{where}: ceph.osd_size")
     _int(ceph.osds_per_node, 1, f"{where}: ceph.osds_per_node")
+    if not isinstance(ceph.pg_autoscale, bool):
+        bad(f"ceph.pg_autoscale must be true or false, not {ceph.pg_autoscale!r}")
     if not isinstance(m.enabled, bool):
         bad("monitor.enabled must be true or false")
     if d.generator not in GENERATORS:

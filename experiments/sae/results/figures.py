@@ -14,6 +14,8 @@ report directory and returns the paths it wrote (none: nothing to draw).
 * ``contention.png``: median query time per second tenant on the storage hosts (a CPU load, a
   second application's scans), a line per reader, a panel per selectivity, with what the tenants
   got as measured.
+* ``autoscaler.png`` (thesis figs. 22-23): every measured query's time in the order it ran, a
+  line per PG autoscaler setting, and the placement groups the OSDs held after each query.
 * ``points.png``: median time per point.
 * ``alleviation.png`` (fig. 13): what each side spent per configuration; ``resources-disk.png``
   (fig. 12): the storage hosts' device reads and writes over time.
@@ -54,8 +56,8 @@ from metareserve import format_size
 
 from ..planning import readers
 from .eventlog import input_batches
-from .plotting import (CONFIG, config_colour, config_label, groups, measured, others, save, selectivity_axis, spread,
-                       stats, varying)
+from .plotting import (CONFIG, config_colour, config_label, groups, measured, others, save, selectivity_axis, shown,
+                       spread, stats, varying)
 from .results import RunDir, host_roles
 
 from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
@@ -225,6 +227,33 @@ def plot_contention(df: pd.DataFrame, out: Path) -> Path:
         bottom.set_xlabel("second tenant on the storage hosts (measured below, per second)")
     axes[0][0].legend(fontsize="small")
     return save(fig, out / "contention.png")
+
+
+def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
+    """Each measured query's time against its place in the series (the thesis's figs. 22-23:
+    a gradual slowdown over repeated runs with Ceph's PG autoscaler on), a line per setting
+    (``pg_autoscale``, and whatever else varies), and below the placement groups the OSDs held
+    right after each query (``osd_pgs``: the autoscaler's changes, where it made any)."""
+    m = measured(df)
+    if m.empty or "pg_autoscale" not in m:
+        return None
+    keys = ["pg_autoscale", *others(m, "pg_autoscale")]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
+    for _, grp in groups(m.sort_values("start"), keys):
+        row = grp.iloc[0]
+        label = ", ".join(f"autoscaler {'on' if row[k] else 'off'}" if k == "pg_autoscale" else f"{k}={shown(k, row[k])}"
+                          for k in keys)
+        index = range(1, len(grp) + 1)
+        line, = top.plot(index, grp["total_s"].astype(float), marker="o", markersize=3, label=label)
+        if "osd_pgs" in grp:
+            bottom.step(index, pd.to_numeric(grp["osd_pgs"], errors="coerce"), where="mid", color=line.get_color())
+    top.set_ylim(bottom=0)
+    top.set_ylabel("query time (s)")
+    top.set_title("each query in the order it ran")
+    top.legend(fontsize="small")
+    bottom.set_ylabel("PGs on the OSDs", fontsize="small")
+    bottom.set_xlabel("query in the series (measured repetitions)")
+    return save(fig, out / "autoscaler.png")
 
 
 def plot_points(df: pd.DataFrame, out: Path) -> Path:
@@ -731,6 +760,7 @@ DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
     "storedcompression": lambda run, df, out: [plot_storedcompression(run, df, out)],
     "projection": lambda run, df, out: [plot_projection(run, df, out)],
     "contention": lambda run, df, out: [plot_contention(df, out)],
+    "autoscaler": lambda run, df, out: [p for p in [plot_autoscaler(df, out)] if p],
     "points": lambda run, df, out: [plot_points(df, out)],
     "alleviation": plot_alleviation,
     "resources": plot_resources,

@@ -21,7 +21,7 @@ from ..planning.spec import SIZES  # noqa: E402
 
 CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
-          "storage_scans")
+          "storage_scans", "pg_autoscale")
 
 
 BAND_MIN = 10

@@ -5,7 +5,8 @@
   the application pauses between queries. A repetition's numbers are the difference between
   the snapshot after the query before it and the one after it, kept only when the first was
   complete before the repetition started (else the columns stay empty, never wrong). Every
-  reader's reads count, vanilla's through ceph-fuse too.
+  reader's reads count, vanilla's through ceph-fuse too. ``osd_pgs``: the placement groups the
+  OSDs held right after the query (a gauge; the PG autoscaler changes it).
 * ``cls_*``: the object class's own measurement of its calls (phase CPU times, rows, batches,
   bytes; docs/protocol.md), summed over the query by the connector (DataSource V2 custom
   metrics) and reported by the application; offload and no-offload readers only.
@@ -137,7 +138,9 @@ def osd_ops(raw: Path) -> dict[tuple, dict]:
             if before is None or after is None or before["end"] > q["start"] or after["begin"] < q["end"] \
                     or after["end"] > following:
                 continue
-            delta = CounterSnapshot.from_dict(after).delta(CounterSnapshot.from_dict(before))
+            closing = CounterSnapshot.from_dict(after)
+            delta = closing.delta(CounterSnapshot.from_dict(before))
             if delta is not None and not q.get("discarded"):
-                out[(q["point"], q["repetition"], q["start"])] = {c: delta[k] for c, k in OSD_COLUMNS.items()}
+                out[(q["point"], q["repetition"], q["start"])] = {**{c: delta[k] for c, k in OSD_COLUMNS.items()},
+                                                                  "osd_pgs": closing.pgs}
     return out

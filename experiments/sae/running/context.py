@@ -67,14 +67,15 @@ class RunOptions:
 @dataclasses.dataclass
 class Stack:
     """The live deployer objects of one stack (nodes, layout, Ceph, monitoring), built once per
-    stack key; ``spark`` is rebuilt when a point's Spark options (``spark_key``) change. The
+    stack key; ``spark`` and ``ceph`` are rebuilt when what the start stage puts in force
+    (``start_key``: Spark options, Ceph's pool settings) changes. The
     build stage adds the connector's ``build`` and, for readers that read through one, the CephFS ``mount``."""
 
     ceph: CephCluster
     monitoring: Monitoring | None = None
     marker_monitoring: Monitoring | None = None   # own connections: it publishes while spark-submit streams
     spark: SparkCluster | None = None
-    spark_key: str | None = None
+    start_key: str | None = None
     build: SubmitSpec | None = None
     mount: str | None = None
 

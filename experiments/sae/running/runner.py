@@ -31,7 +31,7 @@ from ..results import provenance
 from ..results.results import RunDir, versions
 from ..planning.spec import Experiment, check_every_setting_runs
 
-SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "spark_key", "build": "stack_key",
+SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "start_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}
 
 
@@ -303,7 +303,7 @@ def _active_steps(p: Plan, unfinished: list[str]) -> list[tuple[int, object]]:
     """(index, step) of the plan's steps this session executes: run steps of unfinished points,
     setup steps those points need, run-wide steps."""
     points = [p.point(pid) for pid in unfinished]
-    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "spark_key", "data_key", "shape_key")}
+    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "start_key", "data_key", "shape_key")}
     out = []
     for index, step in enumerate(p.steps):
         point = p.point(step.point) if step.point else None
@@ -323,7 +323,7 @@ def _groups(experiment: Experiment, p: Plan, steps: list, options: RunOptions) -
     for index, step in steps:
         last = groups[-1][-1][1] if groups else None
         if (options.warm and "run" not in experiment.stages and step.stage == "run" and last is not None
-                and last.stage == "run" and p.point(last.point).spark_key == p.point(step.point).spark_key):
+                and last.stage == "run" and p.point(last.point).start_key == p.point(step.point).start_key):
             groups[-1].append((index, step))
         else:
             groups.append([(index, step)])

@@ -236,11 +236,12 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
             ctx.stack.monitoring = Monitoring(res, layout, options, cluster=cluster)
             ctx.stack.marker_monitoring = Monitoring(res, layout, options)
         ctx.stack_key = point.stack_key
-    if ctx.stack.spark_key != point.spark_key:
+    if ctx.stack.start_key != point.start_key:   # what start puts in force: Spark options, Ceph's pool settings
+        res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
         options = dataclasses.replace(point.spec.spark_options, system_packages=reader.system_packages())
-        ctx.stack.spark = SparkCluster(ctx.reservation_for(point), ctx.layout_for(point), options,
-                                       cluster=ctx.connect())
-        ctx.stack.spark_key = point.spark_key
+        ctx.stack.spark = SparkCluster(res, layout, options, cluster=cluster)
+        ctx.stack.ceph = CephCluster(res, layout, point.spec.ceph_options, cluster=cluster)
+        ctx.stack.start_key = point.start_key
     return ctx.stack
 
 
