@@ -9,7 +9,7 @@ moves data while queries run. Turning it on here happens in place on the running
 (``ceph.pg_autoscale``, put in force by the start stage); turning it off puts the computed PG
 counts back, so the "off" series runs on the same PGs as every other experiment.
 
-Tiny profile: the local cluster, 20 measured queries per setting (about 70 s each, so the
+Tiny profile: the local cluster, 15 measured queries per setting (about 65 s each, so the
 autoscaler looks at least once), offload at 100 % (every object read). Its 16 MiB objects fill a
 few percent of the 4 GiB OSD, so the autoscaler may find nothing to change: the lower panel of
 the figure says whether it did.
@@ -25,7 +25,7 @@ experiment = Experiment(
     sweep=Sweep(cartesian={"pg_autoscale": [False, True]}),
     warmup=1,
     profiles={
-        "tiny": profiles.tiny(repetitions=21),
+        "tiny": profiles.tiny(repetitions=16),
         "paper": profiles.paper(),
     },
 )

@@ -215,6 +215,23 @@ def test_bandwidth(catalogue):
     figure(run, "bandwidth.png")
 
 
+def test_autoscaler(catalogue):
+    """Ceph's PG autoscaler switched on the running stack and back: both settings give the same
+    answer; the OSDs' PG count is recorded after every query and is the computed one with the
+    autoscaler off; the next experiment's start turned it off again (the catalogue's next file
+    runs on the stack every tiny profile shares)."""
+    run, df = run_of(catalogue, "autoscaler")
+    agree(df, ["selectivity"])
+    assert set(df["pg_autoscale"]) == {False, True}
+    assert df["osd_pgs"].notna().all() and df.loc[~df.pg_autoscale, "osd_pgs"].nunique() == 1, df["osd_pgs"]
+    steps = yaml.safe_load((run / "stages.yaml").read_text())
+    assert any("PG autoscaler turned on" in o["message"] for s in steps if s["stage"] == "start" for o in s["nodes"].values())
+    after, _ = run_of(catalogue, "backend")
+    steps = yaml.safe_load((after / "stages.yaml").read_text())
+    assert any("PG autoscaler turned off" in o["message"] for s in steps if s["stage"] == "start" for o in s["nodes"].values())
+    figure(run, "autoscaler.png")
+
+
 def test_contention(catalogue):
     """Both second tenants at once on the storage hosts (each keeps running beside the other):
     auto gives offload's answer (test_spark checks auto against every reader); the CPU load got

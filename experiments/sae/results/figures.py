@@ -46,7 +46,7 @@ from typing import Callable
 
 import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
-from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 import numpy as np
 import pandas as pd
 
@@ -245,13 +245,15 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
                           for k in keys)
         index = range(1, len(grp) + 1)
         line, = top.plot(index, grp["total_s"].astype(float), marker="o", markersize=3, label=label)
-        if "osd_pgs" in grp:
-            bottom.step(index, pd.to_numeric(grp["osd_pgs"], errors="coerce"), where="mid", color=line.get_color())
+        if "osd_pgs" in grp:   # dashed over solid: equal counts stay visible
+            bottom.step(index, pd.to_numeric(grp["osd_pgs"], errors="coerce"), where="mid", color=line.get_color(),
+                        linestyle="--" if row["pg_autoscale"] else "-", label=label)
     top.set_ylim(bottom=0)
     top.set_ylabel("query time (s)")
     top.set_title("each query in the order it ran")
     top.legend(fontsize="small")
     bottom.set_ylabel("PGs on the OSDs", fontsize="small")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_xlabel("query in the series (measured repetitions)")
     return save(fig, out / "autoscaler.png")
 
