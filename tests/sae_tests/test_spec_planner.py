@@ -252,7 +252,9 @@ def test_per_point_repetitions_take_the_largest_match_and_follow_a_set_axis():
                         repetitions={"selectivity": {100: 4}, "reader": {"vanilla": 5}}))
     reps = {(pt.axes["selectivity"], pt.axes["reader"]): pt.repetitions for pt in plan(e).points}
     assert reps == {(10, "offload"): 3, (10, "vanilla"): 5, (100, "offload"): 4, (100, "vanilla"): 5}
-    # --set replaces the axis: its old values' counts go with it
+    # --set replaces the axis: the counts of values it drops go with them, a kept value keeps its own
+    kept = settings.apply(e, ["sweep.cartesian.selectivity=[100, 1]"])
+    assert {(pt.axes["selectivity"], pt.repetitions) for pt in plan(kept).points} == {(100, 4), (100, 5), (1, 3), (1, 5)}
     e = settings.apply(e, ["sweep.cartesian.selectivity=[1]"])
     assert {pt.repetitions for pt in plan(e).points} == {3, 5}
     assert {pt.repetitions for pt in plan(settings.apply(e, ["repetitions=2"])).points} == {2}   # every point

@@ -127,7 +127,9 @@ def _apply_one(experiment: Experiment, path: str, value) -> Experiment:
             raise UsageError(f"{where}: the sweep already varies that field as {clash[0]!r}; set "
                              f"sweep.{kind}.{clash[0]}")
         table = dict(getattr(sweep, kind), **{axis: value})
-        counts = {a: t for a, t in sweep.repetitions.items() if a != axis}   # the old values' counts go
+        counts = {a: t if a != axis else {v: n for v, n in t.items() if v in value}   # a value kept keeps its count
+                  for a, t in sweep.repetitions.items()}
+        counts = {a: t for a, t in counts.items() if t}
         return dataclasses.replace(experiment, sweep=dataclasses.replace(sweep, **{kind: table},
                                                                          repetitions=counts))
     if head in SECTIONS and rest:
