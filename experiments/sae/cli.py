@@ -157,12 +157,14 @@ def report(directory):
                    "or a results column.")
 @click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Also write the comparison as DIR/index.html with a figure per metric.")
+@click.option("--same-within", type=click.FloatRange(0, 100, max_open=True), default=5.0, show_default=True,
+              metavar="PCT", help="A ratio within PCT % of 1 reads 'same' even where its interval excludes 1.")
 @handle_errors
-def compare(runs, rules, html_dir):
+def compare(runs, rules, html_dir, same_within):
     """Compare RUN_A RUN_B [RUN ...] (run directories; the first is the baseline) at every point
     they share: medians, ratio to the baseline with its 95 % interval, better/worse/same."""
     from .results.compare import Rule, compare as compare_runs
-    result = compare_runs(runs, rules=[Rule.parse(r) for r in rules])
+    result = compare_runs(runs, rules=[Rule.parse(r) for r in rules], same_within=same_within / 100)
     click.echo(result.text())
     if html_dir:
         click.echo(f"page: {result.html(html_dir)}", err=True)

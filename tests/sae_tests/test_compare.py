@@ -60,6 +60,23 @@ def test_identical_runs_are_the_same_everywhere(tmp_path):
     assert not c.unmatched and not c.failures and "what differs: nothing recorded" in c.text()
 
 
+def test_a_small_difference_the_interval_resolves_reads_same_within_the_margin(tmp_path):
+    """3 % slower with a ±2 % spread: the interval excludes 1, but the ratio is within the 5 %
+    margin (conbench's threshold), so it reads same; with no margin (--same-within 0) worse."""
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", slower=1.03, seed=1)
+    times = [m for m in compare([a, b]).measures if m.metric == "total_s" and m.ratio is not None]
+    assert all(m.ratio.low > 1 for m in times) and {m.verdict for m in times} == {"same"}
+    strict = [m for m in compare([a, b], same_within=0).measures if m.metric == "total_s" and m.ratio is not None]
+    assert {m.verdict for m in strict} == {"worse"}
+    r = invoke("compare", a, b, "--same-within", "0")
+    assert r.exit_code == 0 and "worse" in r.output
+    r = invoke("compare", a, b, "--same-within", "-1")
+    assert r.exit_code == 2 and "--same-within" in r.output
+    with pytest.raises(UsageError, match="same within 2"):
+        compare([a, b], same_within=2)
+
+
 def test_a_2x_slowdown_is_worse_with_its_interval_and_fails_the_rule(tmp_path):
     a = write_run(tmp_path, "20240101-120000")
     b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)

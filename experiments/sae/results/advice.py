@@ -58,7 +58,7 @@ class PickCheck:
 
     @property
     def right(self) -> bool:
-        return self.measured == self.predicted or statistics.verdict(self.margin) == "same"
+        return self.measured == self.predicted or statistics.verdict(self.margin, within=0.0) == "same"
 
 
 @dataclasses.dataclass(frozen=True)

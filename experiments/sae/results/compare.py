@@ -123,12 +123,14 @@ class Measure:
     median: float
     n: int
     ratio: statistics.Interval | None
+    within: float = statistics.SAME_WITHIN
 
     @property
     def verdict(self) -> str:
-        """``better`` (interval wholly below 1), ``worse`` (wholly above), ``same`` (contains 1),
-        ``unknown`` (too few values) or ``baseline``."""
-        return "baseline" if self.ratio is None else statistics.verdict(self.ratio.inverse())
+        """``better`` (interval wholly below 1 and the ratio below 1 - ``within``), ``worse``
+        (wholly above 1 and the ratio above 1 + ``within``), ``same`` (otherwise), ``unknown``
+        (too few values) or ``baseline`` (:func:`sae.results.statistics.verdict`)."""
+        return "baseline" if self.ratio is None else statistics.verdict(self.ratio.inverse(), self.within)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,6 +262,7 @@ class Comparison:
     measures: list[Measure]
     rules: tuple[Rule, ...]
     failures: list[Failure]
+    same_within: float = statistics.SAME_WITHIN
 
     def table(self) -> tuple[list[str], list[list[str]]]:
         """Header and rows (point × metric) shared by the text and the page."""
@@ -283,7 +286,8 @@ class Comparison:
                 "what differs: " + ("; ".join(self.differences) or "nothing recorded"),
                 f"medians of measured repetitions (n); ratio = run / baseline median (< 1: the run spends less) "
                 f"with its [95 % bootstrap interval], none below {statistics.MIN_N} repetitions per run; "
-                f"verdict: better or worse when the interval lies wholly below or above 1, same when it holds 1",
+                f"verdict: better or worse when the interval lies wholly below or above 1 and the ratio is more "
+                f"than {self.same_within:.0%} from 1, else same",
                 *(["unmatched (not measured by every run): " + "; ".join(u.text() for u in self.unmatched)]
                   if self.unmatched else [])]
 
@@ -347,10 +351,13 @@ class Comparison:
                           [("Medians and ratios", *self.table())], figures)
 
 
-def compare(runs, *, metrics=METRICS, rules=()) -> Comparison:
+def compare(runs, *, metrics=METRICS, rules=(), same_within: float = statistics.SAME_WITHIN) -> Comparison:
     """Compare two or more run directories (the first is the baseline) at every point they share,
     per metric (lower is better); ``rules``: :class:`Rule` or their text (``"time>5%"``), whose
-    metrics are compared too. UsageError naming the run directory or rule that is wrong."""
+    metrics are compared too; a ratio within ``same_within`` of 1 reads ``same``. UsageError
+    naming the run directory or rule that is wrong."""
+    if isinstance(same_within, bool) or not isinstance(same_within, (int, float)) or not 0 <= same_within < 1:
+        raise UsageError(f"same within {same_within!r}: give a share of 1 from 0 to below 1 (0.05: 5 %)")
     rules = tuple(r if isinstance(r, Rule) else Rule.parse(r) for r in rules)
     paths = list(runs)
     if len(paths) < 2:
@@ -377,9 +384,10 @@ def compare(runs, *, metrics=METRICS, rules=()) -> Comparison:
                     continue
                 values = run.results.loc[run.results["_point"] == point.label, metric]
                 ratio = None if run is base else statistics.ratio_of_medians(values, base_values)
-                measures.append(Measure(point, metric, run, float(values.median()), int(values.count()), ratio))
+                measures.append(Measure(point, metric, run, float(values.median()), int(values.count()), ratio,
+                                        same_within))
     failures = [Failure(rule, m, base.label) for rule in rules for m in measures
                 if m.metric == rule.metric and m.ratio is not None and rule.fails(m.ratio)]
     return Comparison(loaded, differences(loaded, differing), matched,
                       [Unmatched(p, present[p.label]) for p in every if len(present[p.label]) < len(loaded)],
-                      metrics, measures, rules, failures)
+                      metrics, measures, rules, failures, same_within)

@@ -13,7 +13,9 @@ With fewer than :data:`MIN_N` values in a group there is no interval: a bootstra
 values only reshuffles them and would pretend a certainty the data do not have. The interval is
 then left out and said to be missing (``n too small``).
 
-:func:`verdict` reads an interval: it excludes 1 (better or worse) or it does not (same).
+:func:`verdict` reads an interval: it excludes 1 and the ratio is off by more than a margin
+(better or worse: a difference the repetitions support and large enough to matter, conbench's
+rule of a percent-change threshold, 5 % by default), or not (same).
 """
 from __future__ import annotations
 
@@ -29,6 +31,9 @@ CONFIDENCE = 0.95
 SEED = 32
 """The bootstrap's seed: the same values always give the same interval."""
 RESAMPLES = 9999
+SAME_WITHIN = 0.05
+"""A ratio within this share of 1 reads ``same`` whatever its interval (conbench's default
+threshold): two runs of the same code differ by a few percent the bootstrap can resolve."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,14 +106,15 @@ def ratio_of_medians(numerator, denominator, *, confidence: float = CONFIDENCE, 
     return Interval(estimate, float(ci.low), float(ci.high), n, confidence)
 
 
-def verdict(interval: Interval) -> str:
+def verdict(interval: Interval, within: float = SAME_WITHIN) -> str:
     """How a ratio ``reference / subject`` reads (> 1: the subject spends less): ``better`` when
-    its interval lies wholly above 1, ``worse`` wholly below, ``same`` when it contains 1,
-    ``unknown`` without an interval."""
+    its interval lies wholly above 1 and the ratio above ``1 + within``, ``worse`` when wholly
+    below 1 and the ratio below ``1 / (1 + within)``, else ``same``; ``unknown`` without an
+    interval."""
     if not interval.known:
         return "unknown"
-    if interval.low > 1:
+    if interval.low > 1 and interval.estimate > 1 + within:
         return "better"
-    if interval.high < 1:
+    if interval.high < 1 and interval.estimate < 1 / (1 + within):
         return "worse"
     return "same"
