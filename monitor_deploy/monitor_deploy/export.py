@@ -184,13 +184,15 @@ def counter_totals(samples: pd.DataFrame, start: float, end: float, *, after: fl
     ``before``: the start of the activity after ``end``), each series is read at its samples
     closest to ``start`` and ``end`` inside that interval, allowing for the counter's lag (a
     scraped value may be ``lags[counter]`` seconds old), so the increase holds all of the
-    activity and none of its neighbours'; where no such sample exists it is interpolated
-    (:func:`counter_values`)."""
+    activity and none of its neighbours'; where no such sample exists (or without ``after`` and
+    ``before``: a host never quiet between activities, e.g. beside a second tenant) it is
+    interpolated at ``start`` and ``end`` shifted by the lag (:func:`counter_values`), so the
+    increase spans the activity's own interval."""
     out: dict[str, dict[str, float]] = {}
     for (counter, node, series), g in samples.groupby(["counter", "node", "series"], sort=False):
         t = g["timestamp"].to_numpy(dtype=float)
         lag = (lags or {}).get(counter, 0.0)
-        a, b = counter_values(g, [start, end])[counter][node]
+        a, b = counter_values(g, [start + lag, end + lag])[counter][node]
         lo = t[(t <= start) & (t >= after + lag)] if after is not None else t[:0]
         hi = t[(t >= end + lag) & (t <= before)] if before is not None else t[:0]
         if len(lo) or len(hi):

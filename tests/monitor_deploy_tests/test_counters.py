@@ -54,3 +54,15 @@ def test_totals_fall_back_to_interpolation_without_a_quiet_scrape():
     # neighbours closer than a scrape: no sample lies in the gap, values are interpolated
     got = counter_totals(_bursts(), 10.3, 11.6, after=10.1, before=11.8)
     assert got == counter_totals(_bursts(), 10.3, 11.6)
+
+
+@pytest.mark.parametrize("lag", [0.0, 0.5])
+def test_a_host_never_quiet_is_read_over_the_activitys_own_interval(lag):
+    """A steady 1 CPU-second per second (a second tenant) under a query on [10.3, 11.6]: without
+    a quiet gap to read in, the increase is the interval's own (1.3 s of it), lag allowed for,
+    where the scrapes around it, inside the gap between neighbours, would add part of the pauses."""
+    steady = _samples([(t, "n", "cpu_seconds", "", t - lag) for t in np.arange(0, 20, 1.0)])
+    own = counter_totals(steady, 10.3, 11.6, lags={"cpu_seconds": lag})
+    assert own["cpu_seconds"]["n"] == pytest.approx(1.3)
+    wide = counter_totals(steady, 10.3, 11.6, after=8.2, before=13.9, lags={"cpu_seconds": lag})
+    assert wide["cpu_seconds"]["n"] >= 2.0   # the scrapes either side of it

@@ -202,7 +202,9 @@ def host_roles(run: RunDir, point: PlannedPoint) -> dict[str, str]:
 def side_resources(window: Path, start: float, end: float, roles: dict[str, str], *,
                    after: float | None = None, before: float | None = None) -> dict:
     """The :data:`RESOURCES` columns of one repetition from the raw counters of its exported
-    window (``after``/``before``: when the queries around it ended and began), and
+    window (``after``/``before``: when the queries around it ended and began; None where the
+    hosts are not quiet between queries, e.g. beside a second tenant: the counters are then read
+    over the repetition's own interval), and
     ``metric_window``: ``complete``, or ``partial`` (a host's counters were not scraped
     throughout, e.g. Prometheus was down: the columns are then left empty, never undercounted)
     or ``missing`` (no window was exported)."""
@@ -216,6 +218,11 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
     return {"metric_window": "complete",
             **{col: sum(v for node, v in totals.get(counter, {}).items() if roles.get(node) in SIDES[side])
                for col, (side, counter) in RESOURCES.items()}}
+
+
+def tenants(spec) -> bool:
+    """Whether a second tenant kept the storage hosts busy between the point's queries."""
+    return bool(spec.cluster.storage_load or spec.cluster.storage_scans)
 
 
 def neighbours(entries) -> dict[tuple, tuple]:
@@ -267,7 +274,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
         if not p.spec.monitor.enabled:
             row["metric_window"] = "off"
         elif e["end"]:
-            after, before = around[e["point"], e["repetition"]]
+            after, before = around[e["point"], e["repetition"]] if not tenants(p.spec) else (None, None)
             row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         row.update(cls_columns(result.get("scan")))
