@@ -4,6 +4,7 @@ test below asserts one experiment's real outcome from its run (readers and objec
 on rows and checksums, the axis it varies changes what it must, its figure's data are there and
 non-zero), and the catalogue's index links every report."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -239,7 +240,8 @@ def test_contention(catalogue):
     auto gives offload's answer (test_spark checks auto against every reader); the CPU load got
     CPU and the second application had scans answered during every repetition they ran, and
     neither is recorded where none ran; auto read every object once, pushed or whole; no tenant
-    outlived its application."""
+    outlived its application; the storage hosts' CPU beside the tenants is what their cores could
+    give in the query's own time."""
     run, df = run_of(catalogue, "contention")
     agree(df, ["selectivity"])
     assert set(df["reader"]) == {"offload", "auto"}
@@ -249,6 +251,9 @@ def test_contention(catalogue):
     assert (busy["tenant_cpu_s"] > 0.2 * busy["total_s"]).all(), busy["tenant_cpu_s"]
     assert (busy["tenant_scans"] > 0).all() and busy["tenant_scan_cpu_s"].notna().all(), busy["tenant_scans"]
     assert idle[["tenant_cpu_s", "tenant_scans", "tenant_scan_cpu_s"]].isna().all().all()
+    # beside the tenants the storage hosts' CPU is read over the query alone: never more than its cores could give
+    cores = busy["storage_cores_declared"].fillna(os.cpu_count())
+    assert (busy["storage_cpu_s"] <= 1.15 * cores * busy["total_s"]).all(), busy[["storage_cpu_s", "total_s"]]
     objects = df.loc[df.reader == "offload", "cls_calls"].iloc[0]
     auto = df[df.reader == "auto"]
     assert (auto["cls_calls"] + auto["cls_objects_read_whole"] == objects).all(), auto[["cls_calls", "cls_objects_read_whole"]]
