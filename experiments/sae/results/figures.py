@@ -2,20 +2,13 @@
 for its axis, and :data:`DRAW`: figure name (:data:`sae.planning.spec.FIGURES`) → its function. An
 experiment declares the figures it gets (``Experiment.figures``); every report also draws
 :data:`sae.planning.spec.STANDARD_FIGURES`. Each function takes the run directory, its results and the
-report directory and returns the paths it wrote (none: nothing to draw).
+report directory and returns the paths it wrote (none: nothing to draw). The figures of one
+experiment's own axis live in :mod:`sae.results.axis_figures`; here the ones many runs draw:
 
 * ``selectivity.png`` (thesis fig. 14): median query time vs selectivity (log axis), band p1–p99
   (with fewer than 10 measured values per point: min and max as ticks), one line
   per reader (configuration); ``compute-side.png``: bytes the compute hosts received and their
   CPU-seconds vs selectivity.
-* ``objectsize.png`` (fig. 15): stacked init/compute bars per object size, a panel per selectivity.
-* ``bandwidth.png``: median query time vs link rate, a line per reader and reply compression, a
-  panel per selectivity.
-* ``contention.png``: median query time per second tenant on the storage hosts (a CPU load, a
-  second application's scans), a line per reader, a panel per selectivity, with what the tenants
-  got as measured.
-* ``autoscaler.png`` (thesis figs. 22-23): every measured query's time in the order it ran, a
-  line per PG autoscaler setting, and the placement groups the OSDs held after each query.
 * ``points.png``: median time per point.
 * ``alleviation.png`` (fig. 13): what each side spent per configuration; ``resources-disk.png``
   (fig. 12): the storage hosts' device reads and writes over time.
@@ -28,38 +21,25 @@ report directory and returns the paths it wrote (none: nothing to draw).
   phase (read, decode, filter, aggregate, sort, project, encode, compress, reply) beside the storage hosts'
   measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
   from the store and sent) and the class calls.
-* ``backend.png`` (fig. 16): backend-only scan time (init/compute) per object size.
-* ``objectsize-selectivity.png`` (fig. 17): time vs selectivity per object size, per reader, and
-  the baseline / offload ratio over the grid.
-* ``scalability.png`` (fig. 18): init/compute bars per logical size and reader, speedup line.
-* ``batchsize.png`` (E1), ``storedcompression.png`` (E4), ``projection.png`` (E5).
-* ``queries.png``: per query (:mod:`sae.planning.queries`; and selectivity where it varies) the
-  median time, bytes to the compute side (log scale) and each side's CPU-seconds, a bar per reader.
 
 Medians over measured repetitions (warm-ups left out), as everywhere in the report.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Callable
 
 import matplotlib.pyplot as plt
-from matplotlib.colors import TwoSlopeNorm
-from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 import numpy as np
 import pandas as pd
 
-from data_deploy import SCHEMA
 from monitor_deploy import read_frame
-from metareserve import format_size
 
-from ..planning import readers
-from .eventlog import input_batches
-from .plotting import (CONFIG, config_colour, config_label, groups, measured, others, save, selectivity_axis, shown,
-                       spread, stats, varying)
+from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
+                           plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries, plot_scaling,
+                           plot_storedcompression)
+from .plotting import CONFIG, config_colour, config_label, measured, save, selectivity_axis, spread, stats, varying
 from .results import RunDir, host_roles
-
 from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
 
 
@@ -108,154 +88,6 @@ def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
     axes[1].set_title("CPU of the compute hosts")
     axes[0].legend(fontsize="small")
     return save(fig, out / "compute-side.png")
-
-
-def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
-    """Stacked init/compute bars (medians) per object size; a panel per selectivity."""
-    sels = sorted(df["selectivity"].unique())
-    keys = varying(df, [c for c in CONFIG if c != "object_size"])
-    fig, axes = plt.subplots(1, len(sels), figsize=(4 * len(sels) + 1, 4), squeeze=False)
-    for ax, sel in zip(axes[0], sels):
-        d = df[df["selectivity"] == sel]
-        init = stats(d, ["object_size"] + keys, "init_s")
-        comp = stats(d, ["object_size"] + keys, "compute_s")
-        order = [int(s) for s in init["object_size"]]
-        init = init.assign(order=order).sort_values(["order"] + keys)
-        comp = comp.set_index(["object_size"] + keys).loc[
-            list(init.set_index(["object_size"] + keys).index)].reset_index()
-        labels = [config_label(r, ["object_size"] + keys).replace("object_size=", "") for _, r in init.iterrows()]
-        x = range(len(labels))
-        ax.bar(x, init["median"], label="init")
-        ax.bar(x, comp["median"], bottom=init["median"].values, label="compute")
-        ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize="small")
-        ax.set_title(f"selectivity {sel}%")
-        ax.set_ylabel("time (s), median")
-    axes[0][0].legend()
-    return save(fig, out / "objectsize.png")
-
-
-def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
-    """Median query time vs the declared link rate (log scale; unlimited at the right end), one
-    line per reader and reply compression, a panel per selectivity."""
-    d = df.assign(rate=df["link_rate_declared_bps"].astype(float) / 1e9)
-    finite = d["rate"].dropna()
-    unlimited = (finite.max() if not finite.empty else 1.0) * 4
-    d["rate"] = d["rate"].fillna(unlimited)
-    sels = sorted(d["selectivity"].unique()) if "selectivity" in d else [None]
-    keys = varying(d, [c for c in CONFIG if c not in ("link_rate", "cluster_cores")])
-    fig, axes = plt.subplots(1, len(sels), figsize=(4.5 * len(sels) + 1, 4), squeeze=False, sharey=False)
-    for ax, sel in zip(axes[0], sels):
-        s = stats(d if sel is None else d[d["selectivity"] == sel], keys + ["rate"]).sort_values("rate")
-        for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
-            row = grp.iloc[0]
-            replies = "reader" not in row or readers.get(row["reader"]).connector   # vanilla: no replies
-            shown = [k for k in keys if k != "compression" or replies]
-            ax.plot(grp["rate"], grp["median"], marker="o", label=config_label(row, shown))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ticks = sorted(set(d["rate"]))
-        ax.set_xticks(ticks, [("unlimited" if t == unlimited else f"{t:g}") for t in ticks], fontsize="small")
-        ax.minorticks_off()
-        ax.set_xlabel("link rate per host (Gbit/s)")
-        ax.set_ylabel("query time (s), median, log scale")
-        ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
-    axes[0][0].legend(fontsize="small")
-    return save(fig, out / "bandwidth.png")
-
-
-TENANTS = ("storage_load", "storage_scans")
-"""The second tenants an experiment declares (``cluster.storage_load``, ``cluster.storage_scans``)."""
-
-
-def tenant_label(load: float, scans: int) -> str:
-    """A tenant state as the contention figure's axis names it."""
-    parts = ([f"CPU {load:g}x cores"] if load else []) + ([f"{scans:g} scans in flight"] if scans else [])
-    return " + ".join(parts) or "none"
-
-
-def plot_contention(df: pd.DataFrame, out: Path) -> Path:
-    """Median query time per second tenant on the storage hosts (none; a CPU load keeping
-    ``storage_load`` of their cores busy; a second application keeping ``storage_scans`` scan
-    calls in flight), one line per reader, a panel per selectivity; below, what the tenants got
-    during the queries as measured: the CPU load's cores (``tenant_cpu_s`` per second) and the
-    second application's scan calls answered per second (``tenant_scans``)."""
-    sels = sorted(df["selectivity"].unique()) if "selectivity" in df else [None]
-    keys = others(df, *TENANTS) or ["reader"]
-    d = df.assign(**{t: pd.to_numeric(df[t], errors="coerce").fillna(0) if t in df else 0.0 for t in TENANTS})
-    states = sorted({(float(a), int(b)) for a, b in zip(d["storage_load"], d["storage_scans"])},
-                    key=lambda st: (st != (0.0, 0), st[1] > 0, st))
-    d["tenant_x"] = [states.index((float(a), int(b))) for a, b in zip(d["storage_load"], d["storage_scans"])]
-    per_second = {"tenant_cpu_s": "CPU load: cores", "tenant_scans": "second application: scans/s"}
-    for column in per_second:
-        got = d[column].astype(float) if column in d else pd.Series(math.nan, index=d.index)
-        d[column + "_rate"] = got / d["total_s"].astype(float)
-    fig, axes = plt.subplots(2, len(sels), figsize=(4.5 * len(sels) + 1.5, 6.5), squeeze=False,
-                             gridspec_kw={"height_ratios": [3, 1.3]})
-    for col, sel in enumerate(sels):
-        part = d if sel is None else d[d["selectivity"] == sel]
-        top, bottom = axes[0][col], axes[1][col]
-        s = stats(part, keys + ["tenant_x"], "total_s")
-        s = s.assign(order=s["reader"].map(readers.order) if "reader" in keys else 0).sort_values(["order", "tenant_x"])
-        for _, grp in groups(s, keys):
-            row = grp.iloc[0]
-            top.plot(grp["tenant_x"], grp["median"], marker="o", label=config_label(row, keys),
-                     color=config_colour(row, keys))
-            spread(top, grp["tenant_x"], grp, config_colour(row, keys))
-        scans = bottom.twinx()
-        for (column, label), marker, ax, colour in zip(per_second.items(), ("s", "^"), (bottom, scans),
-                                                       ("tab:grey", "tab:orange")):
-            rate = part.dropna(subset=[column + "_rate"])
-            if not rate.empty:
-                r = stats(rate, ["tenant_x"], column + "_rate")
-                ax.plot(r["tenant_x"], r["median"], marker=marker, linestyle="none", color=colour)
-            ax.set_ylim(bottom=0)
-            ax.set_ylabel(label, color=colour, fontsize="small")
-        times = s["median"].dropna()
-        if not times.empty and times.min() > 0 and times.max() > 10 * times.min():
-            top.set_yscale("log")   # a tenant that slows one reader 10x would flatten the others
-            top.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            top.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-            top.yaxis.set_minor_formatter(NullFormatter())
-        else:
-            top.set_ylim(bottom=0)
-        top.set_ylabel("query time (s), median")
-        top.set_title("all" if sel is None else f"selectivity {sel:g}%")
-        for ax in (top, bottom):
-            ax.set_xticks(range(len(states)))
-            ax.set_xticklabels([tenant_label(*st) for st in states] if ax is bottom else [], fontsize="small")
-            ax.set_xlim(-0.5, len(states) - 0.5)
-        bottom.set_xlabel("second tenant on the storage hosts (measured below, per second)")
-    axes[0][0].legend(fontsize="small")
-    return save(fig, out / "contention.png")
-
-
-def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
-    """Each measured query's time against its place in the series (the thesis's figs. 22-23:
-    a gradual slowdown over repeated runs with Ceph's PG autoscaler on), a line per setting
-    (``pg_autoscale``, and whatever else varies), and below the placement groups the OSDs held
-    right after each query (``osd_pgs``: the autoscaler's changes, where it made any)."""
-    m = measured(df)
-    if m.empty or "pg_autoscale" not in m:
-        return None
-    keys = ["pg_autoscale", *others(m, "pg_autoscale")]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
-    for _, grp in groups(m.sort_values("start"), keys):
-        row = grp.iloc[0]
-        label = ", ".join(f"autoscaler {'on' if row[k] else 'off'}" if k == "pg_autoscale" else f"{k}={shown(k, row[k])}"
-                          for k in keys)
-        index = range(1, len(grp) + 1)
-        line, = top.plot(index, grp["total_s"].astype(float), marker="o", markersize=3, label=label)
-        if "osd_pgs" in grp:   # dashed over solid: equal counts stay visible
-            bottom.step(index, pd.to_numeric(grp["osd_pgs"], errors="coerce"), where="mid", color=line.get_color(),
-                        linestyle="--" if row["pg_autoscale"] else "-", label=label)
-    top.set_ylim(bottom=0)
-    top.set_ylabel("query time (s)")
-    top.set_title("each query in the order it ran")
-    top.legend(fontsize="small")
-    bottom.set_ylabel("PGs on the OSDs", fontsize="small")
-    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
-    bottom.set_xlabel("query in the series (measured repetitions)")
-    return save(fig, out / "autoscaler.png")
 
 
 def plot_points(df: pd.DataFrame, out: Path) -> Path:
@@ -464,18 +296,6 @@ SIDES = (("compute_cpu_s", "compute CPU-s", 1.0), ("compute_rx_bytes", "compute 
          ("storage_cpu_s", "storage CPU-s", 1.0), ("storage_tx_bytes", "storage sent (MB)", 1e6))
 
 
-def _stacked(ax, x, init: pd.DataFrame, comp: pd.DataFrame, width: float, label: str, offset: float = 0.0):
-    """Init (hatched) and compute bars of one configuration at positions ``x``."""
-    bars = ax.bar(np.asarray(x) + offset, init["median"].values, width, hatch="//", alpha=0.6, edgecolor="black",
-                  linewidth=0.3)
-    ax.bar(np.asarray(x) + offset, comp["median"].values, width, bottom=init["median"].values, label=label,
-           color=bars.patches[0].get_facecolor(), alpha=1.0, edgecolor="black", linewidth=0.3)
-
-
-def _init_compute(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return stats(df, by, "init_s"), stats(df, by, "compute_s")
-
-
 def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per configuration, what the compute side and the storage side spent during the query
     (medians, p1–p99): CPU-seconds and bytes (thesis fig. 13's areas under the curves)."""
@@ -530,223 +350,6 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
                 ax.set_xlabel("seconds since the query started (shaded: the query)")
     fig.suptitle("Storage devices per host", fontsize="medium")
     return [save(fig, out / "resources-disk.png")]
-
-
-def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Median time vs selectivity, one line per object size, a panel per reader; with offload and
-    a baseline, a last panel: baseline / offload time over the object size × selectivity grid."""
-    keys = others(df, "object_size")
-    s = stats(df, keys + ["object_size", "selectivity"]).sort_values(["object_size", "selectivity"])
-    panels = sorted(groups(s, keys), key=lambda kv: readers.order(kv[1]["reader"].iloc[0]) if "reader" in keys else 0)
-    pair = readers.ratio_pair(df["reader"]) if "reader" in df else None
-    ratio = pair is not None
-    fig, axes = plt.subplots(1, len(panels) + ratio, figsize=(4.8 * (len(panels) + ratio), 4), squeeze=False)
-    for ax, (key, grp) in zip(axes[0], panels):
-        for size, line in grp.groupby("object_size"):
-            ax.plot(line["selectivity"], line["median"], marker="o", label=format_size(int(size)))
-        ax.set_title(config_label(grp.iloc[0], keys), fontsize="medium")
-        selectivity_axis(ax, s["selectivity"])
-        ax.set_ylabel("query time (s), median")
-        ax.set_ylim(0, s["median"].max() * 1.1)   # one scale for every reader
-        ax.legend(title="object size", fontsize="small")
-    if ratio:
-        t = s.pivot_table(index="object_size", columns=["reader", "selectivity"], values="median")
-        subject, base = pair
-        grid = t[base] / t[subject]
-        ax = axes[0][-1]
-        norm = TwoSlopeNorm(vmin=0, vcenter=1, vmax=max(2.0, float(np.nanmax(grid.values))))
-        im = ax.imshow(grid.values, cmap="RdYlGn", norm=norm, aspect="auto", origin="lower")
-        for (i, j), v in np.ndenumerate(grid.values):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize="small")
-        ax.set_xticks(range(len(grid.columns)), [f"{c:g}" for c in grid.columns])
-        ax.set_yticks(range(len(grid.index)), [format_size(int(v)) for v in grid.index])
-        ax.set_xlabel("selectivity (%)")
-        ax.set_ylabel("object size")
-        ax.set_title(f"{base} / {subject} time (> 1: {subject} faster)", fontsize="medium")
-        fig.colorbar(im, ax=ax)
-    return save(fig, out / "objectsize-selectivity.png")
-
-
-def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Init (hatched) and compute bars per logical dataset size, one bar per reader, and the
-    speedup of offload over the baseline (baseline / offload median time) on the right axis."""
-    df = df.assign(logical_rows=df["rows"] * df["link_multiplier"] * df["copy_multiplier"])
-    keys = others(df, "link_multiplier") + varying(df, ["selectivity"])   # the thesis's query and a filter
-    init, comp = _init_compute(df, ["logical_rows"] + keys)
-    sizes = sorted(init["logical_rows"].unique())
-    confs = list(groups(init, keys))
-    width = 0.8 / max(1, len(confs))
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for i, (key, grp) in enumerate(confs):
-        c = comp.merge(grp[["logical_rows", *keys]], on=["logical_rows", *keys])
-        grp, c = grp.sort_values("logical_rows"), c.sort_values("logical_rows")
-        _stacked(ax, [sizes.index(v) for v in grp["logical_rows"]], grp, c, width, config_label(grp.iloc[0], keys),
-                 offset=(i - (len(confs) - 1) / 2) * width)
-    ax.set_xticks(range(len(sizes)), [f"{v / 1e6:g} M rows" for v in sizes])
-    ax.set_xlabel("logical dataset size (rows scanned per query; hard-link inflation)")
-    ax.set_ylabel("time (s), median (hatched: init)")
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.4)   # room for the legends above the bars
-    ax.legend(fontsize="small", loc="upper left")
-    series = [k for k in keys if k != "reader"]   # e.g. selectivity: one speedup line each
-    right, top = None, 2.0
-    for j, (_, part) in enumerate(groups(stats(df, ["logical_rows"] + keys), series)):
-        total = part.pivot_table(index="logical_rows", columns="reader", values="median")
-        if not (pair := readers.ratio_pair(total.columns)):
-            continue
-        subject, base = pair
-        right = right or ax.twinx()
-        speedup = (total[base] / total[subject]).reindex(sizes)
-        right.plot(range(len(sizes)), speedup.values, color="black", marker="os^v"[j % 4],
-                   linestyle=["-", "--", "-.", ":"][j % 4],
-                   label=f"speedup ({base} / {subject})" + (f", {config_label(part.iloc[0], series)}" if series else ""))
-        top = max(top, float(speedup.max()) * 1.25)
-    if right is not None:
-        right.axhline(1.0, color="black", linewidth=0.5, linestyle=":")
-        right.set_ylabel("speedup: baseline / offload time")
-        right.set_ylim(0, top)
-        right.legend(fontsize="small", loc="upper right")
-    ax.set_title("Query time vs dataset size", fontsize="medium")
-    return save(fig, out / "scalability.png")
-
-
-def plot_backend(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Backend-only reads: init (listing, hatched) and scan time per object size, one bar per
-    selectivity, each labelled with the objects it scanned."""
-    init, comp = _init_compute(df, ["object_size", "selectivity"])
-    objects = df[~df["warmup"]].groupby(["object_size", "selectivity"])["objects"].median()
-    sizes, sels = sorted(init["object_size"].unique()), sorted(init["selectivity"].unique())
-    width = 0.8 / len(sels)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for i, sel in enumerate(sels):
-        g, c = (t[t["selectivity"] == sel].sort_values("object_size") for t in (init, comp))
-        x = [sizes.index(v) for v in g["object_size"]]
-        offset = (i - (len(sels) - 1) / 2) * width
-        _stacked(ax, x, g, c, width, f"{sel:g} % of rows", offset=offset)
-        for xi, size, top in zip(x, g["object_size"], g["median"].values + c["median"].values):
-            ax.annotate(f"{objects[size, sel]:.0f} obj", (xi + offset, top), ha="center", va="bottom",
-                        fontsize="x-small")
-    ax.set_xticks(range(len(sizes)), [format_size(int(v)) for v in sizes])
-    ax.set_xlabel("object size")
-    ax.set_ylabel("time (s), median (hatched: listing the objects)")
-    ax.set_title("Backend-only reads: the object class's scan of every object, no Spark", fontsize="medium")
-    ax.legend(fontsize="small")
-    return save(fig, out / "backend.png")
-
-
-def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Median time, and the columnar batches Spark consumed per query (its event log's ``number
-    of input batches``), vs rows per batch."""
-    df = df.assign(batches=input_batches(run.root, df))
-    keys = others(df, "batch_size")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (col, ylabel) in zip(axes, (("total_s", "query time (s), median, p1–p99"),
-                                        ("batches", "batches per query (Spark's input batches)"))):
-        s = stats(df, keys + ["batch_size"], col).sort_values("batch_size")
-        for key, grp in groups(s, keys):
-            ax.errorbar(grp["batch_size"], grp["median"], yerr=[grp["median"] - grp["p1"], grp["p99"] - grp["median"]],
-                        marker="o", capsize=3, label=config_label(grp.iloc[0], keys))
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("rows per Arrow batch (batch_size)")
-        ax.set_ylabel(ylabel)
-    axes[1].set_yscale("log")
-    axes[0].set_ylim(bottom=0)
-    axes[0].set_title("Query time vs batch size", fontsize="medium")
-    axes[1].set_title("Batches Spark consumed per query", fontsize="medium")
-    if keys:
-        axes[0].legend(fontsize="small")
-    return save(fig, out / "batchsize.png")
-
-
-def plot_storedcompression(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Per stored codec and reader: init (hatched) and compute time, and bytes to the compute side."""
-    keys = others(df, "stored_compression")
-    codecs = list(dict.fromkeys(df.sort_values("order")["stored_compression"]))
-    by = ["stored_compression"] + keys
-    init, comp = _init_compute(df, by)
-    rx = stats(df, by, "compute_rx_bytes") if "compute_rx_bytes" in df else None
-    confs = list(groups(init, keys))
-    width = 0.8 / max(1, len(confs))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for i, (key, grp) in enumerate(confs):
-        def per_codec(t: pd.DataFrame) -> pd.DataFrame:
-            return t.merge(grp[by], on=by).set_index("stored_compression").loc[codecs].reset_index()
-        offset, label = (i - (len(confs) - 1) / 2) * width, config_label(grp.iloc[0], keys)
-        _stacked(axes[0], range(len(codecs)), per_codec(init), per_codec(comp), width, label, offset=offset)
-        if rx is not None:
-            axes[1].bar(np.arange(len(codecs)) + offset, per_codec(rx)["median"] / 1e6, width, label=label)
-    for ax in axes:
-        ax.set_xticks(range(len(codecs)), codecs)
-        ax.set_xlabel("codec of the stored Parquet objects")
-        ax.legend(fontsize="small")
-    axes[0].set_ylabel("time (s), median (hatched: init)")
-    axes[1].set_ylabel("bytes to the compute hosts (MB), median")
-    axes[0].set_title("Query time vs stored compression", fontsize="medium")
-    axes[1].set_title("Network: bytes to the compute hosts", fontsize="medium")
-    return save(fig, out / "storedcompression.png")
-
-
-def columns_read(df: pd.DataFrame) -> pd.Series:
-    """How many columns each repetition's query read (``columns``; empty: every column of the
-    generated data's schema, or NaN for ingested data of unknown width)."""
-    width = np.where(df["data_input"].isna(), len(SCHEMA.names), np.nan) if "data_input" in df else len(SCHEMA.names)
-    return pd.Series([len(c) if len(c) else w for c, w in zip(df["columns"], np.broadcast_to(width, len(df)))],
-                     index=df.index, dtype=float)
-
-
-def plot_projection(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Median time and bytes to the compute side vs the number of columns the query reads."""
-    df = df.assign(columns_read=columns_read(df))
-    keys = others(df, "columns_read")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (col, ylabel, scale) in zip(axes, (("total_s", "query time (s), median, p1–p99", 1.0),
-                                               ("compute_rx_bytes", "bytes to the compute hosts (MB), median", 1e6))):
-        if col not in df or df[col].isna().all():
-            continue
-        s = stats(df, keys + ["columns_read"], col).sort_values("columns_read")
-        for key, grp in groups(s, keys):
-            ax.errorbar(grp["columns_read"], grp["median"] / scale,
-                        yerr=[(grp["median"] - grp["p1"]) / scale, (grp["p99"] - grp["median"]) / scale],
-                        marker="o", capsize=3, label=config_label(grp.iloc[0], keys))
-        ax.set_xlabel("columns the query reads")
-        ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
-        ax.legend(fontsize="small")
-    axes[0].set_title("Query time vs projection width", fontsize="medium")
-    axes[1].set_title("Network: bytes to the compute hosts", fontsize="medium")
-    return save(fig, out / "projection.png")
-
-
-QUERY_PANELS = (("total_s", "query time (s)", 1.0, "Query time"),
-                 ("compute_rx_bytes", "bytes to the compute hosts (MB)", 1e6, "Network: bytes to the compute hosts"),
-                 ("compute_cpu_s", "compute hosts' CPU (s)", 1.0, "CPU of the compute hosts"),
-                 ("storage_cpu_s", "storage hosts' CPU (s)", 1.0, "CPU of the storage hosts"))
-"""The queries figure's panels: results column, axis label, scale, title."""
-
-
-def plot_queries(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Per query (and selectivity, where it varies): median time, bytes to the compute side
-    (log scale), and each side's CPU-seconds, one bar per reader (configuration)."""
-    by_selectivity = "selectivity" in varying(df, ["selectivity"])
-    df = df.assign(question=[f"{q}\n{sel:g} %" if by_selectivity else q for q, sel in zip(df["query"], df["selectivity"])])
-    questions = list(dict.fromkeys(df.sort_values("order")["question"]))
-    keys = others(df, "query")
-    fig, axes = plt.subplots(2, 2, figsize=(max(10, 1.4 * len(questions)), 7))
-    for ax, (col, ylabel, scale, title) in zip(axes.flat, QUERY_PANELS):
-        if col in df and not df[col].isna().all():
-            confs = sorted(groups(stats(df, ["question"] + keys, col), keys),
-                           key=lambda kv: readers.order(kv[1].iloc[0]["reader"]) if "reader" in keys else 0)
-            width = 0.8 / len(confs)
-            for i, (_, grp) in enumerate(confs):
-                heights = grp.set_index("question")["median"].reindex(questions) / scale
-                ax.bar(np.arange(len(questions)) + (i - (len(confs) - 1) / 2) * width, heights, width,
-                       label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys) if keys else None)
-            if col == "compute_rx_bytes":
-                ax.set_yscale("log")
-            ax.legend(fontsize="small")
-        ax.set_xticks(range(len(questions)), questions, fontsize="small")
-        ax.set_ylabel(f"{ylabel}, median")
-        ax.set_title(title, fontsize="medium")
-    return save(fig, out / "queries.png")
 
 
 DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {

@@ -25,7 +25,8 @@ from metareserve import Layout
 from . import capacity_report, statistics
 
 from ..planning import queries, readers
-from .figures import DRAW, columns_read
+from .axis_figures import columns_read
+from .figures import DRAW
 from ..planning.planner import DRIFT_SUFFIX, Plan
 from .advice import report_lines
 from .pages import STYLE
