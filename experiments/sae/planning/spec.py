@@ -89,6 +89,12 @@ class ClusterSpec:
     storage_scans: int = 0
 
     @property
+    def second_tenant(self) -> bool:
+        """Whether a second tenant (a CPU load or another application's scans) keeps the storage
+        hosts busy, between queries too."""
+        return bool(self.storage_load or self.storage_scans)
+
+    @property
     def capacity_params(self) -> dict:
         """The capacity fields in their canonical written form (changed in place between points,
         without rebuilding the stack)."""

@@ -220,11 +220,6 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
                for col, (side, counter) in RESOURCES.items()}}
 
 
-def tenants(spec) -> bool:
-    """Whether a second tenant kept the storage hosts busy between the point's queries."""
-    return bool(spec.cluster.storage_load or spec.cluster.storage_scans)
-
-
 def neighbours(entries) -> dict[tuple, tuple]:
     """(point, repetition) → (end of the previous query, start of the next one) over every
     recorded repetition of the run: None before the first (the application's start-up precedes
@@ -274,7 +269,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
         if not p.spec.monitor.enabled:
             row["metric_window"] = "off"
         elif e["end"]:
-            after, before = around[e["point"], e["repetition"]] if not tenants(p.spec) else (None, None)
+            after, before = around[e["point"], e["repetition"]] if not p.spec.cluster.second_tenant else (None, None)
             row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         row.update(cls_columns(result.get("scan")))
