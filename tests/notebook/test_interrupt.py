@@ -1,7 +1,8 @@
 """Interrupts, both kinds in one run: a terminal's Ctrl-C of ``sae run`` (SIGINT to the whole
 process group), then the kernel's interrupt (SIGINT to the kernel process alone) during
 ``sae.resume`` in a real IPython kernel; each stops the Spark application and leaves no
-repetition running, and ``sae.resume`` in the kernel finishes the run."""
+repetition running, and ``sae.resume`` in the kernel (plain Python: no logging configured)
+finishes the run with a run-marker window per repetition in Prometheus."""
 from __future__ import annotations
 
 import importlib.util
@@ -38,7 +39,8 @@ def test_terminal_then_kernel_interrupts_stop_the_application_and_resume_finishe
     the application stopped, no repetition left running. Then ``sae.resume`` in a real IPython
     kernel, stopped by the kernel's interrupt (SIGINT to the kernel process alone):
     KeyboardInterrupt in the cell, the application stopped; ``sae.resume`` in the same kernel
-    finishes every repetition once, with the same answers, and returns the run's handle."""
+    finishes every repetition once, with the same answers, and returns the run's handle; the
+    application published a window per repetition to Prometheus though no logging was set up."""
     root, res = sae_cluster
     exp = e2e._experiment(root, "interrupted", [10, 100], 3)
     planned = json.loads(e2e.sae_cli("plan", exp, "--json").stdout)
@@ -72,7 +74,11 @@ def test_terminal_then_kernel_interrupts_stop_the_application_and_resume_finishe
         assert reply["content"]["status"] == "ok", reply["content"]
         assert "".join(stdout).split()[-2:] == ["6", str(run)]
         assert set(_states(run)) == {"done"}
-        e2e._exact(run, planned)
+        df = e2e._exact(run, planned)
+        # the kernel configured no logging, yet the run marker travelled from the application to
+        # Prometheus: one window per repetition; and nothing was left in the working directory
+        e2e.windows_match_rows(res, run, df)
+        assert not list(root.glob("spark-logs*"))
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

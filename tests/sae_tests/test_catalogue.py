@@ -32,7 +32,8 @@ CI_SETTINGS = [f"--set={s}" for s in (
     "contention:sweep.cartesian.selectivity=[1]",
     "contention:sweep.zipped.storage_load=[0, 1]", "contention:sweep.zipped.storage_scans=[0, 2]",
     "contention:sweep.cartesian.reader=[offload, auto]",
-    "bandwidth:sweep.cartesian.reader=[no-offload]", "storedcompression:sweep.cartesian.stored_compression=[none, zstd]")]
+    "bandwidth:sweep.cartesian.reader=[no-offload]", "bandwidth:sweep.cartesian.compression=[none]",
+    "storedcompression:sweep.cartesian.stored_compression=[none, zstd]")]
 """One query per point, no drift check and every host on every core (test_e2e's main job checks
 those, and its selectivities), and the sweeps cut to the values and readers the tests below compare: every outcome
 asserted is a count, an answer or a byte figure (and the bandwidth test's floor of bytes over rate), which one

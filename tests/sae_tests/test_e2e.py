@@ -40,122 +40,10 @@ def ledger(run_dir: Path) -> dict:
     return json.loads((run_dir / "ledger.json").read_text())
 
 
-HEADLINE = "sweep.cartesian.selectivity=[100, 1]"
-"""The main job cut to its headline points (their 6 repetitions, the default capacities and the
-drift check kept): the 50 and 10 % points are the same code at other thresholds, and the README's
-first command, measured on a new machine, runs them."""
-
-
-def test_tiny_selectivity_end_to_end(env):
-    root, res = env
-    planned = json.loads(sae_cli("plan", "experiments/selectivity.py", "--set", HEADLINE, "--json").stdout)
-    r = sae_cli("run", "experiments/selectivity.py", "--profile", "tiny", "--set", HEADLINE, "--reservation",
-                root / "reservation.yaml", "--out", root / "out")
-    assert r.returncode == 0, r.stderr[-3000:]
-    run = Path(r.stdout.strip().splitlines()[-1])
-    assert (root / "out" / "selectivity" / "latest").resolve() == run
-    for name in ("spec.yaml", "plan.yaml", "versions.lock", "ledger.json", "stages.yaml"):
-        assert (run / name).exists(), name
-    # run follows the plan's order
-    assert ledger(run)["executed"] == planned["order"]
-    df = sae.load_results(run)
-    assert len(df) == sum(p["repetitions"] for p in planned["points"])   # per point; the drift check's too
-    assert not df.duplicated(["point", "repetition"]).any()
-    assert df[~df.drift].groupby("point")["warmup"].sum().eq(planned["warmup"]).all()
-    # real outcomes: the filter keeps its selectivity of the rows, the three readers agree exactly
-    assert set(df["reader"]) == {"offload", "no-offload", "vanilla"}
-    total = df["rows"].iloc[0] * df["link_multiplier"].iloc[0] * df["copy_multiplier"].iloc[0]   # rows scanned
-    for (sel, _), g in df.groupby(["selectivity", "reader"]):
-        assert g["rows_out"].nunique() == 1 and abs(g["rows_out"].iloc[0] - total * sel / 100) <= total * 0.002
-    assert df.groupby("selectivity")["checksum"].nunique().eq(1).all()
-    assert (df["init_s"] > 0).all() and (df["compute_s"] > 0).all()
-    # a Prometheus window per repetition, with per-node CPU
-    for p, rep in df[["point", "repetition"]].itertuples(index=False):
-        m = read_frame(run / "metrics" / p / f"rep{rep}" / "metrics.parquet")
-        assert {"node1", "node2", "node3"} <= set(m.loc[m.metric == "cpu", "node"])
-    assert df["auc_cpu_total"].notna().all()
-    # compute and storage apart: at 1 % the compute side receives far fewer bytes with offload
-    assert {"compute_rx_bytes", "compute_cpu_s", "storage_cpu_s", "storage_tx_bytes"} <= set(df.columns)
-    rx = df[df.selectivity == 1].groupby("reader")["compute_rx_bytes"].median()
-    assert rx["offload"] * 10 < min(rx["no-offload"], rx["vanilla"]), rx.to_dict()
-    # the default capacities (storage and compute on a core each, 1.25 Gbit/s per core) were put in
-    # force and measured: declared and measured in every row, the link within 15 % of its rate
-    cores = len(online_cpus())
-    assert (df["compute_cores_declared"] == (cores + 1) // 2).all() and (df["storage_cores_declared"] == cores // 2).all()
-    assert (df["link_rate_declared_bps"] == 1.25e9 * (cores // 2)).all()   # node1 -> node2
-    assert (df["link_rate_measured_bps"] / df["link_rate_declared_bps"]).between(0.85, 1.15).all(), \
-        df["link_rate_measured_bps"]
-    assert (df["compute_cores_measured"] > 0.3).all() and (df["storage_cores_measured"] > 0.3).all()
-    assert "capacities, declared / measured: compute cores 1 / " in (run / "report" / "summary.txt").read_text()
-    for png in ("selectivity.png", "compute-side.png", "resources-cpu.png", "resources-net.png", "storage-phases.png",
-                "storage-ops.png"):
-        assert (run / "report" / png).stat().st_size > 10_000
-    storage_work_is_per_repetition(df[~df.warmup], total)
-    storage_work_lies_in_its_window(run, df[~df.warmup])
-    assert (run / "report" / "index.html").stat().st_size > 50_000
-    # the run marker was published live: Prometheus holds one window per repetition
-    windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
-    marked = {(w.point, int(w.repetition)): w for w in windows if w.run_id == run.name}
-    for row in df.itertuples():
-        w = marked[(row.point, row.repetition)]
-        assert abs(w.start - row.start) < 2 and abs(w.end - row.end) < 2
-    status = sae_cli("status", run)
-    assert status.returncode == 0 and f"{len(df)} done, 0 failed" in status.stdout
-    # no secret of the stack (Spark's RPC secret, Ceph keys) is written into the run directory
-    secrets = [p.read_text().strip() for p in Path(res.state_root).glob("*/spark/auth-secret")]
-    secrets += [line.split("=", 1)[1].strip() for k in Path(res.state_root).glob("*/ceph/*keyring")
-                for line in k.read_text().splitlines() if line.strip().startswith("key")]
-    assert secrets
-    leaks = [str(f) for f in run.rglob("*") if f.is_file() and any(x.encode() in f.read_bytes() for x in secrets)]
-    assert leaks == [], f"secrets written into {leaks}"
-
-
-def storage_work_is_per_repetition(df: pd.DataFrame, total: int) -> None:
-    """Every reader's storage operations from the OSDs' counters (vanilla's through ceph-fuse
-    too); the sae-ceph readers' class phases and counts from the connector's metrics."""
-    assert (df["osd_read_ops"] > 0).all(), df[["point", "repetition", "osd_read_ops"]]
-    bluestore = df["store"] == "bluestore"   # memstore has no store counters
-    assert (df.loc[bluestore, "osd_store_read_bytes"] > 0).all() and df.loc[~bluestore, "osd_store_read_bytes"].isna().all()
-    sae_ceph = df[df.reader != "vanilla"]
-    assert (sae_ceph["cls_rows_in"] == total).all()
-    assert (sae_ceph["cls_rows_out"] == sae_ceph["rows_out"].where(sae_ceph.reader == "offload", total)).all()
-    assert (sae_ceph["cls_calls"] <= sae_ceph["osd_read_ops"]).all()   # each call is one of the OSDs' read ops
-    store = sae_ceph[sae_ceph["store"] == "bluestore"]
-    assert (store["cls_read_bytes"] <= 1.1 * store["osd_store_read_bytes"]).all()
-    assert df.loc[df.reader == "vanilla", "cls_total_s"].isna().all()
-
-
-def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
-    """The report draws each host's CPU over the interval it was measured in: after the reading
-    that closes a query's window, the storage host (node1) is back to idle until the next query
-    (drawn at the scrape times, the cgroup exporter's lag pushed query work past it)."""
-    from sae.results.figures import host_rates
-    queries = sorted((e["start"], e["end"]) for f in (run / "raw").glob("*.jsonl") if not f.name.endswith(".ceph.jsonl")
-                     for e in map(json.loads, f.read_text().splitlines()) if e.get("event") == "rep")
-    checked = 0
-    for row in df.itertuples():
-        later = [s for s, _ in queries if s > row.end]
-        if not later:
-            continue
-        c = read_frame(run / "metrics" / row.point / f"rep{row.repetition}" / "counters.parquet")
-        cpu = c[(c.counter == "cpu_seconds") & (c.node == "node1")]
-        closing = cpu.loc[cpu["measured"] >= row.end, "measured"].min()   # the reading that closes the window
-        quiet = min(later) - closing
-        if not quiet >= 0.5:
-            continue
-        t, rates = host_rates(c, row.start, row.end, pad=float(min(later) - row.start) - (row.end - row.start))
-        after = (t + row.start >= closing) & (t + row.start < min(later))
-        during = (t >= 0) & (t <= row.end - row.start)
-        idle = rates["cpu_seconds"]["node1"][after].mean()
-        assert idle < 0.3, (row.point, row.repetition, idle, rates["cpu_seconds"]["node1"][during].mean())
-        checked += 1
-    assert checked >= len(df) // 2, checked
-
-
 FAULT_PROFILE = "repetitions={repetitions}, warmup=0, drift=False, cluster={{'cores': 'shared'}},"
 """What the fault tests change in the tiny profile besides the sweep: no warm-up (their outcomes
 are answers and states, not times) and every host on every core (the Spark application starts in
-~30 s instead of ~45 s on 2 cores; the main job above checks the default capacities)."""
+~30 s instead of ~45 s on 2 cores; the main job below checks the default capacities)."""
 
 
 def _experiment(root: Path, name: str, selectivities, repetitions: int, extra: str = "") -> Path:
@@ -186,30 +74,11 @@ def _states(run_dir: Path, point: str) -> list[str]:
     return [e["state"] for e in ledger(run_dir)["entries"].values() if e["point"] == point]
 
 
-def test_python_api_publishes_markers_without_logging(env):
-    """``sae.run`` from plain Python (no logging configured anywhere): the run marker still
-    travels from the application to Prometheus, one window per repetition."""
-    root, res = env
-    exp = _experiment(root, "api", [50], 2)
-    code = (f"import sae; rd = sae.run({str(exp)!r}, out={str(root / 'out')!r}, "
-            f"options=sae.RunOptions(reservation={str(root / 'reservation.yaml')!r})); print(rd.root)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
-    assert r.returncode == 0, r.stderr[-3000:]
-    run = Path(r.stdout.strip().splitlines()[-1])
-    df = sae.load_results(run)
-    assert len(df) == 2
-    windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
-    marked = {(w.point, int(w.repetition)): w for w in windows if w.run_id == run.name}
-    for row in df.itertuples():
-        w = marked[(row.point, row.repetition)]
-        assert abs(w.start - row.start) < 2 and abs(w.end - row.end) < 2
-    assert not list(root.glob("spark-logs*"))   # nothing in the working directory
-
-
 def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
     """Three points in one warm application: kill -9 the application during point 2 (the
     runner goes on with point 3 in a new application), then kill -9 the runner during point 3;
-    ``sae resume`` finishes every point exactly once."""
+    ``sae resume`` goes through every setup stage changing nothing, and finishes every point
+    exactly once."""
     root, res = env
     exp = _experiment(root, "killed", [10, 50, 100], 2)
     plan = json.loads(sae_cli("plan", exp, "--json").stdout)
@@ -234,14 +103,14 @@ def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
     killed = ledger(run)
     assert proc.returncode == -9 and killed["executed"] == [p1]
     assert "failed" in _states(run, p2) and "done" in _states(run, p2)
-    # the second run on this cluster changed nothing in setup stages
-    steps = yaml.safe_load((run / "stages.yaml").read_text())
+    r = sae_cli("resume", run)
+    assert r.returncode == 0, r.stderr[-3000:]
+    # the resume, a second run on the deployed stack, went through every setup stage and changed nothing
+    steps = [s for s in yaml.safe_load((run / "stages.yaml").read_text()) if s["session"] == 2]
     assert {s["stage"] for s in steps} >= set(SETUP)
     for s in steps:
         if s["stage"] in SETUP:
             assert not any(o["changed"] for o in s["nodes"].values()), s
-    r = sae_cli("resume", run)
-    assert r.returncode == 0, r.stderr[-3000:]
     done = ledger(run)
     assert len(done["entries"]) == 6 and all(e["state"] == "done" for e in done["entries"].values())
     assert sorted(done["executed"]) == sorted(plan["order"]) and len(done["executed"]) == 3  # once each
@@ -364,6 +233,122 @@ def test_prometheus_killed_mid_run_marks_windows_and_the_run_completes(env, figu
     assert len(warnings) == 1, summary
     warning = warnings[0]
     figure(f"Prometheus killed after the first repetition: run completed (exit 0), answers exact; {warning}")
+
+
+HEADLINE = "sweep.cartesian.selectivity=[100, 1]"
+"""The main job cut to its headline points (their 6 repetitions, the default capacities and the
+drift check kept): the 50 and 10 % points are the same code at other thresholds, and the README's
+first command, measured on a new machine, runs them."""
+
+
+def test_tiny_selectivity_end_to_end(env):
+    root, res = env
+    planned = json.loads(sae_cli("plan", "experiments/selectivity.py", "--set", HEADLINE, "--json").stdout)
+    r = sae_cli("run", "experiments/selectivity.py", "--profile", "tiny", "--set", HEADLINE, "--reservation",
+                root / "reservation.yaml", "--out", root / "out")
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = Path(r.stdout.strip().splitlines()[-1])
+    assert (root / "out" / "selectivity" / "latest").resolve() == run
+    for name in ("spec.yaml", "plan.yaml", "versions.lock", "ledger.json", "stages.yaml"):
+        assert (run / name).exists(), name
+    # run follows the plan's order
+    assert ledger(run)["executed"] == planned["order"]
+    df = sae.load_results(run)
+    assert len(df) == sum(p["repetitions"] for p in planned["points"])   # per point; the drift check's too
+    assert not df.duplicated(["point", "repetition"]).any()
+    assert df[~df.drift].groupby("point")["warmup"].sum().eq(planned["warmup"]).all()
+    # real outcomes: the filter keeps its selectivity of the rows, the three readers agree exactly
+    assert set(df["reader"]) == {"offload", "no-offload", "vanilla"}
+    total = df["rows"].iloc[0] * df["link_multiplier"].iloc[0] * df["copy_multiplier"].iloc[0]   # rows scanned
+    for (sel, _), g in df.groupby(["selectivity", "reader"]):
+        assert g["rows_out"].nunique() == 1 and abs(g["rows_out"].iloc[0] - total * sel / 100) <= total * 0.002
+    assert df.groupby("selectivity")["checksum"].nunique().eq(1).all()
+    assert (df["init_s"] > 0).all() and (df["compute_s"] > 0).all()
+    # a Prometheus window per repetition, with per-node CPU
+    for p, rep in df[["point", "repetition"]].itertuples(index=False):
+        m = read_frame(run / "metrics" / p / f"rep{rep}" / "metrics.parquet")
+        assert {"node1", "node2", "node3"} <= set(m.loc[m.metric == "cpu", "node"])
+    assert df["auc_cpu_total"].notna().all()
+    # compute and storage apart: at 1 % the compute side receives far fewer bytes with offload
+    assert {"compute_rx_bytes", "compute_cpu_s", "storage_cpu_s", "storage_tx_bytes"} <= set(df.columns)
+    rx = df[df.selectivity == 1].groupby("reader")["compute_rx_bytes"].median()
+    assert rx["offload"] * 10 < min(rx["no-offload"], rx["vanilla"]), rx.to_dict()
+    # the default capacities (storage and compute on a core each, 1.25 Gbit/s per core) were put in
+    # force and measured: declared and measured in every row, the link within 15 % of its rate
+    cores = len(online_cpus())
+    assert (df["compute_cores_declared"] == (cores + 1) // 2).all() and (df["storage_cores_declared"] == cores // 2).all()
+    assert (df["link_rate_declared_bps"] == 1.25e9 * (cores // 2)).all()   # node1 -> node2
+    assert (df["link_rate_measured_bps"] / df["link_rate_declared_bps"]).between(0.85, 1.15).all(), \
+        df["link_rate_measured_bps"]
+    assert (df["compute_cores_measured"] > 0.3).all() and (df["storage_cores_measured"] > 0.3).all()
+    assert "capacities, declared / measured: compute cores 1 / " in (run / "report" / "summary.txt").read_text()
+    for png in ("selectivity.png", "compute-side.png", "resources-cpu.png", "resources-net.png", "storage-phases.png",
+                "storage-ops.png"):
+        assert (run / "report" / png).stat().st_size > 10_000
+    storage_work_is_per_repetition(df[~df.warmup], total)
+    storage_work_lies_in_its_window(run, df[~df.warmup])
+    assert (run / "report" / "index.html").stat().st_size > 50_000
+    # the run marker was published live: Prometheus holds one window per repetition
+    windows_match_rows(res, run, df)
+    status = sae_cli("status", run)
+    assert status.returncode == 0 and f"{len(df)} done, 0 failed" in status.stdout
+    # no secret of the stack (Spark's RPC secret, Ceph keys) is written into the run directory
+    secrets = [p.read_text().strip() for p in Path(res.state_root).glob("*/spark/auth-secret")]
+    secrets += [line.split("=", 1)[1].strip() for k in Path(res.state_root).glob("*/ceph/*keyring")
+                for line in k.read_text().splitlines() if line.strip().startswith("key")]
+    assert secrets
+    leaks = [str(f) for f in run.rglob("*") if f.is_file() and any(x.encode() in f.read_bytes() for x in secrets)]
+    assert leaks == [], f"secrets written into {leaks}"
+
+
+def storage_work_is_per_repetition(df: pd.DataFrame, total: int) -> None:
+    """Every reader's storage operations from the OSDs' counters (vanilla's through ceph-fuse
+    too); the sae-ceph readers' class phases and counts from the connector's metrics."""
+    assert (df["osd_read_ops"] > 0).all(), df[["point", "repetition", "osd_read_ops"]]
+    bluestore = df["store"] == "bluestore"   # memstore has no store counters
+    assert (df.loc[bluestore, "osd_store_read_bytes"] > 0).all() and df.loc[~bluestore, "osd_store_read_bytes"].isna().all()
+    sae_ceph = df[df.reader != "vanilla"]
+    assert (sae_ceph["cls_rows_in"] == total).all()
+    assert (sae_ceph["cls_rows_out"] == sae_ceph["rows_out"].where(sae_ceph.reader == "offload", total)).all()
+    assert (sae_ceph["cls_calls"] <= sae_ceph["osd_read_ops"]).all()   # each call is one of the OSDs' read ops
+    store = sae_ceph[sae_ceph["store"] == "bluestore"]
+    assert (store["cls_read_bytes"] <= 1.1 * store["osd_store_read_bytes"]).all()
+    assert df.loc[df.reader == "vanilla", "cls_total_s"].isna().all()
+
+
+def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
+    """The report draws each host's CPU over the interval it was measured in: after the reading
+    that closes a query's window, the storage host (node1) is back to idle until the next query
+    (drawn at the scrape times, the cgroup exporter's lag pushed query work past it)."""
+    from sae.results.figures import host_rates
+    queries = sorted((e["start"], e["end"]) for f in (run / "raw").glob("*.jsonl") if not f.name.endswith(".ceph.jsonl")
+                     for e in map(json.loads, f.read_text().splitlines()) if e.get("event") == "rep")
+    checked = 0
+    for row in df.itertuples():
+        later = [s for s, _ in queries if s > row.end]
+        if not later:
+            continue
+        c = read_frame(run / "metrics" / row.point / f"rep{row.repetition}" / "counters.parquet")
+        cpu = c[(c.counter == "cpu_seconds") & (c.node == "node1")]
+        closing = cpu.loc[cpu["measured"] >= row.end, "measured"].min()   # the reading that closes the window
+        quiet = min(later) - closing
+        if not quiet >= 0.5:
+            continue
+        t, rates = host_rates(c, row.start, row.end, pad=float(min(later) - row.start) - (row.end - row.start))
+        after = (t + row.start >= closing) & (t + row.start < min(later))
+        during = (t >= 0) & (t <= row.end - row.start)
+        idle = rates["cpu_seconds"]["node1"][after].mean()
+        assert idle < 0.3, (row.point, row.repetition, idle, rates["cpu_seconds"]["node1"][during].mean())
+        checked += 1
+    assert checked >= len(df) // 2, checked
+
+def windows_match_rows(res, run: Path, df: pd.DataFrame) -> None:
+    """Prometheus holds the run marker's window of every repetition, within 2 s of its row."""
+    windows = Monitoring(res).marker.windows(df["start"].min() - 60, df["end"].max() + 60)
+    marked = {(w.point, int(w.repetition)): w for w in windows if w.run_id == run.name}
+    for row in df.itertuples():
+        w = marked[(row.point, row.repetition)]
+        assert abs(w.start - row.start) < 2 and abs(w.end - row.end) < 2
 
 
 def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, figure):
