@@ -61,12 +61,15 @@ def ingest(paths, out):
 @click.option("--object-size", required=True, help="Target object size, e.g. 16MiB.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
               help="Output directory.")
+@click.option("--format", "fmt", type=click.Choice(dd.FORMATS), default="parquet", show_default=True,
+              help="Stored format: Parquet files of one row group, or Arrow IPC files of one record batch.")
 @click.option("--compression", type=click.Choice(dd.CODECS), default="none", show_default=True,
-              help="Parquet codec of the objects (none: uncompressed).")
+              help="Codec of the objects (none: uncompressed; IPC: zstd or lz4).")
 @handle_errors
-def split(inputs, object_size, out, compression):
-    """Split Parquet INPUTS into single-row-group files of at most one object each."""
-    click.echo(dd.split(list(inputs), out=out, object_size=object_size, compression=compression).summary())
+def split(inputs, object_size, out, fmt, compression):
+    """Split Parquet INPUTS into files of one row group (or IPC record batch) of at most one object each."""
+    click.echo(dd.split(list(inputs), out=out, object_size=object_size, compression=compression,
+                        format=fmt).summary())
 
 
 @main.command()

@@ -18,6 +18,7 @@ from metareserve.errors import OperationalError, RemoteError, SaeError, UsageErr
 
 from . import remote
 from .files import expand
+from .formats import PATTERNS, format_of
 from .plugins import Plugin, get_plugin
 from .sizes import check_object_size
 from .split import file_entry
@@ -110,18 +111,19 @@ def _call(c, fn: str, *args, node: str, stage: str, **kwargs):
 
 
 def describe(src, object_size: int) -> list[dict]:
-    """File entries (name, size, rows, sha256) of a split dataset; UsageError naming the file if
-    one has several row groups or exceeds ``object_size``, or two files share a name."""
+    """File entries (name, size, rows, sha256) of a split dataset (Parquet or Arrow IPC files);
+    UsageError naming the file if one has several row groups (record batches) or exceeds
+    ``object_size``, or two files share a name."""
     entries, seen = [], {}
-    for path in expand(src):
+    for path in expand(src, PATTERNS):
         try:
             e = file_entry(path)
         except (pa.ArrowInvalid, OSError) as err:
-            raise UsageError(f"{path}: not a readable Parquet file ({str(err).splitlines()[0]}); deploy the "
-                             f"output of 'data-deploy split'") from None
+            raise UsageError(f"{path}: not a readable {format_of(path)} file ({str(err).splitlines()[0]}); "
+                             f"deploy the output of 'data-deploy split'") from None
         if e["row_groups"] != 1:
-            raise UsageError(f"{path}: {e['row_groups']} row groups, deploy needs exactly one per file; "
-                             f"run 'data-deploy split' first")
+            raise UsageError(f"{path}: {e['row_groups']} row groups (record batches), deploy needs exactly one "
+                             f"per file; run 'data-deploy split' first")
         if e["size"] > object_size:
             want = format_size(object_size)
             raise UsageError(f"{path}: {format_size(e['size'])} does not fit the object size {want}; "

@@ -27,8 +27,9 @@ MANIFEST = "_manifest.json"
 
 def final_name(name, copy, link):
     """File name of copy ``copy``, link ``link`` of source file ``name``."""
-    stem = name[:-len(".parquet")] if name.endswith(".parquet") else name
-    return "%s-c%d-l%d.parquet" % (stem, copy, link)
+    stem, dot, suffix = name.rpartition(".")
+    stem, suffix = (stem, suffix) if dot and suffix in ("parquet", "arrow") else (name, "parquet")
+    return "%s-c%d-l%d.%s" % (stem, copy, link, suffix)
 
 
 def _claim(fs, pidfile, hold):

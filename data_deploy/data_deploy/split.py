@@ -1,5 +1,6 @@
-"""Split any Parquet input into files that each hold exactly one row group and are at most one
-object size (and as close to it as the row granularity allows), schema and footer complete."""
+"""Split any Parquet input into files that each hold exactly one row group (or, as Arrow IPC
+files, one record batch) and are at most one object size (and as close to it as the row
+granularity allows), schema and footer complete."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,17 +13,15 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
 from metareserve import format_size
 from metareserve.errors import UsageError
 
 from .sizes import check_object_size
 from .files import expand, output_dir
+from .formats import SUFFIXES, check_codec, check_format, encode, rows_and_pieces
 
 MARKER = "_split.json"
-CODECS = ("none", "snappy", "zstd", "lz4", "gzip", "brotli")
-"""Parquet codecs a split can store its objects with (``none``: uncompressed)."""
 _TARGET_FILL = 0.998
 _MAX_PROBES = 10
 
@@ -38,6 +37,7 @@ class SplitReport:
     bytes: int
     object_size: int
     compression: str
+    format: str
     fill_ratio: float
     min_fill: float
     changed: bool
@@ -46,22 +46,23 @@ class SplitReport:
         head = "split" if self.changed else "split: no changes:"
         return (f"{head} {len(self.files)} files, {self.rows} rows, {format_size(self.bytes)} in "
                 f"{self.out} (object size {format_size(self.object_size)}, fill {self.fill_ratio:.1%}, "
-                f"min {self.min_fill:.1%}, compression {self.compression})")
+                f"min {self.min_fill:.1%}, format {self.format}, compression {self.compression})")
 
 
 def file_entry(path: Path) -> dict:
-    """Name, size, rows, row groups and sha256 of one Parquet file (what manifests record)."""
+    """Name, size, rows, pieces (a Parquet file's row groups, an IPC file's record batches) and
+    sha256 of one object file (what manifests record)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 22), b""):
             h.update(chunk)
-    md = pq.ParquetFile(path).metadata
-    return {"name": path.name, "size": path.stat().st_size, "rows": md.num_rows,
-            "row_groups": md.num_row_groups, "sha256": h.hexdigest()}
+    rows, pieces = rows_and_pieces(path)
+    return {"name": path.name, "size": path.stat().st_size, "rows": rows, "row_groups": pieces,
+            "sha256": h.hexdigest()}
 
 
-def _fingerprint(files: list[Path], object_size: int, compression: str) -> dict:
-    return {"object_size": object_size, "compression": compression,
+def _fingerprint(files: list[Path], object_size: int, compression: str, fmt: str) -> dict:
+    return {"object_size": object_size, "compression": compression, **({"format": fmt} if fmt != "parquet" else {}),
             "inputs": [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]}
 
 
@@ -70,16 +71,9 @@ def _report(out: Path, marker: dict, changed: bool) -> SplitReport:
     size = marker["object_size"]
     return SplitReport(out=out, files=[out / e["name"] for e in marker["files"]],
                        rows=sum(e["rows"] for e in marker["files"]), bytes=sum(sizes), object_size=size,
-                       compression=marker["compression"],
+                       compression=marker["compression"], format=marker.get("format", "parquet"),
                        fill_ratio=sum(sizes) / (len(sizes) * size) if sizes else 0.0,
                        min_fill=min(sizes[:-1], default=size) / size, changed=changed)
-
-
-def _encode(table: pa.Table, compression: str) -> pa.Buffer:
-    sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, table.schema, compression=compression) as w:
-        w.write_table(table, row_group_size=max(1, table.num_rows))
-    return sink.getvalue()
 
 
 class _Pending:
@@ -105,21 +99,14 @@ class _Pending:
         self.chunks, self.rows = rest.to_batches(), rest.num_rows
 
 
-def check_codec(compression: str, what: str = "split: compression") -> str:
-    """``compression`` if it is one of :data:`CODECS`; UsageError naming ``what`` otherwise."""
-    if compression not in CODECS:
-        raise UsageError(f"{what} {compression!r} is not one of {', '.join(CODECS)}")
-    return compression
-
-
-def _best_file(pending: _Pending, size: int, compression: str, guess: int) -> tuple[pa.Buffer, int]:
-    """Largest row count ≤ available whose single-row-group encoding fits ``size`` (few probes)."""
+def _best_file(pending: _Pending, size: int, fmt: str, compression: str, guess: int) -> tuple[pa.Buffer, int]:
+    """Largest row count ≤ available whose one-piece encoding fits ``size`` (few probes)."""
     lo, hi, best = 0, None, None
     n = max(1, guess)
     for _ in range(_MAX_PROBES):
         pending.fill(int(n * 1.05) + 1)
         n = min(n, pending.rows)
-        buf = _encode(pending.head(n), compression)
+        buf = encode(pending.head(n), fmt, compression)
         if buf.size <= size:
             lo, best = n, (buf, n)
             if n == pending.rows and pending.done or buf.size >= size * _TARGET_FILL:
@@ -136,19 +123,22 @@ def _best_file(pending: _Pending, size: int, compression: str, guess: int) -> tu
     return best
 
 
-def split(inputs, *, out, object_size, compression: str = "none") -> SplitReport:
+def split(inputs, *, out, object_size, compression: str = "none", format: str = "parquet") -> SplitReport:
     """Re-encode Parquet ``inputs`` (files or directories) into ``out/part-NNNNN.parquet`` files of
-    one row group each, every file ≤ ``object_size`` and filled as close to it as rows allow.
+    one row group each (``format="ipc"``: ``part-NNNNN.arrow`` Arrow IPC files of one record batch
+    each), every file ≤ ``object_size`` and filled as close to it as rows allow.
 
     Idempotent: a finished split of the same inputs and parameters (``out/_split.json``, written
-    last) is reported with ``changed=False``. Raises UsageError for bad sizes, codecs or inputs.
+    last) is reported with ``changed=False``. Raises UsageError for bad sizes, formats, codecs or
+    inputs.
     """
     size = check_object_size(object_size)
-    check_codec(compression)
+    check_format(format)
+    check_codec(compression, fmt=format)
     files = expand(inputs)
     out = Path(out)
     marker_path = out / MARKER
-    fp = _fingerprint(files, size, compression)
+    fp = _fingerprint(files, size, compression, format)
     if marker_path.exists():
         marker = json.loads(marker_path.read_text())
         if marker.get("fingerprint") == fp and all((out / e["name"]).exists() for e in marker["files"]):
@@ -163,7 +153,7 @@ def split(inputs, *, out, object_size, compression: str = "none") -> SplitReport
         staging = _staging(out)
         try:
             try:
-                marker = _write_split(pending, staging, size, compression, fp, dataset.schema)
+                marker = _write_split(pending, staging, size, format, compression, fp, dataset.schema)
             except (pa.ArrowInvalid, OSError) as e:   # an input that breaks past its first rows
                 raise UsageError(f"split: cannot read inputs: {str(e).splitlines()[0]}; the previous "
                                  f"split in {out} is unchanged") from None
@@ -178,22 +168,22 @@ def _staging(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.split-", dir=out.parent))
 
 
-def _write_split(pending: _Pending, staging: Path, size: int, compression: str, fp: dict, schema) -> dict:
+def _write_split(pending: _Pending, staging: Path, size: int, fmt: str, compression: str, fp: dict, schema) -> dict:
     """Write every part and then the marker into ``staging``; the marker."""
     entries, guess = [], None
     while pending.rows:
         if guess is None:
             sample = min(pending.rows, 4096)
-            guess = max(1, int(sample * size * 0.98 / _encode(pending.head(sample), compression).size))
-        buf, n = _best_file(pending, size, compression, guess)
-        path = staging / f"part-{len(entries):05d}.parquet"
+            guess = max(1, int(sample * size * 0.98 / encode(pending.head(sample), fmt, compression).size))
+        buf, n = _best_file(pending, size, fmt, compression, guess)
+        path = staging / f"part-{len(entries):05d}{SUFFIXES[fmt]}"
         with open(path, "wb") as f:
             f.write(buf)
         entries.append({"name": path.name, "size": buf.size, "rows": n})
         pending.drop(n)
         guess = n
         pending.fill(1)
-    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression,
+    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression, "format": fmt,
               "schema": schema.to_string(show_schema_metadata=False), "files": entries}
     (staging / MARKER).write_text(json.dumps(marker, indent=1))
     return marker
@@ -204,7 +194,7 @@ def _swap_in(staging: Path, out: Path) -> None:
     part of a split move along; the previous split's parts and marker go. Until the final rename
     ``out`` holds the previous split, whole."""
     for entry in out.iterdir():
-        if entry.name == MARKER or entry.name.startswith("part-") and entry.suffix in (".parquet", ".tmp"):
+        if entry.name == MARKER or entry.name.startswith("part-") and entry.suffix in (*SUFFIXES.values(), ".tmp"):
             continue
         if entry.is_symlink():
             os.symlink(os.readlink(entry), staging / entry.name)

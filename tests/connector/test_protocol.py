@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from data_deploy.formats import encode
 from rados_deploy import scan_protocol
 from sae.connector import protocol
 from sae.connector.protocol import (STATS, ProtocolError, Request, ScanError, aggregate, decode_error, decode_reply,
@@ -136,6 +137,33 @@ def test_cxx_scan_results_match_vectors(vectors, harness, tmp_path, assert_rows)
             continue
         assert line.startswith("ok "), (v["name"], line)
         table = pa.ipc.open_stream(decode_reply((tmp_path / v["name"]).read_bytes()).stream).read_all()
+        assert table.column_names == v["columns"], v["name"]
+        assert_rows(table, v)
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_cxx_scans_an_arrow_ipc_object_as_it_scans_parquet(vectors, harness, tmp_path, assert_rows, codec):
+    """The sample stored as an Arrow IPC file (data_deploy's one record batch, buffers as stored
+    or zstd): the schema call gives the Parquet file's schema, and every result vector the same
+    rows (or errno) as from Parquet, as Arrow IPC replies; the rows are counted in, read as
+    stored bytes, the decoding next to nothing."""
+    _, results = vectors
+    sample = VECTORS / "sample.parquet"
+    stored = tmp_path / "sample.arrow"
+    stored.write_bytes(encode(pq.read_table(sample), "ipc", codec).to_pybytes())
+    schema, *lines = harness(f"schema {stored} {tmp_path / 'schema'}",
+                             *(f"scan {stored} {v['hex']} {tmp_path / v['name']}" for v in results))
+    assert schema.startswith("ok ") and pa.ipc.open_stream((tmp_path / "schema").read_bytes()).schema.equals(
+        pq.read_schema(sample))
+    rows = pq.read_metadata(sample).num_rows
+    for v, line in zip(results, lines):
+        if "errno" in v:
+            assert line.startswith(f"err {v['errno']} "), (v["name"], line)
+            continue
+        assert line.startswith("ok "), (v["name"], line)
+        reply = decode_reply((tmp_path / v["name"]).read_bytes())
+        assert reply.body == "arrow_ipc" and reply.stats["rows_in"] == rows, (v["name"], reply.stats)
+        table = pa.ipc.open_stream(reply.stream).read_all()
         assert table.column_names == v["columns"], v["name"]
         assert_rows(table, v)
 

@@ -3,10 +3,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
 
 import data_deploy as dd
+from data_deploy.remote import final_name
 from metareserve.errors import OperationalError, UsageError
 
 ROWS = 150_000
@@ -61,6 +63,28 @@ def test_split_single_row_group_files_close_to_object_size(generated, tmp_path):
 def test_split_compression_option(generated, tmp_path):
     report = dd.split(generated[:1], out=tmp_path / "z", object_size="4MiB", compression="zstd")
     assert pq.ParquetFile(report.files[0]).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_split_as_arrow_ipc_files(generated, tmp_path):
+    """format="ipc": Arrow IPC files of one record batch, each within the object size, the same
+    rows in the same order; idempotent; a deploy takes them (describe), named with their suffix;
+    a codec IPC cannot store is refused naming the format."""
+    size = 4 << 20
+    report = dd.split(generated, out=tmp_path / "i", object_size="4MiB", format="ipc", compression="zstd")
+    assert report.changed and report.format == "ipc" and report.rows == ROWS and len(report.files) >= 2
+    for f in report.files:
+        assert f.suffix == ".arrow" and f.stat().st_size <= size
+        reader = ipc.open_file(str(f))
+        assert reader.num_record_batches == 1
+    assert pa.concat_tables(ipc.open_file(str(f)).read_all() for f in report.files).equals(_table(generated))
+    assert not dd.split(generated, out=tmp_path / "i", object_size="4MiB", format="ipc", compression="zstd").changed
+    entries = dd.describe(tmp_path / "i", size)
+    assert [e["name"] for e in entries] == [f.name for f in report.files] and sum(e["rows"] for e in entries) == ROWS
+    assert final_name(report.files[0].name, 1, 2) == report.files[0].stem + "-c1-l2.arrow"
+    with pytest.raises(UsageError, match="'snappy' is not one of none, zstd, lz4 .the codecs of format ipc"):
+        dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="ipc", compression="snappy")
+    with pytest.raises(UsageError, match="format 'csv' is not one of parquet, ipc"):
+        dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="csv")
 
 
 @pytest.mark.parametrize("size, text", [("100KiB", "multiple of 64KiB"), ("2MiB", "outside 4MiB..256MiB"),

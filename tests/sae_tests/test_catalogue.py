@@ -33,7 +33,7 @@ CI_SETTINGS = [f"--set={s}" for s in (
     "contention:sweep.zipped.storage_load=[0, 1]", "contention:sweep.zipped.storage_scans=[0, 2]",
     "contention:sweep.cartesian.reader=[offload, auto]",
     "bandwidth:sweep.cartesian.reader=[no-offload]", "bandwidth:sweep.cartesian.compression=[none]",
-    "storedcompression:sweep.cartesian.stored_compression=[none, zstd]")]
+    "storedcompression:sweep.cartesian.stored_compression=[none, zstd]", "formats:sweep.cartesian.selectivity=[100]")]
 """One query per point, no drift check and every host on every core (test_e2e's main job checks
 those, and its selectivities), and the sweeps cut to the values and readers the tests below compare: every outcome
 asserted is a count, an answer or a byte figure (and the bandwidth test's floor of bytes over rate), which one
@@ -187,6 +187,23 @@ def test_storedcompression(catalogue):
     assert rx["vanilla", "zstd"] < 0.9 * rx["vanilla", "none"], rx.to_dict()
     assert abs(rx["offload", "zstd"] / rx["offload", "none"] - 1) < 0.05, rx.to_dict()
     figure(run, "storedcompression.png")
+
+
+def test_formats(catalogue):
+    """Stored formats: the Parquet and the Arrow IPC objects of one dataset give every reader that
+    reads them the same answer (vanilla reads Parquet only); the OSDs scanned every row of both,
+    the IPC objects as more, smaller-row objects; decoding an IPC object cost the class far less
+    CPU than decoding Parquet."""
+    run, df = run_of(catalogue, "formats")
+    agree(df, ["selectivity"])
+    assert set(zip(df["data_format"], df["reader"])) == {("parquet", "offload"), ("parquet", "no-offload"),
+                                                         ("parquet", "vanilla"), ("ipc", "offload"), ("ipc", "no-offload")}
+    cls = df[df.reader != "vanilla"].set_index(["data_format", "reader"])
+    assert (cls["cls_rows_in"] == scanned(cls)).all(), cls["cls_rows_in"]
+    assert cls.loc[("ipc", "offload"), "cls_calls"] > cls.loc[("parquet", "offload"), "cls_calls"]
+    assert cls.loc[("ipc", "offload"), "cls_decode_s"] * 5 < cls.loc[("parquet", "offload"), "cls_decode_s"], \
+        cls["cls_decode_s"].to_dict()
+    figure(run, "formats.png")
 
 
 def test_projection(catalogue):

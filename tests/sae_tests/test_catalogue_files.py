@@ -21,7 +21,7 @@ from sae.planning.spec import FIGURES
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
-           "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler"}
+           "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler", "formats"}
 LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
 
 
@@ -41,8 +41,9 @@ def test_tiny_profiles_share_one_stack_and_their_datasets():
     assert len({p.stack_key for plan in tiny.values() for p in plan.points}) == 1
     assert {p.spec.cluster.nodes for plan in tiny.values() for p in plan.points} == {3}
     datasets = {p.data_key for plan in tiny.values() for p in plan.points}
-    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 (bandwidth too) and 2, three more codecs
-    assert len(datasets) == 8, datasets
+    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 (bandwidth too) and 2, three more
+    # codecs, the same rows as Arrow IPC files
+    assert len(datasets) == 9, datasets
 
 
 def test_paper_profiles_are_the_thesis_cluster_and_runs():
@@ -81,7 +82,7 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
             "objectsize_selectivity": ["objectsize-selectivity", "compute-side", "objectsize"],
             "scalability": ["scalability"], "batchsize": ["batchsize"], "storedcompression": ["storedcompression"],
             "projection": ["projection"], "queries": ["queries"], "contention": ["contention"],
-            "autoscaler": ["autoscaler"]}
+            "autoscaler": ["autoscaler"], "formats": ["formats"]}
 
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():

@@ -61,7 +61,8 @@ class SparkParquet:
 class Reader:
     """One reader: ``name`` (the value of ``workload.reader``), ``label`` and ``colour`` (figures),
     ``baseline`` (offloading readers are compared against every baseline in the summary), how
-    it ``reads`` and its ``definition`` (one line, for the report's readers list)."""
+    it ``reads``, its ``definition`` (one line, for the report's readers list) and the stored
+    formats (``data.format``) it ``cannot_read``, each with why (refused at plan time)."""
 
     name: str
     label: str
@@ -69,6 +70,11 @@ class Reader:
     baseline: bool
     reads: ConnectorRead | SparkParquet
     definition: str = ""
+    cannot_read: tuple[tuple[str, str], ...] = ()
+
+    def why_not(self, fmt: str) -> str | None:
+        """Why this reader cannot read stored format ``fmt``; None when it can."""
+        return dict(self.cannot_read).get(fmt)
 
     @property
     def connector(self) -> bool:
@@ -83,7 +89,8 @@ OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offloa
 AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
               "the sae-ceph connector deciding per object: the filter and the projection pushed into "
               "the OSD as offload does, or the object read whole and filtered by Spark, whichever "
-              "has cost the query's tasks less so far (pushback)")
+              "has cost the query's tasks less so far (pushback)",
+              (("ipc", "it reads whole objects with Spark's Parquet reader"),))
 """The connector choosing per object between offload and reading the object whole (pushback)."""
 NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
                     "the same connector, the OSDs returning every row and column; Spark filters "
@@ -91,7 +98,7 @@ NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRea
 """The same connector, the OSDs returning every row and column (the thesis's baseline)."""
 VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkParquet(),
                  "Spark's own Parquet reader over a CephFS mount: the stored files are read whole "
-                 "and Spark filters")
+                 "and Spark filters", (("ipc", "Spark has no reader of Arrow IPC files"),))
 """Vanilla Spark Parquet over a CephFS mount."""
 
 READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA)}

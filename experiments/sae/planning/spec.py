@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
-from data_deploy import GENERATORS, INGEST_PATTERNS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_object_size
+from data_deploy import (GENERATORS, INGEST_PATTERNS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_format,
+                         check_object_size)
 from metareserve import LinkRate, parse_size
 from metareserve.validate import name as validate_name
 from metareserve.errors import UsageError
@@ -32,7 +33,7 @@ STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "dep
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
-           "scalability", "batchsize", "storedcompression", "projection", "points", "alleviation", "resources",
+           "scalability", "batchsize", "storedcompression", "formats", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
@@ -138,9 +139,10 @@ class MonitorSpec:
 @dataclasses.dataclass(frozen=True)
 class DataSpec:
     """The dataset: generated (``generator``, ``rows``, ``seed``) or an ``input`` Parquet path,
-    split into single-row-group objects of ``object_size`` stored with the Parquet codec
-    ``stored_compression`` (``none``, ``snappy``, ``gzip``, ``zstd``, ...: data_deploy's
-    ``CODECS``), inflated by link/copy multipliers."""
+    split into objects of ``object_size`` stored as ``format`` (``parquet``: one row group per
+    object; ``ipc``: Arrow IPC files of one record batch, which vanilla and auto cannot read) with
+    the codec ``stored_compression`` (``none``, ``snappy``, ``gzip``, ``zstd``, ...: data_deploy's
+    ``CODECS_BY_FORMAT``), inflated by link/copy multipliers."""
 
     generator: str = "taxi"
     rows: int = 200_000
@@ -150,6 +152,7 @@ class DataSpec:
     link_multiplier: int = 1
     copy_multiplier: int = 1
     stored_compression: str = "none"
+    format: str = "parquet"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -581,11 +584,15 @@ def _check(point: PointSpec, where: str) -> None:
     except UsageError as e:
         bad(f"data.{e}")
     _int(d.link_multiplier, 1, f"{where}: data.link_multiplier", maximum=MAX_MULTIPLIER)
-    check_codec(d.stored_compression, f"{where}: data.stored_compression")
+    check_format(d.format, f"{where}: data.format")
+    check_codec(d.stored_compression, f"{where}: data.stored_compression", fmt=d.format)
     _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier", maximum=MAX_MULTIPLIER)
     if w.reader not in readers.READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
         bad(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
+    if why := readers.READERS[w.reader].why_not(d.format):
+        able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(d.format))
+        bad(f"workload.reader {w.reader} cannot read data.format {d.format}: {why}; use one of {able}")
     if w.compression not in COMPRESSIONS:
         bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
     for knob in ("batch_size", "objects_per_partition"):

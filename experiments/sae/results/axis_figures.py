@@ -13,7 +13,8 @@ the shape of the thesis's (or the Arrow-Spark paper's) figure for that axis:
 * ``objectsize-selectivity.png`` (fig. 17): time vs selectivity per object size, per reader, and
   the baseline / offload ratio over the grid.
 * ``scalability.png`` (fig. 18): init/compute bars per logical size and reader, speedup line.
-* ``batchsize.png`` (E1), ``storedcompression.png`` (E4), ``projection.png`` (E5).
+* ``batchsize.png`` (E1), ``storedcompression.png`` (E4), ``projection.png`` (E5), ``formats.png``
+  (E2/E3: stored formats).
 * ``queries.png``: per query (:mod:`sae.planning.queries`; and selectivity where it varies) the
   median time, bytes to the compute side (log scale) and each side's CPU-seconds, a bar per reader.
 
@@ -325,32 +326,54 @@ def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     return save(fig, out / "batchsize.png")
 
 
-def plot_storedcompression(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
-    """Per stored codec and reader: init (hatched) and compute time, and bytes to the compute side."""
-    keys = others(df, "stored_compression")
-    codecs = list(dict.fromkeys(df.sort_values("order")["stored_compression"]))
-    by = ["stored_compression"] + keys
+def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -> plt.Figure:
+    """Per value of the stored-data ``axis`` (in run order) and configuration, as grouped bars:
+    init (hatched) and compute time, bytes to the compute side, then each ``extra`` panel
+    (column, y label, title) where the run has the column; a configuration that lacks a value
+    (e.g. a reader that cannot read a format) has no bar there."""
+    keys = others(df, axis)
+    values = list(dict.fromkeys(df.sort_values("order")[axis]))
+    by = [axis] + keys
     init, comp = _init_compute(df, by)
-    rx = stats(df, by, "compute_rx_bytes") if "compute_rx_bytes" in df else None
+    panels = [(col, ylabel, name) for col, ylabel, name in
+              (("compute_rx_bytes", "bytes to the compute hosts (MB), median", "Network: bytes to the compute hosts"),
+               *extra) if col in df]
     confs = list(groups(init, keys))
     width = 0.8 / max(1, len(confs))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 1 + len(panels), figsize=(5.5 * (1 + len(panels)), 4), squeeze=False)
+    axes = axes[0]
     for i, (key, grp) in enumerate(confs):
-        def per_codec(t: pd.DataFrame) -> pd.DataFrame:
-            return t.merge(grp[by], on=by).set_index("stored_compression").loc[codecs].reset_index()
+        def per_value(t: pd.DataFrame) -> pd.DataFrame:
+            return t.merge(grp[by], on=by).set_index(axis).reindex(values).reset_index()
         offset, label = (i - (len(confs) - 1) / 2) * width, config_label(grp.iloc[0], keys)
-        _stacked(axes[0], range(len(codecs)), per_codec(init), per_codec(comp), width, label, offset=offset)
-        if rx is not None:
-            axes[1].bar(np.arange(len(codecs)) + offset, per_codec(rx)["median"] / 1e6, width, label=label)
+        _stacked(axes[0], range(len(values)), per_value(init), per_value(comp), width, label, offset=offset)
+        for ax, (col, _, _) in zip(axes[1:], panels):
+            scale = 1e6 if col.endswith("_bytes") else 1
+            ax.bar(np.arange(len(values)) + offset, per_value(stats(df, by, col))["median"] / scale, width, label=label)
     for ax in axes:
-        ax.set_xticks(range(len(codecs)), codecs)
-        ax.set_xlabel("codec of the stored Parquet objects")
+        ax.set_xticks(range(len(values)), values)
+        ax.set_xlabel(xlabel)
         ax.legend(fontsize="small")
     axes[0].set_ylabel("time (s), median (hatched: init)")
-    axes[1].set_ylabel("bytes to the compute hosts (MB), median")
-    axes[0].set_title("Query time vs stored compression", fontsize="medium")
-    axes[1].set_title("Network: bytes to the compute hosts", fontsize="medium")
+    axes[0].set_title(title, fontsize="medium")
+    for ax, (_, ylabel, name) in zip(axes[1:], panels):
+        ax.set_ylabel(ylabel)
+        ax.set_title(name, fontsize="medium")
+    return fig
+
+
+def plot_storedcompression(df: pd.DataFrame, out: Path) -> Path:
+    """Per stored codec and reader: init (hatched) and compute time, and bytes to the compute side."""
+    fig = _per_value(df, "stored_compression", "codec of the stored Parquet objects", "Query time vs stored compression")
     return save(fig, out / "storedcompression.png")
+
+
+def plot_formats(df: pd.DataFrame, out: Path) -> Path:
+    """Per stored format and reader: init (hatched) and compute time, bytes to the compute side,
+    and the CPU time the object class spent decoding the stored objects."""
+    fig = _per_value(df, "data_format", "stored format of the objects", "Query time vs stored format",
+                     extra=(("cls_decode_s", "object class decode CPU (s), median", "Storage side: decoding"),))
+    return save(fig, out / "formats.png")
 
 
 def columns_read(df: pd.DataFrame) -> pd.Series:

@@ -204,7 +204,8 @@ def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
     d = point.spec.data
     source = data_cache() / digest([d.generator, d.rows, d.seed, d.input])
     codec = "" if d.stored_compression == "none" else f"-{d.stored_compression}"
-    return source / "source", source / f"split-{d.object_size}{codec}"
+    fmt = "" if d.format == "parquet" else f"-{d.format}"   # Parquet: directories as before
+    return source / "source", source / f"split-{d.object_size}{fmt}{codec}"
 
 
 def zones_path(point: PlannedPoint) -> str:
@@ -216,5 +217,6 @@ def dataset_path(point: PlannedPoint) -> str:
     """Where the point's dataset lives in CephFS."""
     d = point.spec.data
     codec = [] if d.stored_compression == "none" else [d.stored_compression]   # uncompressed: paths as before
+    fmt = [] if d.format == "parquet" else [d.format]   # Parquet: paths as before
     return "/sae/" + digest([d.generator, d.rows, d.seed, d.input, d.object_size, d.link_multiplier,
-                             d.copy_multiplier, *codec])
+                             d.copy_multiplier, *codec, *fmt])

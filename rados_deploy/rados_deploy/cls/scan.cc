@@ -1,4 +1,4 @@
-// The `scan` method of the sae object class: reads its object as Parquet through cls_cxx_read
+// The `scan` method of the sae object class: reads its object (Parquet or an Arrow IPC file) through cls_cxx_read
 // (only the byte ranges the projection, filter, aggregates and sort keys need), filters and
 // projects (or aggregates, or selects the top rows) in batches with Arrow compute and replies
 // with the call's stats and an Arrow IPC stream. Request and reply: docs/protocol.md.

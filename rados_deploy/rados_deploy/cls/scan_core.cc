@@ -11,6 +11,7 @@
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
 #include <arrow/io/memory.h>
+#include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
 #include <arrow/util/utf8.h>
 #include <parquet/arrow/reader.h>
@@ -344,13 +345,13 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
     st = arrow::Status::Invalid(e.what());
   }
   if (!st.ok()) {
-    *err = Fail(EBADMSG, "object is not a Parquet file: " + st.message());
+    *err = Fail(EBADMSG, "object is not a Parquet file (nor an Arrow IPC file): " + st.message());
     return false;
   }
   builder.memory_pool(pool)->properties(aprops);
   auto built = builder.Build();
   if (!built.ok()) {
-    *err = Fail(EBADMSG, "object is not a Parquet file: " + built.status().message());
+    *err = Fail(EBADMSG, "object is not a Parquet file (nor an Arrow IPC file): " + built.status().message());
     return false;
   }
   *reader = std::move(*built);
@@ -360,6 +361,71 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
   }
   return true;
 }
+
+// An object as stored: a Parquet file, or an Arrow IPC file (told apart by the IPC file's magic).
+struct Stored {
+  std::unique_ptr<parquet::arrow::FileReader> parquet;  // set for a Parquet object
+  std::shared_ptr<arrow::ipc::RecordBatchFileReader> ipc;  // set for an IPC file: every field
+  std::shared_ptr<arrow::Schema> schema;
+};
+
+// Open an IPC file reading the top-level fields `fields` (empty: every field), in the calling thread.
+arrow::Result<std::shared_ptr<arrow::ipc::RecordBatchFileReader>> OpenIpc(
+    const std::shared_ptr<arrow::io::RandomAccessFile>& file, const std::vector<int>& fields) {
+  auto options = arrow::ipc::IpcReadOptions::Defaults();
+  options.memory_pool = Pool();
+  options.use_threads = false;  // decompress in the calling (OSD op) thread
+  options.included_fields = fields;
+  return arrow::ipc::RecordBatchFileReader::Open(file, options);
+}
+
+bool OpenStored(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows, Stored* stored,
+                Error* err) {
+  static constexpr char kIpcMagic[] = "ARROW1";
+  auto head = file->ReadAt(0, sizeof(kIpcMagic) - 1);
+  if (head.ok() && (*head)->size() == static_cast<int64_t>(sizeof(kIpcMagic) - 1) &&
+      std::memcmp((*head)->data(), kIpcMagic, sizeof(kIpcMagic) - 1) == 0) {
+    auto opened = OpenIpc(file, {});
+    if (!opened.ok()) {
+      *err = Fail(EBADMSG, "object is not a readable Arrow IPC file: " + opened.status().message());
+      return false;
+    }
+    stored->ipc = *opened;
+    stored->schema = stored->ipc->schema();
+    return true;
+  }
+  return OpenParquet(file, batch_rows, &stored->parquet, &stored->schema, err);
+}
+
+// An IPC file's record batches cut into batches of at most `rows` rows (slices: no copies).
+class IpcBatches : public arrow::RecordBatchReader {
+ public:
+  IpcBatches(std::shared_ptr<arrow::ipc::RecordBatchFileReader> file, std::shared_ptr<arrow::Schema> schema,
+             int64_t rows)
+      : file_(std::move(file)), schema_(std::move(schema)), rows_(rows) {}
+  std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
+  arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
+    while (!current_ || offset_ >= current_->num_rows()) {
+      if (next_ >= file_->num_record_batches()) {
+        *out = nullptr;
+        return arrow::Status::OK();
+      }
+      ARROW_ASSIGN_OR_RAISE(current_, file_->ReadRecordBatch(next_++));
+      offset_ = 0;
+    }
+    *out = current_->Slice(offset_, rows_);
+    offset_ += (*out)->num_rows();
+    return arrow::Status::OK();
+  }
+
+ private:
+  std::shared_ptr<arrow::ipc::RecordBatchFileReader> file_;
+  std::shared_ptr<arrow::Schema> schema_;
+  int64_t rows_;
+  std::shared_ptr<arrow::RecordBatch> current_;
+  int next_ = 0;
+  int64_t offset_ = 0;
+};
 
 // An IPC stream writer into `out`; `meter`: charge compression to it (may be null).
 bool OpenWriter(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
@@ -483,12 +549,13 @@ bool WholeObject(const std::shared_ptr<arrow::io::RandomAccessFile>& file, parqu
 bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
               const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
   *body = pr::kBodyArrowIpc;
-  std::unique_ptr<parquet::arrow::FileReader> reader;
-  std::shared_ptr<arrow::Schema> file_schema;
+  Stored stored;
   {
     Phase p(meter, pr::kDecodeNs);
-    if (!OpenParquet(file, req.batch_rows, &reader, &file_schema, err)) return false;
+    if (!OpenStored(file, req.batch_rows, &stored, err)) return false;
   }
+  parquet::arrow::FileReader* reader = stored.parquet.get();   // null for an IPC file
+  const std::shared_ptr<arrow::Schema>& file_schema = stored.schema;
 
   auto unknown = [&](const std::string& name) {
     std::string have;
@@ -528,7 +595,8 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   // The batch reader yields fields in file order; remember where each output column lands.
   std::vector<int> sorted = field_idx;
   std::sort(sorted.begin(), sorted.end());
-  for (int i : sorted) Leaves(reader->manifest().schema_fields[i], &leaves);
+  if (reader)
+    for (int i : sorted) Leaves(reader->manifest().schema_fields[i], &leaves);
   std::vector<arrow::FieldVector::value_type> read_fields;
   for (int i : sorted) read_fields.push_back(file_schema->field(i));
   auto read_schema = arrow::schema(read_fields);
@@ -558,14 +626,14 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     }
   }
 
-  // Every column asked for and every row passing: the object itself is the answer.
+  // Every column asked for and every row passing: the (Parquet) object itself is the answer.
   auto size = file->GetSize();
-  if ((req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
+  if (reader && (req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
       size.ok() && (!req.max_reply || static_cast<uint64_t>(*size) <= req.max_reply)) {
     arrow::Result<bool> whole = true;
     if (req.has_filter) {
       auto full = req.filter.Bind(*file_schema);
-      whole = full.ok() ? EveryRowPasses(reader.get(), *file_schema, *full, meter) : full.status();
+      whole = full.ok() ? EveryRowPasses(reader, *file_schema, *full, meter) : full.status();
     }
     if (!whole.ok()) {
       *err = Fail(EIO, "scan failed: " + whole.status().ToString());
@@ -573,17 +641,17 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     }
     if (*whole) {
       *body = pr::kBodyParquet;
-      return WholeObject(file, reader.get(), meter, out, err);
+      return WholeObject(file, reader, meter, out, err);
     }
   }
 
-  // The kept rows, batch by batch, as the carried columns: read late where that pays (scan_late.h),
-  // else every read column at once, with the filter applied to each batch.
+  // The kept rows, batch by batch, as the carried columns: read late where that pays (scan_late.h,
+  // Parquet), else every read column at once, with the filter applied to each batch.
   std::unique_ptr<LateScan> late;
-  if (req.has_filter) {
+  if (req.has_filter && reader) {
     std::vector<int> carried;
     for (size_t i = 0; i < carried_count; ++i) carried.push_back(file_schema->GetFieldIndex(read_names[i]));
-    auto made = LateScan::Make(reader.get(), *file_schema, carried, req.filter, meter);
+    auto made = LateScan::Make(reader, *file_schema, carried, req.filter, meter);
     if (!made.ok()) {
       *err = Fail(EIO, "cannot read the Parquet object: " + made.status().message());
       return false;
@@ -591,7 +659,15 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     late = std::move(*made);
   }
   std::unique_ptr<arrow::RecordBatchReader> batches;
-  if (!late) {
+  if (!reader) {
+    Phase p(meter, pr::kDecodeNs);
+    auto made = OpenIpc(file, sorted);
+    if (!made.ok()) {
+      *err = Fail(EIO, "cannot read the Arrow IPC object: " + made.status().message());
+      return false;
+    }
+    batches = std::make_unique<IpcBatches>(std::move(*made), read_schema, req.batch_rows);
+  } else if (!late) {
     std::vector<int> row_groups(reader->num_row_groups());
     for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
     Phase p(meter, pr::kDecodeNs);
@@ -852,9 +928,9 @@ bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Reques
 bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::shared_ptr<arrow::Buffer>* reply,
             Error* err) {
   try {
-    std::unique_ptr<parquet::arrow::FileReader> reader;
-    std::shared_ptr<arrow::Schema> schema;
-    if (!OpenParquet(file, pr::kDefaultBatchRows, &reader, &schema, err)) return false;
+    Stored stored;
+    if (!OpenStored(file, pr::kDefaultBatchRows, &stored, err)) return false;
+    const std::shared_ptr<arrow::Schema>& schema = stored.schema;
     auto out = arrow::io::BufferOutputStream::Create(1 << 12, Pool());
     std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;
     if (!out.ok() || !OpenWriter(schema, arrow::Compression::UNCOMPRESSED, nullptr, *out, &writer, err)) {

@@ -1,5 +1,5 @@
 // The scan method's core, free of Ceph: parse a request (docs/protocol.md), scan a Parquet file
-// in batches with a filter and a projection, write the result as an Arrow IPC stream, and meter
+// (or an Arrow IPC file) in batches with a filter and a projection, write the result as an Arrow IPC stream, and meter
 // the call's phases. scan.cc glues it to the OSD; tests/connector/harness.cc runs it on the
 // shared test vectors. Constants come from protocol.h, rendered from scan_protocol.json.
 #pragma once
@@ -104,7 +104,9 @@ arrow::MemoryPool* Pool();
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
-// Scan a Parquet file: read projection ∪ filter columns batch by batch, filter, project, and
+// Scan a Parquet file, or an Arrow IPC file (its record batches cut into batches of the request's
+// rows; no statistics, late reads or whole objects): read projection ∪ filter columns batch by
+// batch, filter, project, and
 // write an IPC stream to `out` (*body = kBodyArrowIpc), metering reads (through `file`),
 // decoding, filtering, projection, aggregation, sorting, IPC encoding and compression into `meter`. With
 // the whole-object flag, a request for every column of an object whose every row passes gets the
@@ -112,7 +114,8 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 // With the aggregate flag, the kept rows are grouped and aggregated (scan_aggregate.h) and the
 // stream holds one batch of groups. With the top-k flag, only the first `limit` kept rows in the
 // request's order and their ties (scan_topk.h), or the first `limit` in file order without sort
-// keys. True when the reply is complete; else false with `err` set (EBADMSG: not Parquet, EINVAL:
+// keys. True when the reply is complete; else false with `err` set (EBADMSG: neither Parquet nor
+// an Arrow IPC file, EINVAL:
 // unknown column / non-boolean filter / a column that cannot be grouped, aggregated or sorted by,
 // EOVERFLOW: an integer sum over 64 bits, E2BIG: reply over max_reply,
 // EIO: Arrow failed) and `out` holding a partial stream.
@@ -120,7 +123,7 @@ bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Reques
           const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err);
 
 // The object's Arrow schema (as the scan would read it) as an IPC stream without batches; false
-// with `err` set (EBADMSG: not Parquet, EIO).
+// with `err` set (EBADMSG: neither Parquet nor an Arrow IPC file, EIO).
 bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::shared_ptr<arrow::Buffer>* reply,
             Error* err);
 

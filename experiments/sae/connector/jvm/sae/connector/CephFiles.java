@@ -43,7 +43,11 @@ final class CephFiles {
   /** One file = one object: {@code <inode hex>.00000000} in {@code pool}. */
   record ObjectRef(String path, String oid, String pool, long size) implements Serializable {}
 
-  /** The {@code *.parquet} files under {@code path} (a file or a directory), sorted by path. */
+  /** Suffixes of the object files the class reads: Parquet, and Arrow IPC files. */
+  static final List<String> SUFFIXES = List.of(".parquet", ".arrow");
+
+  /** The {@code *.parquet} and {@code *.arrow} files under {@code path} (a file or a directory),
+   * sorted by path. */
   static List<ObjectRef> list(String conf, String user, int timeout, String path) throws IOException {
     Native.Libcephfs lib = Native.cephfs();
     Pointer m = mount(conf, user, timeout);
@@ -54,7 +58,7 @@ final class CephFiles {
       try {
         for (Pointer e = lib.ceph_readdir(m, dir.getValue()); e != null; e = lib.ceph_readdir(m, dir.getValue())) {
           String name = e.getString(19, StandardCharsets.UTF_8.name());   // struct dirent.d_name
-          if (name.endsWith(".parquet")) files.add(path.replaceAll("/+$", "") + "/" + name);
+          if (SUFFIXES.stream().anyMatch(name::endsWith)) files.add(path.replaceAll("/+$", "") + "/" + name);
         }
       } finally {
         lib.ceph_closedir(m, dir.getValue());

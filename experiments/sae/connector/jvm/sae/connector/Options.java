@@ -11,7 +11,7 @@ import java.util.Map;
  * and the fix otherwise.
  *
  * <pre>
- * path                   CephFS file or directory (load(path)); *.parquet files are read
+ * path                   CephFS file or directory (load(path)); *.parquet and *.arrow (Arrow IPC) files are read
  * mode                   how the OSDs serve the scan (Mode.java): offload (default): filter and project in
  *                        the OSDs; auto: per object, as offload or the object read whole and filtered by
  *                        Spark, whichever the task measured cheaper (Pushback.java); no-offload: the OSDs

@@ -23,7 +23,7 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * {@code spark.read.format("sae-ceph").options(...).load(path)}: Parquet files in CephFS read
+ * {@code spark.read.format("sae-ceph").options(...).load(path)}: Parquet (or Arrow IPC) files in CephFS read
  * through the {@code sae} object class, which filters and projects inside the OSDs and replies
  * with Arrow IPC that Spark reads as columnar batches (docs/connector.md).
  */
@@ -51,7 +51,7 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     Options o = new Options(options);
     StructType table = tableSchema(o);
     if (table == null) {
-      throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet files under " + o.path
+      throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet or *.arrow files under " + o.path
           + "; deploy data there first (or give the schema: spark.read.schema(...) reads an empty table)");
     }
     return table;
@@ -94,11 +94,18 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   }
 
   /** The first file's schema (from the class's schema method, once per object and JVM), or null when
-   * the path holds no Parquet file; lists the path into {@link #objects}. */
+   * the path holds no object file; lists the path into {@link #objects}. Mode auto reads whole objects
+   * with Spark's Parquet reader: an Arrow IPC file is refused there. */
   private StructType fileSchema(Options o) {
     try {
       objects = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
       if (objects.isEmpty()) return null;
+      if (o.mode.pushback) {
+        objects.stream().filter(f -> !f.path().endsWith(".parquet")).findFirst().ifPresent(f -> {
+          throw Options.bad("mode", o.mode.option, f.path() + " is an Arrow IPC file and mode " + o.mode.option
+              + " reads whole objects with Spark's Parquet reader; use mode offload or no-offload");
+        });
+      }
       CephFiles.ObjectRef first = objects.get(0);
       String key = o.cephConf + "\0" + first.pool() + "\0" + first.oid() + "\0" + first.size();
       StructType known = SCHEMAS.get(key);
