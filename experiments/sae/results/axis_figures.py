@@ -189,10 +189,12 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
     return save(fig, out / "autoscaler.png")
 
 
-def _stacked(ax, x, init: pd.DataFrame, comp: pd.DataFrame, width: float, label: str, offset: float = 0.0):
-    """Init (hatched) and compute bars of one configuration at positions ``x``."""
+def _stacked(ax, x, init: pd.DataFrame, comp: pd.DataFrame, width: float, label: str, offset: float = 0.0,
+             color=None):
+    """Init (hatched) and compute bars of one configuration at positions ``x`` (``color``: None,
+    matplotlib's cycle)."""
     bars = ax.bar(np.asarray(x) + offset, init["median"].values, width, hatch="//", alpha=0.6, edgecolor="black",
-                  linewidth=0.3)
+                  linewidth=0.3, color=color)
     ax.bar(np.asarray(x) + offset, comp["median"].values, width, bottom=init["median"].values, label=label,
            color=bars.patches[0].get_facecolor(), alpha=1.0, edgecolor="black", linewidth=0.3)
 
@@ -329,36 +331,42 @@ def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
 def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -> plt.Figure:
     """Per value of the stored-data ``axis`` (in run order) and configuration, as grouped bars:
     init (hatched) and compute time, bytes to the compute side, then each ``extra`` panel
-    (column, y label, title) where the run has the column; a configuration that lacks a value
-    (e.g. a reader that cannot read a format) has no bar there."""
+    (column, y label, title) where the run has the column; a row of panels per selectivity when
+    the run has several. A configuration that lacks a value (e.g. a reader that cannot read a
+    format) has no bar there."""
     keys = others(df, axis)
     values = list(dict.fromkeys(df.sort_values("order")[axis]))
     by = [axis] + keys
-    init, comp = _init_compute(df, by)
     panels = [(col, ylabel, name) for col, ylabel, name in
               (("compute_rx_bytes", "bytes to the compute hosts (MB), median", "Network: bytes to the compute hosts"),
                *extra) if col in df]
-    confs = list(groups(init, keys))
-    width = 0.8 / max(1, len(confs))
-    fig, axes = plt.subplots(1, 1 + len(panels), figsize=(5.5 * (1 + len(panels)), 4), squeeze=False)
-    axes = axes[0]
-    for i, (key, grp) in enumerate(confs):
-        def per_value(t: pd.DataFrame) -> pd.DataFrame:
-            return t.merge(grp[by], on=by).set_index(axis).reindex(values).reset_index()
-        offset, label = (i - (len(confs) - 1) / 2) * width, config_label(grp.iloc[0], keys)
-        _stacked(axes[0], range(len(values)), per_value(init), per_value(comp), width, label, offset=offset)
-        for ax, (col, _, _) in zip(axes[1:], panels):
-            scale = 1e6 if col.endswith("_bytes") else 1
-            ax.bar(np.arange(len(values)) + offset, per_value(stats(df, by, col))["median"] / scale, width, label=label)
-    for ax in axes:
-        ax.set_xticks(range(len(values)), values)
-        ax.set_xlabel(xlabel)
-        ax.legend(fontsize="small")
-    axes[0].set_ylabel("time (s), median (hatched: init)")
-    axes[0].set_title(title, fontsize="medium")
-    for ax, (_, ylabel, name) in zip(axes[1:], panels):
-        ax.set_ylabel(ylabel)
-        ax.set_title(name, fontsize="medium")
+    selectivities = sorted(df["selectivity"].unique(), reverse=True)
+    fig, axes = plt.subplots(len(selectivities), 1 + len(panels), figsize=(5.5 * (1 + len(panels)), 4 * len(selectivities)),
+                             squeeze=False)
+    for row, selectivity in zip(axes, selectivities):
+        part = df[df["selectivity"] == selectivity]
+        init, comp = _init_compute(part, by)
+        confs = list(groups(init, keys))
+        width = 0.8 / max(1, len(confs))
+        for i, (key, grp) in enumerate(confs):
+            def per_value(t: pd.DataFrame) -> pd.DataFrame:
+                return t.merge(grp[by], on=by).set_index(axis).reindex(values).reset_index()
+            offset, label = (i - (len(confs) - 1) / 2) * width, config_label(grp.iloc[0], keys)
+            colour = config_colour(grp.iloc[0], keys)
+            _stacked(row[0], range(len(values)), per_value(init), per_value(comp), width, label, offset=offset,
+                     color=colour)
+            for ax, (col, _, _) in zip(row[1:], panels):
+                scale = 1e6 if col.endswith("_bytes") else 1
+                ax.bar(np.arange(len(values)) + offset, per_value(stats(part, by, col))["median"] / scale, width,
+                       label=label, color=colour)
+        at = f" ({selectivity:g} % of rows)" if len(selectivities) > 1 else ""
+        for ax, (ylabel, name) in zip(row, [("time (s), median (hatched: init)", title),
+                                             *((y, n) for _, y, n in panels)]):
+            ax.set_xticks(range(len(values)), values)
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.set_title(name + at, fontsize="medium")
+            ax.legend(fontsize="small")
     return fig
 
 
