@@ -341,8 +341,8 @@ def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -
               (("compute_rx_bytes", "bytes to the compute hosts (MB), median", "Network: bytes to the compute hosts"),
                *extra) if col in df]
     selectivities = sorted(df["selectivity"].unique(), reverse=True)
-    fig, axes = plt.subplots(len(selectivities), 1 + len(panels), figsize=(5.5 * (1 + len(panels)), 4 * len(selectivities)),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(selectivities), 1 + len(panels), squeeze=False,
+                             figsize=(5.5 * (1 + len(panels)), 4 * len(selectivities)))
     for row, selectivity in zip(axes, selectivities):
         part = df[df["selectivity"] == selectivity]
         init, comp = _init_compute(part, by)
