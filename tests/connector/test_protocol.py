@@ -5,7 +5,6 @@ tests/vectors/scan."""
 import errno
 from decimal import Decimal
 import math
-import re
 import struct
 from pathlib import Path
 
@@ -562,3 +561,16 @@ def test_late_columns_read_what_pyarrow_reads(harness, tmp_path, assert_rows, la
         assert got.schema.equals(want.schema), (req, got.schema, want.schema)
         assert_rows(got, {"name": str(i), "hex": req.encode().hex(), "columns": got.column_names, "rows": want.to_pylist()})
         assert reply.stats["rows_in"] == len(table) and reply.stats["rows_out"] == len(want)
+
+
+def test_a_filter_most_rows_pass_reads_the_object_once(harness, tmp_path):
+    """Where the first batch decides against reading late (most rows pass), the other columns are
+    not opened for it first (opening one reads its column chunk): the object is read about once,
+    its filter's column twice, as a scan without a filter reads it."""
+    data = tmp_path / "wide.parquet"
+    pq.write_table(_late_table(20_000), data)
+    cases = {"every": Request(filter={"cmp": ">=", "column": "key", "value": 0}), "none": Request()}
+    lines = harness(*(f"scan {data} {r.encode().hex()} {tmp_path / name}" for name, r in cases.items()))
+    assert all(line.startswith("ok ") for line in lines), lines
+    read = {name: decode_reply((tmp_path / name).read_bytes()).stats["read_bytes"] for name in cases}
+    assert read["none"] < 1.2 * data.stat().st_size and read["every"] < 1.25 * read["none"], read

@@ -291,14 +291,26 @@ arrow::Result<std::unique_ptr<LateScan>> LateScan::Make(parquet::arrow::FileRead
   ARROW_ASSIGN_OR_RAISE(scan->filter_, filter.Bind(*arrow::schema(early_fields)));
 
   // The first batch decides: where many of its rows pass, gathering them costs more than
-  // decoding every row at once, so the caller reads everything (the late columns are untouched).
+  // decoding every row at once, so the caller reads everything. The late columns are opened only
+  // once the late scan is chosen: opening one reads its column chunk.
   ARROW_RETURN_NOT_OK(scan->ReadEarly(&scan->first_));
   if (scan->first_) {
     ARROW_RETURN_NOT_OK(scan->Mask(*scan->first_, &scan->first_kept_));
     if (static_cast<double>(scan->first_kept_.size()) > kLateShare * static_cast<double>(scan->first_->num_rows()))
       return nullptr;
+    Phase p(meter, pr::kDecodeNs);
+    scan->OpenLate();
   }
+  scan->late_chosen_ = true;
   return scan;
+}
+
+void LateScan::OpenLate() {
+  auto row_group = reader_->parquet_reader()->RowGroup(row_group_);
+  const auto& fields = reader_->manifest().schema_fields;
+  late_.clear();
+  for (size_t k = 0; k < late_fields_.size(); ++k)
+    late_.push_back(MakeLateColumn(row_group.get(), fields[late_fields_[k]].column_index, late_types_[k]));
 }
 
 arrow::Status LateScan::ReadEarly(std::shared_ptr<arrow::RecordBatch>* batch) {
@@ -310,11 +322,7 @@ arrow::Status LateScan::ReadEarly(std::shared_ptr<arrow::RecordBatch>* batch) {
     }
     if (++row_group_ >= reader_->num_row_groups()) return arrow::Status::OK();
     ARROW_ASSIGN_OR_RAISE(early_, reader_->GetRecordBatchReader({row_group_}, early_leaves_));
-    auto row_group = reader_->parquet_reader()->RowGroup(row_group_);
-    const auto& fields = reader_->manifest().schema_fields;
-    late_.clear();
-    for (size_t k = 0; k < late_fields_.size(); ++k)
-      late_.push_back(MakeLateColumn(row_group.get(), fields[late_fields_[k]].column_index, late_types_[k]));
+    if (late_chosen_) OpenLate();
   }
 }
 

@@ -39,8 +39,11 @@ class LateScan {
 
  private:
   LateScan() = default;
-  // The next batch of the early columns (opening the next row group's readers); null at the end.
+  // The next batch of the early columns (opening the next row group's readers, its late columns
+  // too once the late scan is chosen); null at the end.
   arrow::Status ReadEarly(std::shared_ptr<arrow::RecordBatch>* batch);
+  // Open the current row group's late columns (each reads its column chunk).
+  void OpenLate();
   // The rows of an early batch that pass the filter, ascending.
   arrow::Status Mask(const arrow::RecordBatch& batch, std::vector<int32_t>* kept);
 
@@ -54,6 +57,7 @@ class LateScan {
   std::vector<std::shared_ptr<arrow::DataType>> late_types_;
   std::vector<int> late_slot_;               // per late column: its position among the carried
   int row_group_ = -1;
+  bool late_chosen_ = false;                 // the first batch chose the late scan: open late columns
   std::unique_ptr<arrow::RecordBatchReader> early_;
   std::vector<std::unique_ptr<LateColumn>> late_;
   std::shared_ptr<arrow::RecordBatch> first_;   // the batch Make read to decide, and its kept rows
