@@ -186,3 +186,29 @@ def test_scalability_figure_draws_one_speedup_line_per_selectivity(tmp_path):
     lines = [ln.get_label() for ax in fig.axes for ln in ax.get_lines() if isinstance(ln, Line2D)
              and ln.get_label().startswith("speedup")]
     assert sorted(lines) == ["speedup (vanilla / offload), selectivity=10", "speedup (vanilla / offload), selectivity=100"]
+
+
+def test_beside_a_tenant_only_what_it_touches_is_read_over_the_query(tmp_path):
+    """Beside a second tenant on the storage host (a steady CPU-second per second there), the
+    storage side's CPU is read over the repetition's own interval (1.3 s of the tenant's), while
+    the compute side's bytes, which arrive in a burst between two scrapes, stay read at the
+    quiet scrapes around the query: all 1000 of them, where interpolation would miss part."""
+    from monitor_deploy import write_frame
+    from sae.results.results import TENANT_TOUCHED, side_resources
+
+    def burst(t):   # bytes to node2 during the query [10.3, 11.6]; nothing in the pauses
+        return 1000 * min(max((t - 10.3) / 0.3, 0), 1)
+    rows = [(t, "node2", "net_rx_bytes", "", burst(t)) for t in np.arange(0, 20, 1.0)]
+    rows += [(t, "node1", "cpu_seconds", "", t) for t in np.arange(0, 20, 1.0)]
+    for counter in ("cpu_seconds", "net_rx_bytes", "net_tx_bytes"):
+        rows += [(t, n, counter, "", 0.0) for t in np.arange(0, 20, 1.0) for n in ("node1", "node2")
+                 if (n, counter) not in (("node2", "net_rx_bytes"), ("node1", "cpu_seconds"))]
+    write_frame(pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value"]),
+                tmp_path / "counters.parquet")
+    roles = {"node1": "storage", "node2": "compute"}
+    tenant = side_resources(tmp_path, 10.3, 11.6, roles, after=8.2, before=13.9, busy=TENANT_TOUCHED)
+    assert tenant["compute_rx_bytes"] == pytest.approx(1000) and tenant["storage_cpu_s"] == pytest.approx(1.3)
+    quiet = side_resources(tmp_path, 10.3, 11.6, roles, after=8.2, before=13.9)
+    assert quiet["compute_rx_bytes"] == pytest.approx(1000) and quiet["storage_cpu_s"] >= 2.0
+    everything_own = side_resources(tmp_path, 10.3, 11.6, roles)
+    assert everything_own["compute_rx_bytes"] < 900

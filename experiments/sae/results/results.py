@@ -199,12 +199,20 @@ def host_roles(run: RunDir, point: PlannedPoint) -> dict[str, str]:
     return Layout.default(dataclasses.replace(res, nodes=res.nodes[:point.spec.cluster.nodes])).host_roles()
 
 
+TENANT_TOUCHED = ("storage_cpu_s",)
+"""The :data:`RESOURCES` columns a second tenant on the storage hosts adds to between queries
+(its CPU load and its scans' OSD work): beside one they are read over the repetition's own
+interval. The others stay read at the scrapes around the query (the compute hosts are quiet
+between queries whatever the storage side does; reading a burst of network bytes between two
+scrapes by interpolation would undercount it)."""
+
+
 def side_resources(window: Path, start: float, end: float, roles: dict[str, str], *,
-                   after: float | None = None, before: float | None = None) -> dict:
+                   after: float | None = None, before: float | None = None, busy: tuple[str, ...] = ()) -> dict:
     """The :data:`RESOURCES` columns of one repetition from the raw counters of its exported
-    window (``after``/``before``: when the queries around it ended and began; None where the
-    hosts are not quiet between queries, e.g. beside a second tenant: the counters are then read
-    over the repetition's own interval), and
+    window (``after``/``before``: when the queries around it ended and began; the columns in
+    ``busy``, whose hosts are not quiet between queries, e.g. :data:`TENANT_TOUCHED` beside a
+    second tenant, are read over the repetition's own interval), and
     ``metric_window``: ``complete``, or ``partial`` (a host's counters were not scraped
     throughout, e.g. Prometheus was down: the columns are then left empty, never undercounted)
     or ``missing`` (no window was exported)."""
@@ -214,9 +222,12 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
     samples = read_frame(window / "counters.parquet")
     if counter_gaps(samples, start, end, sorted(roles), meta.get("step", 1.0)):
         return {"metric_window": "partial"}
-    totals = counter_totals(samples, start, end, after=after, before=before, lags=meta.get("counter_lags"))
+    lags = meta.get("counter_lags")
+    quiet = counter_totals(samples, start, end, after=after, before=before, lags=lags)
+    own = counter_totals(samples, start, end, after=None, before=None, lags=lags) if busy else quiet
     return {"metric_window": "complete",
-            **{col: sum(v for node, v in totals.get(counter, {}).items() if roles.get(node) in SIDES[side])
+            **{col: sum(v for node, v in (own if col in busy else quiet).get(counter, {}).items()
+                        if roles.get(node) in SIDES[side])
                for col, (side, counter) in RESOURCES.items()}}
 
 
@@ -269,8 +280,10 @@ def tidy(run: RunDir) -> pd.DataFrame:
         if not p.spec.monitor.enabled:
             row["metric_window"] = "off"
         elif e["end"]:
-            after, before = around[e["point"], e["repetition"]] if not p.spec.cluster.second_tenant else (None, None)
-            row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before))
+            after, before = around[e["point"], e["repetition"]]
+            busy = TENANT_TOUCHED if p.spec.cluster.second_tenant else ()
+            row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before,
+                                      busy=busy))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         row.update(cls_columns(result.get("scan")))
         row.update(ops.get((e["point"], e["repetition"], e["start"]), {}))
