@@ -18,7 +18,7 @@ from metareserve.errors import OperationalError, RemoteError, SaeError, UsageErr
 
 from . import remote
 from .files import expand
-from .formats import PATTERNS, format_of
+from .formats import LABELS, PATTERNS, format_of
 from .plugins import Plugin, get_plugin
 from .sizes import check_object_size
 from .split import file_entry
@@ -119,7 +119,7 @@ def describe(src, object_size: int) -> list[dict]:
         try:
             e = file_entry(path)
         except (pa.ArrowInvalid, OSError) as err:
-            raise UsageError(f"{path}: not a readable {format_of(path)} file ({str(err).splitlines()[0]}); "
+            raise UsageError(f"{path}: not a readable {LABELS[format_of(path)]} file ({str(err).splitlines()[0]}); "
                              f"deploy the output of 'data-deploy split'") from None
         if e["row_groups"] != 1:
             raise UsageError(f"{path}: {e['row_groups']} row groups (record batches), deploy needs exactly one "

@@ -14,6 +14,9 @@ FORMATS = ("parquet", "ipc")
 SUFFIXES = {"parquet": ".parquet", "ipc": ".arrow"}
 """File name suffix of each format's objects."""
 
+LABELS = {"parquet": "Parquet", "ipc": "Arrow IPC"}
+"""Each format's name in messages."""
+
 CODECS_BY_FORMAT = {"parquet": ("none", "snappy", "zstd", "lz4", "gzip", "brotli"), "ipc": ("none", "zstd", "lz4")}
 """Codecs each format can store its objects with (``none``: uncompressed; IPC compresses each buffer)."""
 

@@ -430,9 +430,9 @@ XFAIL: dict[int, str] = {
     312: 'reaches the hosts',
     333: 'accepted',
     342: 'message does not name the field',
-    400: 'message does not name the field',
-    405: 'reaches the hosts',
-    407: 'message does not name the field',
+    404: 'message does not name the field',
+    409: 'reaches the hosts',
+    411: 'message does not name the field',
 }
 
 

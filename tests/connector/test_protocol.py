@@ -564,11 +564,13 @@ def test_late_columns_read_what_pyarrow_reads(harness, tmp_path, assert_rows, la
 
 
 def test_a_filter_most_rows_pass_reads_the_object_once(harness, tmp_path):
-    """Where the first batch decides against reading late (most rows pass), the other columns are
-    not opened for it first (opening one reads its column chunk): the object is read about once,
-    its filter's column twice, as a scan without a filter reads it."""
+    """Where the first batch decides against reading late (most rows pass), the columns it would
+    read late are not opened for it first (opening one reads its column chunk): an object of such
+    columns is read about once, its filter's column twice, as a scan without a filter reads it.
+    (Columns read with the filter's, e.g. nested ones, are still read for the decision and again.)"""
     data = tmp_path / "wide.parquet"
-    pq.write_table(_late_table(20_000), data)
+    pq.write_table(_late_table(20_000).select(["key", "i32", "i64", "f64", "word", "text", "blob", "day", "ts_us"]),
+                   data)
     cases = {"every": Request(filter={"cmp": ">=", "column": "key", "value": 0}), "none": Request()}
     lines = harness(*(f"scan {data} {r.encode().hex()} {tmp_path / name}" for name, r in cases.items()))
     assert all(line.startswith("ok ") for line in lines), lines
