@@ -187,13 +187,36 @@ def _sha(path):
     return h.hexdigest()
 
 
+def _usable_cpus():
+    return max(1, len(os.sched_getaffinity(0)))
+
+
 def _each_in_parallel(commands):
     """Run ``commands`` (argv lists), as many at once as this process may use CPUs; returns the
     first failed one's CompletedProcess, or None."""
     import concurrent.futures
-    with concurrent.futures.ThreadPoolExecutor(max(1, len(os.sched_getaffinity(0)))) as pool:
+    with concurrent.futures.ThreadPoolExecutor(_usable_cpus()) as pool:
         done = list(pool.map(lambda argv: subprocess.run(argv, capture_output=True, text=True), commands))
     return next((r for r in done if r.returncode != 0), None)
+
+
+def _batch_units(src, names, sources, cpus):
+    """The translation units to compile in ``src``: one per source where there are as many CPUs,
+    else ``cpus`` batches balanced by source size, each a file that includes its sources (every
+    unit parses Arrow's headers, ~2 s each: on a 1-core host one batch builds in ~12 s where six
+    units took ~21 s)."""
+    if cpus >= len(names):
+        return [os.path.join(src, n) for n in names]
+    batches = [[] for _ in range(cpus)]
+    for name in sorted(names, key=lambda n: -len(sources[n])):   # largest first, onto the lightest batch
+        min(batches, key=lambda b: sum(len(sources[n]) for n in b)).append(name)
+    units = []
+    for i, batch in enumerate(batches):
+        path = os.path.join(src, "batch-%d.cpp" % i)   # not *.cc: never taken for a source
+        with open(path, "w") as f:
+            f.write("".join('#include "%s"\n' % n for n in sorted(batch)))
+        units.append(path)
+    return units
 
 
 def build_class(root, sources, python, libs, flags):
@@ -216,10 +239,11 @@ def build_class(root, sources, python, libs, flags):
                                        "print(json.dumps([pyarrow.get_include(), pyarrow.get_library_dirs()[0]]))"],
                                       "pyarrow lookup").strip())
         out = os.path.join(root, flags["output"])
-        units = sorted(os.path.join(src, n) for n in sources if n.endswith(".cc"))
-        compile_argv = [["g++"] + flags["cxxflags"] + ["-c", "-o", u[:-3] + ".o", u, "-I" + src, "-I" + inc]
-                        for u in units]
-        link_argv = (["g++", "-shared", "-o", out] + [u[:-3] + ".o" for u in units]
+        units = _batch_units(src, sorted(n for n in sources if n.endswith(".cc")), sources, _usable_cpus())
+        objects = [os.path.splitext(u)[0] + ".o" for u in units]
+        compile_argv = [["g++"] + flags["cxxflags"] + ["-c", "-o", o, u, "-I" + src, "-I" + inc]
+                        for u, o in zip(units, objects)]
+        link_argv = (["g++", "-shared", "-o", out] + objects
                      + ["-L" + libdir] + ["-l:" + l for l in libs] + flags["ldflags"])
         for stage in (compile_argv, [link_argv]):
             failed = _each_in_parallel(stage)

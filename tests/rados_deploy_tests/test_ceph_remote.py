@@ -55,3 +55,17 @@ def test_log_tail(tmp_path):
     log.write_text("a\n\nb\nc\n")
     assert call_local(remote, "log_tail", str(log), 2) == ["b", "c"]
     assert call_local(remote, "log_tail", str(tmp_path / "missing")) == []
+
+
+def test_the_class_compiles_in_as_many_units_as_the_host_has_cpus(tmp_path):
+    """Fewer CPUs than sources: each source is included by exactly one batch file, batches
+    balanced by size; enough CPUs: the sources themselves."""
+    sources = {"a.cc": "x" * 900, "b.cc": "x" * 500, "c.cc": "x" * 400, "d.cc": "x" * 100, "e.h": "x"}
+    names = sorted(n for n in sources if n.endswith(".cc"))
+    assert remote._batch_units(str(tmp_path), names, sources, 4) == [str(tmp_path / n) for n in names]
+    units = remote._batch_units(str(tmp_path), names, sources, 2)
+    included = [[line.split('"')[1] for line in open(u).read().splitlines()] for u in units]
+    assert all(u.endswith(".cpp") for u in units)
+    assert sorted(n for batch in included for n in batch) == names
+    assert sorted(sorted(batch) for batch in included) == [["a.cc", "d.cc"], ["b.cc", "c.cc"]]
+    assert len(remote._batch_units(str(tmp_path), names, sources, 1)) == 1
