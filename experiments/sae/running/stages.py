@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import metareserve
 from metareserve import Layout, LeaseHeld, Reservation, StageReport, lease, load_reservation
@@ -260,8 +261,8 @@ def stage_install(ctx: StageContext) -> StageReport:
         previous = CephCluster(res, layout, ceph_options(CephSpec(**old.ceph)), cluster=ctx.connect())
         merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
-    for name, deployer in stack.deployers("ceph", "spark", "monitoring"):
-        merge_report(report, deployer.install(), name)
+    for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "install"):
+        merge_report(report, part, name)
     StackRecord(ctx.point.stack_key, ctx.point.spec.cluster.nodes, ctx.layout_for(ctx.point).roles,
                 dataclasses.asdict(ctx.point.spec.ceph)).save(ctx.reservation.name)
     return report
@@ -271,9 +272,19 @@ def stage_start(ctx: StageContext) -> StageReport:
     """Start (or reconfigure) Ceph, Spark and monitoring for the point."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
-    for name, deployer in stack.deployers("ceph", "spark", "monitoring"):
-        merge_report(report, deployer.start(), name)
+    for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "start"):
+        merge_report(report, part, name)
     return report
+
+
+def _side_by_side(deployers: list[tuple[str, object]], method: str) -> list[tuple[str, StageReport]]:
+    """``(name, deployer.<method>())`` for each deployer, run at once: they share no state (apt
+    takes a machine-wide lock; one node's calls queue on its connection), and a local cluster's
+    storage and compute sides have their own cores (Ceph's start, ~9 s, Spark's, ~13 s, and
+    Prometheus's, ~5 s, used to wait for each other). The first error raises once every deployer has ended."""
+    with ThreadPoolExecutor(max(1, len(deployers))) as pool:
+        futures = [(name, pool.submit(getattr(deployer, method))) for name, deployer in deployers]
+        return [(name, future.result()) for name, future in futures]
 
 
 # -- data stages ------------------------------------------------------------------------------
