@@ -180,10 +180,12 @@ class SparkCluster(Service):
         stage = "spark install"
         report = StageReport(stage)
         before = self._software(stage)
-        java = self.cluster.apt_install([*software.JAVA_PACKAGES, *self.options.system_packages],
-                                        nodes=self.nodes, stage=f"{stage} java")
+        # the Python env first: it needs no apt lock, so it proceeds while another deployer's
+        # packages install (Ceph's took the lock for 15 s of a fresh install)
         runtime.ensure_python_env(self.cluster, self.options.requirements, nodes=self.nodes,
                                   stage=f"{stage} python")
+        java = self.cluster.apt_install([*software.JAVA_PACKAGES, *self.options.system_packages],
+                                        nodes=self.nodes, stage=f"{stage} java")
         if self.options.spark_source:
             software.install_tarball(self, [n for n in self.nodes if not before[n]["spark"]], stage=stage)
         self._mkdirs(stage)

@@ -4,6 +4,9 @@ refusals of --hosts beside --reservation or another provider, the roles-to-hosts
 ``sae plan`` prints, and (cluster tier) a local cluster's hosts reached through the ssh provider
 as a user's own machines."""
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -12,13 +15,16 @@ import yaml
 from click.testing import CliRunner
 
 import metareserve
+import sae
 from metareserve.errors import UsageError
+from monitor_deploy import read_frame
 from metareserve.providers.ssh import load_hosts_file
 from sae.cli import main
 from sae.running import hosts as hosts_mod
 from sae.running.runner import RunOptions, prepare
 
 SELECTIVITY = Path(__file__).resolve().parents[2] / "experiments" / "selectivity.py"
+SAE = str(Path(sys.executable).with_name("sae"))
 
 
 def invoke(*args):
@@ -154,11 +160,10 @@ def test_sae_run_provider_ssh_without_hosts_is_refused(tmp_path):
     assert r.exit_code == 2 and "--hosts FILE" in r.output and not (tmp_path / "out").exists()
 
 
-def test_own_local_cluster_hosts_through_the_ssh_provider(own_local_cluster):
-    """A local cluster's hosts written into a hosts file as a user writes their own machines
-    (names of their own, addresses, the key, an ssh_config of their own beside the file): the
-    ssh provider reserves them, they pass the health gate, a command runs on each, release
-    leaves them alone, and ``sae plan --hosts`` plans on them."""
+@pytest.fixture(scope="module")
+def lab(own_local_cluster):
+    """(directory, the local cluster, a hosts file naming its hosts as a user names their own
+    machines: names of their own, addresses, the key, an ssh_config of their own beside the file)."""
     with own_local_cluster("ssh") as (root, local):
         key = local.nodes[0].identity
         (root / "my_ssh_config").write_text(textwrap.dedent(f"""\
@@ -172,29 +177,79 @@ def test_own_local_cluster_hosts_through_the_ssh_provider(own_local_cluster):
         path.write_text(yaml.safe_dump({"ssh_config": "my_ssh_config", "hosts": [
             {"name": f"lab{i}", "host": n.host, "user": "root", "identity": key, "address": n.cluster_address}
             for i, n in enumerate(local.nodes, 1)]}))
-        res = metareserve.reserve(provider="ssh", name=f"{local.name}-own", hosts_file=path, out=root / "own.yaml")
-        try:
-            assert res.provider == "ssh" and [n.name for n in res.nodes] == ["lab1", "lab2", "lab3"]
-            assert res.ssh_config == str(root / "my_ssh_config")
-            assert metareserve.load_reservation(root / "own.yaml").nodes == res.nodes
-            bad = [(h.node, h.reason) for h in metareserve.check(res) if not h.ok]
-            assert not bad, bad
-            with metareserve.Cluster(res) as c:
-                own = c.run(["hostname"], stage="probe")
-            with metareserve.Cluster(local) as c:
-                expected = c.run(["hostname"], stage="probe")
-            assert {name: out["stdout"].strip() for name, out in own.items()} == {
-                f"lab{i}": expected[n.name]["stdout"].strip() for i, n in enumerate(local.nodes, 1)}
-        finally:
-            message = metareserve.release(res)
-        assert "nothing to release" in message
-        with metareserve.Cluster(local) as c:      # the hosts are untouched by the release
-            assert all(out["rc"] == 0 for out in c.run(["true"], stage="probe").values())
-        r = invoke("plan", "--hosts", path, SELECTIVITY)
-        assert r.exit_code == 0, r.output
-        first = local.nodes[0]
-        assert f"lab1 (root@{first.host}, address {first.cluster_address}): storage: ceph-mon" in r.output
-        assert "lab3" in r.output and "unused" not in r.output
+        yield root, local, path
+
+
+def test_own_local_cluster_hosts_through_the_ssh_provider(lab):
+    """The ssh provider reserves the hosts of the file, they pass the health gate, a command runs
+    on each, release leaves them alone, and ``sae plan --hosts`` plans on them."""
+    root, local, path = lab
+    res = metareserve.reserve(provider="ssh", name=f"{local.name}-own", hosts_file=path, out=root / "own.yaml")
+    try:
+        assert res.provider == "ssh" and [n.name for n in res.nodes] == ["lab1", "lab2", "lab3"]
+        assert res.ssh_config == str(root / "my_ssh_config")
+        assert metareserve.load_reservation(root / "own.yaml").nodes == res.nodes
+        bad = [(h.node, h.reason) for h in metareserve.check(res) if not h.ok]
+        assert not bad, bad
+        with metareserve.Cluster(res) as c:
+            own = c.run(["hostname"], stage="probe")
+        with metareserve.Cluster(local) as c:
+            expected = c.run(["hostname"], stage="probe")
+        assert {name: out["stdout"].strip() for name, out in own.items()} == {
+            f"lab{i}": expected[n.name]["stdout"].strip() for i, n in enumerate(local.nodes, 1)}
+    finally:
+        message = metareserve.release(res)
+    assert "nothing to release" in message
+    with metareserve.Cluster(local) as c:      # the hosts are untouched by the release
+        assert all(out["rc"] == 0 for out in c.run(["true"], stage="probe").values())
+    r = invoke("plan", "--hosts", path, SELECTIVITY)
+    assert r.exit_code == 0, r.output
+    first = local.nodes[0]
+    assert f"lab1 (root@{first.host}, address {first.cluster_address}): storage: ceph-mon" in r.output
+    assert "lab3" in r.output and "unused" not in r.output
+
+
+def _packages_of_a_run() -> list[str]:
+    """The Debian packages sae's deployers install on a run's hosts."""
+    from monitor_deploy.deploy import PACKAGES as MONITOR
+    from rados_deploy.options import CephOptions
+    from sae.connector import SYSTEM_PACKAGES
+    from spark_deploy.software import JAVA_PACKAGES
+    ceph = CephOptions()
+    return [*ceph.packages, *ceph.client_packages, *ceph.class_build_packages, *JAVA_PACKAGES,
+            *SYSTEM_PACKAGES, *MONITOR.values(), "python3-venv", "rsync"]
+
+
+def test_sae_run_on_own_hosts_end_to_end(lab):
+    """``sae run --hosts FILE``, as docs/ssh.md tells a user: every stage on the hosts of the file
+    over SSH (install, start, data, build, two readers' queries, metric windows, --teardown), the
+    run recorded under the file's host names, both readers exact. Own hosts reach their mirrors;
+    these namespaces do not, so what sae would install there goes on the package database they
+    share with this machine first (nothing, after the session's other stacks)."""
+    from metareserve.remote import node_agent
+    root, local, path = lab
+    missing = node_agent.missing_packages(_packages_of_a_run())
+    if missing:
+        node_agent.apt_install(missing)
+    r = subprocess.run([SAE, "run", SELECTIVITY, "--hosts", path, "--out", root / "out", "--teardown",
+                        "--set", "sweep.cartesian.selectivity=[10]", "--set", "sweep.cartesian.reader=[offload, vanilla]",
+                        "--set", "repetitions=1", "--set", "warmup=0", "--set", "drift=false"],
+                       capture_output=True, text=True, cwd=root, env=dict(os.environ, SAE_HOME=str(root / "home")))
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = Path(r.stdout.strip().splitlines()[-1])
+    res = metareserve.load_reservation(run / "reservation.yaml")
+    assert res.provider == "ssh" and [n.name for n in res.nodes] == ["lab1", "lab2", "lab3"]
+    df = sae.load_results(run)
+    assert sorted(df.reader) == ["offload", "vanilla"] and not df.warmup.any()
+    assert df.rows_out.nunique() == 1 and df.checksum.nunique() == 1
+    assert 0.05 * df.rows.iloc[0] * df.link_multiplier.iloc[0] < df.rows_out.iloc[0] < 0.15 * df.rows.iloc[0] * df.link_multiplier.iloc[0]
+    by = df.set_index("reader")
+    assert 0 < by.compute_rx_bytes["offload"] < by.compute_rx_bytes["vanilla"] / 3
+    for point in df.point:
+        window = read_frame(run / "metrics" / point / "rep0" / "metrics.parquet")
+        assert {"lab1", "lab2", "lab3"} <= set(window.node) and len(window) > 0
+    stages = {s["stage"]: s for s in yaml.safe_load((run / "stages.yaml").read_text())}
+    assert "stop" in stages and all(n["changed"] for n in stages["stop"]["nodes"].values())
 
 
 def test_one_reservation_name_per_set_of_hosts(tmp_path):
