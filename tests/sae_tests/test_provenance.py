@@ -46,3 +46,12 @@ def test_compare_names_each_change_and_only_what_both_sides_hold():
         "sae commit aaaaaaaaaaaa -> bbbbbbbbbbbb", "sae dirty False -> True", "pyarrow 26.0.1 -> 27.0.0",
         "node1 ceph 'ceph version 18.2.7' -> 'ceph version 19.2.0'"]
     assert provenance.compare({"version": 1, "controller": {"pyarrow": "26.0.1"}}, {"sae": now["sae"]}) == []
+
+
+def test_compare_names_a_changed_build():
+    """What the build stage built (the tree may change after the run recorded its commit)."""
+    recorded = {"builds": {"object_class": "8d19a0142344cbd5", "connector": "sae-connector-31.jar"}}
+    assert provenance.compare(recorded, {"builds": {"object_class": "8d19a0142344cbd5"}}) == []
+    assert provenance.compare(recorded, {"builds": {"object_class": "0123456789abcdef"}}) == [
+        "object_class build 8d19a0142344cbd5 -> 0123456789abcdef"]
+    assert provenance.record({}, experiment_file=None, argv=["sae"])["builds"] == {}

@@ -46,6 +46,9 @@ class SubmitSpec:
     options: dict[str, str] = dataclasses.field(default_factory=dict)
     register: list[str] = dataclasses.field(default_factory=list)
     report: StageReport | None = None
+    class_build: str | None = None
+    """The object class's build key (rados_deploy's digest of its sources, Arrow pin and flags):
+    what the OSDs run; None when this build did not install the class."""
 
     def submit_kwargs(self) -> dict:
         """Keyword arguments for ``SparkCluster.submit``."""
@@ -101,8 +104,11 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
         A :class:`SubmitSpec`; ``report`` says per node what changed ("no changes" when rerun).
     """
     report = StageReport("connector build")
+    class_build = None
     if install_class:
-        for node, o in ceph.install_class().nodes.items():
+        installed = ceph.install_class()
+        class_build = installed.details["key"]
+        for node, o in installed.nodes.items():
             report.add(node, o.changed, f"object class: {o.message}", log=False)
     missing = sorted(set(SYSTEM_PACKAGES) - set(spark.options.system_packages))
     if missing:
@@ -125,4 +131,4 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
               "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS,
               "spark.executorEnv.CEPH_CONF": conf_path},
         env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path, "ceph_user": ceph.users.scan.id},
-        report=report)
+        report=report, class_build=class_build)

@@ -2,8 +2,9 @@
 (``controller``, part of every ledger key), sae's git commit and dirty flag (``sae``), the command
 line (``command``), the copied experiment file (``experiment_file``: ``experiment.py`` in the run
 directory), each node's software and platform (``nodes``: Ceph, Spark, JDK, pyarrow, Python,
-kernel, CPU model; gathered once the stack is started) and the changes a resume was allowed to
-make (``changes``). ``sae resume`` compares the recorded provenance with now (:func:`compare`)
+kernel, CPU model; gathered once the stack is started), what the build stage built from the tree
+(``builds``: the object class's build key and the connector jar; the tree may change between the
+run's start and its build) and the changes a resume was allowed to make (``changes``). ``sae resume`` compares the recorded provenance with now (:func:`compare`)
 and refuses in one line naming what changed, unless ``--allow-changes``. Pure but for reading git."""
 from __future__ import annotations
 
@@ -50,12 +51,12 @@ def command(argv: list[str] | None = None) -> str:
 def record(controller: dict, *, experiment_file: str | None, argv: list[str] | None = None) -> dict:
     """What ``versions.lock`` holds at run start (``nodes`` filled in once the stack runs)."""
     return {"version": 2, "controller": controller, "sae": sae_state(), "command": command(argv),
-            "experiment_file": experiment_file, "nodes": {}, "changes": []}
+            "experiment_file": experiment_file, "nodes": {}, "builds": {}, "changes": []}
 
 
 def compare(recorded: dict, now: dict) -> list[str]:
     """What differs between recorded provenance and now, one phrase each: sae's commit or dirty
-    flag, a controller package, a node's software or platform (only keys both sides hold, so an
+    flag, a controller package, a build, a node's software or platform (only keys both sides hold, so an
     old run or a stack not yet started compares by what it has)."""
     out = []
     old, new = recorded.get("sae") or {}, now.get("sae") or {}
@@ -65,6 +66,10 @@ def compare(recorded: dict, now: dict) -> list[str]:
     for name in sorted(set(recorded.get("controller") or {}) & set(now.get("controller") or {})):
         if recorded["controller"][name] != now["controller"][name]:
             out.append(f"{name} {recorded['controller'][name]} -> {now['controller'][name]}")
+    old_builds, new_builds = recorded.get("builds") or {}, now.get("builds") or {}
+    for key in sorted(set(old_builds) & set(new_builds)):
+        if old_builds[key] != new_builds[key]:
+            out.append(f"{key} build {old_builds[key]} -> {new_builds[key]}")
     old_nodes, new_nodes = recorded.get("nodes") or {}, now.get("nodes") or {}
     for node in sorted(set(old_nodes) & set(new_nodes)):
         for key in sorted(set(old_nodes[node]) & set(new_nodes[node])):

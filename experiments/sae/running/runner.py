@@ -266,6 +266,18 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
     ctx.run.write_yaml(ctx.run.versions, recorded)
 
 
+def _record_builds(ctx, allow_changes: bool) -> None:
+    """Record what the build stage built (the object class's key, the connector jar) in
+    versions.lock, after comparing it with what the run recorded before."""
+    build = ctx.stack.build
+    builds = {"connector": Path(build.jars[0]).name if build.jars else None,
+              **({"object_class": build.class_build} if build.class_build else {})}
+    _check_changes(ctx.run, {"builds": builds}, allow_changes)
+    recorded = ctx.run.read_yaml(ctx.run.versions) or {}
+    recorded["builds"] = {**(recorded.get("builds") or {}), **builds}
+    ctx.run.write_yaml(ctx.run.versions, recorded)
+
+
 def _experiment_hash(experiment: Experiment) -> str:
     """A digest of an Experiment object as recorded (what resuming one compares)."""
     d = _spec_dict(experiment)
@@ -363,6 +375,8 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                     _step(ctx, index, step.stage, ctx.point, record)
                     if step.stage == "start" and ctx.stack is not None:
                         _record_nodes(ctx, allow_changes)
+                    if step.stage == "build" and ctx.stack is not None and ctx.stack.build is not None:
+                        _record_builds(ctx, allow_changes)
     finally:
         ctx.close()
     failed = ledger.failures()
