@@ -167,6 +167,21 @@ def test_cxx_scans_an_arrow_ipc_object_as_it_scans_parquet(vectors, harness, tmp
         assert_rows(table, v)
 
 
+def test_a_count_of_an_arrow_ipc_object_reads_one_narrow_column(harness, tmp_path):
+    """A count(*) names no column; Arrow's IPC reader reads every field when none is named, so the
+    class names the narrowest fixed-width one: the right count from a small part of the file."""
+    table = pa.concat_tables([pq.read_table(VECTORS / "sample.parquet")] * 500)   # columns outweigh the footer
+    stored = tmp_path / "sample.arrow"
+    stored.write_bytes(encode(table, "ipc", "none").to_pybytes())
+    request = Request(aggregates=[["count_star", None]]).encode().hex()
+    line, = harness(f"scan {stored} {request} {tmp_path / 'count'}")
+    assert line.startswith("ok "), line
+    reply = decode_reply((tmp_path / "count").read_bytes())
+    rows = table.num_rows
+    assert pa.ipc.open_stream(reply.stream).read_all().column(0).to_pylist() == [rows]
+    assert reply.stats["rows_in"] == rows and reply.stats["read_bytes"] < stored.stat().st_size / 4, reply.stats
+
+
 def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, java_protocol, tmp_path):
     """Every reply's stats: rows and batches in and out, bytes read and returned, phase times that
     add up to at most the call's CPU time; Java decodes the same numbers."""

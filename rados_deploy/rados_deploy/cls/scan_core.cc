@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -397,7 +398,22 @@ bool OpenStored(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32
   return OpenParquet(file, batch_rows, &stored->parquet, &stored->schema, err);
 }
 
-// An IPC file's record batches cut into batches of at most `rows` rows (slices: no copies).
+// The field an IPC read of no field reads instead (Arrow reads every field when none is named):
+// the narrowest fixed-width one, else the first.
+int NarrowestField(const arrow::Schema& schema) {
+  int best = 0, best_width = INT_MAX;
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    const auto* fixed = dynamic_cast<const arrow::FixedWidthType*>(schema.field(i)->type().get());
+    if (fixed != nullptr && fixed->bit_width() > 0 && fixed->bit_width() < best_width) {
+      best = i;
+      best_width = fixed->bit_width();
+    }
+  }
+  return best;
+}
+
+// An IPC file's record batches cut into batches of at most `rows` rows (slices: no copies), as
+// `schema`'s columns (none: the batches keep only their row counts).
 class IpcBatches : public arrow::RecordBatchReader {
  public:
   IpcBatches(std::shared_ptr<arrow::ipc::RecordBatchFileReader> file, std::shared_ptr<arrow::Schema> schema,
@@ -415,6 +431,7 @@ class IpcBatches : public arrow::RecordBatchReader {
     }
     *out = current_->Slice(offset_, rows_);
     offset_ += (*out)->num_rows();
+    if (schema_->num_fields() == 0) *out = arrow::RecordBatch::Make(schema_, (*out)->num_rows(), arrow::ArrayVector{});
     return arrow::Status::OK();
   }
 
@@ -661,7 +678,8 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   std::unique_ptr<arrow::RecordBatchReader> batches;
   if (!reader) {
     Phase p(meter, pr::kDecodeNs);
-    auto made = OpenIpc(file, sorted);
+    auto made = OpenIpc(file, sorted.empty() && file_schema->num_fields() > 0
+                                  ? std::vector<int>{NarrowestField(*file_schema)} : sorted);
     if (!made.ok()) {
       *err = Fail(EIO, "cannot read the Arrow IPC object: " + made.status().message());
       return false;
