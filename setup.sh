@@ -22,13 +22,22 @@ stamp=".venv/.sae-installed"
 want="$(cat requirements.txt */pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install -q --upgrade pip "setuptools>=70,<85"
-  .venv/bin/pip install -q -r requirements.txt
+  # PyPI has pyspark only as a source archive; building its wheel (~20 s, one core) runs while
+  # everything that does not need it installs.
+  wheels="$(mktemp -d)"
+  .venv/bin/pip wheel -q --no-deps -w "$wheels" "$(grep '^pyspark' requirements.txt)" &
+  building=$!
+  trap 'kill "$building" 2>/dev/null; rm -rf "$wheels"' EXIT
+  grep -v '^pyspark' requirements.txt > "$wheels/others.txt"
   # Path-based editable installs: the default finder loses to the distribution folders
   # (metareserve/, ...) as namespace packages when Python runs from the repository root.
   # Built with the venv's setuptools (pinned above as the packages' build-system asks): an
   # isolated build environment per package took ~15 s of a fresh setup.
-  .venv/bin/pip install -q --no-build-isolation --config-settings editable_mode=compat \
-    -e ./metareserve -e ./spark_deploy -e ./rados_deploy -e ./data_deploy -e ./monitor_deploy -e ./experiments
+  editable=(--no-build-isolation --config-settings editable_mode=compat)
+  .venv/bin/pip install -q -r "$wheels/others.txt" "${editable[@]}" \
+    -e ./metareserve -e ./spark_deploy -e ./rados_deploy -e ./data_deploy -e ./monitor_deploy
+  wait "$building" || { echo "setup.sh: building pyspark's wheel failed (see above)" >&2; exit 1; }
+  .venv/bin/pip install -q --find-links "$wheels" -r requirements.txt "${editable[@]}" -e ./experiments
   echo "$want" > "$stamp"
 fi
 echo "setup.sh: ready (.venv/bin/sae, .venv/bin/metareserve, ...)"
