@@ -21,13 +21,13 @@ PY=/usr/bin/python3
 stamp=".venv/.sae-installed"
 want="$(cat requirements.txt */pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/pip install -q --upgrade pip "setuptools>=70,<85"
+  .venv/bin/pip install -q --upgrade pip "setuptools>=77,<85"
   # PyPI has pyspark only as a source archive; building its wheel (~20 s, one core) runs while
   # everything that does not need it installs.
   wheels="$(mktemp -d)"
   .venv/bin/pip wheel -q --no-deps -w "$wheels" "$(grep '^pyspark' requirements.txt)" &
   building=$!
-  trap 'kill "$building" 2>/dev/null; rm -rf "$wheels"' EXIT
+  trap 'kill "$building" 2>/dev/null || true; rm -rf "$wheels"' EXIT
   grep -v '^pyspark' requirements.txt > "$wheels/others.txt"
   # Path-based editable installs: the default finder loses to the distribution folders
   # (metareserve/, ...) as namespace packages when Python runs from the repository root.
