@@ -21,7 +21,7 @@ PY=/usr/bin/python3
 stamp=".venv/.sae-installed"
 want="$(cat requirements.txt */pyproject.toml | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/pip install -q --upgrade pip "setuptools>=77,<85"
+  .venv/bin/pip install -q --upgrade pip "setuptools>=77,<82"
   # PyPI has pyspark only as a source archive; building its wheel (~20 s, one core) runs while
   # everything that does not need it installs.
   wheels="$(mktemp -d)"

@@ -4,8 +4,9 @@ line (``command``), the copied experiment file (``experiment_file``: ``experimen
 directory), each node's software and platform (``nodes``: Ceph, Spark, JDK, pyarrow, Python,
 kernel, CPU model; gathered once the stack is started), what the build stage built from the tree
 (``builds``: the object class's build key and the connector jar; the tree may change between the
-run's start and its build) and the changes a resume was allowed to make (``changes``). ``sae resume`` compares the recorded provenance with now (:func:`compare`)
-and refuses in one line naming what changed, unless ``--allow-changes``. Pure but for reading git."""
+run's start and its build) and the changes a resume was allowed to make (``changes``).
+``sae resume`` compares the recorded provenance with now (:func:`compare`) and refuses in one line
+naming what changed, unless ``--allow-changes``. Pure but for reading git."""
 from __future__ import annotations
 
 import subprocess
@@ -56,8 +57,8 @@ def record(controller: dict, *, experiment_file: str | None, argv: list[str] | N
 
 def compare(recorded: dict, now: dict) -> list[str]:
     """What differs between recorded provenance and now, one phrase each: sae's commit or dirty
-    flag, a controller package, a build, a node's software or platform (only keys both sides hold, so an
-    old run or a stack not yet started compares by what it has)."""
+    flag, a controller package, a build, a node's software or platform (only keys both sides
+    hold, so an old run or a stack not yet started compares by what it has)."""
     out = []
     old, new = recorded.get("sae") or {}, now.get("sae") or {}
     for key in ("commit", "dirty"):
