@@ -64,19 +64,18 @@ def compare(recorded: dict, now: dict) -> list[str]:
     for key in ("commit", "dirty"):
         if key in old and key in new and old[key] != new[key]:
             out.append(f"sae {key} {_short(old[key])} -> {_short(new[key])}")
-    for name in sorted(set(recorded.get("controller") or {}) & set(now.get("controller") or {})):
-        if recorded["controller"][name] != now["controller"][name]:
-            out.append(f"{name} {recorded['controller'][name]} -> {now['controller'][name]}")
-    old_builds, new_builds = recorded.get("builds") or {}, now.get("builds") or {}
-    for key in sorted(set(old_builds) & set(new_builds)):
-        if old_builds[key] != new_builds[key]:
-            out.append(f"{key} build {old_builds[key]} -> {new_builds[key]}")
+    out += [f"{name} {a} -> {b}" for name, a, b in _changed(recorded.get("controller"), now.get("controller"))]
+    out += [f"{name} build {a} -> {b}" for name, a, b in _changed(recorded.get("builds"), now.get("builds"))]
     old_nodes, new_nodes = recorded.get("nodes") or {}, now.get("nodes") or {}
     for node in sorted(set(old_nodes) & set(new_nodes)):
-        for key in sorted(set(old_nodes[node]) & set(new_nodes[node])):
-            if old_nodes[node][key] != new_nodes[node][key]:
-                out.append(f"{node} {key} {old_nodes[node][key]!r} -> {new_nodes[node][key]!r}")
+        out += [f"{node} {key} {a!r} -> {b!r}" for key, a, b in _changed(old_nodes[node], new_nodes[node])]
     return out
+
+
+def _changed(old: dict | None, new: dict | None) -> list[tuple]:
+    """``(key, old value, new value)`` for each key both hold with different values, by key."""
+    old, new = old or {}, new or {}
+    return [(k, old[k], new[k]) for k in sorted(set(old) & set(new)) if old[k] != new[k]]
 
 
 def _short(value) -> str:

@@ -260,10 +260,7 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
     except Exception as e:   # provenance never stops a run
         say(None, "sae provenance", f"node versions unavailable: {e}")
         return
-    _check_changes(ctx.run, {"nodes": nodes}, allow_changes)
-    recorded = ctx.run.read_yaml(ctx.run.versions) or {}
-    recorded["nodes"] = {**(recorded.get("nodes") or {}), **nodes}
-    ctx.run.write_yaml(ctx.run.versions, recorded)
+    _add_provenance(ctx, "nodes", nodes, allow_changes)
 
 
 def _record_builds(ctx, allow_changes: bool) -> None:
@@ -272,9 +269,15 @@ def _record_builds(ctx, allow_changes: bool) -> None:
     build = ctx.stack.build
     builds = {"connector": Path(build.jars[0]).name if build.jars else None,
               **({"object_class": build.class_build} if build.class_build else {})}
-    _check_changes(ctx.run, {"builds": builds}, allow_changes)
+    _add_provenance(ctx, "builds", builds, allow_changes)
+
+
+def _add_provenance(ctx, section: str, found: dict, allow_changes: bool) -> None:
+    """Compare ``found`` with the run's recorded ``section`` of versions.lock (:func:`_check_changes`),
+    then merge it in."""
+    _check_changes(ctx.run, {section: found}, allow_changes)
     recorded = ctx.run.read_yaml(ctx.run.versions) or {}
-    recorded["builds"] = {**(recorded.get("builds") or {}), **builds}
+    recorded[section] = {**(recorded.get(section) or {}), **found}
     ctx.run.write_yaml(ctx.run.versions, recorded)
 
 
