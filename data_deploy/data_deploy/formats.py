@@ -1,24 +1,29 @@
-"""Stored formats of split objects: Parquet (one row group per file) and the Arrow IPC file
-format (one record batch per file), each with the codecs it can store its data with."""
+"""Stored formats of split objects: Parquet (one row group per file), the Arrow IPC file format
+(one record batch per file) and CSV (a header line, then one line per row, as Spark's CSV reader
+reads it), each with the codecs it can store its data with."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from metareserve.errors import UsageError
 
-FORMATS = ("parquet", "ipc")
+FORMATS = ("parquet", "ipc", "csv")
 """Formats a split can store its objects in."""
 
-SUFFIXES = {"parquet": ".parquet", "ipc": ".arrow"}
+SUFFIXES = {"parquet": ".parquet", "ipc": ".arrow", "csv": ".csv"}
 """File name suffix of each format's objects."""
 
-LABELS = {"parquet": "Parquet", "ipc": "Arrow IPC"}
+LABELS = {"parquet": "Parquet", "ipc": "Arrow IPC", "csv": "CSV"}
 """Each format's name in messages."""
 
-CODECS_BY_FORMAT = {"parquet": ("none", "snappy", "zstd", "lz4", "gzip", "brotli"), "ipc": ("none", "zstd", "lz4")}
-"""Codecs each format can store its objects with (``none``: uncompressed; IPC compresses each buffer)."""
+CODECS_BY_FORMAT = {"parquet": ("none", "snappy", "zstd", "lz4", "gzip", "brotli"), "ipc": ("none", "zstd", "lz4"),
+                    "csv": ("none",)}
+"""Codecs each format can store its objects with (``none``: uncompressed; IPC compresses each buffer;
+CSV is stored as text: a compressed file would have to be inflated whole before any scan)."""
 
 CODECS = tuple(dict.fromkeys(c for codecs in CODECS_BY_FORMAT.values() for c in codecs))
 """Every codec some format can store with."""
@@ -43,10 +48,13 @@ def check_codec(compression: str, what: str = "split: compression", fmt: str = "
 
 
 def encode(table: pa.Table, fmt: str, compression: str) -> pa.Buffer:
-    """``table`` as one object of ``fmt``: a Parquet file of one row group, or an IPC file of one
-    record batch."""
+    """``table`` as one object of ``fmt``: a Parquet file of one row group, an IPC file of one
+    record batch, or CSV text with a header line (NULL an empty field; NaN and infinities spelled
+    as Spark's CSV reader reads them, ``NaN``, ``Inf`` and ``-Inf``; timestamps ISO 8601)."""
     sink = pa.BufferOutputStream()
-    if fmt == "ipc":
+    if fmt == "csv":
+        pacsv.write_csv(_spark_floats(table), sink)
+    elif fmt == "ipc":
         options = ipc.IpcWriteOptions(compression=None if compression == "none" else compression)
         with ipc.new_file(sink, table.schema, options=options) as w:
             w.write_batch(table.combine_chunks().to_batches()[0] if table.num_rows else
@@ -57,13 +65,31 @@ def encode(table: pa.Table, fmt: str, compression: str) -> pa.Buffer:
     return sink.getvalue()
 
 
+def _spark_floats(table: pa.Table) -> pa.Table:
+    """``table`` with each floating-point column that holds NaN or an infinity as text spelling
+    them ``NaN``, ``Inf``, ``-Inf`` (Arrow's CSV writer writes ``nan`` and ``inf``, which Spark's
+    CSV reader takes for NULL)."""
+    for i, field in enumerate(table.schema):
+        column = table.column(i)
+        if not pa.types.is_floating(field.type) or pc.all(pc.is_finite(column)).as_py() is not False:
+            continue
+        text = pc.if_else(pc.is_nan(column), "NaN",
+                          pc.if_else(pc.is_inf(column), pc.if_else(pc.greater(column, 0), "Inf", "-Inf"),
+                                     pc.cast(column, pa.string())))
+        table = table.set_column(i, field.name, text)
+    return table
+
+
 def format_of(path) -> str:
-    """The format of an object file, by its suffix (Parquet unless it is an IPC file's)."""
-    return "ipc" if str(path).endswith(SUFFIXES["ipc"]) else "parquet"
+    """The format of an object file, by its suffix (Parquet unless it is an IPC or CSV file's)."""
+    return next((fmt for fmt, suffix in SUFFIXES.items() if str(path).endswith(suffix)), "parquet")
 
 
 def rows_and_pieces(path) -> tuple[int, int]:
-    """(rows, pieces) of an object file: a Parquet file's row groups, an IPC file's record batches."""
+    """(rows, pieces) of an object file: a Parquet file's row groups, an IPC file's record batches,
+    a CSV file's lines after the header (one piece)."""
+    if format_of(path) == "csv":
+        return pacsv.read_csv(path).num_rows, 1
     if format_of(path) == "ipc":
         with pa.memory_map(str(path)) as source:
             reader = ipc.open_file(source)

@@ -111,7 +111,7 @@ public final class ProtocolVectors {
       p.get("order_by").forEach(k -> orderBy.add(new Protocol.SortKey(k.get(0).asText(), k.get(1).asBoolean(),
           k.get(2).asBoolean())));
       // the aggregate and top-k flags come from their overloads: the plain one for the others
-      int flags = p.get("flags").asInt() & ~(Protocol.FLAG_AGGREGATE | Protocol.FLAG_TOP_K);
+      int flags = p.get("flags").asInt() & ~(Protocol.FLAG_AGGREGATE | Protocol.FLAG_TOP_K | Protocol.FLAG_CSV);
       String codec = p.get("codec").asText();
       int batchRows = p.get("batch_rows").asInt();
       long maxReply = p.get("max_reply").asLong();
@@ -119,6 +119,7 @@ public final class ProtocolVectors {
           : !p.get("limit").isNull() ? Protocol.request(cols, f, codec, batchRows, maxReply, flags,
               p.get("limit").asInt(), orderBy)
           : Protocol.request(cols, f, codec, batchRows, maxReply, flags);
+      if (!p.get("csv").isNull()) req = Protocol.csv(req, HexFormat.of().parseHex(p.get("csv").asText()));
       System.out.println(v.get("name").asText() + " " + HexFormat.of().formatHex(req));
     }
     StructType sample = new StructType().add("id", DataTypes.LongType).add("small", DataTypes.IntegerType)

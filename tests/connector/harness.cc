@@ -10,6 +10,7 @@
 //   fuzz <parquet> <hex> <n> <seed> -> ok <parsed> <scanned> <errors> (mutated requests, no crash)
 //   constants                   -> the protocol constants this build uses, one "<name> <value>" line
 //                                  each, then "end"
+#include <algorithm>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -71,8 +72,14 @@ int main() {
         top += (i ? "," : "") + key.column + ":" +
                std::to_string(key.descending * sae::protocol::kKeyDescending + key.nulls_first * sae::protocol::kKeyNullsFirst);
       }
+      std::string csv = req.csv ? "" : "-";   // name:type (spaces dropped) per column
+      for (int i = 0; req.csv && i < req.csv->num_fields(); ++i) {
+        std::string type = req.csv->field(i)->type()->ToString();
+        type.erase(std::remove(type.begin(), type.end(), ' '), type.end());
+        csv += (i ? "," : "") + req.csv->field(i)->name() + ":" + type;
+      }
       std::cout << "ok " << req.flags << " " << codec << " " << req.batch_rows << " "
-                << req.max_reply << " [" << cols << "] " << aggs << " " << top << " "
+                << req.max_reply << " [" << cols << "] " << aggs << " " << top << " " << csv << " "
                 << (req.has_filter ? req.filter.ToString() : "-") << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);

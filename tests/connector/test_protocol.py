@@ -2,6 +2,7 @@
 encoder and decoder and the C++ core (through the harness), all built from the one spec
 (rados_deploy/rados_deploy/cls/scan_protocol.json), against each other and the shared vectors in
 tests/vectors/scan."""
+import dataclasses
 import errno
 from decimal import Decimal
 import math
@@ -15,8 +16,8 @@ import pytest
 from data_deploy.formats import encode
 from rados_deploy import scan_protocol
 from sae.connector import protocol
-from sae.connector.protocol import (STATS, ProtocolError, Request, ScanError, aggregate, decode_error, decode_reply,
-                                    decode_request, to_expression, top_k)
+from sae.connector.protocol import (STATS, ProtocolError, Request, ScanError, aggregate, csv_schema, decode_error,
+                                    decode_reply, decode_request, to_expression, top_k)
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 SPEC = scan_protocol.SPEC
@@ -70,9 +71,9 @@ def test_python_parses_every_vector(vectors):
         req = decode_request(data)
         p = v["parse"]
         assert (req.columns, req.filter, req.codec, req.batch_rows, req.max_reply, req.flags, req.group_by,
-                req.aggregates, req.limit, req.order_by) == (
+                req.aggregates, req.limit, req.order_by, req.csv and req.csv.hex()) == (
             p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["flags"], p["group_by"],
-            [tuple(a) for a in p["aggregates"]], p["limit"], [tuple(k) for k in p["order_by"]]), v["name"]
+            [tuple(a) for a in p["aggregates"]], p["limit"], [tuple(k) for k in p["order_by"]], p["csv"]), v["name"]
         assert req.encode() == data, v["name"]
 
 
@@ -105,7 +106,7 @@ def test_cxx_parses_every_vector_alike(vectors, harness):
             assert line.startswith("err ") and code == getattr(errno, v["error"]), (v["name"], line)
             continue
         p = v["parse"]
-        _, flags, codec, rows, max_reply, cols, aggs, top, expr = line.split(" ", 8)
+        _, flags, codec, rows, max_reply, cols, aggs, top, csv, expr = line.split(" ", 9)
         assert (int(flags), codec, int(rows), int(max_reply)) == \
             (p["flags"], p["codec"], p["batch_rows"] or 65536, p["max_reply"]), v["name"]
         assert cols == "[" + ",".join(p["columns"]) + "]", v["name"]
@@ -114,6 +115,7 @@ def test_cxx_parses_every_vector_alike(vectors, harness):
         keys = [f"{col}:{desc * SPEC.key_flags['descending'] + first * SPEC.key_flags['nulls_first']}"
                 for col, desc, first in p["order_by"]]
         assert top == (f"{p['limit']}|" + ",".join(keys) if p["limit"] else "-"), v["name"]
+        assert csv == (p["csv_columns"] or "-"), v["name"]
         assert expr == (p["expression"] or "-"), v["name"]
 
 
@@ -165,6 +167,43 @@ def test_cxx_scans_an_arrow_ipc_object_as_it_scans_parquet(vectors, harness, tmp
         table = pa.ipc.open_stream(reply.stream).read_all()
         assert table.column_names == v["columns"], v["name"]
         assert_rows(table, v)
+
+
+def test_cxx_scans_a_csv_object_of_the_requests_schema_as_it_scans_parquet(vectors, harness, tmp_path, assert_rows):
+    """The sample stored as CSV (data_deploy's encoding: NULLs empty, NaN spelled for Spark): every
+    result vector, sent with the sample's schema, gives the same rows (or errno) as from Parquet;
+    the whole object is read and every row counted in. The same request without the schema reads
+    the text as Parquet and is refused as not Parquet (EBADMSG); a schema the text does not fit
+    is refused as not CSV of it (EBADMSG), in one line."""
+    _, results = vectors
+    sample = VECTORS / "sample.parquet"
+    table = pq.read_table(sample)
+    stored = tmp_path / "sample.csv"
+    stored.write_bytes(encode(table, "csv", "none").to_pybytes())
+    schema = csv_schema(table.schema)
+    lines = harness(*(f"scan {stored} {_with_csv(v['hex'], schema)} {tmp_path / v['name']}" for v in results))
+    for v, line in zip(results, lines):
+        if "errno" in v:
+            assert line.startswith(f"err {v['errno']} "), (v["name"], line)
+            continue
+        assert line.startswith("ok "), (v["name"], line)
+        reply = decode_reply((tmp_path / v["name"]).read_bytes())
+        assert reply.body == "arrow_ipc" and reply.stats["rows_in"] == table.num_rows, (v["name"], reply.stats)
+        assert reply.stats["read_bytes"] == stored.stat().st_size, reply.stats
+        got = pa.ipc.open_stream(reply.stream).read_all()
+        assert got.column_names == v["columns"], v["name"]
+        assert_rows(got, v)
+    plain = Request(columns=["id"]).encode().hex()
+    misfit = csv_schema(table.schema.set(0, pa.field("id", pa.bool_())))   # 7 is no bool
+    no_schema, wrong = harness(f"scan {stored} {plain} {tmp_path / 'plain'}",
+                               f"scan {stored} {_with_csv(plain, misfit)} {tmp_path / 'wrong'}")
+    assert no_schema.startswith("err 74 object is not a Parquet file"), no_schema
+    assert wrong.startswith("err 74 object is not CSV of the request's schema: ") and "\n" not in wrong, wrong
+
+
+def _with_csv(hexed: str, schema: bytes) -> str:
+    """A vector's request (hex) for a CSV object of ``schema``."""
+    return dataclasses.replace(decode_request(bytes.fromhex(hexed)), csv=schema).encode().hex()
 
 
 def test_a_count_of_an_arrow_ipc_object_reads_one_narrow_column(harness, tmp_path):

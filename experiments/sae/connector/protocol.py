@@ -14,7 +14,8 @@ A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
 Literal values are bool, int (int64), float (float64) or str. An aggregate request (protocol 3)
 names group columns and ``(function, column)`` aggregates instead of a projection; :func:`aggregate`
 is the reference of what the class computes for it. A top-k request (protocol 3) names a ``limit``
-and ``(column, descending, nulls_first)`` sort keys; :func:`top_k` is its reference. The Spark side
+and ``(column, descending, nulls_first)`` sort keys; :func:`top_k` is its reference. A request for a
+CSV object (protocol 4) carries the object's schema (:func:`csv_schema`). The Spark side
 is Java (``jvm/sae/connector/Protocol.java``); this Python codec is the reference the test vectors
 are made and checked with. Needs only the standard library and rados_deploy (and pyarrow for
 :func:`to_expression`, :func:`aggregate` and :func:`top_k`).
@@ -39,6 +40,8 @@ FLAG_AGGREGATE = SPEC.flags["aggregate"]
 """An aggregate section follows the filter; set by :meth:`Request.encode` when there are aggregates."""
 FLAG_TOP_K = SPEC.flags["top_k"]
 """A top-k section follows the filter; set by :meth:`Request.encode` when there is a limit."""
+FLAG_CSV = SPEC.flags["csv"]
+"""The object is CSV and a schema section ends the request; set by :meth:`Request.encode` when there is a ``csv`` schema."""
 _DESCENDING, _NULLS_FIRST = SPEC.key_flags["descending"], SPEC.key_flags["nulls_first"]
 AGGREGATES = SPEC.aggregate_functions
 """Aggregate functions by their code: count_star, count, sum, min, max."""
@@ -75,7 +78,8 @@ class Request:
     ``aggregates`` (``(function, column)``, column None for count_star), the kept rows grouped by
     ``group_by`` and aggregated (no projection then); or, with a ``limit``, only the first
     ``limit`` kept rows by ``order_by`` (``(column, descending, nulls_first)``) and their ties, or
-    in file order without sort keys."""
+    in file order without sort keys. ``csv``: the object is a CSV file with a header line whose
+    columns are this schema's (an Arrow IPC schema message, :func:`csv_schema`), by position."""
 
     columns: list = dataclasses.field(default_factory=list)
     filter: dict | None = None
@@ -87,12 +91,16 @@ class Request:
     aggregates: list = dataclasses.field(default_factory=list)
     limit: int | None = None
     order_by: list = dataclasses.field(default_factory=list)
+    csv: bytes | None = None
 
     def encode(self) -> bytes:
         """The request bytes the class's ``scan`` method takes."""
         if self.codec not in CODECS:
             raise ValueError(f"codec {self.codec!r} is not one of {', '.join(CODECS)}")
-        flags = self.flags | (FLAG_AGGREGATE if self.aggregates else 0) | (FLAG_TOP_K if self.limit is not None else 0)
+        flags = (self.flags | (FLAG_AGGREGATE if self.aggregates else 0) | (FLAG_TOP_K if self.limit is not None else 0)
+                 | (FLAG_CSV if self.csv is not None else 0))
+        if flags & FLAG_CSV and self.csv is None:
+            raise ValueError("the csv flag without a csv schema")
         if self.group_by and not flags & FLAG_AGGREGATE:
             raise ValueError("group columns without aggregates")
         if self.order_by and self.limit is None:
@@ -113,7 +121,28 @@ class Request:
             out.append(struct.pack("<IH", self.limit, len(self.order_by)))
             out += [_name(col) + bytes([desc * _DESCENDING | nulls_first * _NULLS_FIRST])
                     for col, desc, nulls_first in self.order_by]
+        if flags & FLAG_CSV:
+            out += [struct.pack("<I", len(self.csv)), self.csv]
         return b"".join(out)
+
+
+def csv_schema(schema) -> bytes:
+    """A CSV object's columns (a pyarrow schema, in file order) as a request's ``csv`` section."""
+    return schema.serialize().to_pybytes()
+
+
+def _check_csv_schema(data: bytes) -> None:
+    """What the class checks of a csv section: an IPC schema message of named, distinct columns."""
+    import pyarrow as pa
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(data))
+    except (pa.ArrowInvalid, OSError) as e:
+        raise ProtocolError(f"csv schema is not an Arrow IPC schema message: {e}") from None
+    if not schema.names:
+        raise ProtocolError("csv schema has no columns")
+    for i, name in enumerate(schema.names):
+        if not name or name in schema.names[:i]:
+            raise ProtocolError(f"csv schema names {name!r} twice or empty")
 
 
 def _check_aggregate(req: Request) -> None:
@@ -321,10 +350,17 @@ def decode_request(data: bytes) -> Request:
             if key & ~(_DESCENDING | _NULLS_FIRST):
                 raise ProtocolError(f"unknown sort key flags {key}")
             order_by.append((col, bool(key & _DESCENDING), bool(key & _NULLS_FIRST)))
+    csv = None
+    if flags & FLAG_CSV:
+        (slen,) = r.unpack("I", "csv schema length")
+        if slen > len(data) - r.off:
+            raise ProtocolError("csv schema length beyond the request")
+        csv = r.take(slen, "csv schema")
+        _check_csv_schema(csv)
     if r.off != len(data):
         raise ProtocolError(f"{len(data) - r.off} trailing bytes")
     req = Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows, max_reply=max_reply,
-                  flags=flags, group_by=group_by, aggregates=aggregates, limit=limit, order_by=order_by)
+                  flags=flags, group_by=group_by, aggregates=aggregates, limit=limit, order_by=order_by, csv=csv)
     if flags & FLAG_AGGREGATE:
         _check_aggregate(req)
     if flags & FLAG_TOP_K:

@@ -6,11 +6,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <ctime>
 
 #include <arrow/api.h>
 #include <arrow/compute/api.h>
+#include <arrow/csv/api.h>
 #include <arrow/io/memory.h>
 #include <arrow/ipc/reader.h>
 #include <arrow/ipc/writer.h>
@@ -239,6 +241,24 @@ void SortKeys(Cursor& c, Request* req) {
   }
 }
 
+// The csv section: u32 length + an Arrow IPC schema message (the CSV object's columns).
+void CsvSchema(Cursor& c, Request* req) {
+  uint32_t len = c.get<uint32_t>("csv schema length");
+  if (c.ok() && len > c.left()) c.fail("csv schema length beyond the request");
+  std::string bytes = c.bytes(len, "csv schema");
+  if (!c.ok()) return;
+  arrow::io::BufferReader in(arrow::Buffer::FromString(std::move(bytes)));
+  arrow::ipc::DictionaryMemo memo;
+  auto schema = arrow::ipc::ReadSchema(&in, &memo);
+  if (!schema.ok()) return c.fail("csv schema is not an Arrow IPC schema message: " + schema.status().message());
+  if ((*schema)->num_fields() == 0) return c.fail("csv schema has no columns");
+  std::set<std::string> names;
+  for (const auto& f : (*schema)->fields()) {
+    if (f->name().empty() || !names.insert(f->name()).second) return c.fail("csv schema names '" + f->name() + "' twice or empty");
+  }
+  req->csv = *schema;
+}
+
 }  // namespace
 
 void Leaves(const parquet::arrow::SchemaField& f, std::vector<int>* out) {
@@ -363,10 +383,12 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
   return true;
 }
 
-// An object as stored: a Parquet file, or an Arrow IPC file (told apart by the IPC file's magic).
+// An object as stored: a Parquet file or an Arrow IPC file (told apart by the IPC file's magic),
+// or a CSV file (the request says so, and gives its schema).
 struct Stored {
   std::unique_ptr<parquet::arrow::FileReader> parquet;  // set for a Parquet object
   std::shared_ptr<arrow::ipc::RecordBatchFileReader> ipc;  // set for an IPC file: every field
+  bool csv = false;
   std::shared_ptr<arrow::Schema> schema;
 };
 
@@ -380,8 +402,13 @@ arrow::Result<std::shared_ptr<arrow::ipc::RecordBatchFileReader>> OpenIpc(
   return arrow::ipc::RecordBatchFileReader::Open(file, options);
 }
 
-bool OpenStored(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows, Stored* stored,
-                Error* err) {
+bool OpenStored(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
+                const std::shared_ptr<arrow::Schema>& csv, Stored* stored, Error* err) {
+  if (csv) {
+    stored->csv = true;
+    stored->schema = csv;
+    return true;
+  }
   static constexpr char kIpcMagic[] = "ARROW1";
   auto head = file->ReadAt(0, sizeof(kIpcMagic) - 1);
   if (head.ok() && (*head)->size() == static_cast<int64_t>(sizeof(kIpcMagic) - 1) &&
@@ -412,22 +439,22 @@ int NarrowestField(const arrow::Schema& schema) {
   return best;
 }
 
-// An IPC file's record batches cut into batches of at most `rows` rows (slices: no copies), as
-// `schema`'s columns (none: the batches keep only their row counts).
-class IpcBatches : public arrow::RecordBatchReader {
+// Whole record batches (from `next`, null at the end) cut into batches of at most `rows` rows
+// (slices: no copies), as `schema`'s columns (none: the batches keep only their row counts).
+class SlicedBatches : public arrow::RecordBatchReader {
  public:
-  IpcBatches(std::shared_ptr<arrow::ipc::RecordBatchFileReader> file, std::shared_ptr<arrow::Schema> schema,
-             int64_t rows)
-      : file_(std::move(file)), schema_(std::move(schema)), rows_(rows) {}
+  using Source = std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch>>()>;
+  SlicedBatches(Source next, std::shared_ptr<arrow::Schema> schema, int64_t rows)
+      : next_(std::move(next)), schema_(std::move(schema)), rows_(rows) {}
   std::shared_ptr<arrow::Schema> schema() const override { return schema_; }
   arrow::Status ReadNext(std::shared_ptr<arrow::RecordBatch>* out) override {
     while (!current_ || offset_ >= current_->num_rows()) {
-      if (next_ >= file_->num_record_batches()) {
+      ARROW_ASSIGN_OR_RAISE(current_, next_());
+      offset_ = 0;
+      if (!current_) {
         *out = nullptr;
         return arrow::Status::OK();
       }
-      ARROW_ASSIGN_OR_RAISE(current_, file_->ReadRecordBatch(next_++));
-      offset_ = 0;
     }
     *out = current_->Slice(offset_, rows_);
     offset_ += (*out)->num_rows();
@@ -436,13 +463,55 @@ class IpcBatches : public arrow::RecordBatchReader {
   }
 
  private:
-  std::shared_ptr<arrow::ipc::RecordBatchFileReader> file_;
+  Source next_;
   std::shared_ptr<arrow::Schema> schema_;
   int64_t rows_;
   std::shared_ptr<arrow::RecordBatch> current_;
-  int next_ = 0;
   int64_t offset_ = 0;
 };
+
+// An IPC file's record batches, one by one.
+SlicedBatches::Source IpcSource(std::shared_ptr<arrow::ipc::RecordBatchFileReader> file) {
+  return [file = std::move(file), next = 0]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+    if (next >= file->num_record_batches()) return nullptr;
+    return file->ReadRecordBatch(next++);
+  };
+}
+
+// A CSV object of `schema`'s columns (a header line, then rows as Spark's CSV reader reads them:
+// an empty field, quoted or not, is NULL), read whole and parsed by Arrow's serial reader in the
+// calling thread on the first call, `fields` of it (schema positions, ascending) as batches.
+SlicedBatches::Source CsvSource(std::shared_ptr<arrow::io::RandomAccessFile> file, std::shared_ptr<arrow::Schema> schema,
+                                std::vector<int> fields) {
+  return [file = std::move(file), schema = std::move(schema), fields = std::move(fields),
+          table = std::shared_ptr<arrow::TableBatchReader>()]() mutable
+             -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+    if (!table) {
+      ARROW_ASSIGN_OR_RAISE(int64_t size, file->GetSize());
+      ARROW_ASSIGN_OR_RAISE(auto whole, file->ReadAt(0, size));   // the object is in memory anyway
+      auto read = arrow::csv::ReadOptions::Defaults();
+      read.use_threads = false;
+      read.skip_rows = 1;   // the header line; columns are taken by position, as Spark's CSV reader does
+      read.column_names = schema->field_names();
+      auto convert = arrow::csv::ConvertOptions::Defaults();
+      for (const auto& f : schema->fields()) convert.column_types[f->name()] = f->type();
+      for (int i : fields) convert.include_columns.push_back(schema->field(i)->name());
+      convert.null_values = {""};           // Spark reads an empty field as NULL, quoted or not, and
+      convert.strings_can_be_null = true;   // nothing else ("NaN" is a number, "null" a string)
+      convert.quoted_strings_can_be_null = true;
+      auto reader = arrow::csv::TableReader::Make(arrow::io::IOContext(Pool()),
+                                                  std::make_shared<arrow::io::BufferReader>(whole), read,
+                                                  arrow::csv::ParseOptions::Defaults(), convert);
+      auto parsed = reader.ok() ? (*reader)->Read() : reader.status();
+      if (!parsed.ok())   // a SerializationError: the scan answers EBADMSG
+        return arrow::Status::SerializationError("object is not CSV of the request's schema: ", parsed.status().message());
+      table = std::make_shared<arrow::TableBatchReader>(std::move(*parsed));
+    }
+    std::shared_ptr<arrow::RecordBatch> batch;
+    ARROW_RETURN_NOT_OK(table->ReadNext(&batch));
+    return batch;
+  };
+}
 
 // An IPC stream writer into `out`; `meter`: charge compression to it (may be null).
 bool OpenWriter(const std::shared_ptr<arrow::Schema>& schema, arrow::Compression::type codec, Meter* meter,
@@ -569,9 +638,9 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   Stored stored;
   {
     Phase p(meter, pr::kDecodeNs);
-    if (!OpenStored(file, req.batch_rows, &stored, err)) return false;
+    if (!OpenStored(file, req.batch_rows, req.csv, &stored, err)) return false;
   }
-  parquet::arrow::FileReader* reader = stored.parquet.get();   // null for an IPC file
+  parquet::arrow::FileReader* reader = stored.parquet.get();   // null for an IPC or CSV file
   const std::shared_ptr<arrow::Schema>& file_schema = stored.schema;
 
   auto unknown = [&](const std::string& name) {
@@ -677,14 +746,21 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   }
   std::unique_ptr<arrow::RecordBatchReader> batches;
   if (!reader) {
-    Phase p(meter, pr::kDecodeNs);
-    auto made = OpenIpc(file, sorted.empty() && file_schema->num_fields() > 0
-                                  ? std::vector<int>{NarrowestField(*file_schema)} : sorted);
-    if (!made.ok()) {
-      *err = Fail(EIO, "cannot read the Arrow IPC object: " + made.status().message());
-      return false;
+    std::vector<int> fields = sorted.empty() && file_schema->num_fields() > 0
+                                  ? std::vector<int>{NarrowestField(*file_schema)} : sorted;
+    SlicedBatches::Source source;
+    if (stored.csv) {
+      source = CsvSource(file, file_schema, std::move(fields));
+    } else {
+      Phase p(meter, pr::kDecodeNs);
+      auto made = OpenIpc(file, fields);
+      if (!made.ok()) {
+        *err = Fail(EIO, "cannot read the Arrow IPC object: " + made.status().message());
+        return false;
+      }
+      source = IpcSource(std::move(*made));
     }
-    batches = std::make_unique<IpcBatches>(std::move(*made), read_schema, req.batch_rows);
+    batches = std::make_unique<SlicedBatches>(std::move(source), read_schema, req.batch_rows);
   } else if (!late) {
     std::vector<int> row_groups(reader->num_row_groups());
     for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
@@ -758,7 +834,8 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     if (!OpenWriter(aggregation ? aggregation->schema() : out_schema, req.codec, meter, out, &writer, err)) return false;
   }
   auto io_error = [&](const arrow::Status& st) {
-    *err = Fail(EIO, "scan failed: " + st.ToString());
+    if (st.IsSerializationError()) *err = Fail(EBADMSG, st.message());
+    else *err = Fail(EIO, "scan failed: " + st.ToString());
     return false;
   };
   auto written = [&]() -> uint64_t {
@@ -917,6 +994,7 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   }
   if (c.ok() && aggregate) Aggregates(c, req);
   if (c.ok() && top_k) SortKeys(c, req);
+  if (c.ok() && (req->flags & pr::kFlagCsv)) CsvSchema(c, req);
   if (c.ok() && c.left() != 0) c.fail(std::to_string(c.left()) + " trailing bytes");
   if (!c.ok()) {
     *err = Fail(EINVAL, "malformed request: " + c.what());
@@ -947,7 +1025,7 @@ bool Schema(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::share
             Error* err) {
   try {
     Stored stored;
-    if (!OpenStored(file, pr::kDefaultBatchRows, &stored, err)) return false;
+    if (!OpenStored(file, pr::kDefaultBatchRows, nullptr, &stored, err)) return false;
     const std::shared_ptr<arrow::Schema>& schema = stored.schema;
     auto out = arrow::io::BufferOutputStream::Create(1 << 12, Pool());
     std::shared_ptr<arrow::ipc::RecordBatchWriter> writer;

@@ -14,6 +14,7 @@
 #include <arrow/io/interfaces.h>
 #include <arrow/memory_pool.h>
 #include <arrow/result.h>
+#include <arrow/type_fwd.h>
 #include <arrow/util/compression.h>
 
 #include "protocol.h"
@@ -52,6 +53,7 @@ struct Request {
   std::vector<Aggregate> aggregates;        // with the aggregate flag: at least one
   uint32_t limit = 0;                       // with the top-k flag: rows to return (1..kMaxLimit)
   std::vector<SortKey> order_by;            // with the top-k flag: empty = a plain LIMIT
+  std::shared_ptr<arrow::Schema> csv;       // with the csv flag: the CSV object's columns, in file order
 };
 
 // An error with the errno the method returns and a one-line message for the client.
@@ -104,8 +106,10 @@ arrow::MemoryPool* Pool();
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
-// Scan a Parquet file, or an Arrow IPC file (its record batches cut into batches of the request's
-// rows; no statistics, late reads or whole objects): read projection ∪ filter columns batch by
+// Scan a Parquet file, an Arrow IPC file (its record batches cut into batches of the request's
+// rows; no statistics, late reads or whole objects) or, with the csv flag, a CSV file of the
+// request's schema (header line skipped, columns by position, parsed whole in the calling thread,
+// then cut as IPC batches are): read projection ∪ filter columns batch by
 // batch, filter, project, and
 // write an IPC stream to `out` (*body = kBodyArrowIpc), metering reads (through `file`),
 // decoding, filtering, projection, aggregation, sorting, IPC encoding and compression into `meter`. With

@@ -20,6 +20,38 @@ import org.apache.spark.sql.types.StructType;
 final class ArrowTypes {
   private ArrowTypes() {}
 
+  /**
+   * The Arrow schema of a CSV file whose columns are {@code schema}'s (what the class parses each
+   * column as): the inverse of {@link #toSpark(Field, String)}; a TIMESTAMP (with local time zone)
+   * column is UTC, so its text needs a zone offset.
+   */
+  static Schema toArrow(StructType schema) {
+    java.util.List<Field> fields = new java.util.ArrayList<>();
+    for (StructField f : schema.fields()) {
+      DataType d = f.dataType();
+      ArrowType t = d.equals(DataTypes.BooleanType) ? ArrowType.Bool.INSTANCE
+          : d.equals(DataTypes.ByteType) ? new ArrowType.Int(8, true)
+          : d.equals(DataTypes.ShortType) ? new ArrowType.Int(16, true)
+          : d.equals(DataTypes.IntegerType) ? new ArrowType.Int(32, true)
+          : d.equals(DataTypes.LongType) ? new ArrowType.Int(64, true)
+          : d.equals(DataTypes.FloatType) ? new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)
+          : d.equals(DataTypes.DoubleType) ? new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)
+          : d.equals(DataTypes.StringType) ? ArrowType.Utf8.INSTANCE
+          : d.equals(DataTypes.DateType) ? new ArrowType.Date(DateUnit.DAY)
+          : d.equals(DataTypes.TimestampNTZType) ? new ArrowType.Timestamp(TimeUnit.MICROSECOND, null)
+          : d.equals(DataTypes.TimestampType) ? new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")
+          : d instanceof org.apache.spark.sql.types.DecimalType dec ? new ArrowType.Decimal(dec.precision(), dec.scale(), 128)
+          : null;
+      if (t == null) {
+        throw new IllegalArgumentException("[" + Native.host() + " sae-ceph] schema column " + f.name() + " is "
+            + d.simpleString() + ", which the class cannot parse from CSV; give boolean, integer, float, double, "
+            + "string, date, timestamp, timestamp_ntz or decimal columns");
+      }
+      fields.add(new Field(f.name(), new org.apache.arrow.vector.types.pojo.FieldType(f.nullable(), t, null), null));
+    }
+    return new Schema(fields);
+  }
+
   static StructType toSpark(Schema schema, String where) {
     StructField[] fields = schema.getFields().stream()
         .map(f -> new StructField(f.getName(), toSpark(f, where), f.isNullable(), Metadata.empty()))

@@ -43,11 +43,16 @@ final class CephFiles {
   /** One file = one object: {@code <inode hex>.00000000} in {@code pool}. */
   record ObjectRef(String path, String oid, String pool, long size) implements Serializable {}
 
-  /** Suffixes of the object files the class reads: Parquet, and Arrow IPC files. */
-  static final List<String> SUFFIXES = List.of(".parquet", ".arrow");
+  /** Suffixes of the object files the class reads: Parquet, Arrow IPC and CSV files. */
+  static final List<String> SUFFIXES = List.of(".parquet", ".arrow", ".csv");
 
-  /** The {@code *.parquet} and {@code *.arrow} files under {@code path} (a file or a directory),
-   * sorted by path. */
+  /** Whether {@code f} is a CSV file (which stores no schema: the request carries it). */
+  static boolean csv(ObjectRef f) {
+    return f.path().endsWith(".csv");
+  }
+
+  /** The {@code *.parquet}, {@code *.arrow} and {@code *.csv} files under {@code path} (a file or a
+   * directory), sorted by path. */
   static List<ObjectRef> list(String conf, String user, int timeout, String path) throws IOException {
     Native.Libcephfs lib = Native.cephfs();
     Pointer m = mount(conf, user, timeout);

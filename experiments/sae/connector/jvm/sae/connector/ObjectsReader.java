@@ -319,10 +319,13 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     final String shape;
     /** Rows per batch of Spark's own Parquet reader (whole objects), as vanilla reads them. */
     final int parquetBatchRows;
+    /** The csv section's schema when the objects are CSV files (the table's columns), else null. */
+    final byte[] csv;
     final boolean offHeap;
 
     Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter,
-        Aggregates.Pushed aggregate, SaeScan.TopK topK, String shape) {
+        Aggregates.Pushed aggregate, SaeScan.TopK topK, String shape, byte[] csv) {
+      this.csv = csv;
       this.options = options;
       this.schema = schema;
       this.requested = List.copyOf(requested);
@@ -341,6 +344,11 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
      * thesis's baseline, where the OSD decodes and re-encodes every row and column).
      */
     byte[] request(long size) {
+      byte[] request = plainRequest(size);
+      return csv == null ? request : Protocol.csv(request, csv);
+    }
+
+    private byte[] plainRequest(long size) {
       boolean whole = options.wholeObjects && options.mode.pushdown && aggregate == null && topK == null;
       int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
       long maxReply = options.replyLimit(size);

@@ -11,7 +11,8 @@ import java.util.Map;
  * and the fix otherwise.
  *
  * <pre>
- * path                   CephFS file or directory (load(path)); *.parquet and *.arrow (Arrow IPC) files are read
+ * path                   CephFS file or directory (load(path)); *.parquet, *.arrow (Arrow IPC) and *.csv files are
+ *                        read (CSV: a header line, columns by position of the schema given with spark.read.schema)
  * mode                   how the OSDs serve the scan (Mode.java): offload (default): filter and project in
  *                        the OSDs; auto: per object, as offload or the object read whole and filtered by
  *                        Spark, whichever the task measured cheaper (Pushback.java); no-offload: the OSDs

@@ -23,6 +23,8 @@ public final class Protocol {
   public static final int FLAG_AGGREGATE = ProtocolSpec.FLAG_AGGREGATE;
   /** A top-k section follows the filter; {@link #request} with a limit sets it. */
   public static final int FLAG_TOP_K = ProtocolSpec.FLAG_TOP_K;
+  /** The object is CSV and a schema section ends the request; {@link #csv} sets it. */
+  public static final int FLAG_CSV = ProtocolSpec.FLAG_CSV;
   /** Aggregate functions by their code: count_star, count, sum, min, max. */
   public static final List<String> AGGREGATES = ProtocolSpec.AGGREGATES;
   /** Reply body codes: an Arrow IPC stream, or the object as stored (a Parquet file). */
@@ -237,6 +239,33 @@ public final class Protocol {
           | (k.nullsFirst() ? ProtocolSpec.KEY_NULLS_FIRST : 0));
     }
     return o.toByteArray();
+  }
+
+  /**
+   * {@code request} (any of the above) for a CSV object whose columns, by position, are those of
+   * {@code schema}: the {@link #FLAG_CSV} flag set and the schema section, {@code u32} length and
+   * the schema as an Arrow IPC message ({@link #schemaMessage}), appended (it ends every request).
+   */
+  public static byte[] csv(byte[] request, byte[] schema) {
+    Out o = new Out();
+    o.write(request, 0, request.length);
+    o.le(schema.length, 4);
+    o.write(schema, 0, schema.length);
+    byte[] b = o.toByteArray();
+    b[6] |= (byte) FLAG_CSV;   // the flags' low byte
+    return b;
+  }
+
+  /** {@code schema} as an Arrow IPC schema message: the csv section's schema. */
+  public static byte[] schemaMessage(org.apache.arrow.vector.types.pojo.Schema schema) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    try {
+      org.apache.arrow.vector.ipc.message.MessageSerializer.serialize(
+          new org.apache.arrow.vector.ipc.WriteChannel(java.nio.channels.Channels.newChannel(bytes)), schema);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);   // a ByteArrayOutputStream does not fail
+    }
+    return bytes.toByteArray();
   }
 
   /** Header, projection and filter: what every request starts with. */

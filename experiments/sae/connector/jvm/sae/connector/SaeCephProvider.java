@@ -49,9 +49,13 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     Options o = new Options(options);
+    if (csvFiles(o)) {
+      throw new IllegalArgumentException(Options.FORMAT + ": " + o.path + " holds CSV files, which store no schema; "
+          + "give their columns in file order: spark.read.schema(...)");
+    }
     StructType table = tableSchema(o);
     if (table == null) {
-      throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet or *.arrow files under " + o.path
+      throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet, *.arrow or *.csv files under " + o.path
           + "; deploy data there first (or give the schema: spark.read.schema(...) reads an empty table)");
     }
     return table;
@@ -79,6 +83,14 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     Options o = new Options(properties);
+    if (csvFiles(o)) {   // the given schema is the files' columns, by position (as Spark's CSV reader takes them)
+      if (!o.columns.isEmpty()) {
+        throw Options.bad("columns", String.join(",", o.columns), "CSV files are read by the given schema, column "
+            + "by column; give the whole schema (queries prune columns anyway)");
+      }
+      ArrowTypes.toArrow(schema);   // every column parseable, or one line naming it
+      return new SaeCephTable(o, schema, objects);
+    }
     StructType files = tableSchema(o);
     if (files == null) return new SaeCephTable(o, schema, objects);   // no files: an empty table of the given schema
     for (StructField f : schema.fields()) {   // a user schema must name file columns with their types
@@ -93,20 +105,43 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     return new SaeCephTable(o, schema, objects);
   }
 
+  /** The path's files, listed once per provider into {@link #objects}. Mode auto reads whole objects
+   * with Spark's Parquet reader: other files are refused there; CSV files do not mix with others. */
+  private List<CephFiles.ObjectRef> objects(Options o) throws IOException {
+    if (objects != null) return objects;
+    List<CephFiles.ObjectRef> listed = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
+    if (o.mode.pushback) {
+      listed.stream().filter(f -> !f.path().endsWith(".parquet")).findFirst().ifPresent(f -> {
+        throw Options.bad("mode", o.mode.option, f.path() + " is not a Parquet file and mode " + o.mode.option
+            + " reads whole objects with Spark's Parquet reader; use mode offload or no-offload");
+      });
+    }
+    long csv = listed.stream().filter(CephFiles::csv).count();
+    if (csv > 0 && csv < listed.size()) {
+      throw new IllegalArgumentException(Options.FORMAT + ": " + o.path + " mixes CSV files with Parquet or Arrow IPC "
+          + "files; a CSV table needs its own directory");
+    }
+    objects = listed;
+    return objects;
+  }
+
+  /** Whether the path's files are CSV (every one of them). */
+  private boolean csvFiles(Options o) {
+    try {
+      List<CephFiles.ObjectRef> listed = objects(o);
+      return !listed.isEmpty() && CephFiles.csv(listed.get(0));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** The first file's schema (from the class's schema method, once per object and JVM), or null when
-   * the path holds no object file; lists the path into {@link #objects}. Mode auto reads whole objects
-   * with Spark's Parquet reader: an Arrow IPC file is refused there. */
+   * the path holds no object file. */
   private StructType fileSchema(Options o) {
     try {
-      objects = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
-      if (objects.isEmpty()) return null;
-      if (o.mode.pushback) {
-        objects.stream().filter(f -> !f.path().endsWith(".parquet")).findFirst().ifPresent(f -> {
-          throw Options.bad("mode", o.mode.option, f.path() + " is an Arrow IPC file and mode " + o.mode.option
-              + " reads whole objects with Spark's Parquet reader; use mode offload or no-offload");
-        });
-      }
-      CephFiles.ObjectRef first = objects.get(0);
+      List<CephFiles.ObjectRef> listed = objects(o);
+      if (listed.isEmpty()) return null;
+      CephFiles.ObjectRef first = listed.get(0);
       String key = o.cephConf + "\0" + first.pool() + "\0" + first.oid() + "\0" + first.size();
       StructType known = SCHEMAS.get(key);
       if (known != null) return known;

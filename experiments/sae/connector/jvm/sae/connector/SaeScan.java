@@ -176,8 +176,9 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
+    boolean csv = !objects.isEmpty() && CephFiles.csv(objects.get(0));   // every file then (SaeCephProvider)
     return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate, topK,
-        description());
+        description(), csv ? Protocol.schemaMessage(ArrowTypes.toArrow(table)) : null);
   }
 
   /** The objects one task scans. */
