@@ -334,7 +334,7 @@ EXPERIMENTS = {
     "unknown axis": ("sweep=Sweep(cartesian={'nope': [1]})", "nope"),
     "axis dict": ("sweep=Sweep(cartesian={'selectivity': {'a': 1}})", "selectivity"),
     "stored compression": ("data=DataSpec(stored_compression='nope')", "stored_compression"),
-    "format": ("data=DataSpec(format='csv')", "data.format"),
+    "format": ("data=DataSpec(format='orc')", "data.format"),
     "codec the format lacks": ("data=DataSpec(format='ipc', stored_compression='snappy')", "stored_compression"),
     "vanilla on ipc": ("data=DataSpec(format='ipc'), workload=Workload(reader='vanilla')", "data.format ipc"),
     "auto on ipc": ("data=DataSpec(format='ipc'), workload=Workload(reader='auto')", "data.format ipc"),

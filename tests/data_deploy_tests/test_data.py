@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import data_deploy as dd
+from data_deploy.formats import encode
 from data_deploy.remote import final_name
 from metareserve.errors import OperationalError, UsageError
 
@@ -83,8 +84,37 @@ def test_split_as_arrow_ipc_files(generated, tmp_path):
     assert final_name(report.files[0].name, 1, 2) == report.files[0].stem + "-c1-l2.arrow"
     with pytest.raises(UsageError, match="'snappy' is not one of none, zstd, lz4 .the codecs of format ipc"):
         dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="ipc", compression="snappy")
-    with pytest.raises(UsageError, match="format 'csv' is not one of parquet, ipc"):
-        dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="csv")
+    with pytest.raises(UsageError, match="format 'orc' is not one of parquet, ipc, csv"):
+        dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="orc")
+
+
+def test_split_as_csv_files(generated, tmp_path):
+    """format="csv": CSV files (a header line, then a line per row) within the object size that
+    Arrow's CSV reader, given the data's schema, reads back as the same rows in the same order;
+    idempotent; a deploy takes them; CSV stores no codec, and says so naming the format."""
+    size = 4 << 20
+    report = dd.split(generated, out=tmp_path / "c", object_size="4MiB", format="csv")
+    assert report.rows == ROWS and len(report.files) > 1
+    schema = _table(generated).schema
+    opts = pacsv.ConvertOptions(column_types=schema, null_values=[""], strings_can_be_null=True)
+    back = []
+    for f in report.files:
+        assert f.suffix == ".csv" and f.stat().st_size <= size
+        assert f.read_text().split("\n", 1)[0] == ",".join(f'"{n}"' for n in schema.names)
+        back.append(pacsv.read_csv(f, convert_options=opts))
+    assert pa.concat_tables(back).equals(_table(generated))
+    assert not dd.split(generated, out=tmp_path / "c", object_size="4MiB", format="csv").changed
+    assert sum(e["rows"] for e in dd.describe(tmp_path / "c", size)) == ROWS
+    with pytest.raises(UsageError, match="'zstd' is not one of none .the codecs of format csv"):
+        dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="csv", compression="zstd")
+
+
+def test_csv_spells_nan_and_infinities_as_spark_reads_them():
+    """Arrow's CSV writer writes nan and inf, which Spark's CSV reader takes for NULL: the stored
+    text says NaN, Inf and -Inf; NULL is an empty field, an empty string a quoted one."""
+    table = pa.table({"x": [1.5, float("nan"), float("inf"), float("-inf"), None], "s": ["a", "", None, "b,c", "d"]})
+    lines = encode(table, "csv", "none").to_pybytes().decode().splitlines()
+    assert lines == ['"x","s"', '"1.5","a"', '"NaN",""', '"Inf",', '"-Inf","b,c"', ',"d"']
 
 
 @pytest.mark.parametrize("size, text", [("100KiB", "multiple of 64KiB"), ("2MiB", "outside 4MiB..256MiB"),

@@ -7,7 +7,8 @@ Submitted by the sae runner with one argument, a JSON object::
     {"run_id", "out": "<jsonl path>", "pause": 1.0,
      "schedule": [["<point>", "prewarm" | "rep", 0], ...] (absent: each point's in turn),
      "points": [{"point", "reps": [0, 1, 2], "prewarm": 0,
-                 "format": "sae-ceph" | "parquet", "path": "...", "options": {...}, "register": ["mod:fn"],
+                 "format": "sae-ceph" | "parquet" | "csv", "path": "...", "options": {...}, "register": ["mod:fn"],
+                 "schema": "<DDL>" (CSV data: its columns),
                  "column": "total_amount", "threshold": 12.5 | null, "columns": [] (all) | ["VendorID", ...],
                  "query": "scan", "sql": null | "SELECT ...", "zones": "<path>" (sql reading zones),
                  "float_digits": 9, "answer_rows": 1000},
@@ -95,7 +96,7 @@ def query(spark, cfg, schema=None):
     ``zones``), else the scan (rows below ``threshold`` in ``column``, checksum of ``columns``);
     its timings and results."""
     t0 = time.time()
-    df = load(spark, cfg, cfg["path"], schema)
+    df = load(spark, cfg, cfg["path"], schema or cfg.get("schema"))
     if cfg.get("sql"):
         df.createOrReplaceTempView("trips")
         if cfg.get("zones"):

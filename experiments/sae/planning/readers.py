@@ -1,7 +1,7 @@
 """The readers a workload reads its data with (``workload.reader``), each defined once: its name,
 legend label and colour, whether it is a baseline offloading is measured against, and how it
 reads (:class:`ConnectorRead`: the sae-ceph connector in one of its modes, whose code is
-``Mode.java``; :class:`SparkParquet`: Spark's own Parquet reader over a CephFS mount).
+``Mode.java``; :class:`SparkFiles`: Spark's own Parquet or CSV reader over a CephFS mount).
 
 Adding a reader is one entry in :data:`READERS` plus its code (docs/conventions.md, "Adding a
 reader"); the spec, the run stage, the report, the figures and the benchmarks all read it here.
@@ -19,17 +19,42 @@ from ..connector.build import SubmitSpec
 @dataclasses.dataclass(frozen=True)
 class ReadSource:
     """What a Spark application reads: each ``register`` entry (``"module:function"``) is called
-    with the session, then ``spark.read.format(format).options(**options).load(path)``."""
+    with the session, then ``spark.read.format(format).options(**options)`` (with
+    ``.schema(schema)`` when set: the columns of CSV files, which store none) ``.load(path)``."""
 
     format: str
     path: str
     options: dict[str, str]
     register: tuple[str, ...] = ()
+    schema: str | None = None
 
     def app_config(self) -> dict:
         """Plain data for the application's JSON argument (``sae/app/run_points.py``)."""
         return {"format": self.format, "path": self.path, "options": dict(self.options),
-                "register": list(self.register)}
+                "register": list(self.register), **({"schema": self.schema} if self.schema else {})}
+
+
+_DDL_TYPES = {"bool": "BOOLEAN", "int8": "TINYINT", "int16": "SMALLINT", "int32": "INT", "int64": "BIGINT",
+              "float": "FLOAT", "double": "DOUBLE", "string": "STRING", "date32[day]": "DATE",
+              "timestamp[us]": "TIMESTAMP_NTZ", "timestamp[us, tz=UTC]": "TIMESTAMP"}
+
+
+def spark_ddl(schema) -> str:
+    """A pyarrow schema as the Spark DDL Spark reads its Arrow and Parquet types as (what a CSV
+    read is given: the data's own schema, so every reader sees the same types)."""
+    try:
+        return ", ".join(f"`{f.name}` {_DDL_TYPES[str(f.type)]}" for f in schema)
+    except KeyError as e:
+        raise UsageError(f"data: column type {e.args[0]} has no Spark CSV type here; "
+                         f"use one of {', '.join(_DDL_TYPES)}") from None
+
+
+def _csv_schema(fmt: str) -> str | None:
+    """The DDL a read of stored format ``fmt`` is given: the data's schema for CSV, else none."""
+    if fmt != "csv":
+        return None
+    from data_deploy import SCHEMA   # every dataset is cast to it (generated or ingested)
+    return spark_ddl(SCHEMA)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,20 +65,26 @@ class ConnectorRead:
     mode: str
     needs_mount: ClassVar[bool] = False
 
-    def source(self, path: str, *, build: SubmitSpec, mount: str | None, options: dict[str, str]) -> ReadSource:
-        """The read of CephFS ``path``: the connector's ``options`` (compression, batch size, ...)
-        on top of what its build needs (Ceph configuration and user)."""
-        return ReadSource(build.format, path, {**build.options, **options, "mode": self.mode}, tuple(build.register))
+    def source(self, path: str, *, build: SubmitSpec, mount: str | None, options: dict[str, str],
+               fmt: str = "parquet") -> ReadSource:
+        """The read of CephFS ``path`` (objects stored as ``fmt``): the connector's ``options``
+        (compression, batch size, ...) on top of what its build needs (Ceph configuration and user)."""
+        return ReadSource(build.format, path, {**build.options, **options, "mode": self.mode}, tuple(build.register),
+                          _csv_schema(fmt))
 
 
 @dataclasses.dataclass(frozen=True)
-class SparkParquet:
-    """Spark's own Parquet reader over the CephFS mount (the Parquet files as stored; no options)."""
+class SparkFiles:
+    """Spark's own reader of the stored format over the CephFS mount: Parquet (no options), or CSV
+    (a header line, the data's schema given)."""
 
     needs_mount: ClassVar[bool] = True
 
-    def source(self, path: str, *, build: SubmitSpec | None, mount: str | None, options: dict[str, str]) -> ReadSource:
-        """The read of CephFS ``path`` through the mount at ``mount``."""
+    def source(self, path: str, *, build: SubmitSpec | None, mount: str | None, options: dict[str, str],
+               fmt: str = "parquet") -> ReadSource:
+        """The read of CephFS ``path`` (files stored as ``fmt``) through the mount at ``mount``."""
+        if fmt == "csv":
+            return ReadSource("csv", f"file://{mount}{path}", {"header": "true"}, schema=_csv_schema(fmt))
         return ReadSource("parquet", f"file://{mount}{path}", {})
 
 
@@ -68,7 +99,7 @@ class Reader:
     label: str
     colour: str
     baseline: bool
-    reads: ConnectorRead | SparkParquet
+    reads: ConnectorRead | SparkFiles
     definition: str = ""
     cannot_read: tuple[tuple[str, str], ...] = ()
 
@@ -90,16 +121,17 @@ AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
               "the sae-ceph connector deciding per object: the filter and the projection pushed into "
               "the OSD as offload does, or the object read whole and filtered by Spark, whichever "
               "has cost the query's tasks less so far (pushback)",
-              (("ipc", "it reads whole objects with Spark's Parquet reader"),))
+              (("ipc", "it reads whole objects with Spark's Parquet reader"),
+               ("csv", "it reads whole objects with Spark's Parquet reader")))
 """The connector choosing per object between offload and reading the object whole (pushback)."""
 NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
                     "the same connector, the OSDs returning every row and column; Spark filters "
                     "(the thesis's baseline)")
 """The same connector, the OSDs returning every row and column (the thesis's baseline)."""
-VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkParquet(),
-                 "Spark's own Parquet reader over a CephFS mount: the stored files are read whole "
-                 "and Spark filters", (("ipc", "Spark has no reader of Arrow IPC files"),))
-"""Vanilla Spark Parquet over a CephFS mount."""
+VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkFiles(),
+                 "Spark's own Parquet (or CSV) reader over a CephFS mount: the stored files are read "
+                 "whole and Spark filters", (("ipc", "Spark has no reader of Arrow IPC files"),))
+"""Vanilla Spark Parquet (or CSV) over a CephFS mount."""
 
 READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA)}
 """Every reader by name, in the order figures and summaries list them."""

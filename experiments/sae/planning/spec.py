@@ -206,11 +206,12 @@ class Workload:
         options.update({knob: "false" for knob in ("whole_objects", "operators") if not getattr(self, knob)})
         return options
 
-    def read_source(self, path: str, *, build, mount: str | None) -> readers.ReadSource:
-        """What the application reads for CephFS ``path`` with this workload's reader (``build``:
-        the connector's :class:`~sae.connector.SubmitSpec`, ``mount``: the CephFS mount point)."""
+    def read_source(self, path: str, *, build, mount: str | None, fmt: str = "parquet") -> readers.ReadSource:
+        """What the application reads for CephFS ``path`` (files stored as ``fmt``) with this
+        workload's reader (``build``: the connector's :class:`~sae.connector.SubmitSpec`,
+        ``mount``: the CephFS mount point)."""
         return readers.get(self.reader).reads.source(path, build=build, mount=mount,
-                                                     options=self.connector_options())
+                                                     options=self.connector_options(), fmt=fmt)
 
 
 SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
@@ -610,9 +611,12 @@ def _check(point: PointSpec, where: str) -> None:
             bad(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
                 f"{', '.join(TAXI_SCHEMA.names)})")
     try:
-        w.question
+        question = w.question
     except UsageError as e:
         bad(str(e))
+    if d.format == "csv" and question.joins_zones:
+        bad(f"workload.query {w.query} joins the zones table, which is stored as Parquet; data.format csv "
+            f"takes the queries over trips alone")
     sel = w.selectivity
     if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")

@@ -39,7 +39,8 @@ def app_config(ctx: StageContext, stack: Stack) -> dict:
     """Reader part of the Spark application's configuration for the current point."""
     point = ctx.point
     w = point.spec.workload
-    config = w.read_source(dataset_path(point), build=stack.build, mount=stack.mount).app_config()
+    config = w.read_source(dataset_path(point), build=stack.build, mount=stack.mount,
+                           fmt=point.spec.data.format).app_config()
     if w.question.joins_zones:
         config["zones"] = w.read_source(zones_path(point), build=stack.build, mount=stack.mount).path
     return config
