@@ -62,7 +62,8 @@ def ingest(paths, out):
 @click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
               help="Output directory.")
 @click.option("--format", "fmt", type=click.Choice(dd.FORMATS), default="parquet", show_default=True,
-              help="Stored format: Parquet files of one row group, or Arrow IPC files of one record batch.")
+              help="Stored format: Parquet files of one row group, Arrow IPC files of one record batch, "
+                   "or CSV files with a header line.")
 @click.option("--compression", type=click.Choice(dd.CODECS), default="none", show_default=True,
               help="Codec of the objects (none: uncompressed; IPC: zstd or lz4).")
 @handle_errors

@@ -7,12 +7,15 @@ import re
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from sae import connector
 from sae.planning import queries
+from sae.planning.readers import spark_ddl
 
 APP = Path(__file__).parent / "apps" / "correctness.py"
+VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "50": 0.50, "100": 1.0}
 SHAPE_SELECTIVITY = {"sum": "100", "groupby": "100", "topk": "10", "join": "50", "lookup": "100"}
 """The selectivity each query shape of sae.planning.queries runs at (where it has the filter)."""
@@ -54,13 +57,16 @@ def event_log_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, edge_dataset, tmp_path_factory, event_log_dir):
+def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, edge_dataset, edge_csv_dataset, tmp_path_factory,
+            event_log_dir):
     thresholds = {k: taxi_dataset.threshold(f) for k, f in SELECTIVITIES.items()}
     mount = mounted.details['mountpoint']
     cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mount}{taxi_dataset.dest}",
            "options": spec.options, "register": spec.register, "thresholds": thresholds,
            "zones": {"path": zones_dataset, "vanilla": f"file://{mount}{zones_dataset}"},
-           "edge": {"path": edge_dataset, "vanilla": f"file://{mount}{edge_dataset}", "queries": EDGE},
+           "edge": {"path": edge_dataset, "vanilla": f"file://{mount}{edge_dataset}", "queries": EDGE,
+                    "csv": {"path": edge_csv_dataset, "vanilla": f"file://{mount}{edge_csv_dataset}",
+                            "schema": spark_ddl(pq.read_schema(VECTORS / "sample.parquet"))}},
            "shapes": {name: q.statement("total_amount", thresholds[sel]) for name, q in queries.QUERIES.items()
                       if q.sql for sel in (SHAPE_SELECTIVITY[name],)}}
     kwargs = spec.submit_kwargs()
@@ -336,12 +342,25 @@ def test_a_top_k_runs_in_the_osds_and_moves_its_rows_per_object(answers):
 def test_edge_cases_agree_across_readers_with_the_work_in_the_osds(answers, name):
     """NULL groups, NaN in MIN/MAX and in ORDER BY, COUNT(col) against COUNT(*), an int32 sum
     beyond 2^31, empty groups and an empty global aggregate, ties at a LIMIT: every reader gives
-    vanilla's answer, and the offload reader did the aggregate or the top rows in the OSD."""
+    vanilla's answer, the table stored as CSV too (the connector given its schema, and Spark's
+    CSV reader), and the offload reader did the aggregate or the top rows in the OSD."""
     r = answers[0]["edge"][name]
     assert queries.same_answers([json.dumps(r[reader]["rows"]) for reader in r]), (name, r)
     pushed = "GroupBy:" if "COUNT" in EDGE[name] and "LIMIT" not in EDGE[name] else "TopN:" if "ORDER BY" in EDGE[name] \
         else "Limit:"
     assert any(pushed in s for s in r["offload"]["scans"]), (name, r["offload"]["scans"])
+    assert any(pushed in s for s in r["csv-offload"]["scans"]), (name, r["csv-offload"]["scans"])
+
+
+def test_csv_loads_without_what_csv_needs_are_refused_in_one_line(answers):
+    """A CSV table's schema comes from the user: a load without it, with the columns option,
+    in mode auto (Spark's Parquet reader) or with a type the class cannot parse from text fails
+    with one line saying what to do."""
+    r = answers[0]["csv_refusals"]
+    assert "holds CSV files, which store no schema; give their columns in file order" in r["no_schema"], r
+    assert "CSV files are read by the given schema" in r["columns"], r
+    assert "is not a Parquet file and mode auto reads whole objects" in r["auto"], r
+    assert "schema column m is map<string,int>, which the class cannot parse from CSV" in r["map_type"], r
 
 
 def test_a_sum_beyond_64_bits_fails_in_every_reader(answers):

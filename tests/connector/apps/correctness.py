@@ -3,7 +3,8 @@
 
 argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...},
           "zones": {"path", "vanilla"}, "shapes": {name: SQL statement},
-          "edge": {"path", "vanilla", "queries": {name: SQL statement over the view edge}}}
+          "edge": {"path", "vanilla", "queries": {name: SQL statement over the view edge},
+                   "csv": {"path", "vanilla", "schema": DDL} (the same table as CSV)}}
 """
 import importlib
 import json
@@ -243,13 +244,42 @@ def edge(sql, make):
     return {"rows": rows, "scans": [ln.strip() for ln in plan.splitlines() if "BatchScan sae-ceph[" in ln]}
 
 
+def csv_reader(**extra):
+    """The edge table stored as CSV, through the connector with its schema given."""
+    csv = cfg["edge"]["csv"]
+    return lambda path: spark.read.format("sae-ceph").options(**dict(cfg["options"], **extra)).schema(
+        csv["schema"]).load(csv["path"])
+
+
 edge_readers = {"offload": sae_reader(mode="offload"), "auto": sae_reader(mode="auto"),
                 "no-offload": sae_reader(mode="no-offload"),
-                "vanilla": lambda path: spark.read.parquet(cfg["edge"]["vanilla"])}
+                "vanilla": lambda path: spark.read.parquet(cfg["edge"]["vanilla"]),
+                "csv-offload": csv_reader(mode="offload"), "csv-no-offload": csv_reader(mode="no-offload"),
+                "csv-vanilla": lambda path: spark.read.schema(cfg["edge"]["csv"]["schema"]).option(
+                    "header", "true").csv(cfg["edge"]["csv"]["vanilla"])}
 spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
 out["edge"] = {name: {reader: edge(sql, make) for reader, make in edge_readers.items()}
                for name, sql in cfg["edge"]["queries"].items()}
 spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
+def refusal(make):
+    """The one-line error a load refuses with, or None."""
+    try:
+        make().schema
+        return None
+    except Exception as e:
+        return " ".join(str(e).split())[:2000]
+
+
+csv_path, csv_schema = cfg["edge"]["csv"]["path"], cfg["edge"]["csv"]["schema"]
+read = lambda **o: spark.read.format("sae-ceph").options(**dict(cfg["options"], **o))   # noqa: E731
+out["csv_refusals"] = {
+    "no_schema": refusal(lambda: read().load(csv_path)),
+    "columns": refusal(lambda: read(columns="id").schema(csv_schema).load(csv_path)),
+    "auto": refusal(lambda: read(mode="auto").schema(csv_schema).load(csv_path)),
+    "map_type": refusal(lambda: read().schema("id BIGINT, m MAP<STRING, INT>").load(csv_path)),
+}
 
 opts = ", ".join(f"{k} '{v}'" for k, v in dict(cfg["options"], path=cfg["path"]).items())
 spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW t_using USING `sae-ceph` OPTIONS ({opts})")
