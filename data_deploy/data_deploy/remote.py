@@ -23,12 +23,14 @@ from data_deploy.backends.base import sae_emit, space_hint  # shipped ahead (dis
 
 FORMAT_VERSION = 1
 MANIFEST = "_manifest.json"
+OBJECT_SUFFIXES = ("parquet", "arrow", "csv")
+"""formats.SUFFIXES without their dots (this module runs on nodes with the standard library only)."""
 
 
 def final_name(name, copy, link):
     """File name of copy ``copy``, link ``link`` of source file ``name``."""
     stem, dot, suffix = name.rpartition(".")
-    stem, suffix = (stem, suffix) if dot and suffix in ("parquet", "arrow") else (name, "parquet")
+    stem, suffix = (stem, suffix) if dot and suffix in OBJECT_SUFFIXES else (name, "parquet")
     return "%s-c%d-l%d.%s" % (stem, copy, link, suffix)
 
 

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import data_deploy as dd
-from data_deploy.formats import encode
-from data_deploy.remote import final_name
+from data_deploy.formats import SUFFIXES, encode
+from data_deploy.remote import OBJECT_SUFFIXES, final_name
 from metareserve.errors import OperationalError, UsageError
 
 ROWS = 150_000
@@ -105,8 +105,14 @@ def test_split_as_csv_files(generated, tmp_path):
     assert pa.concat_tables(back).equals(_table(generated))
     assert not dd.split(generated, out=tmp_path / "c", object_size="4MiB", format="csv").changed
     assert sum(e["rows"] for e in dd.describe(tmp_path / "c", size)) == ROWS
+    assert final_name(report.files[0].name, 1, 2) == report.files[0].stem + "-c1-l2.csv"
     with pytest.raises(UsageError, match="'zstd' is not one of none .the codecs of format csv"):
         dd.split(generated, out=tmp_path / "x", object_size="4MiB", format="csv", compression="zstd")
+
+
+def test_deployed_names_keep_every_formats_suffix():
+    """The deploy node's copy of the suffixes (stdlib only there) names every stored format's."""
+    assert {s.lstrip(".") for s in SUFFIXES.values()} == set(OBJECT_SUFFIXES)
 
 
 def test_csv_spells_nan_and_infinities_as_spark_reads_them():
