@@ -21,7 +21,8 @@ from sae.planning.spec import FIGURES
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
-           "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler", "formats"}
+           "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler", "formats",
+           "versions"}
 LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
 
 
@@ -82,7 +83,7 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
             "objectsize_selectivity": ["objectsize-selectivity", "compute-side", "objectsize"],
             "scalability": ["scalability"], "batchsize": ["batchsize"], "storedcompression": ["storedcompression"],
             "projection": ["projection"], "queries": ["queries"], "contention": ["contention"],
-            "autoscaler": ["autoscaler"], "formats": ["formats"]}
+            "autoscaler": ["autoscaler"], "formats": ["formats"], "versions": ["versions"]}
 
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():

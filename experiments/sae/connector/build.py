@@ -77,9 +77,11 @@ def _digest(paths: list[Path], generated: str) -> str:
 def connector_jar(spark, *, out_dir: Path | None = None, stage: str = "connector build") -> tuple[Path, bool]:
     """The data source jar (``jvm/`` plus ``ProtocolSpec.java`` rendered from the protocol spec),
     compiled by spark_deploy on the driver node against that node's Spark jars and JNA, cached by
-    source digest; returns (local jar path, whether built now)."""
+    source digest and Spark (a jar per Spark version: each compiles against its own Spark's and
+    Scala's classes); returns (local jar path, whether built now)."""
     generated = spec_java.render()
-    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources(), generated)}.jar"
+    spark_id = spark.options.spark_source or spark.options.version
+    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources(), generated + spark_id)}.jar"
     if out.exists():
         return out, False
     with tempfile.TemporaryDirectory(prefix="sae-connector-src-") as tmp:

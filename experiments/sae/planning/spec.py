@@ -33,7 +33,7 @@ STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "dep
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
-           "scalability", "batchsize", "storedcompression", "formats", "projection", "points", "alleviation", "resources",
+           "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
@@ -107,8 +107,11 @@ class ClusterSpec:
 
 @dataclasses.dataclass(frozen=True)
 class SparkSpec:
-    """Spark standalone options (per worker) and extra ``conf`` for the application."""
+    """Spark standalone options (per worker) and extra ``conf`` for the application; ``version``:
+    the pyspark release from PyPI (sweepable: each version is installed beside the others, once,
+    and the start stage switches the daemons and the connector's build to the point's)."""
 
+    version: str = SparkOptions.version
     worker_cores: int = 1
     worker_memory: str = "2g"
     executor_memory: str = "1g"
@@ -540,8 +543,9 @@ def spark_options(spark: SparkSpec) -> SparkOptions:
     driver memory and ``conf`` travel with the submit, checked as Spark would)."""
     check_memory(spark.driver_memory, "spark: driver_memory")
     check_conf(spark.conf, "spark: conf")
-    return SparkOptions.from_dict({"worker_cores": spark.worker_cores, "worker_memory": spark.worker_memory,
-                                   "executor_memory": spark.executor_memory}, source="spark")
+    return SparkOptions.from_dict({"version": spark.version, "worker_cores": spark.worker_cores,
+                                   "worker_memory": spark.worker_memory, "executor_memory": spark.executor_memory},
+                                  source="spark")
 
 
 def _check(point: PointSpec, where: str) -> None:
@@ -596,6 +600,10 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"workload.reader {w.reader} cannot read data.format {d.format}: {why}; use one of {able}")
     if w.compression not in COMPRESSIONS:
         bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
+    spark_major = int(point.spark.version.split(".")[0])
+    if spark_major < 4 and w.compression != "none" and readers.READERS[w.reader].connector:
+        bad(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which Spark "
+            f"{point.spark.version} does not ship (Spark 4 does): use compression none")
     for knob in ("batch_size", "objects_per_partition"):
         if getattr(w, knob) is not None:
             _int(getattr(w, knob), 1, f"{where}: workload.{knob}")

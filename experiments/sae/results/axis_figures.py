@@ -384,6 +384,14 @@ def plot_formats(df: pd.DataFrame, out: Path) -> Path:
     return save(fig, out / "formats.png")
 
 
+def plot_versions(df: pd.DataFrame, out: Path) -> Path:
+    """Per Spark version and reader: init (hatched) and compute time, bytes to the compute side,
+    and the compute side's CPU time."""
+    fig = _per_value(df, "spark_version", "Spark version (pyspark from PyPI)", "Query time vs Spark version",
+                     extra=(("compute_cpu_s", "compute-side CPU (s), median", "Compute side: CPU"),))
+    return save(fig, out / "versions.png")
+
+
 def columns_read(df: pd.DataFrame) -> pd.Series:
     """How many columns each repetition's query read (``columns``; empty: every column of the
     generated data's schema, or NaN for ingested data of unknown width)."""

@@ -37,7 +37,7 @@ from monitor_deploy import read_frame
 
 from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
                            plot_formats, plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries,
-                           plot_scaling, plot_storedcompression)
+                           plot_scaling, plot_storedcompression, plot_versions)
 from .plotting import CONFIG, config_colour, config_label, measured, save, selectivity_axis, spread, stats, varying
 from .results import RunDir, host_roles
 from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
@@ -364,6 +364,7 @@ DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
     "batchsize": lambda run, df, out: [plot_batchsize(run, df, out)],
     "storedcompression": lambda run, df, out: [plot_storedcompression(df, out)],
     "formats": lambda run, df, out: [plot_formats(df, out)],
+    "versions": lambda run, df, out: [plot_versions(df, out)],
     "projection": lambda run, df, out: [plot_projection(run, df, out)],
     "contention": lambda run, df, out: [plot_contention(df, out)],
     "autoscaler": lambda run, df, out: [p for p in [plot_autoscaler(df, out)] if p],

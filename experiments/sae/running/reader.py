@@ -8,6 +8,8 @@ reader is its own least-privilege cephx user (rados_deploy's ``ClientUsers``): t
 """
 from __future__ import annotations
 
+import dataclasses
+
 from metareserve import StageReport
 
 from ..planning import readers
@@ -26,6 +28,7 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     report = StageReport("build")
     spark, ceph = stack.spark, stack.ceph
     stack.build = connector.build(spark=spark, ceph=ceph)
+    stack.build_spark = spark.options.version
     merge_report(report, stack.build.report, "connector")
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.needs_mount for p in points):
@@ -33,6 +36,18 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
         merge_report(report, ceph.mount(nodes, user=ceph.users.fs_read), "ceph-fuse mount")
         stack.mount = ceph.mountpoint
     return report
+
+
+def rebuild_for_spark(stack: Stack) -> StageReport | None:
+    """The connector built again for the stack's current Spark when a start switched versions
+    (the object class stays: it does not depend on Spark); None when the build is current."""
+    from .. import connector
+    if stack.build is None or stack.build_spark == stack.spark.options.version:
+        return None
+    build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
+    stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
+    stack.build_spark = stack.spark.options.version
+    return build.report
 
 
 def app_config(ctx: StageContext, stack: Stack) -> dict:

@@ -263,17 +263,26 @@ def stage_install(ctx: StageContext) -> StageReport:
     stack = _stack(ctx, ctx.point)
     for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "install"):
         merge_report(report, part, name)
+    stack.spark_installed.add(stack.spark.options.version)
     StackRecord(ctx.point.stack_key, ctx.point.spec.cluster.nodes, ctx.layout_for(ctx.point).roles,
                 dataclasses.asdict(ctx.point.spec.ceph)).save(ctx.reservation.name)
     return report
 
 
 def stage_start(ctx: StageContext) -> StageReport:
-    """Start (or reconfigure) Ceph, Spark and monitoring for the point."""
+    """Start (or reconfigure) Ceph, Spark and monitoring for the point. A point on a Spark version
+    this stack has not run yet installs it first (beside the others); a switch of versions
+    restarts the Spark daemons from the point's and builds the connector against it."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
+    if stack.spark.options.version not in stack.spark_installed:
+        merge_report(report, stack.spark.install(), "spark install")
+        stack.spark_installed.add(stack.spark.options.version)
     for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "start"):
         merge_report(report, part, name)
+    rebuilt = reader.rebuild_for_spark(stack)
+    if rebuilt is not None:
+        merge_report(report, rebuilt, "connector")
     return report
 
 

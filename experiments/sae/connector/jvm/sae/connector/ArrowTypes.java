@@ -1,5 +1,7 @@
 package sae.connector;
 
+import org.apache.arrow.vector.compression.CompressionCodec;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
@@ -19,6 +21,23 @@ import org.apache.spark.sql.types.StructType;
  */
 final class ArrowTypes {
   private ArrowTypes() {}
+
+  /** Arrow's LZ4 and ZSTD codecs where Spark ships Arrow's compression module (Spark 4 does; 3.5
+   * does not: its replies must then be uncompressed, which {@link Options} checks), else none. */
+  static final CompressionCodec.Factory CODECS = codecs();
+
+  static boolean compressedReplies() {
+    return CODECS != NoCompressionCodec.Factory.INSTANCE;
+  }
+
+  private static CompressionCodec.Factory codecs() {
+    try {   // by name: the connector compiles against Spark's jars with or without the module
+      return (CompressionCodec.Factory) Class.forName("org.apache.arrow.compression.CommonsCompressionFactory")
+          .getField("INSTANCE").get(null);
+    } catch (ReflectiveOperationException e) {
+      return NoCompressionCodec.Factory.INSTANCE;
+    }
+  }
 
   /**
    * The Arrow schema of a CSV file whose columns are {@code schema}'s (what the class parses each

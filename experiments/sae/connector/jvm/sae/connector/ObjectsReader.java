@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.List;
-import org.apache.arrow.compression.CommonsCompressionFactory;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -179,7 +178,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       openParquet(r.stream());
       return;
     }
-    stream = new ArrowStreamReader(new BufferChannel(r.stream()), allocator, CommonsCompressionFactory.INSTANCE);
+    stream = new ArrowStreamReader(new BufferChannel(r.stream()), allocator, ArrowTypes.CODECS);
     root = stream.getVectorSchemaRoot();
     StructType schema = f.schema;
     columns = new Column[schema.length()];

@@ -67,6 +67,10 @@ final class Options implements Serializable {
     wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
     operators = bool(o.getOrDefault("operators", "true"), "operators");
     if (!Protocol.CODECS.contains(compression)) bad("compression", compression, "use none, lz4 or zstd");
+    if (!compression.equals("none") && !ArrowTypes.compressedReplies()) {
+      bad("compression", compression, "this Spark ships no Arrow compression module (arrow-compression), so its "
+          + "tasks cannot read compressed replies; use none");
+    }
     batchRows = (int) number(o.getOrDefault("batch_size", "65536"), "batch_size", 1, 1 << 24);
     objectsPerPartition = (int) number(o.getOrDefault("objects_per_partition", "0"), "objects_per_partition", 0,
         1 << 16);

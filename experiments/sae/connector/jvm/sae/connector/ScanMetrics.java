@@ -2,7 +2,6 @@ package sae.connector;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.connector.metric.CustomMetric;
@@ -12,7 +11,6 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A query's sae-ceph numbers as DataSource V2 custom metrics (Spark's SQL UI and event log show
@@ -117,10 +115,9 @@ public final class ScanMetrics {
     walk(df.queryExecution().executedPlan(), p -> {
       if (p instanceof BatchScanExec b && b.scan() instanceof SaeScan) {
         scans[0]++;
-        Map<String, SQLMetric> m = CollectionConverters.asJava(b.metrics());
-        for (int i = 0; i < sums.length; i++) {
-          SQLMetric metric = m.get(NAMES.get(i));
-          if (metric != null) sums[i] += Math.max(0, metric.value());
+        for (int i = 0; i < sums.length; i++) {   // Scala's own Map and Seq calls: the same in Scala 2.12 and 2.13
+          scala.Option<SQLMetric> metric = b.metrics().get(NAMES.get(i));
+          if (metric.isDefined()) sums[i] += Math.max(0, metric.get().value());
         }
       }
     });
@@ -136,6 +133,6 @@ public final class ScanMetrics {
     f.accept(plan);
     if (plan instanceof AdaptiveSparkPlanExec a) walk(a.executedPlan(), f);
     if (plan instanceof QueryStageExec q) walk(q.plan(), f);
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) walk(child, f);
+    for (scala.collection.Iterator<SparkPlan> it = plan.children().iterator(); it.hasNext(); ) walk(it.next(), f);
   }
 }
