@@ -55,3 +55,13 @@ def test_compare_names_a_changed_build():
     assert provenance.compare(recorded, {"builds": {"object_class": "0123456789abcdef"}}) == [
         "object_class build 8d19a0142344cbd5 -> 0123456789abcdef"]
     assert provenance.record({}, experiment_file=None, argv=["sae"])["builds"] == {}
+
+
+def test_spark_nodes_compare_per_spark_version():
+    """A run that sweeps Spark versions holds each version's nodes apart: another version is no
+    change, the same version with other software is, named with its version."""
+    recorded = {"spark": {"4.3.0": {"node2": {"spark": "4.3.0", "pyarrow": "26.0.1"}}}}
+    other = {"spark": {"3.5.3": {"node2": {"spark": "3.5.3", "pyarrow": "26.0.1"}}}}
+    assert provenance.compare(recorded, other) == []
+    changed = {"spark": {"4.3.0": {"node2": {"spark": "4.3.0", "pyarrow": "27.0.0"}}}}
+    assert provenance.compare(recorded, changed) == ["node2 pyarrow '26.0.1' -> '27.0.0' (Spark 4.3.0's nodes)"]

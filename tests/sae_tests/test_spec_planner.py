@@ -8,7 +8,7 @@ from metareserve.errors import UsageError
 from sae.connector import SubmitSpec
 from sae.running.context import dataset_dirs, dataset_path
 from sae.planning.planner import plan
-from sae.planning.spec import CephSpec, DataSpec, Experiment, Sweep, Workload, validate
+from sae.planning.spec import CephSpec, DataSpec, Experiment, SparkSpec, Sweep, Workload, validate
 
 
 def exp(**kw):
@@ -101,6 +101,28 @@ def test_csv_data_is_read_with_the_datas_schema_and_refused_where_it_cannot_be()
         with pytest.raises(UsageError) as e:
             validate(exp(data=DataSpec(**data), workload=Workload(**workload)))
         assert text in str(e.value) and "\n" not in str(e.value)
+
+
+def test_spark_versions_share_one_stack_and_switch_at_a_start():
+    """A Spark version axis is one stack: one install, one build, and a start step where the
+    version changes (which installs it, restarts Spark and builds the connector for it); the
+    version reaches spark_deploy's options. Spark 3 with compressed replies (it ships no Arrow
+    compression module) and a version that is not pyspark's are refused at plan time in one line."""
+    e = exp(workload=Workload(compression="none"),
+            sweep=Sweep(cartesian={"spark.version": ["4.3.0", "3.5.3"], "reader": ["offload", "vanilla"]}))
+    p = plan(e)
+    assert len({pt.stack_key for pt in p.points}) == 1 and len({pt.start_key for pt in p.points}) == 2
+    assert [s.stage for s in p.steps].count("install") == 1 and [s.stage for s in p.steps].count("build") == 1
+    starts = [s for s in p.steps if s.stage == "start"]
+    assert len(starts) == 2 and "version=3.5.3" in starts[1].reason
+    assert {pt.spec.spark_options.version for pt in p.points} == {"4.3.0", "3.5.3"}
+    for spark, workload, text in (({"version": "3.5.3"}, {}, "workload.compression zstd needs Arrow's compression "
+                                   "module in Spark, which Spark 3.5.3 does not ship"),
+                                  ({"version": "latest"}, {}, "version 'latest' is not a pyspark version")):
+        with pytest.raises(UsageError) as err:
+            validate(exp(spark=SparkSpec(**spark), workload=Workload(**workload)))
+        assert text in str(err.value) and "\n" not in str(err.value)
+    validate(exp(spark=SparkSpec(version="3.5.3"), workload=Workload(reader="vanilla")))   # no replies to read
 
 
 def test_profiles_override_sections_and_reject_unknown_options():

@@ -600,8 +600,8 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"workload.reader {w.reader} cannot read data.format {d.format}: {why}; use one of {able}")
     if w.compression not in COMPRESSIONS:
         bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
-    spark_major = int(point.spark.version.split(".")[0])
-    if spark_major < 4 and w.compression != "none" and readers.READERS[w.reader].connector:
+    major = str(point.spark.version).split(".")[0]
+    if major.isdigit() and int(major) < 4 and w.compression != "none" and readers.READERS[w.reader].connector:
         bad(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which Spark "
             f"{point.spark.version} does not ship (Spark 4 does): use compression none")
     for knob in ("batch_size", "objects_per_partition"):

@@ -1,8 +1,9 @@
 """A run's provenance, kept in its ``versions.lock`` (one file): the controller's packages
 (``controller``, part of every ledger key), sae's git commit and dirty flag (``sae``), the command
 line (``command``), the copied experiment file (``experiment_file``: ``experiment.py`` in the run
-directory), each node's software and platform (``nodes``: Ceph, Spark, JDK, pyarrow, Python,
-kernel, CPU model; gathered once the stack is started), what the build stage built from the tree
+directory), each node's software and platform (``nodes``: Ceph, kernel, CPU model; gathered once the stack
+is started), what Spark's nodes run per Spark version (``spark``: version → node → Spark, JDK,
+pyarrow and Python of that Spark's environment), what the build stage built from the tree
 (``builds``: the object class's build key and the connector jar; the tree may change between the
 run's start and its build) and the changes a resume was allowed to make (``changes``).
 ``sae resume`` compares the recorded provenance with now (:func:`compare`) and refuses in one line
@@ -52,7 +53,7 @@ def command(argv: list[str] | None = None) -> str:
 def record(controller: dict, *, experiment_file: str | None, argv: list[str] | None = None) -> dict:
     """What ``versions.lock`` holds at run start (``nodes`` filled in once the stack runs)."""
     return {"version": 2, "controller": controller, "sae": sae_state(), "command": command(argv),
-            "experiment_file": experiment_file, "nodes": {}, "builds": {}, "changes": []}
+            "experiment_file": experiment_file, "nodes": {}, "spark": {}, "builds": {}, "changes": []}
 
 
 def compare(recorded: dict, now: dict) -> list[str]:
@@ -66,10 +67,18 @@ def compare(recorded: dict, now: dict) -> list[str]:
             out.append(f"sae {key} {_short(old[key])} -> {_short(new[key])}")
     out += [f"{name} {a} -> {b}" for name, a, b in _changed(recorded.get("controller"), now.get("controller"))]
     out += [f"{name} build {a} -> {b}" for name, a, b in _changed(recorded.get("builds"), now.get("builds"))]
-    old_nodes, new_nodes = recorded.get("nodes") or {}, now.get("nodes") or {}
-    for node in sorted(set(old_nodes) & set(new_nodes)):
-        out += [f"{node} {key} {a!r} -> {b!r}" for key, a, b in _changed(old_nodes[node], new_nodes[node])]
+    out += _nodes_changed(recorded.get("nodes"), now.get("nodes"))
+    old_spark, new_spark = recorded.get("spark") or {}, now.get("spark") or {}
+    for version in sorted(set(old_spark) & set(new_spark)):
+        out += [f"{change} (Spark {version}'s nodes)" for change in _nodes_changed(old_spark[version], new_spark[version])]
     return out
+
+
+def _nodes_changed(old: dict | None, new: dict | None) -> list[str]:
+    """``node key old -> new`` for each node both hold and each of its keys that differs."""
+    old, new = old or {}, new or {}
+    return [f"{node} {key} {a!r} -> {b!r}" for node in sorted(set(old) & set(new))
+            for key, a, b in _changed(old[node], new[node])]
 
 
 def _changed(old: dict | None, new: dict | None) -> list[tuple]:

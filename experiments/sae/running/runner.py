@@ -244,14 +244,17 @@ def _check_changes(rd: RunDir, now: dict, allow_changes: bool) -> None:
 def _record_nodes(ctx, allow_changes: bool) -> None:
     """Gather every node's software and platform through the deployers (after a start step),
     compare them with what the run recorded and add them to versions.lock; never fails the run
-    for a node it cannot read."""
+    for a node it cannot read. What Spark's nodes run (Spark, its Python env's pyarrow, Python,
+    Java) is kept per Spark version (``spark``), so a run that sweeps versions compares each
+    with itself."""
     from metareserve import node_agent
     nodes: dict[str, dict] = {}
+    spark: dict[str, dict] = {}
     try:
         cluster = ctx.connect()
-        for name, deployer in ctx.stack.deployers("ceph", "spark"):
-            for node, found in deployer.versions().items():
-                nodes.setdefault(node, {}).update(found)
+        for node, found in ctx.stack.ceph.versions().items():
+            nodes.setdefault(node, {}).update(found)
+        spark = ctx.stack.spark.versions()
         facts = cluster.call(node_agent, "platform_facts", nodes=[n.name for n in ctx.reservation.nodes],
                              stage="sae provenance", check=False)
         for node, found in facts.items():
@@ -261,13 +264,15 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
         say(None, "sae provenance", f"node versions unavailable: {e}")
         return
     _add_provenance(ctx, "nodes", nodes, allow_changes)
+    _add_provenance(ctx, "spark", {ctx.stack.spark.options.version: spark}, allow_changes)
 
 
 def _record_builds(ctx, allow_changes: bool) -> None:
-    """Record what the build stage built (the object class's key, the connector jar) in
-    versions.lock, after comparing it with what the run recorded before."""
+    """Record what the build stage built (the object class's key, the connector jar of the
+    stack's Spark version: ``connector (Spark 4.3.0)``) in versions.lock, after comparing it with
+    what the run recorded before."""
     build = ctx.stack.build
-    builds = {"connector": Path(build.jars[0]).name if build.jars else None,
+    builds = {f"connector (Spark {ctx.stack.build_spark})": Path(build.jars[0]).name if build.jars else None,
               **({"object_class": build.class_build} if build.class_build else {})}
     _add_provenance(ctx, "builds", builds, allow_changes)
 
@@ -378,8 +383,8 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                     _step(ctx, index, step.stage, ctx.point, record)
                     if step.stage == "start" and ctx.stack is not None:
                         _record_nodes(ctx, allow_changes)
-                    if step.stage == "build" and ctx.stack is not None and ctx.stack.build is not None:
-                        _record_builds(ctx, allow_changes)
+                    if step.stage in ("build", "start") and ctx.stack is not None and ctx.stack.build is not None:
+                        _record_builds(ctx, allow_changes)   # a start that switched Spark versions built again
     finally:
         ctx.close()
     failed = ledger.failures()
