@@ -210,6 +210,26 @@ def test_formats(catalogue):
     figure(run, "formats.png")
 
 
+def test_versions(catalogue):
+    """Spark versions on one stack: every reader on Spark 4.3.0 and on Spark 3.5.3 gives the same
+    answer; each version's own Spark ran (recorded per version in versions.lock, with a
+    connector jar each); offload's compute side received far fewer bytes than vanilla's at 1 %
+    on both."""
+    run, df = run_of(catalogue, "versions")
+    agree(df, ["selectivity"])
+    assert set(zip(df["spark_version"], df["reader"])) == {(v, r) for v in ("4.3.0", "3.5.3")
+                                                          for r in ("offload", "no-offload", "vanilla")}
+    lock = yaml.safe_load((run / "versions.lock").read_text())
+    assert {v: {n["spark"] for n in nodes.values()} for v, nodes in lock["spark"].items()} == {
+        "4.3.0": {"4.3.0"}, "3.5.3": {"3.5.3"}}, lock["spark"]
+    jars = {k: v for k, v in lock["builds"].items() if k.startswith("connector")}
+    assert set(jars) == {"connector (Spark 4.3.0)", "connector (Spark 3.5.3)"} and len(set(jars.values())) == 2, jars
+    rx = df[~df.warmup & (df.selectivity == 1)].groupby(["spark_version", "reader"])["compute_rx_bytes"].median()
+    for version in ("4.3.0", "3.5.3"):
+        assert rx[version, "offload"] * 20 < rx[version, "vanilla"], rx.to_dict()
+    figure(run, "versions.png")
+
+
 def test_projection(catalogue):
     """E5: both readers agree for each column set; offload ships more bytes as the query reads more
     columns."""
