@@ -12,6 +12,7 @@ is the same for both: what moves is Spark's own reader, planner and Arrow Java.
 """
 from sae import Experiment, SparkSpec, Sweep, Workload, profiles
 from sae.planning import readers
+from sae.planning.readers import OFFLOAD, VANILLA
 
 experiment = Experiment(
     name="versions",
@@ -24,7 +25,10 @@ experiment = Experiment(
                            "reader": readers.names()}),
     warmup=1,
     profiles={
-        "tiny": profiles.tiny(repetitions=2),   # 12 points, one dataset, two Spark applications
+        # 8 points, one dataset, two Spark applications: offload against vanilla (no-offload's
+        # uncompressed replies, ~550 MB a query, add time and no version question)
+        "tiny": profiles.tiny(repetitions=2, sweep=Sweep(cartesian={
+            "spark.version": ["4.3.0", "3.5.3"], "selectivity": [100, 1], "reader": readers.names(OFFLOAD, VANILLA)})),
         "paper": profiles.paper(),
     },
 )
