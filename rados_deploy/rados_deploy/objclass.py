@@ -1,5 +1,6 @@
-"""The ``sae`` object class: build once per source hash against pyarrow's Arrow, install into every
-OSD's class dir beside the three Arrow libraries, restart OSDs that loaded an older copy, verify."""
+"""The ``sae`` object class: build once per source hash and Arrow version (``CephOptions.class_arrow``:
+the pyarrow release whose Arrow C++ it links), install into every OSD's class dir beside the three
+Arrow libraries of that release, restart OSDs that loaded another copy, verify."""
 from __future__ import annotations
 
 import hashlib
@@ -11,8 +12,6 @@ from metareserve.runtime import SOFTWARE_ROOT, ensure_python_env
 
 from . import remote, scan_protocol
 
-PYARROW = "pyarrow==26.0.1"
-ARROW_LIBS = ["libarrow.so.2600", "libarrow_compute.so.2600", "libparquet.so.2600"]
 FLAGS = {"output": "libcls_sae.so", "cxxflags": ["-std=c++20", "-O2", "-fPIC"],
          "ldflags": ["-Wl,-rpath,$ORIGIN"]}
 PROBE_NAMESPACE = "sae-probe"
@@ -29,9 +28,17 @@ def sources(source_dir=None) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def build_key(files: dict[str, str]) -> str:
-    """Hash of sources, pyarrow pin and flags: the build directory's name."""
-    h = hashlib.sha256(repr((sorted(files.items()), PYARROW, ARROW_LIBS, FLAGS)).encode())
+def arrow_libs(arrow: str) -> list[str]:
+    """The Arrow libraries the class links, as pyarrow ``arrow`` (``26.0.1``) ships them:
+    ``libarrow.so.2600``, ``libarrow_compute.so.2600``, ``libparquet.so.2600``."""
+    major, minor = arrow.split(".")[:2]
+    so = f"{int(major)}{int(minor):02d}"
+    return [f"libarrow.so.{so}", f"libarrow_compute.so.{so}", f"libparquet.so.{so}"]
+
+
+def build_key(files: dict[str, str], arrow: str) -> str:
+    """Hash of sources, pyarrow pin, libraries and flags: the build directory's name."""
+    h = hashlib.sha256(repr((sorted(files.items()), f"pyarrow=={arrow}", arrow_libs(arrow), FLAGS)).encode())
     return h.hexdigest()[:16]
 
 
@@ -41,7 +48,9 @@ def install_class(cc, *, source_dir=None) -> StageReport:
     osd_nodes = topo.osd_nodes
     report = StageReport("sae class install")
     files = sources(source_dir)
-    key = build_key(files)
+    arrow = cc.options.class_arrow
+    libs = arrow_libs(arrow)
+    key = build_key(files, arrow)
     root = f"{SOFTWARE_ROOT}/cls/{key}"
     facts = cc.daemon_facts(osd_nodes, stage="sae class install")
     for node in osd_nodes:
@@ -50,13 +59,13 @@ def install_class(cc, *, source_dir=None) -> StageReport:
             raise OperationalError(f"[{node} sae class install] {', '.join(down)} not running; "
                                    "run 'rados-deploy start' first")
     cc.cluster.apt_install(cc.options.class_build_packages, nodes=osd_nodes, stage="sae class apt")
-    pythons = ensure_python_env(cc.cluster, [PYARROW], nodes=osd_nodes, stage="sae class runtime")
+    pythons = ensure_python_env(cc.cluster, [f"pyarrow=={arrow}"], nodes=osd_nodes, stage="sae class runtime")
     built = {}
     for group in (osd_nodes[:1], osd_nodes[1:]):   # a compile error shows once, from the first node
-        built.update(cc.cluster.call(remote, "build_class", root, files, libs=ARROW_LIBS, flags=FLAGS, nodes=group,
+        built.update(cc.cluster.call(remote, "build_class", root, files, libs=libs, flags=FLAGS, nodes=group,
                                      stage="sae class build", per_node=lambda n: {"python": pythons[n.name]}))
     placed = cc.cluster.call(
-        remote, "install_class", root, files=[FLAGS["output"], *ARROW_LIBS], nodes=osd_nodes,
+        remote, "install_class", root, files=[FLAGS["output"], *libs], nodes=osd_nodes,
         stage="sae class install",
         per_node=lambda n: {"classdir": f"{cc.state_dir(n.name)}/classes",
                             "osd_pids": {d: st["pid"] for d, st in facts[n.name]["daemons"].items()
@@ -84,7 +93,7 @@ def install_class(cc, *, source_dir=None) -> StageReport:
             report.add(node, True, "; ".join(what) + "; " + verified)
         else:
             report.add(node, False, f"class {key} installed; {verified}")
-    report.details.update(key=key, build_dir=root, versions=versions)
+    report.details.update(key=key, arrow=arrow, build_dir=root, versions=versions)
     return report
 
 

@@ -22,7 +22,10 @@ class CephOptions:
     package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools;
     ``pg_autoscale`` turns Ceph's PG autoscaler on for them (off by default: the thesis found it
     slowed repeated runs), put in force by ``start`` on a running cluster too, and turning it off
-    again puts the computed PG counts back.
+    again puts the computed PG counts back. ``class_arrow``: the pyarrow release whose Arrow C++
+    the ``sae`` object class is built against and loads (21.0.0 or later: the class needs Arrow's
+    separate compute library); ``install_class`` on a running cluster switches it, restarting the
+    OSDs that had loaded another.
     ``mgr_prometheus_port`` is where the mgr's prometheus module serves (when
     ``mgr_prometheus``). ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
     would take Spark's 7077/7078).
@@ -45,6 +48,7 @@ class CephOptions:
     replicas: int = 1
     pgs_per_osd: int = 16
     pg_autoscale: bool = False
+    class_arrow: str = "26.0.1"
     mon_port: int = 3300
     mon_v1_port: int | None = 6789
     daemon_ports: tuple[int, int] = (6800, 7000)
@@ -64,6 +68,10 @@ class CephOptions:
                            ("mon_port", 65535), ("mgr_prometheus_port", 65535), ("max_write_size_mb", 1 << 20)):
             if getattr(self, name) > most:
                 raise UsageError(f"CephOptions.{name} must be at most {most}, not {getattr(self, name)!r}")
+        if not isinstance(self.class_arrow, str) or not re.fullmatch(r"\d{1,3}\.\d{1,3}\.\d{1,3}", self.class_arrow) \
+                or int(self.class_arrow.split(".")[0]) < 21:
+            raise UsageError(f"CephOptions.class_arrow {self.class_arrow!r} is not a pyarrow release of 21.0.0 or "
+                             f"later (e.g. 26.0.1)")
         if not isinstance(self.pg_autoscale, bool):
             raise UsageError(f"CephOptions.pg_autoscale must be true or false, not {self.pg_autoscale!r}")
         if self.bluestore_device is not None:

@@ -12,6 +12,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from jupyter_client.manager import start_new_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +35,18 @@ def _stopped_cleanly(run: Path) -> list[str]:
     return states
 
 
-def test_terminal_then_kernel_interrupts_stop_the_application_and_resume_finishes(sae_cluster, figure):
+@pytest.fixture
+def interruptible():
+    """SIGINT handled in this process while the test runs, so the processes it starts (``sae
+    run``, the kernel) take a terminal's Ctrl-C: a shell starts a background job (``.ci/run &``)
+    with SIGINT ignored, children inherit that, and Python then installs no KeyboardInterrupt
+    handler; a handler, unlike SIG_IGN, is reset to the default at exec."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_terminal_then_kernel_interrupts_stop_the_application_and_resume_finishes(sae_cluster, figure, interruptible):
     """Ctrl-C of ``sae run`` in a terminal (SIGINT to its whole process group): one line, exit 130,
     the application stopped, no repetition left running. Then ``sae.resume`` in a real IPython
     kernel, stopped by the kernel's interrupt (SIGINT to the kernel process alone):

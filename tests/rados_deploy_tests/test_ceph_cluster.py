@@ -246,7 +246,7 @@ def test_a_class_that_does_not_compile_is_one_line_and_leaves_no_build(ceph_clus
     for name in ("sae.cc", "sae_cls.h"):   # protocol.h is rendered from the spec
         (tmp_path / name).write_text(src.joinpath(name).read_text())
     (tmp_path / "broken.cc").write_text("this is not C++;\n")
-    root = f"{SOFTWARE_ROOT}/cls/{build_key(sources(tmp_path))}"
+    root = f"{SOFTWARE_ROOT}/cls/{build_key(sources(tmp_path), ceph_cluster.options.class_arrow)}"
     with pytest.raises(RemoteError) as e:
         ceph_cluster.install_class(source_dir=tmp_path)
     assert "g++ failed" in str(e.value) and "broken.cc" in str(e.value) and "\n" not in str(e.value)

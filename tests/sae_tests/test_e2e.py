@@ -253,7 +253,8 @@ def test_tiny_selectivity_end_to_end(env):
     for name in ("spec.yaml", "plan.yaml", "versions.lock", "ledger.json", "stages.yaml"):
         assert (run / name).exists(), name
     builds = yaml.safe_load((run / "versions.lock").read_text())["builds"]   # what the OSDs and Spark ran
-    assert len(builds["object_class"]) == 16 and builds["connector (Spark 4.3.0)"].startswith("sae-connector-")
+    assert len(builds["object_class (Arrow 26.0.1)"]) == 16 and builds["connector (Spark 4.3.0)"].startswith(
+        "sae-connector-")
     # run follows the plan's order
     assert ledger(run)["executed"] == planned["order"]
     df = sae.load_results(run)

@@ -104,23 +104,32 @@ def test_csv_data_is_read_with_the_datas_schema_and_refused_where_it_cannot_be()
 
 
 def test_spark_versions_share_one_stack_and_switch_at_a_start():
-    """A Spark version axis is one stack: one install, one build, and a start step where the
-    version changes (which installs it, restarts Spark and builds the connector for it); the
-    version reaches spark_deploy's options. Spark 3 with compressed replies (it ships no Arrow
-    compression module) and a version that is not pyspark's are refused at plan time in one line."""
+    """Spark versions and the object class's Arrow release as axes are one stack: one install,
+    one build, and a start step where either changes (which installs the Spark version and
+    builds the connector for it, or installs the class's build, restarting the OSDs); the values
+    reach spark_deploy's and rados_deploy's options. Spark 3 with compressed replies (it ships no
+    Arrow compression module), a version that is not pyspark's and an Arrow release before 21
+    or not a release are refused at plan time in one line."""
     e = exp(workload=Workload(compression="none"),
-            sweep=Sweep(cartesian={"spark.version": ["4.3.0", "3.5.3"], "reader": ["offload", "vanilla"]}))
+            sweep=Sweep(cartesian={"reader": ["offload", "vanilla"]},
+                        zipped={"spark.version": ["4.3.0", "3.5.3", "4.3.0"],
+                                "ceph.class_arrow": ["26.0.1", "26.0.1", "25.0.1"]}))
     p = plan(e)
-    assert len({pt.stack_key for pt in p.points}) == 1 and len({pt.start_key for pt in p.points}) == 2
+    assert len({pt.stack_key for pt in p.points}) == 1 and len({pt.start_key for pt in p.points}) == 3
     assert [s.stage for s in p.steps].count("install") == 1 and [s.stage for s in p.steps].count("build") == 1
     starts = [s for s in p.steps if s.stage == "start"]
-    assert len(starts) == 2 and "version=3.5.3" in starts[1].reason
+    assert len(starts) == 3 and "version=3.5.3" in starts[1].reason and "class_arrow=25.0.1" in starts[2].reason
     assert {pt.spec.spark_options.version for pt in p.points} == {"4.3.0", "3.5.3"}
-    for spark, workload, text in (({"version": "3.5.3"}, {}, "workload.compression zstd needs Arrow's compression "
-                                   "module in Spark, which Spark 3.5.3 does not ship"),
-                                  ({"version": "latest"}, {}, "version 'latest' is not a pyspark version")):
+    assert {pt.spec.ceph_options.class_arrow for pt in p.points} == {"26.0.1", "25.0.1"}
+    # the default release leaves the start key as plans before the axis had it
+    assert plan(exp()).points[0].start_key == plan(exp(ceph=CephSpec(class_arrow="26.0.1"))).points[0].start_key
+    for spark, ceph, text in (({"version": "3.5.3"}, {}, "workload.compression zstd needs Arrow's compression "
+                               "module in Spark, which Spark 3.5.3 does not ship"),
+                              ({"version": "latest"}, {}, "version 'latest' is not a pyspark version"),
+                              ({}, {"class_arrow": "20.0.0"}, "class_arrow '20.0.0' is not a pyarrow release of 21.0.0"),
+                              ({}, {"class_arrow": "26.0.1; rm -rf /"}, "is not a pyarrow release")):
         with pytest.raises(UsageError) as err:
-            validate(exp(spark=SparkSpec(**spark), workload=Workload(**workload)))
+            validate(exp(spark=SparkSpec(**spark), ceph=CephSpec(**ceph)))
         assert text in str(err.value) and "\n" not in str(err.value)
     validate(exp(spark=SparkSpec(version="3.5.3"), workload=Workload(reader="vanilla")))   # no replies to read
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 
 from metareserve import format_size
+from rados_deploy import CephOptions
 
 from .capacities import LOCAL_DEFAULTS
 from .spec import DRIFT_MIN, SIZES, Experiment, PointSpec, validate
@@ -28,9 +29,10 @@ def digest(value, n: int = 12) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:n]
 
 
-START_CEPH = ("pg_autoscale",)
-"""Ceph fields the start stage switches on a running stack (not a new stack); each joins a
-point's start key only when set, so the keys of plans written before it stay."""
+START_CEPH = {"pg_autoscale": False, "class_arrow": CephOptions.class_arrow}
+"""Ceph fields the start stage switches on a running stack (not a new stack), with their
+defaults; each joins a point's start key only when it differs from its default, so the keys of
+plans written before it stay."""
 
 
 @dataclasses.dataclass
@@ -63,7 +65,8 @@ class PlannedPoint:
         hosts = {"nodes": spec.cluster.nodes, "layout": spec.cluster.layout}
         ceph = {k: v for k, v in params["ceph"].items() if k not in START_CEPH}
         stack = digest([hosts, ceph, params["monitor"]])
-        start = [stack, params["spark"]] + [{k: params["ceph"][k]} for k in START_CEPH if params["ceph"][k]]
+        start = [stack, params["spark"]] + [{k: params["ceph"][k]} for k, default in START_CEPH.items()
+                                            if params["ceph"][k] != default]
         return cls(index=index, id=digest(params, 8), axes=axes, spec=spec, stack_key=stack,
                    start_key=digest(start), data_key=digest([stack, params["data"]]),
                    shape_key=digest([hosts, spec.cluster.capacity_params]), repetitions=repetitions)

@@ -121,14 +121,17 @@ class SparkSpec:
 
 @dataclasses.dataclass(frozen=True)
 class CephSpec:
-    """Ceph OSD store and size, and whether Ceph's PG autoscaler runs on the CephFS pools
+    """Ceph OSD store and size, whether Ceph's PG autoscaler runs on the CephFS pools
     (``pg_autoscale``: off by default, as the thesis ran after finding it slowed repeated runs;
-    switched in place on the running stack, off putting the computed PG counts back)."""
+    switched in place on the running stack, off putting the computed PG counts back), and the
+    pyarrow release whose Arrow C++ the object class is built against (``class_arrow``; sweepable:
+    the start stage installs that build, restarting the OSDs, on the running stack)."""
 
     store: str = "memstore"
     osd_size: int | str = "4GiB"
     osds_per_node: int = 1
     pg_autoscale: bool = False
+    class_arrow: str = CephOptions.class_arrow
 
 
 @dataclasses.dataclass(frozen=True)
@@ -535,7 +538,7 @@ class PointSpec:
 def ceph_options(ceph: CephSpec) -> CephOptions:
     """The one translation of a ``ceph`` section into rados_deploy's options."""
     return CephOptions(store=ceph.store, osd_size=ceph.osd_size, osds_per_node=ceph.osds_per_node,
-                       pg_autoscale=ceph.pg_autoscale)
+                       pg_autoscale=ceph.pg_autoscale, class_arrow=ceph.class_arrow)
 
 
 def spark_options(spark: SparkSpec) -> SparkOptions:

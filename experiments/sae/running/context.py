@@ -69,9 +69,9 @@ class Stack:
     """The live deployer objects of one stack (nodes, layout, Ceph, monitoring), built once per
     stack key; ``spark`` and ``ceph`` are rebuilt when what the start stage puts in force
     (``start_key``: Spark options, Ceph's pool settings) changes. The
-    build stage adds the connector's ``build`` (for the Spark of ``build_spark``; the start stage
-    builds again when a point switches Spark versions) and, for readers that read through one,
-    the CephFS ``mount``. ``spark_installed``: the Spark versions installed on this stack."""
+    build stage adds the connector's ``build`` (for the Spark of ``build_spark`` and the object
+    class's Arrow of ``build_arrow``; the start stage builds again when a point switches either)
+    and, for readers that read through one, the CephFS ``mount``. ``spark_installed``: the Spark versions installed on this stack."""
 
     ceph: CephCluster
     monitoring: Monitoring | None = None
@@ -80,6 +80,7 @@ class Stack:
     start_key: str | None = None
     build: SubmitSpec | None = None
     build_spark: str | None = None
+    build_arrow: str | None = None
     mount: str | None = None
     spark_installed: set = dataclasses.field(default_factory=set)
 

@@ -28,7 +28,7 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     report = StageReport("build")
     spark, ceph = stack.spark, stack.ceph
     stack.build = connector.build(spark=spark, ceph=ceph)
-    stack.build_spark = spark.options.version
+    stack.build_spark, stack.build_arrow = spark.options.version, ceph.options.class_arrow
     merge_report(report, stack.build.report, "connector")
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.needs_mount for p in points):
@@ -38,16 +38,26 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     return report
 
 
-def rebuild_for_spark(stack: Stack) -> StageReport | None:
-    """The connector built again for the stack's current Spark when a start switched versions
-    (the object class stays: it does not depend on Spark); None when the build is current."""
+def rebuild(stack: Stack) -> StageReport | None:
+    """What a start that switched versions builds again: the object class against the point's
+    Arrow (installing it restarts the OSDs that had loaded another build), the connector against
+    the point's Spark; None when the stack's build is current (or not made yet)."""
     from .. import connector
-    if stack.build is None or stack.build_spark == stack.spark.options.version:
+    if stack.build is None:
         return None
-    build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
-    stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
-    stack.build_spark = stack.spark.options.version
-    return build.report
+    report = StageReport("build")
+    arrow, spark = stack.ceph.options.class_arrow, stack.spark.options.version
+    if stack.build_arrow != arrow:
+        installed = stack.ceph.install_class()
+        merge_report(report, installed, "object class")
+        stack.build = dataclasses.replace(stack.build, class_build=installed.details["key"])
+        stack.build_arrow = arrow
+    if stack.build_spark != spark:
+        build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
+        merge_report(report, build.report, "connector")
+        stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
+        stack.build_spark = spark
+    return report if report.nodes else None
 
 
 def app_config(ctx: StageContext, stack: Stack) -> dict:

@@ -268,12 +268,13 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
 
 
 def _record_builds(ctx, allow_changes: bool) -> None:
-    """Record what the build stage built (the object class's key, the connector jar of the
-    stack's Spark version: ``connector (Spark 4.3.0)``) in versions.lock, after comparing it with
-    what the run recorded before."""
-    build = ctx.stack.build
-    builds = {f"connector (Spark {ctx.stack.build_spark})": Path(build.jars[0]).name if build.jars else None,
-              **({"object_class": build.class_build} if build.class_build else {})}
+    """Record what the build stage built (the object class's key per Arrow release, ``object_class
+    (Arrow 26.0.1)``, and the connector jar per Spark version, ``connector (Spark 4.3.0)``) in
+    versions.lock, after comparing it with what the run recorded before."""
+    stack = ctx.stack
+    build = stack.build
+    builds = {f"connector (Spark {stack.build_spark})": Path(build.jars[0]).name if build.jars else None,
+              **({f"object_class (Arrow {stack.build_arrow})": build.class_build} if build.class_build else {})}
     _add_provenance(ctx, "builds", builds, allow_changes)
 
 

@@ -271,8 +271,9 @@ def stage_install(ctx: StageContext) -> StageReport:
 
 def stage_start(ctx: StageContext) -> StageReport:
     """Start (or reconfigure) Ceph, Spark and monitoring for the point. A point on a Spark version
-    this stack has not run yet installs it first (beside the others); a switch of versions
-    restarts the Spark daemons from the point's and builds the connector against it."""
+    this stack has not run yet installs it first (beside the others); a switch of Spark versions
+    restarts the Spark daemons from the point's and builds the connector against it, a switch of
+    the object class's Arrow installs that build of the class (restarting the OSDs)."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
     if stack.spark.options.version not in stack.spark_installed:
@@ -280,9 +281,9 @@ def stage_start(ctx: StageContext) -> StageReport:
         stack.spark_installed.add(stack.spark.options.version)
     for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "start"):
         merge_report(report, part, name)
-    rebuilt = reader.rebuild_for_spark(stack)
+    rebuilt = reader.rebuild(stack)
     if rebuilt is not None:
-        merge_report(report, rebuilt, "connector")
+        merge_report(report, rebuilt, "build")
     return report
 
 
