@@ -385,7 +385,7 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                     if step.stage == "start" and ctx.stack is not None:
                         _record_nodes(ctx, allow_changes)
                     if step.stage in ("build", "start") and ctx.stack is not None and ctx.stack.build is not None:
-                        _record_builds(ctx, allow_changes)   # a start that switched Spark versions built again
+                        _record_builds(ctx, allow_changes)   # a start that switched Spark or Arrow built again
     finally:
         ctx.close()
     failed = ledger.failures()
