@@ -18,6 +18,7 @@ _OPTION_FLAGS = [
     click.option("--options", "options_file", metavar="FILE", help="YAML file of Spark options (SparkOptions fields)."),
     click.option("--spark-source", help="Spark tarball path or URL (default: pyspark from PyPI)."),
     click.option("--spark-version", "spark_version", help="pyspark version from PyPI (default 4.3.0)."),
+    click.option("--pyarrow", help="pyarrow release of the nodes' Python env (default 26.0.1)."),
     click.option("--worker-cores", type=int, help="Cores each worker offers."),
     click.option("--worker-memory", help="Memory each worker offers (e.g. 2g)."),
     click.option("--executor-memory", help="spark.executor.memory (e.g. 1g)."),

@@ -11,7 +11,7 @@ from metareserve.model import read_yaml
 
 from .software import tarball_name
 
-PINNED_PYTHON = ("pyarrow==26.0.1", "pandas<3")
+PINNED_PYTHON = ("pandas<3",)
 _MEMORY = re.compile(r"([0-9]+)([kmgt]?)", re.IGNORECASE | re.ASCII)
 _MEMORY_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 MAX_MEMORY = 1 << 44     # 16 TiB: more is a typo, refused here rather than by a JVM on a host
@@ -20,6 +20,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[A-Za-z0-9.*+!_-]+,?)*", re.ASCII)
 _DEBIAN = re.compile(r"[a-z0-9][a-z0-9+.-]+", re.ASCII)
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)", re.ASCII)
+_RELEASE = re.compile(r"[0-9]{1,4}(\.[0-9]{1,4}){1,3}", re.ASCII)
+_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9._-]*", re.ASCII)
 
 
 def check_memory(value, what: str) -> None:
@@ -53,7 +55,8 @@ class SparkOptions:
     """Options of a Spark standalone deployment.
 
     ``version`` pins pyspark from PyPI unless ``spark_source`` names a Spark tarball (path or
-    URL). ``python_packages`` join the nodes' Python env; ``system_packages`` (Debian package
+    URL); ``pyarrow`` pins the nodes' Python env's pyarrow (PySpark's Arrow paths: pandas UDFs,
+    ``toPandas``; each (version, pyarrow) is an env of its own). ``python_packages`` join that env; ``system_packages`` (Debian package
     names, e.g. a library a job's jars load) are installed with Java on every node.
     ``env`` reaches daemons, executors and the driver; ``conf`` adds spark-defaults entries;
     ``prefix`` replaces the per-node state directory (default
@@ -63,6 +66,7 @@ class SparkOptions:
     """
 
     version: str = "4.3.0"
+    pyarrow: str = "26.0.1"
     spark_source: str | None = None
     worker_cores: int = 1
     worker_memory: str = "2g"
@@ -111,9 +115,14 @@ class SparkOptions:
         for name, pattern in (("python_packages", _REQUIREMENT), ("system_packages", _DEBIAN)):
             for item in getattr(self, name):
                 if not isinstance(item, str) or not pattern.fullmatch(item):
-                    raise UsageError(f"{source}: {name}: {item!r} is not a package name (e.g. pyarrow==26.0.1)")
+                    raise UsageError(f"{source}: {name}: {item!r} is not a package name (e.g. scipy==1.14.1)")
         if not isinstance(self.version, str) or not _VERSION.fullmatch(self.version):
             raise UsageError(f"{source}: version {self.version!r} is not a pyspark version (e.g. 4.3.0)")
+        if not isinstance(self.pyarrow, str) or not _RELEASE.fullmatch(self.pyarrow):
+            raise UsageError(f"{source}: pyarrow {self.pyarrow!r} is not a pyarrow release (e.g. 26.0.1)")
+        if any(_REQUIREMENT_NAME.match(p).group().lower() == "pyarrow" for p in self.python_packages):
+            raise UsageError(f"{source}: python_packages names pyarrow, which the pyarrow option sets: "
+                             f"use pyarrow: {self.pyarrow!r} instead")
         check_conf(self.conf, f"{source}: conf")
         if not isinstance(self.class_sharing, bool):
             raise UsageError(f"{source}: class_sharing must be true or false, not {self.class_sharing!r}")
@@ -132,7 +141,7 @@ class SparkOptions:
     def requirements(self) -> list[str]:
         """Python requirements of the node venv (pyspark only when Spark comes from PyPI)."""
         spark = [] if self.spark_source else [f"pyspark=={self.version}"]
-        return [*spark, *PINNED_PYTHON, *self.python_packages]
+        return [*spark, f"pyarrow=={self.pyarrow}", *PINNED_PYTHON, *self.python_packages]
 
     @classmethod
     def from_dict(cls, data, source: str = "<options>") -> "SparkOptions":

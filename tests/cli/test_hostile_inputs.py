@@ -407,6 +407,13 @@ rows("sae", ["resume"], [
     ([RUN], "spec.yaml", {f"{RUN}/spec.yaml": yaml.safe_dump({"version": 1})}),
     ([RUN], "spec.yaml", {f"{RUN}/spec.yaml": "- 1\n"}),
 ])
+rows("spark-deploy", ["start", "-r", "RES"], [
+    (["--pyarrow", f"26.0.1; {INJECT}"], "pyarrow"), (["--pyarrow", ""], "pyarrow"),
+    (["--python-package", "pyarrow==20.0.0"], "python_packages names pyarrow"),
+])
+rows("sae", ["plan", EXPERIMENT, "--set"], [
+    (["spark.pyarrow=../x"], "pyarrow"), (["spark.version=4.0.1"], "Spark 4.1 and later"),
+])
 
 IDS = [f"{i:03d} {cli} {' '.join(a.replace(EXPERIMENT, 'selectivity.py') for a in argv)[:50]!r}"
        + (f" {files['E.py'].splitlines()[-1][30:80]!r}" if "E.py" in files else "")

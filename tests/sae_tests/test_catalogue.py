@@ -212,24 +212,25 @@ def test_formats(catalogue):
 
 
 def test_versions(catalogue):
-    """Three stacks of software on one stack of daemons (Spark 4.3.0 and the class on Arrow
-    26.0.1; Spark 3.5.3; the class on Arrow 25.0.1): offload and vanilla give the same answer on
-    each; each ran its own Spark and class (versions.lock: Spark's nodes per version, a connector
-    jar per Spark version, a class build per Arrow release); offload's compute side received far
-    fewer bytes than vanilla's on each."""
+    """Three stacks of software on one stack of daemons (Spark 4.3.0 on Arrow 26.0.1; Spark 3.5.3;
+    Spark 4.3.0 on Arrow 25.0.1: the class's Arrow C++ and the nodes' pyarrow): offload and vanilla
+    give the same answer on each; each ran its own Spark, nodes' pyarrow and class (versions.lock:
+    Spark's nodes per Spark software, a connector jar per Spark version, a class build per Arrow
+    release); offload's compute side received far fewer bytes than vanilla's on each."""
     run, df = run_of(catalogue, "versions")
     agree(df, ["selectivity"])
-    software = set(zip(df["spark_version"], df["class_arrow"], df["reader"]))
-    assert software == {(v, a, r) for v, a in (("4.3.0", "26.0.1"), ("3.5.3", "26.0.1"), ("4.3.0", "25.0.1"))
-                        for r in ("offload", "vanilla")}, software
+    stacks = (("4.3.0", "26.0.1"), ("3.5.3", "26.0.1"), ("4.3.0", "25.0.1"))
+    software = set(zip(df["spark_version"], df["spark_pyarrow"], df["class_arrow"], df["reader"]))
+    assert software == {(v, a, a, r) for v, a in stacks for r in ("offload", "vanilla")}, software
     lock = yaml.safe_load((run / "versions.lock").read_text())
-    assert {v: {n["spark"] for n in nodes.values()} for v, nodes in lock["spark"].items()} == {
-        "4.3.0": {"4.3.0"}, "3.5.3": {"3.5.3"}}, lock["spark"]
+    ran = {label: {(n["spark"], n["pyarrow"]) for n in nodes.values()} for label, nodes in lock["spark"].items()}
+    assert ran == {"4.3.0": {("4.3.0", "26.0.1")}, "3.5.3": {("3.5.3", "26.0.1")},
+                   "4.3.0 with pyarrow 25.0.1": {("4.3.0", "25.0.1")}}, lock["spark"]
     for kind, versions in (("connector (Spark", ("4.3.0", "3.5.3")), ("object_class (Arrow", ("26.0.1", "25.0.1"))):
         built = {k: v for k, v in lock["builds"].items() if k.startswith(kind)}
         assert set(built) == {f"{kind} {v})" for v in versions} and len(set(built.values())) == 2, lock["builds"]
     rx = df[~df.warmup].groupby(["spark_version", "class_arrow", "reader"])["compute_rx_bytes"].median()
-    for v, a in (("4.3.0", "26.0.1"), ("3.5.3", "26.0.1"), ("4.3.0", "25.0.1")):
+    for v, a in stacks:
         assert rx[v, a, "offload"] * 10 < rx[v, a, "vanilla"], rx.to_dict()
     figure(run, "versions.png")
 

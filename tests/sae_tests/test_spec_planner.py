@@ -113,25 +113,33 @@ def test_spark_versions_share_one_stack_and_switch_at_a_start():
     e = exp(workload=Workload(compression="none"),
             sweep=Sweep(cartesian={"reader": ["offload", "vanilla"]},
                         zipped={"spark.version": ["4.3.0", "3.5.3", "4.3.0"],
+                                "spark.pyarrow": ["26.0.1", "26.0.1", "25.0.1"],
                                 "ceph.class_arrow": ["26.0.1", "26.0.1", "25.0.1"]}))
     p = plan(e)
     assert len({pt.stack_key for pt in p.points}) == 1 and len({pt.start_key for pt in p.points}) == 3
     assert [s.stage for s in p.steps].count("install") == 1 and [s.stage for s in p.steps].count("build") == 1
     starts = [s for s in p.steps if s.stage == "start"]
     assert len(starts) == 3 and "version=3.5.3" in starts[1].reason and "class_arrow=25.0.1" in starts[2].reason
+    assert "pyarrow=25.0.1" in starts[2].reason
+    assert {pt.spec.spark_options.pyarrow for pt in p.points} == {"26.0.1", "25.0.1"}
+    assert {tuple(pt.spec.spark_options.requirements[:2]) for pt in p.points} == {
+        ("pyspark==4.3.0", "pyarrow==26.0.1"), ("pyspark==3.5.3", "pyarrow==26.0.1"), ("pyspark==4.3.0", "pyarrow==25.0.1")}
     assert {pt.spec.spark_options.version for pt in p.points} == {"4.3.0", "3.5.3"}
     assert {pt.spec.ceph_options.class_arrow for pt in p.points} == {"26.0.1", "25.0.1"}
     # the default release leaves the start key as plans before the axis had it
     assert plan(exp()).points[0].start_key == plan(exp(ceph=CephSpec(class_arrow="26.0.1"))).points[0].start_key
     for spark, ceph, text in (({"version": "3.5.3"}, {}, "workload.compression zstd needs Arrow's compression "
                                "module in Spark, which Spark 3.5.3 does not ship"),
+                              ({"version": "4.0.1"}, {}, "which Spark 4.0.1 does not ship (Spark 4.1 and later do)"),
                               ({"version": "latest"}, {}, "version 'latest' is not a pyspark version"),
+                              ({"pyarrow": "26.0.1 --index-url=http://x"}, {}, "is not a pyarrow release (e.g. 26.0.1)"),
                               ({}, {"class_arrow": "20.0.0"}, "class_arrow '20.0.0' is not a pyarrow release of 21.0.0"),
                               ({}, {"class_arrow": "26.0.1; rm -rf /"}, "is not a pyarrow release")):
         with pytest.raises(UsageError) as err:
             validate(exp(spark=SparkSpec(**spark), ceph=CephSpec(**ceph)))
         assert text in str(err.value) and "\n" not in str(err.value)
     validate(exp(spark=SparkSpec(version="3.5.3"), workload=Workload(reader="vanilla")))   # no replies to read
+    validate(exp(spark=SparkSpec(version="4.1.0")))   # spark-sql 4.1.0 depends on arrow-compression
 
 
 def test_profiles_override_sections_and_reject_unknown_options():

@@ -24,6 +24,8 @@ from spark_deploy.submit import SubmitResult, _failure_message, build_argv, spli
     ({"worker_port": 7077}, "ports must differ"), ({"worker_cores": 0}, "worker_cores"),
     ({"worker_memory": "2 GB"}, "worker_memory"), ({"metrics_namespace": "a-b"}, "metrics_namespace"),
     ({"conf": {"executor.memory": "1g"}}, "Spark properties"), ({"env": {"1X": "y"}}, "env keys"),
+    ({"pyarrow": "latest"}, "pyarrow 'latest' is not a pyarrow release"), ({"pyarrow": 26}, "pyarrow 26 "),
+    ({"python_packages": ["PyArrow>=20"]}, "python_packages names pyarrow, which the pyarrow option sets"),
 ])
 def test_bad_options_name_the_field(kwargs, field):
     with pytest.raises(UsageError, match=field):
@@ -40,6 +42,8 @@ def test_options_file_round_trip_and_unknown_key(tmp_path):
     with pytest.raises(UsageError, match=rf"{bad}: unknown Spark option\(s\) worker_cors"):
         SparkOptions.load(bad)
     assert SparkOptions(spark_source="/x/spark-4.3.0-bin-hadoop3.tgz").requirements[0].startswith("pyarrow")
+    assert SparkOptions(version="3.5.3", pyarrow="25.0.1", python_packages=["scipy"]).requirements == [
+        "pyspark==3.5.3", "pyarrow==25.0.1", "pandas<3", "scipy"]
 
 
 def test_rendered_config_has_metrics_and_event_log():

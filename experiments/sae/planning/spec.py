@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Callable
@@ -32,6 +33,7 @@ from ..connector.protocol import CODECS
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
+SPARK_WITH_ARROW_COMPRESSION = (4, 1)   # spark-sql depends on arrow-compression from 4.1.0 (its Maven poms; 4.0.x and 3.x do not)
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
@@ -108,10 +110,12 @@ class ClusterSpec:
 @dataclasses.dataclass(frozen=True)
 class SparkSpec:
     """Spark standalone options (per worker) and extra ``conf`` for the application; ``version``:
-    the pyspark release from PyPI (sweepable: each version is installed beside the others, once,
-    and the start stage switches the daemons and the connector's build to the point's)."""
+    the pyspark release from PyPI, ``pyarrow``: the pyarrow release of the Spark nodes' Python
+    (both sweepable: each pair is installed beside the others, once, and the start stage switches
+    the daemons, and for a new version the connector's build, to the point's)."""
 
     version: str = SparkOptions.version
+    pyarrow: str = SparkOptions.pyarrow
     worker_cores: int = 1
     worker_memory: str = "2g"
     executor_memory: str = "1g"
@@ -408,6 +412,12 @@ class Experiment:
         return dataclasses.replace(self, **changes)
 
 
+def _release(version) -> tuple[int, ...]:
+    """A Spark version's leading numbers (``"4.0.1"`` -> ``(4, 0, 1)``), to compare with a release."""
+    numbers = re.match(r"[0-9]+(\.[0-9]+)*", str(version))
+    return tuple(int(n) for n in numbers.group().split(".")) if numbers else ()
+
+
 def check_every_setting_runs(experiment: Experiment) -> None:
     """No setting in a file that cannot run: a top-level value (one that differs from its
     default: a section field, the sweep, repetitions, ...) that every profile a run can use
@@ -546,7 +556,7 @@ def spark_options(spark: SparkSpec) -> SparkOptions:
     driver memory and ``conf`` travel with the submit, checked as Spark would)."""
     check_memory(spark.driver_memory, "spark: driver_memory")
     check_conf(spark.conf, "spark: conf")
-    return SparkOptions.from_dict({"version": spark.version, "worker_cores": spark.worker_cores,
+    return SparkOptions.from_dict({"version": spark.version, "pyarrow": spark.pyarrow, "worker_cores": spark.worker_cores,
                                    "worker_memory": spark.worker_memory, "executor_memory": spark.executor_memory},
                                   source="spark")
 
@@ -603,10 +613,10 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"workload.reader {w.reader} cannot read data.format {d.format}: {why}; use one of {able}")
     if w.compression not in COMPRESSIONS:
         bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
-    major = str(point.spark.version).split(".")[0]
-    if major.isdigit() and int(major) < 4 and w.compression != "none" and readers.READERS[w.reader].connector:
+    if w.compression != "none" and readers.READERS[w.reader].connector \
+            and () < _release(point.spark.version) < SPARK_WITH_ARROW_COMPRESSION:   # not a version: SparkOptions says
         bad(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which Spark "
-            f"{point.spark.version} does not ship (Spark 4 does): use compression none")
+            f"{point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
     for knob in ("batch_size", "objects_per_partition"):
         if getattr(w, knob) is not None:
             _int(getattr(w, knob), 1, f"{where}: workload.{knob}")

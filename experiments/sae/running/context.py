@@ -12,7 +12,7 @@ from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, 
 from metareserve.errors import SaeError, UsageError
 from monitor_deploy import Monitoring
 from rados_deploy import CephCluster
-from spark_deploy import SparkCluster
+from spark_deploy import SparkCluster, SparkOptions
 
 from ..connector import SubmitSpec
 from .console import Quiet, RunConsole
@@ -64,6 +64,15 @@ class RunOptions:
                                  f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
 
 
+def spark_software(options: SparkOptions) -> str:
+    """The Spark nodes' software as one label: the Spark version, and the nodes' pyarrow where it
+    is not the default (``4.3.0``, ``4.3.0 with pyarrow 25.0.1``); what versions.lock keys Spark's
+    nodes by."""
+    if options.pyarrow == SparkOptions.pyarrow:
+        return options.version
+    return f"{options.version} with pyarrow {options.pyarrow}"
+
+
 @dataclasses.dataclass
 class Stack:
     """The live deployer objects of one stack (nodes, layout, Ceph, monitoring), built once per
@@ -71,7 +80,8 @@ class Stack:
     (``start_key``: Spark options, Ceph's pool settings) changes. The
     build stage adds the connector's ``build`` (for the Spark of ``build_spark`` and the object
     class's Arrow of ``build_arrow``; the start stage builds again when a point switches either)
-    and, for readers that read through one, the CephFS ``mount``. ``spark_installed``: the Spark versions installed on this stack."""
+    and, for readers that read through one, the CephFS ``mount``. ``spark_installed``: the Spark
+    software (:func:`spark_software`) installed on this stack."""
 
     ceph: CephCluster
     monitoring: Monitoring | None = None

@@ -20,7 +20,7 @@ from metareserve.log import say
 from ..planning import capacities
 from ..planning import settings as settings_mod
 from . import hosts, stages as builtin
-from .context import RunOptions, StageContext
+from .context import RunOptions, StageContext, spark_software
 from .plan_checks import check_own_node_names, check_reservation
 from .console import RunConsole
 from ..results.handle import RunHandle
@@ -264,7 +264,7 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
         say(None, "sae provenance", f"node versions unavailable: {e}")
         return
     _add_provenance(ctx, "nodes", nodes, allow_changes)
-    _add_provenance(ctx, "spark", {ctx.stack.spark.options.version: spark}, allow_changes)
+    _add_provenance(ctx, "spark", {spark_software(ctx.stack.spark.options): spark}, allow_changes)
 
 
 def _record_builds(ctx, allow_changes: bool) -> None:

@@ -23,7 +23,7 @@ from . import hosts, reader, tenant_load
 from .clean import retire
 from .plan_checks import check_reservation
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
-                      StackRecord, sub_reservation, zones_path)
+                      StackRecord, spark_software, sub_reservation, zones_path)
 from .execute import run_points
 from ..planning.planner import PlannedPoint
 from ..planning.spec import CephSpec, ceph_options
@@ -263,22 +263,22 @@ def stage_install(ctx: StageContext) -> StageReport:
     stack = _stack(ctx, ctx.point)
     for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "install"):
         merge_report(report, part, name)
-    stack.spark_installed.add(stack.spark.options.version)
+    stack.spark_installed.add(spark_software(stack.spark.options))
     StackRecord(ctx.point.stack_key, ctx.point.spec.cluster.nodes, ctx.layout_for(ctx.point).roles,
                 dataclasses.asdict(ctx.point.spec.ceph)).save(ctx.reservation.name)
     return report
 
 
 def stage_start(ctx: StageContext) -> StageReport:
-    """Start (or reconfigure) Ceph, Spark and monitoring for the point. A point on a Spark version
-    this stack has not run yet installs it first (beside the others); a switch of Spark versions
+    """Start (or reconfigure) Ceph, Spark and monitoring for the point. A point on Spark software
+    (version, nodes' pyarrow) this stack has not run yet installs it first (beside the others); a switch of Spark versions
     restarts the Spark daemons from the point's and builds the connector against it, a switch of
     the object class's Arrow installs that build of the class (restarting the OSDs)."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
-    if stack.spark.options.version not in stack.spark_installed:
+    if spark_software(stack.spark.options) not in stack.spark_installed:
         merge_report(report, stack.spark.install(), "spark install")
-        stack.spark_installed.add(stack.spark.options.version)
+        stack.spark_installed.add(spark_software(stack.spark.options))
     for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "start"):
         merge_report(report, part, name)
     rebuilt = reader.rebuild(stack)
