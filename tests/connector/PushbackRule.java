@@ -2,35 +2,49 @@ package sae.connector;
 
 /**
  * Drives mode auto's rule (Pushback.java) through scenarios for tests/connector/test_pushback.py:
- * each object's cost per byte is the scenario's for the way chosen, measured {@code lag} objects
- * after the choice (calls in flight). Prints one line per scenario: its name and a string of the
- * choices, 'p' pushed and 'w' read whole.
+ * each object's cost per byte is the scenario's for the way chosen, and a pushed object's reply
+ * reports the scenario's OSD work, both measured {@code lag} objects after the choice (calls in
+ * flight). Prints one line per scenario: its name and a string of the choices, 'p' pushed and
+ * 'w' read whole.
  *
- * <p>Scenarios: pushed 1 and whole 3 ns/byte; pushed 3 and whole 1; pushed 1 then, from object
- * 100 on, 5 (the OSDs got busy); pushed 4 then, from object 100 on, 1 (they got idle again);
- * pushed 1 and whole 1.1.
+ * <p>Scenarios, in ns per stored byte (pushed: cost of which OSD work; whole: cost): pushed 1 of
+ * which 0.5 and whole 3; pushed 3 of which 2.5 and whole 1; pushed 1 of 0.5 then, from object 100
+ * on, 5 of 4.5 (the OSDs got short of CPU); pushed 4 of 3.5 then, from object 100 on, 1 of 0.5
+ * (they got idle again); pushed 1 of 0.5 and whole 1.1; pushed 1 of 0.3 and whole 2.5, from
+ * object 100 on both behind a queue of another tenant's calls that varies from 0 to 20 per
+ * object (the OSDs got busy with calls, not short of CPU).
  */
 public final class PushbackRule {
-  interface Cost {
-    double of(boolean pushed, int object);
+  interface Scenario {
+    /** {cost, OSD work} of the object when {@code pushed}, else {cost, 0}. */
+    double[] of(boolean pushed, int object);
   }
 
   public static void main(String[] args) {
     int lag = Integer.parseInt(args[0]), objects = Integer.parseInt(args[1]);
-    run("push-cheaper", lag, objects, (p, i) -> p ? 1 : 3);
-    run("whole-cheaper", lag, objects, (p, i) -> p ? 3 : 1);
-    run("osds-get-busy", lag, objects, (p, i) -> p ? (i < 100 ? 1 : 5) : 3);
-    run("osds-get-idle", lag, objects, (p, i) -> p ? (i < 100 ? 4 : 1) : 2);
-    run("close", lag, objects, (p, i) -> p ? 1 : 1.1);
+    run("push-cheaper", lag, objects, (p, i) -> p ? new double[] {1, 0.5} : new double[] {3, 0});
+    run("whole-cheaper", lag, objects, (p, i) -> p ? new double[] {3, 2.5} : new double[] {1, 0});
+    run("osds-get-busy", lag, objects, (p, i) -> p ? (i < 100 ? new double[] {1, 0.5} : new double[] {5, 4.5})
+        : new double[] {3, 0});
+    run("osds-get-idle", lag, objects, (p, i) -> p ? (i < 100 ? new double[] {4, 3.5} : new double[] {1, 0.5})
+        : new double[] {2, 0});
+    run("close", lag, objects, (p, i) -> p ? new double[] {1, 0.5} : new double[] {1.1, 0});
+    run("queue-busy", lag, objects, (p, i) -> {
+      double queue = i < 100 ? 0 : 20.0 * ((i * 7919L) % 11) / 10;
+      return p ? new double[] {queue + 1, 0.3} : new double[] {queue + 2.5, 0};
+    });
   }
 
-  private static void run(String name, int lag, int objects, Cost cost) {
+  private static void run(String name, int lag, int objects, Scenario scenario) {
     Pushback rule = Pushback.of(name);
     boolean[] chosen = new boolean[objects];
     StringBuilder out = new StringBuilder();
     for (int i = 0; i < objects + lag; i++) {
       int done = i - lag;   // the object whose reply is read now
-      if (done >= 0) rule.measured(chosen[done], Math.round(cost.of(chosen[done], done) * 1_000_000), 1_000_000);
+      if (done >= 0) {
+        double[] c = scenario.of(chosen[done], done);
+        rule.measured(chosen[done], Math.round(c[0] * 1_000_000), 1_000_000, Math.round(c[1] * 1_000_000));
+      }
       if (i < objects) {
         chosen[i] = rule.push();
         out.append(chosen[i] ? 'p' : 'w');

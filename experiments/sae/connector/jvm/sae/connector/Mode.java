@@ -14,7 +14,8 @@ enum Mode {
    * every row passes, asked for every column, may come back as stored (option whole_objects). */
   OFFLOAD("offload", true, false),
   /** Per object, as OFFLOAD, or the object read whole and decoded and filtered by Spark, whichever
-   * costs the task less by what it measured on the scan's earlier objects ({@link Pushback}). */
+   * a cost model says costs less: the OSD's reported work on the scan's earlier objects against
+   * what reading them whole added ({@link Pushback}). */
   AUTO("auto", true, true),
   /** The OSDs return every row and column, decoded and re-encoded; Spark filters (the thesis's
    * baseline). */

@@ -49,6 +49,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private Request request;
   /** nanoTime when the reader began waiting for {@link #request}'s reply. */
   private long requestStarted;
+  /** The OSD's reported scan work beyond reading for {@link #request} (mode auto's saving; 0: read whole). */
+  private long requestOsdWork;
   /** Mode auto's choice for this query's shape (null: every object is pushed). */
   private final Pushback pushback;
   private ArrowStreamReader stream;
@@ -129,6 +131,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       if (inFlight.isEmpty()) return false;
       request = inFlight.poll();
       requestStarted = t;
+      requestOsdWork = 0;
       current++;
       t = System.nanoTime();
       fill();
@@ -151,8 +154,13 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   /** Mode auto: what the object read last cost the reading thread, from its wait until {@code now} (once). */
   private void measured(long now) {
     if (pushback == null || request == null || requestStarted == 0) return;
-    pushback.measured(request.pushed(), now - requestStarted, request.bytes());
+    pushback.measured(request.pushed(), now - requestStarted, request.bytes(), requestOsdWork);
     requestStarted = 0;
+  }
+
+  /** A reply's stat at {@code index}, 0 where the reply reports fewer. */
+  private static long stat(long[] stats, int index) {
+    return index < stats.length ? stats[index] : 0;
   }
 
   private String where() {
@@ -172,7 +180,10 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     } catch (IOException e) {
       throw new IOException("[" + Native.host() + " sae-ceph] " + where() + ": " + e.getMessage(), e);
     }
-    for (int i = 0; i < r.stats().length; i++) metrics[i] += r.stats()[i];
+    long[] stats = r.stats();
+    for (int i = 0; i < stats.length; i++) metrics[i] += stats[i];
+    requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS),
+        stat(stats, ScanMetrics.READ_NS));
     if (r.body() == Protocol.BODY_PARQUET) {
       metrics[ScanMetrics.WHOLE_OBJECTS]++;
       openParquet(r.stream());

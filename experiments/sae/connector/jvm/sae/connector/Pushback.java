@@ -5,19 +5,30 @@ import java.util.Map;
 
 /**
  * Mode auto's choice, per object: push the scan into the OSD, or read the object whole and let
- * Spark decode and filter it (pushback). Each choice is scored by what it cost the task: the
- * reading thread's time from waiting for the object's reply until the next object's, per stored
- * byte (the wait holds the OSD's queueing and work and the transfer; then decoding and Spark's
- * own work on the rows). A moving average of each score is kept per executor and per query shape
- * (path, request), so later queries of the same shape start from what earlier ones measured.
+ * Spark decode and filter it (pushback). A cost model fed by what each way cost the task and by
+ * what the OSDs report in their replies, kept per executor and per query shape (path, request),
+ * so later queries of the same shape start from what earlier ones measured.
  *
- * <p>An object goes the way whose average is lower. Both ways are tried first; after that the
- * other way is tried again every {@link #explorePeriod}-th object, less often the more it costs,
- * so a change (the OSDs getting busy or idle) is noticed while trying costs at most ~3 %.
+ * <p>A way's cost is the reading thread's time from waiting for the object's reply until the
+ * next object's, per stored byte (the wait holds the OSD's queueing and work and the transfer;
+ * then decoding and Spark's own work on the rows). Pushing back can only save the OSD's scan
+ * work beyond reading the object: its replies report that ({@code wall_ns} of the call less its
+ * share spent reading, so CPU contention on the storage side shows in it), live, in every pushed
+ * reply. It adds the transfer of the stored bytes and Spark's decoding and filtering of them,
+ * the <em>extra</em>, which whole reads measure: their cost less (the pushed cost less the
+ * saving). The queueing in the OSD is in both ways and cancels: an object is read whole when the
+ * saving exceeds the extra, so a storage side busy with another tenant's calls (long queues,
+ * little work per call) keeps the scans pushed, and one short of CPU for them pushes back.
+ *
+ * <p>The first object of a shape is pushed, the next read whole (so both are measured). The
+ * other way is tried again every {@link #explorePeriod}-th object, less often the more the model
+ * says it costs: trying the whole read refreshes the extra, trying the push the saving.
  */
 final class Pushback {
-  /** Weight of the newest cost in a way's moving average. */
+  /** Weight of the newest value in a moving average of the reading thread's times (noisy). */
   static final double ALPHA = 0.3;
+  /** Weight of the newest saving: the OSD reports its own work, so one pushed object says much. */
+  static final double ALPHA_SAVING = 0.7;
   /** Shapes remembered per executor. */
   private static final int SHAPES = 64;
   private static final Map<String, Pushback> BY_SHAPE = new LinkedHashMap<>(16, 0.75f, true) {
@@ -27,8 +38,14 @@ final class Pushback {
     }
   };
 
-  /** Cost per stored byte (ns), NaN until measured: [pushed, read whole]. */
-  private final double[] cost = {Double.NaN, Double.NaN};
+  /** What both ways cost per stored byte (ns): a pushed object's cost less the OSD's scan work (queueing, reading, transfer, decoding). */
+  private double base = Double.NaN;
+  /** The OSD's scan work beyond reading, per stored byte (ns, wall), from pushed replies: what pushing back saves. */
+  private double saving = Double.NaN;
+  /** What a whole read adds per stored byte to the base (ns): its cost less the base. A queue that
+   * varies from object to object makes single samples swing either way; one below 0 (a whole read
+   * caught a short queue) is taken as 0. */
+  private double extra = Double.NaN;
   /** Objects sent each way so far: [pushed, read whole]. */
   private final long[] sent = {0, 0};
 
@@ -42,27 +59,48 @@ final class Pushback {
   /**
    * Whether the next object should be pushed into the OSD (false: read whole): the first object
    * of a shape is pushed, the next read whole; until both ways are measured, pushed; then the
-   * cheaper way, and the other every {@link #explorePeriod}-th object.
+   * way the model says is cheaper, and the other every {@link #explorePeriod}-th object.
    */
   synchronized boolean push() {
     boolean push;
     if (sent[0] == 0 || sent[1] == 0) {
       push = sent[0] == 0;
-    } else if (Double.isNaN(cost[0]) || Double.isNaN(cost[1])) {
+    } else if (Double.isNaN(extra)) {
       push = true;
     } else {
-      boolean cheaper = cost[0] <= cost[1];
-      push = (sent[0] + sent[1]) % explorePeriod(cost[0], cost[1]) == 0 ? !cheaper : cheaper;
+      boolean cheaper = saving <= extra;
+      push = (sent[0] + sent[1]) % explorePeriod(base + saving, base + extra) == 0 ? !cheaper : cheaper;
     }
     sent[push ? 0 : 1]++;
     return push;
   }
 
-  /** Record what an object cost: {@code ns} of the reading thread for {@code bytes} stored. */
-  synchronized void measured(boolean pushed, long ns, long bytes) {
-    int i = pushed ? 0 : 1;
+  /**
+   * Record what an object cost: {@code ns} of the reading thread for {@code bytes} stored; for a
+   * pushed object, {@code osdWorkNs}, the OSD's reported scan work beyond reading it (wall).
+   */
+  synchronized void measured(boolean pushed, long ns, long bytes, long osdWorkNs) {
     double c = (double) ns / Math.max(1, bytes);
-    cost[i] = Double.isNaN(cost[i]) ? c : ALPHA * c + (1 - ALPHA) * cost[i];
+    if (pushed) {
+      double work = (double) osdWorkNs / Math.max(1, bytes);
+      saving = average(saving, work, ALPHA_SAVING);
+      base = average(base, c - work, ALPHA);
+    } else if (!Double.isNaN(base)) {   // never below 0: it moves the stored bytes and Spark decodes them
+      extra = average(extra, Math.max(0, c - base), ALPHA);
+    }
+  }
+
+  private static double average(double mean, double value, double weight) {
+    return Double.isNaN(mean) ? value : weight * value + (1 - weight) * mean;
+  }
+
+  /**
+   * The OSD's work on a pushed object beyond reading it, from its reply's stats: the call's wall
+   * time less the share of its CPU time spent reading (0 when the reply reports none).
+   */
+  static long osdWork(long wallNs, long totalCpuNs, long readCpuNs) {
+    if (wallNs <= 0 || totalCpuNs <= 0) return 0;
+    return Math.round(wallNs * (1 - Math.min(1.0, (double) readCpuNs / totalCpuNs)));
   }
 
   /**
@@ -72,10 +110,5 @@ final class Pushback {
   static long explorePeriod(double a, double b) {
     double ratio = Math.max(a, b) / Math.max(1e-9, Math.min(a, b));
     return ratio < 1.25 ? 8 : (long) Math.min(512, Math.ceil(32 * ratio));
-  }
-
-  /** The averages [pushed, read whole] in ns per stored byte (NaN: not measured), for logs and tests. */
-  synchronized double[] costs() {
-    return cost.clone();
   }
 }

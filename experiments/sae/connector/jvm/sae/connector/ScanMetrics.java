@@ -24,7 +24,7 @@ public final class ScanMetrics {
   static final List<String> NAMES;
   private static final List<String> UNITS;
   private static final List<String> DOCS;
-  static final int CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
+  static final int READ_NS, TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -59,6 +59,9 @@ public final class ScanMetrics {
     NAMES = List.copyOf(names);
     UNITS = List.copyOf(units);
     DOCS = List.copyOf(docs);
+    READ_NS = NAMES.indexOf("read_ns");
+    TOTAL_NS = NAMES.indexOf("total_ns");
+    WALL_NS = NAMES.indexOf("wall_ns");
     CALLS = NAMES.indexOf("calls");
     WAIT_NS = NAMES.indexOf("reply_wait_ns");
     WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
