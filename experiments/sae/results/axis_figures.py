@@ -389,10 +389,10 @@ def plot_versions(df: pd.DataFrame, out: Path) -> Path:
     C++ release) and reader: init (hatched) and compute time, bytes to the compute side, the
     compute side's CPU time and the object class's CPU time."""
     pyarrow = df["spark_pyarrow"].astype(str) if "spark_pyarrow" in df else "26.0.1"   # runs before the axis
-    software = ("Spark " + df["spark_version"].astype(str) + ", pyarrow " + pyarrow
-                + "\nclass on Arrow " + df["class_arrow"].astype(str))
+    software = ("Spark " + df["spark_version"].astype(str) + "\npyarrow " + pyarrow
+                + "\nclass: Arrow " + df["class_arrow"].astype(str))
     df = df.assign(software=software).drop(columns=["spark_version", "spark_pyarrow", "class_arrow"], errors="ignore")
-    fig = _per_value(df, "software", "software (pyspark and the nodes' pyarrow from PyPI; the object class's Arrow C++)",
+    fig = _per_value(df, "software", "software (pyspark, the nodes' pyarrow; the class's Arrow C++)",
                      "Query time vs software", extra=(
                          ("compute_cpu_s", "compute-side CPU (s), median", "Compute side: CPU"),
                          ("cls_total_s", "object class CPU (s), median", "Storage side: the class's CPU")))
