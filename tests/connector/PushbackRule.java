@@ -29,6 +29,9 @@ public final class PushbackRule {
     run("osds-get-idle", lag, objects, (p, i) -> p ? (i < 100 ? new double[] {4, 3.5} : new double[] {1, 0.5})
         : new double[] {2, 0});
     run("close", lag, objects, (p, i) -> p ? new double[] {1, 0.5} : new double[] {1.1, 0});
+    // the saving of one reply: wall 1000 ns, 100 ns CPU of which 50 scan work; no stats; no wall time
+    System.out.println("osd-work " + Pushback.osdWork(1000, 100, 50) + " " + Pushback.osdWork(1000, 0, 0) + " "
+        + Pushback.osdWork(0, 100, 50));
     run("queue-busy", lag, objects, (p, i) -> {
       double queue = i < 100 ? 0 : 20.0 * ((i * 7919L) % 11) / 10;
       return p ? new double[] {queue + 1, 0.3} : new double[] {queue + 2.5, 0};

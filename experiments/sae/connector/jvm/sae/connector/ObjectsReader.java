@@ -49,7 +49,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private Request request;
   /** nanoTime when the reader began waiting for {@link #request}'s reply. */
   private long requestStarted;
-  /** The OSD's reported scan work beyond reading for {@link #request} (mode auto's saving; 0: read whole). */
+  /** The OSD's reported scan work on {@link #request} (mode auto's saving; 0: read whole). */
   private long requestOsdWork;
   /** Mode auto's choice for this query's shape (null: every object is pushed). */
   private final Pushback pushback;
@@ -182,8 +182,9 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
     long[] stats = r.stats();
     for (int i = 0; i < stats.length; i++) metrics[i] += stats[i];
-    requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS),
-        stat(stats, ScanMetrics.READ_NS));
+    long scan = 0;
+    for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
+    requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan);
     if (r.body() == Protocol.BODY_PARQUET) {
       metrics[ScanMetrics.WHOLE_OBJECTS]++;
       openParquet(r.stream());

@@ -12,9 +12,10 @@ import java.util.Map;
  * <p>A way's cost is the reading thread's time from waiting for the object's reply until the
  * next object's, per stored byte (the wait holds the OSD's queueing and work and the transfer;
  * then decoding and Spark's own work on the rows). Pushing back can only save the OSD's scan
- * work beyond reading the object: its replies report that ({@code wall_ns} of the call less its
- * share spent reading, so CPU contention on the storage side shows in it), live, in every pushed
- * reply. It adds the transfer of the stored bytes and Spark's decoding and filtering of them,
+ * work, what a plain read of the object does not do: its replies report that ({@code wall_ns} of
+ * the call times the share of its CPU time spent decoding, filtering and encoding, so CPU
+ * contention on the storage side shows in it), live, in every pushed reply. A whole-object reply
+ * (every row passed, the file sent as stored) did no such work: pushing it back saves nothing. It adds the transfer of the stored bytes and Spark's decoding and filtering of them,
  * the <em>extra</em>, which whole reads measure: their cost less (the pushed cost less the
  * saving). The queueing in the OSD is in both ways and cancels: an object is read whole when the
  * saving exceeds the extra, so a storage side busy with another tenant's calls (long queues,
@@ -40,7 +41,7 @@ final class Pushback {
 
   /** What both ways cost per stored byte (ns): a pushed object's cost less the OSD's scan work (queueing, reading, transfer, decoding). */
   private double base = Double.NaN;
-  /** The OSD's scan work beyond reading, per stored byte (ns, wall), from pushed replies: what pushing back saves. */
+  /** The OSD's scan work, per stored byte (ns, wall), from pushed replies: what pushing back saves. */
   private double saving = Double.NaN;
   /** What a whole read adds per stored byte to the base (ns): its cost less the base. A queue that
    * varies from object to object makes single samples swing either way; one below 0 (a whole read
@@ -77,7 +78,7 @@ final class Pushback {
 
   /**
    * Record what an object cost: {@code ns} of the reading thread for {@code bytes} stored; for a
-   * pushed object, {@code osdWorkNs}, the OSD's reported scan work beyond reading it (wall).
+   * pushed object, {@code osdWorkNs}, the OSD's reported scan work on it (wall).
    */
   synchronized void measured(boolean pushed, long ns, long bytes, long osdWorkNs) {
     double c = (double) ns / Math.max(1, bytes);
@@ -95,12 +96,13 @@ final class Pushback {
   }
 
   /**
-   * The OSD's work on a pushed object beyond reading it, from its reply's stats: the call's wall
-   * time less the share of its CPU time spent reading (0 when the reply reports none).
+   * The OSD's scan work on a pushed object, from its reply's stats: the call's wall time times the
+   * share of its CPU time spent on the scan proper (decoding, filtering, encoding: what a plain
+   * read of the object does not do); 0 when the reply reports none.
    */
-  static long osdWork(long wallNs, long totalCpuNs, long readCpuNs) {
+  static long osdWork(long wallNs, long totalCpuNs, long scanCpuNs) {
     if (wallNs <= 0 || totalCpuNs <= 0) return 0;
-    return Math.round(wallNs * (1 - Math.min(1.0, (double) readCpuNs / totalCpuNs)));
+    return Math.round(wallNs * Math.min(1.0, (double) scanCpuNs / totalCpuNs));
   }
 
   /**

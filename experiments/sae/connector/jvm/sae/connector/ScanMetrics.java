@@ -24,7 +24,11 @@ public final class ScanMetrics {
   static final List<String> NAMES;
   private static final List<String> UNITS;
   private static final List<String> DOCS;
-  static final int READ_NS, TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
+  /** The reply stats of the class's scan work proper: decoding, filtering, projecting, encoding,
+   * compressing, aggregating and sorting (not reading the object, parsing the request or handing
+   * the reply over, which a plain read of the object costs the OSD as well). */
+  static final int[] SCAN_WORK_NS;
+  static final int TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -59,7 +63,8 @@ public final class ScanMetrics {
     NAMES = List.copyOf(names);
     UNITS = List.copyOf(units);
     DOCS = List.copyOf(docs);
-    READ_NS = NAMES.indexOf("read_ns");
+    SCAN_WORK_NS = java.util.stream.Stream.of("decode_ns", "filter_ns", "project_ns", "encode_ns", "compress_ns",
+        "aggregate_ns", "sort_ns").mapToInt(NAMES::indexOf).filter(i -> i >= 0).toArray();
     TOTAL_NS = NAMES.indexOf("total_ns");
     WALL_NS = NAMES.indexOf("wall_ns");
     CALLS = NAMES.indexOf("calls");
