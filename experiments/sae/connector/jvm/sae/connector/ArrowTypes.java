@@ -22,8 +22,9 @@ import org.apache.spark.sql.types.StructType;
 final class ArrowTypes {
   private ArrowTypes() {}
 
-  /** Arrow's LZ4 and ZSTD codecs where Spark ships Arrow's compression module (Spark 4.1 and later do; 4.0
-   * does not: its replies must then be uncompressed, which {@link Options} checks), else none. */
+  /** Arrow's LZ4 and ZSTD codecs where Spark ships Arrow's compression module (Spark 4.1 and later
+   * do; 4.0 and 3.5 do not: their replies must then be uncompressed, which {@link Options} checks),
+   * else none. */
   static final CompressionCodec.Factory CODECS = codecs();
 
   static boolean compressedReplies() {

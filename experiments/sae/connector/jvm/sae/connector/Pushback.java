@@ -15,9 +15,10 @@ import java.util.Map;
  * work, what a plain read of the object does not do: its replies report that ({@code wall_ns} of
  * the call times the share of its CPU time spent decoding, filtering and encoding, so CPU
  * contention on the storage side shows in it), live, in every pushed reply. A whole-object reply
- * (every row passed, the file sent as stored) did no such work: pushing it back saves nothing. It adds the transfer of the stored bytes and Spark's decoding and filtering of them,
- * the <em>extra</em>, which whole reads measure: their cost less (the pushed cost less the
- * saving). The queueing in the OSD is in both ways and cancels: an object is read whole when the
+ * (every row passed, the file sent as stored) did no such work: pushing it back saves nothing.
+ * Pushing back adds the transfer of the stored bytes and Spark's decoding and filtering of them,
+ * the <em>extra</em>, which whole reads measure: their cost less the <em>base</em> both ways pay
+ * (a pushed object's cost less the saving). The queueing in the OSD is in both ways and cancels: an object is read whole when the
  * saving exceeds the extra, so a storage side busy with another tenant's calls (long queues,
  * little work per call) keeps the scans pushed, and one short of CPU for them pushes back.
  *
@@ -39,7 +40,8 @@ final class Pushback {
     }
   };
 
-  /** What both ways cost per stored byte (ns): a pushed object's cost less the OSD's scan work (queueing, reading, transfer, decoding). */
+  /** What both ways cost per stored byte (ns): a pushed object's cost less the OSD's scan work
+   * (queueing, reading, the reply's transfer and decoding). */
   private double base = Double.NaN;
   /** The OSD's scan work, per stored byte (ns, wall), from pushed replies: what pushing back saves. */
   private double saving = Double.NaN;

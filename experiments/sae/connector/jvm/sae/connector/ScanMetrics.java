@@ -3,6 +3,7 @@ package sae.connector;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
@@ -63,7 +64,7 @@ public final class ScanMetrics {
     NAMES = List.copyOf(names);
     UNITS = List.copyOf(units);
     DOCS = List.copyOf(docs);
-    SCAN_WORK_NS = java.util.stream.Stream.of("decode_ns", "filter_ns", "project_ns", "encode_ns", "compress_ns",
+    SCAN_WORK_NS = Stream.of("decode_ns", "filter_ns", "project_ns", "encode_ns", "compress_ns",
         "aggregate_ns", "sort_ns").mapToInt(NAMES::indexOf).filter(i -> i >= 0).toArray();
     TOTAL_NS = NAMES.indexOf("total_ns");
     WALL_NS = NAMES.indexOf("wall_ns");
