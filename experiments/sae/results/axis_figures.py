@@ -388,7 +388,7 @@ def plot_versions(df: pd.DataFrame, out: Path) -> Path:
     """Per stack of software (Spark version, the Spark nodes' pyarrow, the object class's Arrow
     C++ release) and reader: init (hatched) and compute time, bytes to the compute side, the
     compute side's CPU time and the object class's CPU time."""
-    pyarrow = df["spark_pyarrow"].astype(str) if "spark_pyarrow" in df else "26.0.1"   # runs before the axis
+    pyarrow = df["spark_pyarrow"].astype(str) if "spark_pyarrow" in df else "26.0.1"   # pinned before the axis
     software = ("Spark " + df["spark_version"].astype(str) + "\npyarrow " + pyarrow
                 + "\nclass: Arrow " + df["class_arrow"].astype(str))
     df = df.assign(software=software).drop(columns=["spark_version", "spark_pyarrow", "class_arrow"], errors="ignore")

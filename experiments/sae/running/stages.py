@@ -271,9 +271,10 @@ def stage_install(ctx: StageContext) -> StageReport:
 
 def stage_start(ctx: StageContext) -> StageReport:
     """Start (or reconfigure) Ceph, Spark and monitoring for the point. A point on Spark software
-    (version, nodes' pyarrow) this stack has not run yet installs it first (beside the others); a switch of Spark versions
-    restarts the Spark daemons from the point's and builds the connector against it, a switch of
-    the object class's Arrow installs that build of the class (restarting the OSDs)."""
+    (version, nodes' pyarrow) this stack has not run yet installs it first (beside the others); a
+    switch restarts the Spark daemons from the point's, and a switch of Spark versions builds the
+    connector against it; a switch of the object class's Arrow installs that build of the class
+    (restarting the OSDs)."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
     if spark_software(stack.spark.options) not in stack.spark_installed:
