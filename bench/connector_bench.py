@@ -261,7 +261,9 @@ def main():
             jfr_dir = work / "jfr"
             if args.jfr:
                 jfr_dir.mkdir()
-                record = f"-XX:StartFlightRecording=settings=profile,dumponexit=true,filename={jfr_dir}/"   # one file per JVM
+                # one file per JVM; every JIT compilation, not only those over profile's 100 ms
+                record = (f"-XX:StartFlightRecording=settings=profile,jdk.Compilation#threshold=0ms,dumponexit=true,"
+                          f"filename={jfr_dir}/")
                 for who in ("driver", "executor"):
                     key = f"spark.{who}.extraJavaOptions"
                     kwargs["conf"][key] = f"{kwargs['conf'].get(key, '')} {record}".strip()
@@ -479,8 +481,9 @@ def _seconds(duration: str) -> float:
 
 def profile(queries, files: list[Path]) -> None:
     """Per JVM (driver, executors), reader and table at 1 % and 100 % over every column: samples
-    by component and top methods, and the JIT compilation and GC time inside the queries (the
-    compiler and collector threads are not sampled as Java code)."""
+    by component and top methods, the JIT compilation and GC time inside the queries (the
+    compiler and collector threads are not sampled as Java code), and the classes whose methods
+    the JIT compiled there most (what is compiled again query after query)."""
     import collections
     if not files:
         print("no JFR recordings were written")
@@ -490,6 +493,7 @@ def profile(queries, files: list[Path]) -> None:
     by = collections.defaultdict(collections.Counter)
     comp = collections.defaultdict(collections.Counter)
     side = collections.defaultdict(collections.Counter)
+    compiled = collections.defaultdict(collections.Counter)
     count = collections.Counter(w[2:] for w in windows)
 
     def hit(t):
@@ -510,9 +514,16 @@ def profile(queries, files: list[Path]) -> None:
         for e in _jfr(f, "jdk.Compilation", "jdk.GarbageCollection"):
             v = e["values"]
             key = hit(_epoch(v["startTime"]))
-            if key is not None:
-                what = "JIT compile s (compilations over 100 ms)" if e["type"] == "jdk.Compilation" else "GC pause s"
-                side[(role, *key)][what] += _seconds(v.get("duration") or v.get("sumOfPauses"))
+            if key is None:
+                continue
+            seconds = _seconds(v.get("duration") or v.get("sumOfPauses"))
+            if e["type"] == "jdk.Compilation":
+                side[(role, *key)]["JIT compile s"] += seconds
+                side[(role, *key)]["JIT compilations"] += 1
+                method = v.get("method") or {}
+                compiled[(role, *key)][(method.get("type") or {}).get("name", "?").replace("/", ".")] += seconds
+            else:
+                side[(role, *key)]["GC pause s"] += seconds
     for key in sorted(by, key=lambda k: (int(k[2]), k[3], k[1], k[0])):
         total = sum(by[key].values())
         n = count[key[1:]] or 1
@@ -522,6 +533,8 @@ def profile(queries, files: list[Path]) -> None:
               f"query; {shares}" + (f"; {extra}" if extra else ""))
         for m, c_n in by[key].most_common(6):
             print(f"  {c_n / total:5.1%}  {m}")
+        for cls, seconds in compiled[key].most_common(8):
+            print(f"  JIT {seconds / n:.3f} s per query  {cls}")
 
 
 SHAPE_AIMS = {"groupby": (500, 5, 0.5), "topk": (100, None, 0.5), "join": (20, None, None)}
