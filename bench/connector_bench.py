@@ -261,9 +261,10 @@ def main():
             jfr_dir = work / "jfr"
             if args.jfr:
                 jfr_dir.mkdir()
-                # one file per JVM; every JIT compilation, not only those over profile's 100 ms
-                record = (f"-XX:StartFlightRecording=settings=profile,jdk.Compilation#threshold=0ms,dumponexit=true,"
-                          f"filename={jfr_dir}/")
+                # one file per JVM; every JIT compilation, not only those over profile's 100 ms, and
+                # every deoptimization (what sends compiled code back to be compiled again)
+                record = (f"-XX:StartFlightRecording=settings=profile,jdk.Compilation#threshold=0ms,"
+                          f"jdk.Deoptimization#enabled=true,dumponexit=true,filename={jfr_dir}/")
                 for who in ("driver", "executor"):
                     key = f"spark.{who}.extraJavaOptions"
                     kwargs["conf"][key] = f"{kwargs['conf'].get(key, '')} {record}".strip()
@@ -482,8 +483,9 @@ def _seconds(duration: str) -> float:
 def profile(queries, files: list[Path]) -> None:
     """Per JVM (driver, executors), reader and table at 1 % and 100 % over every column: samples
     by component and top methods, the JIT compilation and GC time inside the queries (the
-    compiler and collector threads are not sampled as Java code), and the classes whose methods
-    the JIT compiled there most (what is compiled again query after query)."""
+    compiler and collector threads are not sampled as Java code), the classes whose methods the
+    JIT compiled there most (what is compiled again query after query), and the commonest
+    deoptimizations there (class, reason)."""
     import collections
     if not files:
         print("no JFR recordings were written")
@@ -494,6 +496,7 @@ def profile(queries, files: list[Path]) -> None:
     comp = collections.defaultdict(collections.Counter)
     side = collections.defaultdict(collections.Counter)
     compiled = collections.defaultdict(collections.Counter)
+    deopts = collections.defaultdict(collections.Counter)
     count = collections.Counter(w[2:] for w in windows)
 
     def hit(t):
@@ -511,10 +514,15 @@ def profile(queries, files: list[Path]) -> None:
             by[(role, *key)][frames[0]] += 1
             comp[(role, *key)][next((c for c, keys in COMPONENTS if any(k in fr for fr in frames for k in keys)),
                                     "other")] += 1
-        for e in _jfr(f, "jdk.Compilation", "jdk.GarbageCollection"):
+        for e in _jfr(f, "jdk.Compilation", "jdk.GarbageCollection", "jdk.Deoptimization"):
             v = e["values"]
             key = hit(_epoch(v["startTime"]))
             if key is None:
+                continue
+            if e["type"] == "jdk.Deoptimization":
+                method = v.get("method") or {}
+                deopts[(role, *key)][f"{(method.get('type') or {}).get('name', '?').replace('/', '.')} "
+                                     f"({v.get('reason', '?')})"] += 1
                 continue
             seconds = _seconds(v.get("duration") or v.get("sumOfPauses"))
             if e["type"] == "jdk.Compilation":
@@ -535,6 +543,10 @@ def profile(queries, files: list[Path]) -> None:
             print(f"  {c_n / total:5.1%}  {m}")
         for cls, seconds in compiled[key].most_common(8):
             print(f"  JIT {seconds / n:.3f} s per query  {cls}")
+        if deopts[key]:
+            print(f"  deoptimizations: {sum(deopts[key].values()) / n:.0f} per query")
+        for what, times in deopts[key].most_common(6):
+            print(f"  deopt {times / n:.1f} per query  {what}")
 
 
 SHAPE_AIMS = {"groupby": (500, 5, 0.5), "topk": (100, None, 0.5), "join": (20, None, None)}
