@@ -227,3 +227,21 @@ def test_history_refuses_bad_flags_in_one_line(tmp_path, args, message):
     args = [a if a != "nowhere" else tmp_path / "nowhere" for a in args]
     r = invoke("history", "sel", *(["--out", tmp_path] if "--out" not in args else []), *args)
     assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_a_run_from_before_the_pyarrow_axis_matches_by_what_its_versions_lock_recorded(tmp_path):
+    """A run written before ``spark_pyarrow`` was a column gets it from its versions.lock (the
+    Spark nodes' pyarrow; the older per-node layout), so its points match a newer run's; a lock
+    that names two values says nothing, and the column stays missing."""
+    old = write_run(tmp_path, "20240101-120000")
+    lock = yaml.safe_load((old / "versions.lock").read_text())
+    lock["nodes"] = {"node2": {"spark": "4.3.0", "pyarrow": "26.0.1"}, "node3": {"spark": "4.3.0", "pyarrow": "26.0.1"}}
+    (old / "versions.lock").write_text(yaml.safe_dump(lock))
+    new = write_run(tmp_path, "20240102-120000",
+                    points=[{**p, "spark_version": "4.3.0", "spark_pyarrow": "26.0.1"} for p in POINTS])
+    c = compare([old, new])
+    assert not c.unmatched and len([m for m in c.measures if m.ratio is not None]) == 3 * 4
+    assert set(sae.load_results(old)["spark_pyarrow"]) == {"26.0.1"}
+    lock["nodes"]["node3"]["pyarrow"] = "25.0.1"
+    (old / "versions.lock").write_text(yaml.safe_dump(lock))
+    assert "spark_pyarrow" not in sae.load_results(old) and set(sae.load_results(old)["spark_version"]) == {"4.3.0"}

@@ -339,5 +339,30 @@ def load_results(path) -> pd.DataFrame:
     run = RunDir.find(path)
     if run.results.exists():
         df = read_frame(run.results)
-        return df.rename(columns={k: v for k, v in QUALIFIED.items() if v not in df})
+        return _recorded_software(run, df.rename(columns={k: v for k, v in QUALIFIED.items() if v not in df}))
     return tidy(run)
+
+
+RECORDED_SOFTWARE = {"spark_version": "spark", "spark_pyarrow": "pyarrow"}
+"""Parameter columns added after runs were written → the key of the Spark nodes' software in the
+run's versions.lock that says what those runs ran (one value: they had no such axis)."""
+
+
+def _recorded_software(run: RunDir, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the :data:`RECORDED_SOFTWARE` columns a run written before them lacks, taken
+    from its versions.lock (``spark``: version → node → software, or, older, ``nodes``), so
+    ``sae compare`` matches its points with a newer run's; left out where the lock does not say
+    one value."""
+    missing = [c for c in RECORDED_SOFTWARE if c not in df]
+    if not missing or not run.versions.exists():
+        return df
+    lock = run.read_yaml(run.versions) or {}
+    spark = lock.get("spark") if isinstance(lock.get("spark"), dict) else {}
+    nodes = [n for per in spark.values() if isinstance(per, dict) for n in per.values()] if spark \
+        else list((lock.get("nodes") or {}).values())
+    for column in missing:
+        values = {str(n[RECORDED_SOFTWARE[column]]) for n in nodes if isinstance(n, dict)
+                  and n.get(RECORDED_SOFTWARE[column]) and not str(n[RECORDED_SOFTWARE[column]]).startswith("unavailable")}
+        if len(values) == 1:
+            df = df.assign(**{column: values.pop()})
+    return df
