@@ -361,8 +361,9 @@ def _recorded_software(run: RunDir, df: pd.DataFrame) -> pd.DataFrame:
     nodes = [n for per in spark.values() if isinstance(per, dict) for n in per.values()] if spark \
         else list((lock.get("nodes") or {}).values())
     for column in missing:
-        values = {str(n[RECORDED_SOFTWARE[column]]) for n in nodes if isinstance(n, dict)
-                  and n.get(RECORDED_SOFTWARE[column]) and not str(n[RECORDED_SOFTWARE[column]]).startswith("unavailable")}
+        key = RECORDED_SOFTWARE[column]
+        values = {str(n[key]) for n in nodes if isinstance(n, dict) and n.get(key)}
+        values = {v for v in values if not v.startswith("unavailable")}
         if len(values) == 1:
             df = df.assign(**{column: values.pop()})
     return df
