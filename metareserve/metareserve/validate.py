@@ -18,10 +18,19 @@ _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 HOSTNAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
 PATH = re.compile(r"(?:~|/)?[A-Za-z0-9_.+@%,:=/~-]+")
 PROGRAM = re.compile(r"[A-Za-z0-9_.+-]+")
+RELEASE = re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,3}")
 
 
 def _bad(field: str, value, rule: str) -> UsageError:
     return UsageError(f"{field} {value!r} is not allowed: {rule}")
+
+
+def release_numbers(value) -> tuple[int, ...] | None:
+    """The numbers of a package release such as ``26.0.1`` (two to four numbers of up to 4 digits),
+    to compare with another; None for anything else (a suffix, a word, a non-string)."""
+    if not isinstance(value, str) or not RELEASE.fullmatch(value):
+        return None
+    return tuple(int(n) for n in value.split("."))
 
 
 def name(value, field: str = "name") -> str:

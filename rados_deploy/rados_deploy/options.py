@@ -68,8 +68,8 @@ class CephOptions:
                            ("mon_port", 65535), ("mgr_prometheus_port", 65535), ("max_write_size_mb", 1 << 20)):
             if getattr(self, name) > most:
                 raise UsageError(f"CephOptions.{name} must be at most {most}, not {getattr(self, name)!r}")
-        if not isinstance(self.class_arrow, str) or not re.fullmatch(r"\d{1,3}\.\d{1,3}\.\d{1,3}", self.class_arrow) \
-                or int(self.class_arrow.split(".")[0]) < 21:
+        arrow = validate.release_numbers(self.class_arrow)
+        if arrow is None or len(arrow) != 3 or arrow < (21,):
             raise UsageError(f"CephOptions.class_arrow {self.class_arrow!r} is not a pyarrow release of 21.0.0 or "
                              f"later (e.g. 26.0.1)")
         if not isinstance(self.pg_autoscale, bool):

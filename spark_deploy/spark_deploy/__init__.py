@@ -7,7 +7,8 @@
 """
 from .cluster import DaemonStatus, SparkCluster, SparkStatus
 from .options import SparkOptions, check_conf, check_memory
+from .software import ships_arrow_compression
 from .submit import SubmitError, SubmitResult
 
 __all__ = ["SparkCluster", "SparkOptions", "SparkStatus", "DaemonStatus", "SubmitResult", "SubmitError",
-           "check_memory", "check_conf"]
+           "check_memory", "check_conf", "ships_arrow_compression"]

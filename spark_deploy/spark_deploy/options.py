@@ -20,7 +20,6 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[A-Za-z0-9.*+!_-]+,?)*", re.ASCII)
 _DEBIAN = re.compile(r"[a-z0-9][a-z0-9+.-]+", re.ASCII)
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)", re.ASCII)
-_RELEASE = re.compile(r"[0-9]{1,4}(\.[0-9]{1,4}){1,3}", re.ASCII)
 _REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9._-]*", re.ASCII)
 
 
@@ -118,7 +117,7 @@ class SparkOptions:
                     raise UsageError(f"{source}: {name}: {item!r} is not a package name (e.g. scipy==1.14.1)")
         if not isinstance(self.version, str) or not _VERSION.fullmatch(self.version):
             raise UsageError(f"{source}: version {self.version!r} is not a pyspark version (e.g. 4.3.0)")
-        if not isinstance(self.pyarrow, str) or not _RELEASE.fullmatch(self.pyarrow):
+        if validate.release_numbers(self.pyarrow) is None:
             raise UsageError(f"{source}: pyarrow {self.pyarrow!r} is not a pyarrow release (e.g. 26.0.1)")
         if any(_REQUIREMENT_NAME.match(p).group().lower() == "pyarrow" for p in self.python_packages):
             raise UsageError(f"{source}: python_packages names pyarrow, which the pyarrow option sets: "

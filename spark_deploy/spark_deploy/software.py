@@ -17,6 +17,16 @@ from . import class_sharing, remote
 JAVA_PACKAGES = ("openjdk-17-jdk-headless",)
 TARBALL_ROOT = f"{runtime.SOFTWARE_ROOT}/spark"
 _SUFFIX = re.compile(r"\.(tgz|tar\.gz|tar)$")
+ARROW_COMPRESSION_SINCE = (4, 1)
+"""The first Spark release shipping Arrow's compression module (LZ4, ZSTD): spark-sql depends on
+arrow-compression from 4.1.0 in its Maven poms; 4.0.x and 3.x do not."""
+
+
+def ships_arrow_compression(version: str) -> bool | None:
+    """Whether Spark ``version`` (``4.1.0``, ``4.0.1``, ``4.2.0.dev1``) ships Arrow's compression
+    module, by its leading release numbers; None when it does not start with one."""
+    numbers = re.match(r"[0-9]+(?:\.[0-9]+)*", str(version))
+    return tuple(int(n) for n in numbers.group().split(".")) >= ARROW_COMPRESSION_SINCE if numbers else None
 
 
 def tarball_name(source: str) -> str:

@@ -46,6 +46,13 @@ def test_options_file_round_trip_and_unknown_key(tmp_path):
         "pyspark==3.5.3", "pyarrow==25.0.1", "pandas<3", "scipy"]
 
 
+def test_which_spark_ships_arrow_compression():
+    """spark-sql's Maven poms: arrow-compression from 4.1.0 on, not in 4.0.x or 3.x."""
+    from spark_deploy import ships_arrow_compression
+    assert [ships_arrow_compression(v) for v in ("3.5.3", "4.0.2", "4.1.0", "4.2.0.dev1", "latest")] == [
+        False, False, True, True, None]
+
+
 def test_rendered_config_has_metrics_and_event_log():
     paths = NodePaths("/s/node1/spark")
     text = spark_defaults(node="node1", python="/v/bin/python", paths=paths, master_url="spark://a:7077",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import re
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Callable
@@ -25,7 +24,7 @@ from metareserve.layout import ROLES
 from metareserve.providers import Provider
 from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
-from spark_deploy import SparkOptions, check_conf, check_memory
+from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
 
 from . import capacities, queries, readers
 from ..connector.protocol import CODECS
@@ -33,7 +32,6 @@ from ..connector.protocol import CODECS
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
-SPARK_WITH_ARROW_COMPRESSION = (4, 1)   # spark-sql depends on arrow-compression from 4.1.0 (its Maven poms; 4.0.x and 3.x do not)
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
@@ -412,12 +410,6 @@ class Experiment:
         return dataclasses.replace(self, **changes)
 
 
-def _release(version) -> tuple[int, ...]:
-    """A Spark version's leading numbers (``"4.0.1"`` -> ``(4, 0, 1)``), to compare with a release."""
-    numbers = re.match(r"[0-9]+(\.[0-9]+)*", str(version))
-    return tuple(int(n) for n in numbers.group().split(".")) if numbers else ()
-
-
 def check_every_setting_runs(experiment: Experiment) -> None:
     """No setting in a file that cannot run: a top-level value (one that differs from its
     default: a section field, the sweep, repetitions, ...) that every profile a run can use
@@ -614,7 +606,7 @@ def _check(point: PointSpec, where: str) -> None:
     if w.compression not in COMPRESSIONS:
         bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
     if w.compression != "none" and readers.READERS[w.reader].connector \
-            and () < _release(point.spark.version) < SPARK_WITH_ARROW_COMPRESSION:   # not a version: SparkOptions says
+            and ships_arrow_compression(point.spark.version) is False:   # None: not a version, SparkOptions says
         bad(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which Spark "
             f"{point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
     for knob in ("batch_size", "objects_per_partition"):

@@ -74,6 +74,15 @@ def compare(recorded: dict, now: dict) -> list[str]:
     return out
 
 
+def spark_nodes(recorded: dict) -> list[dict]:
+    """What every Spark node of a versions.lock ran (``spark``, ``pyarrow``, ``java``, ``python``):
+    per Spark software under ``spark``, or, in runs written before that section, under ``nodes``."""
+    spark = recorded.get("spark") if isinstance(recorded.get("spark"), dict) else {}
+    per_node = [n for nodes in spark.values() if isinstance(nodes, dict) for n in nodes.values()] if spark \
+        else list((recorded.get("nodes") or {}).values())
+    return [n for n in per_node if isinstance(n, dict)]
+
+
 def _nodes_changed(old: dict | None, new: dict | None) -> list[str]:
     """``node key old -> new`` for each node both hold and each of its keys that differs."""
     old, new = old or {}, new or {}

@@ -32,6 +32,7 @@ from monitor_deploy import counter_gaps, counter_totals, read_frame, write_frame
 from ..planning.capacities import SideFigures
 from ..planning.planner import Plan, PlannedPoint
 from ..planning.spec import SECTIONS, PointSpec
+from . import provenance
 from .ledger import RunLedger
 from .storage_work import cls_columns, osd_ops
 
@@ -350,19 +351,16 @@ run's versions.lock that says what those runs ran (one value: they had no such a
 
 def _recorded_software(run: RunDir, df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the :data:`RECORDED_SOFTWARE` columns a run written before them lacks, taken
-    from its versions.lock (``spark``: version → node → software, or, older, ``nodes``), so
+    from what its versions.lock says its Spark nodes ran (:func:`provenance.spark_nodes`), so
     ``sae compare`` matches its points with a newer run's; left out where the lock does not say
     one value."""
     missing = [c for c in RECORDED_SOFTWARE if c not in df]
     if not missing or not run.versions.exists():
         return df
-    lock = run.read_yaml(run.versions) or {}
-    spark = lock.get("spark") if isinstance(lock.get("spark"), dict) else {}
-    nodes = [n for per in spark.values() if isinstance(per, dict) for n in per.values()] if spark \
-        else list((lock.get("nodes") or {}).values())
+    nodes = provenance.spark_nodes(run.read_yaml(run.versions) or {})
     for column in missing:
         key = RECORDED_SOFTWARE[column]
-        values = {str(n[key]) for n in nodes if isinstance(n, dict) and n.get(key)}
+        values = {str(n[key]) for n in nodes if n.get(key)}
         values = {v for v in values if not v.startswith("unavailable")}
         if len(values) == 1:
             df = df.assign(**{column: values.pop()})
