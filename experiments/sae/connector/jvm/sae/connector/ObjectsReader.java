@@ -182,9 +182,11 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
     long[] stats = r.stats();
     for (int i = 0; i < stats.length; i++) metrics[i] += stats[i];
-    long scan = 0;
-    for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
-    requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan);
+    if (pushback != null) {   // mode auto's saving
+      long scan = 0;
+      for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
+      requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan);
+    }
     if (r.body() == Protocol.BODY_PARQUET) {
       metrics[ScanMetrics.WHOLE_OBJECTS]++;
       openParquet(r.stream());
