@@ -273,6 +273,34 @@ def test_finished_application_closes_its_cephfs_session(spark_cluster, ceph_clus
     assert not _library_sessions(ceph_cluster) - before, "the application's CephFS session outlived it"
 
 
+def test_a_stopped_scan_tenant_leaves_no_cephfs_session(local_cluster, ceph_cluster, taxi_dataset):
+    """The contention experiment's second application (``cluster.storage_scans``) lists the
+    objects through libcephfs, then only calls the class: while it runs and once it is stopped (a
+    signal), no CephFS session of its remains. One left by a stopped tenant kept its capabilities
+    on the dataset's directories until the MDS timed it out, and the next experiment's deploy
+    waited that minute on its mkdir (measured: 50 s in the catalogue, after contention)."""
+    from sae.app import BACKEND_SCAN
+    from sae.connector.protocol import Request
+    from sae.running.tenant_load import ScanTenant
+    host = taxi_dataset.node
+    remote = f"{local_cluster.node_dir(host, 'sae')}/test-{BACKEND_SCAN.name}"
+    ceph_cluster.cluster.put(str(BACKEND_SCAN), remote, nodes=[host], stage="test tenant")
+    request = Request(columns=[], filter={"cmp": "<", "column": "total_amount", "value": 0.0}, codec="none")
+    cfg = {"ceph_conf": taxi_dataset.ceph_conf, "ceph_user": ceph_cluster.users.scan.id, "path": taxi_dataset.dest,
+           "request": request.encode().hex(), "reply_limit": 2 * taxi_dataset.object_size, "in_flight": 2,
+           "reps": None}
+    before = _library_sessions(ceph_cluster)
+    tenant = ScanTenant(local_cluster, host, [ceph_cluster.client_python, remote, json.dumps(cfg)], 2)
+    with tenant:
+        answered = lambda: tenant.calls.cpu[-1] if tenant.calls.cpu else 0   # calls answered, as sampled
+        deadline = time.monotonic() + 60
+        while not answered() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert answered(), "the tenant answered no call in a minute"
+        assert not _library_sessions(ceph_cluster) - before, "the running tenant kept its CephFS session"
+    assert not _library_sessions(ceph_cluster) - before, "the stopped tenant left its CephFS session"
+
+
 def test_the_connector_reads_as_the_cephx_user_it_is_given(spark_cluster, ceph_cluster, spec, taxi_dataset, tmp_path):
     """The build names the least-privilege scan user (the answers above were read as it); a user
     without the class call (the read-only mount's) is refused by the OSDs."""

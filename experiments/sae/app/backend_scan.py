@@ -21,7 +21,8 @@ connector sums them, plus ``calls``); an error frame's bytes are returned for th
 decode. One JSON line per repetition on stdout, prefixed ``sae-backend``.
 
 As a second application on the storage side (:mod:`sae.running.tenant_load`, ``"reps": null``):
-the same calls over and over, without pause, until stopped; the replies are not kept or decoded
+the objects listed once (then CephFS unmounted), the same calls over and over, without pause,
+until stopped; the replies are not kept or decoded
 (the distribution's python suffices: no pyarrow), and each pass over the objects prints one line,
 prefixed ``sae-tenant``, with its end time and the calls answered so far.
 """
@@ -150,8 +151,12 @@ def measure(fs, cluster, cfg, request):
 
 
 def tenant(fs, cluster, cfg, request):
-    """The calls over and over until stopped; one line per pass over the objects."""
+    """The calls over and over until stopped; one line per pass over the objects. CephFS is
+    unmounted once the objects are listed: a tenant is stopped with a signal, and a session left
+    open would keep its capabilities on the dataset's directories until the MDS times it out (a
+    minute, in which another client's mkdir there waits)."""
     pool, oids = objects(fs, cfg["path"])
+    fs.unmount()
     io = cluster.open_ioctx(pool)
     calls = 0
     for n in itertools.count():
