@@ -22,9 +22,22 @@ def test_readers_of_a_comparison_take_turns_warmups_first():
     order = interleave(configs, [comparison_key(p) for p in points], warmup=1)
     name = {p.id: (p.spec.workload.selectivity, p.spec.workload.reader) for p in points}
     got = [(*name[pid], kind, rep) for pid, kind, rep in order]
-    first = [(100.0, r, "prewarm", 0) for r in READERS] + [(100.0, r, "rep", k) for k in (0, 1, 2) for r in READERS]
-    assert got[:12] == first
-    assert got[12:] == [(1.0, r, "rep", k) for k in (0, 1, 2) for r in READERS]
+    a, b, c = READERS   # each round starts one reader further on (warm-ups and measured rounds apart)
+    first = [(100.0, r, "prewarm", 0) for r in READERS] + [(100.0, r, "rep", 0) for r in READERS]
+    assert got[:12] == first + [(100.0, r, "rep", 1) for r in (a, b, c)] + [(100.0, r, "rep", 2) for r in (b, c, a)]
+    assert got[12:] == [(1.0, r, "rep", 0) for r in (a, b, c)] + [(1.0, r, "rep", 1) for r in (a, b, c)] + \
+        [(1.0, r, "rep", 2) for r in (b, c, a)]
+
+
+def test_over_k_measured_rounds_each_reader_runs_first_once():
+    points = _points()[:3]
+    configs = [{"point": p.id, "reps": list(range(7))} for p in points]
+    order = interleave(configs, [comparison_key(p) for p in points], warmup=1)
+    measured = [pid for pid, _, rep in order if rep >= 1]
+    leaders = [measured[i] for i in range(0, 18, 3)]
+    assert sorted(leaders) == sorted([p.id for p in points] * 2)
+    after = {(x, y) for x, y in zip(measured, measured[1:]) if x != y}
+    assert len(after) == 6   # every reader also runs right after every other
 
 
 def test_resume_runs_each_pending_repetition_once():

@@ -121,7 +121,9 @@ def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
     first every point's unrecorded pre-warm queries, then the warm-up repetitions (index below
     ``warmup``), then the measured ones, each round-robin over the readers (repetition 0 of each
     reader, then repetition 1 of each, ...), so that a machine that slows down during the run
-    slows every reader of a comparison alike. Each pending repetition appears exactly once."""
+    slows every reader of a comparison alike. Each round starts one reader further on (round ``i``
+    of a phase with its ``i``-th reader), so no reader always runs first or always after the same
+    other. Each pending repetition appears exactly once."""
     groups: dict[str, list[dict]] = {}
     for cfg, key in zip(configs, keys):
         groups.setdefault(key, []).append(cfg)
@@ -131,7 +133,9 @@ def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
         for phase in (lambda r: r < warmup, lambda r: r >= warmup):
             lanes = [[r for r in c["reps"] if phase(r)] for c in group]
             for i in range(max(map(len, lanes), default=0)):
-                order += [[c["point"], "rep", lane[i]] for c, lane in zip(group, lanes) if i < len(lane)]
+                turn = i % len(group)
+                order += [[c["point"], "rep", lane[i]] for c, lane in zip(group[turn:] + group[:turn],
+                                                                          lanes[turn:] + lanes[:turn]) if i < len(lane)]
     return order
 
 
