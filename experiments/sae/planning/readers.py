@@ -120,7 +120,8 @@ OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offloa
 AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
               "the sae-ceph connector deciding per object: the filter and the projection pushed into "
               "the OSD as offload does, or the object read whole and filtered by Spark, whichever "
-              "has cost the query's tasks less so far (pushback)",
+              "its cost model, fed by the OSDs' reported scan work, says costs less (pushback); "
+              "aggregates and top-k stay in Spark",
               (("ipc", "it reads whole objects with Spark's Parquet reader"),
                ("csv", "it reads whole objects with Spark's Parquet reader")))
 """The connector choosing per object between offload and reading the object whole (pushback)."""
