@@ -291,8 +291,11 @@ def test_a_stopped_scan_tenant_leaves_no_cephfs_session(local_cluster, ceph_clus
            "reps": None}
     before = _library_sessions(ceph_cluster)
     tenant = ScanTenant(local_cluster, host, [ceph_cluster.client_python, remote, json.dumps(cfg)], 2)
+
+    def answered() -> float:   # calls answered so far, as sampled from the tenant's log
+        return tenant.calls.cpu[-1] if tenant.calls.cpu else 0
+
     with tenant:
-        answered = lambda: tenant.calls.cpu[-1] if tenant.calls.cpu else 0   # calls answered, as sampled
         deadline = time.monotonic() + 60
         while not answered() and time.monotonic() < deadline:
             time.sleep(0.5)

@@ -29,7 +29,7 @@ def test_readers_of_a_comparison_take_turns_warmups_first():
         [(1.0, r, "rep", 2) for r in (b, c, a)]
 
 
-def test_over_k_measured_rounds_each_reader_runs_first_once():
+def test_each_reader_leads_as_many_rounds_and_runs_right_after_every_other():
     points = _points()[:3]
     configs = [{"point": p.id, "reps": list(range(7))} for p in points]
     order = interleave(configs, [comparison_key(p) for p in points], warmup=1)
