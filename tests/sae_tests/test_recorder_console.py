@@ -64,6 +64,24 @@ def test_recorder_records_each_repetition_once_and_fails_the_interrupted_point(t
     assert len(lines) == 4 and "(warm-up)" in lines[0] and "ETA" in lines[-1]   # plain lines, off a terminal
 
 
+def test_points_are_handed_back_in_the_plans_order_whatever_order_they_ended_in(tmp_path):
+    """The readers' rounds rotate (interleave), so a comparison's points end in any order; the run
+    steps (ledger's ``executed``, the console's step lines) still follow the plan."""
+    ctx, p = _ctx(tmp_path)
+    a, b, c = p.order
+    stack = Stack(ceph=None, spark=types.SimpleNamespace(driver_node="node1"))
+    events = [{"event": "point", "point": x} for x in (a, b, c)] + \
+        [_rep(x, r, 10 * r + i) for r in range(3) for i, x in enumerate((c, a, b))] + \
+        [{"event": "point-end", "point": x, "error": None} for x in (c, a, b)]
+    handed = []
+    with Recorder(ctx, stack, [ctx.plan.point(x) for x in p.order]) as rec:
+        for e in events:
+            rec.line(TAG + json.dumps(e))
+        rec.finish("ended")
+    rec.hand_back(handed.append)
+    assert [o.point.id for o in handed] == [a, b, c] and all(o.error is None for o in handed)
+
+
 def test_details_demote_deployer_lines_and_the_bar_shares_the_console(tmp_path, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG, logger="sae")
     out = io.StringIO()

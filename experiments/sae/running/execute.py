@@ -292,7 +292,7 @@ class Recorder:
 
     ``line`` runs in the thread that streams spark-submit's output and only queues; one thread
     records ledger state in event order, another publishes the run marker. Points whose last
-    query is in wait in ``closed`` (in order) for their windows to be exported.
+    query is in wait in ``closed`` for their windows to be exported.
     """
 
     def __init__(self, ctx: StageContext, stack: Stack, points: list, ops: OpsRecorder | None = None,
@@ -405,9 +405,11 @@ class Recorder:
                             f"repetitions {missing} failed: {error}" if missing else None))
 
     def hand_back(self, on_point) -> None:
-        """Export the windows of every closed point, in order, and hand each to ``on_point``
-        (its start and end: when the application began and finished its share)."""
-        for point, start, end, missing, error in self.closed:
+        """Export the windows of every closed point and hand each to ``on_point`` in the plan's
+        order, whatever order their last queries ended in (its start and end: when the
+        application began and finished its share)."""
+        order = list(self.points)
+        for point, start, end, missing, error in sorted(self.closed, key=lambda c: order.index(c[0].id)):
             timings = _timings(self.ctx, point, self.done[point.id])
             if self.tenants:
                 self.ctx.ledger.add_results(point.id, {rep: {k: v for tenant in self.tenants
