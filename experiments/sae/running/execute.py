@@ -131,11 +131,10 @@ def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
     for group in groups.values():
         order += [[c["point"], "prewarm", i] for c in group for i in range(c.get("prewarm", 0))]
         for phase in (lambda r: r < warmup, lambda r: r >= warmup):
-            lanes = [[r for r in c["reps"] if phase(r)] for c in group]
-            for i in range(max(map(len, lanes), default=0)):
-                turn = i % len(group)
-                order += [[c["point"], "rep", lane[i]] for c, lane in zip(group[turn:] + group[:turn],
-                                                                          lanes[turn:] + lanes[:turn]) if i < len(lane)]
+            lanes = [(c["point"], [r for r in c["reps"] if phase(r)]) for c in group]
+            for i in range(max((len(lane) for _, lane in lanes), default=0)):
+                turn = i % len(lanes)
+                order += [[pid, "rep", lane[i]] for pid, lane in lanes[turn:] + lanes[:turn] if i < len(lane)]
     return order
 
 
@@ -408,8 +407,8 @@ class Recorder:
         """Export the windows of every closed point and hand each to ``on_point`` in the plan's
         order, whatever order their last queries ended in (its start and end: when the
         application began and finished its share)."""
-        order = list(self.points)
-        for point, start, end, missing, error in sorted(self.closed, key=lambda c: order.index(c[0].id)):
+        rank = {pid: i for i, pid in enumerate(self.points)}
+        for point, start, end, missing, error in sorted(self.closed, key=lambda c: rank[c[0].id]):
             timings = _timings(self.ctx, point, self.done[point.id])
             if self.tenants:
                 self.ctx.ledger.add_results(point.id, {rep: {k: v for tenant in self.tenants
