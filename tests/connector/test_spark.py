@@ -11,8 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from sae import connector
+from sae.app import BACKEND_SCAN
+from sae.connector.protocol import Request
 from sae.planning import queries
 from sae.planning.readers import spark_ddl
+from sae.running.tenant_load import ScanTenant
 
 APP = Path(__file__).parent / "apps" / "correctness.py"
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
@@ -279,9 +282,6 @@ def test_a_stopped_scan_tenant_leaves_no_cephfs_session(local_cluster, ceph_clus
     signal), no CephFS session of its remains. One left by a stopped tenant kept its capabilities
     on the dataset's directories until the MDS timed it out, and the next experiment's deploy
     waited that minute on its mkdir (measured: 50 s in the catalogue, after contention)."""
-    from sae.app import BACKEND_SCAN
-    from sae.connector.protocol import Request
-    from sae.running.tenant_load import ScanTenant
     host = taxi_dataset.node
     remote = f"{local_cluster.node_dir(host, 'sae')}/test-{BACKEND_SCAN.name}"
     ceph_cluster.cluster.put(str(BACKEND_SCAN), remote, nodes=[host], stage="test tenant")
