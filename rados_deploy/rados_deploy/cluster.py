@@ -198,6 +198,14 @@ class CephCluster(Service):
         from .objclass import install_class
         return install_class(self, source_dir=source_dir)
 
+    def install_scan_library(self, nodes: list[str]) -> StageReport:
+        """Build the class's scan as a client library on ``nodes`` (Ceph nodes or ceph-clients of
+        the layout): ``libsae_scan.so``, whose C call ``sae_scan_local`` scans an object in memory
+        as the class scans it in an OSD and returns the class's reply (scanlib/local.cc). One
+        path on every node, ``details["path"]``; built once per source hash and ``class_arrow``."""
+        from .objclass import install_scan_library
+        return install_scan_library(self, nodes)
+
     def versions(self) -> dict[str, dict]:
         """``{node: {"ceph": "ceph version ..."}}`` on every Ceph node, for a run's provenance
         (``"unavailable: ..."`` where the command fails; never raises for a node)."""

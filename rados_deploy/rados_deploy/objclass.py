@@ -1,6 +1,8 @@
 """The ``sae`` object class: build once per source hash and Arrow version (``CephOptions.class_arrow``:
 the pyarrow release whose Arrow C++ it links), install into every OSD's class dir beside the three
-Arrow libraries of that release, restart OSDs that loaded another copy, verify."""
+Arrow libraries of that release, restart OSDs that loaded another copy, verify. And its scan as a
+client library (``libsae_scan.so``: the class's ``scan_*`` core behind ``scanlib/local.cc``'s C
+call), built on client nodes, for readers that scan an object they read whole themselves."""
 from __future__ import annotations
 
 import hashlib
@@ -14,13 +16,18 @@ from . import remote, scan_protocol
 
 FLAGS = {"output": "libcls_sae.so", "cxxflags": ["-std=c++20", "-O2", "-fPIC"],
          "ldflags": ["-Wl,-rpath,$ORIGIN"]}
+LIBRARY_FLAGS = dict(FLAGS, output="libsae_scan.so")
 PROBE_NAMESPACE = "sae-probe"
+
+
+def _package_dir(name: str) -> Path:
+    return Path(str(resources.files(__package__).joinpath(name)))
 
 
 def sources(source_dir=None) -> dict[str, str]:
     """``{file name: text}`` of every ``*.cc`` and ``*.h`` in the class source dir, plus
     ``protocol.h`` rendered from the scan protocol spec (:mod:`rados_deploy.scan_protocol`)."""
-    base = Path(source_dir) if source_dir else Path(str(resources.files(__package__).joinpath("cls")))
+    base = Path(source_dir) if source_dir else _package_dir("cls")
     files = {p.name: p.read_text() for p in sorted(base.iterdir()) if p.suffix in (".cc", ".h")}
     if not any(n.endswith(".cc") for n in files):
         raise UsageError(f"{base}: no *.cc sources of the object class")
@@ -36,10 +43,31 @@ def arrow_libs(arrow: str) -> list[str]:
     return [f"libarrow.so.{so}", f"libarrow_compute.so.{so}", f"libparquet.so.{so}"]
 
 
-def build_key(files: dict[str, str], arrow: str) -> str:
+def library_sources() -> dict[str, str]:
+    """The client library's sources: the class's scan core (its ``scan_*`` files, which need no
+    Ceph, and ``protocol.h``) and ``scanlib/*.cc``, the C call in place of the OSD's glue."""
+    files = {n: t for n, t in sources().items() if n.startswith("scan_") or n == scan_protocol.HEADER_NAME}
+    files.update({p.name: p.read_text() for p in sorted(_package_dir("scanlib").iterdir()) if p.suffix == ".cc"})
+    return dict(sorted(files.items()))
+
+
+def build_key(files: dict[str, str], arrow: str, flags: dict = FLAGS) -> str:
     """Hash of sources, pyarrow pin, libraries and flags: the build directory's name."""
-    h = hashlib.sha256(repr((sorted(files.items()), f"pyarrow=={arrow}", arrow_libs(arrow), FLAGS)).encode())
+    h = hashlib.sha256(repr((sorted(files.items()), f"pyarrow=={arrow}", arrow_libs(arrow), flags)).encode())
     return h.hexdigest()[:16]
+
+
+def _build(cc, root: str, files: dict[str, str], flags: dict, nodes: list[str], stage: str) -> dict[str, bool]:
+    """Build ``files`` into ``root`` on ``nodes`` against pyarrow ``class_arrow`` (once per build
+    dir: shared disks build once); ``{node: whether it built}``."""
+    pythons = ensure_python_env(cc.cluster, [f"pyarrow=={cc.options.class_arrow}"], nodes=nodes,
+                                stage=f"{stage} runtime")
+    built = {}
+    for group in (nodes[:1], nodes[1:]):   # a compile error shows once, from the first node
+        built.update(cc.cluster.call(remote, "build_class", root, files, libs=arrow_libs(cc.options.class_arrow),
+                                     flags=flags, nodes=group, stage=f"{stage} build",
+                                     per_node=lambda n: {"python": pythons[n.name]}))
+    return built
 
 
 def install_class(cc, *, source_dir=None) -> StageReport:
@@ -59,11 +87,7 @@ def install_class(cc, *, source_dir=None) -> StageReport:
             raise OperationalError(f"[{node} sae class install] {', '.join(down)} not running; "
                                    "run 'rados-deploy start' first")
     cc.cluster.apt_install(cc.options.class_build_packages, nodes=osd_nodes, stage="sae class apt")
-    pythons = ensure_python_env(cc.cluster, [f"pyarrow=={arrow}"], nodes=osd_nodes, stage="sae class runtime")
-    built = {}
-    for group in (osd_nodes[:1], osd_nodes[1:]):   # a compile error shows once, from the first node
-        built.update(cc.cluster.call(remote, "build_class", root, files, libs=libs, flags=FLAGS, nodes=group,
-                                     stage="sae class build", per_node=lambda n: {"python": pythons[n.name]}))
+    built = _build(cc, root, files, FLAGS, osd_nodes, "sae class")
     placed = cc.cluster.call(
         remote, "install_class", root, files=[FLAGS["output"], *libs], nodes=osd_nodes,
         stage="sae class install",
@@ -108,3 +132,19 @@ def class_version(cc) -> dict:
     if wrong:
         raise OperationalError(f"[{topo.mons[0]} sae class verify] unexpected version reply from {wrong}")
     return out
+
+
+def install_scan_library(cc, nodes: list[str]) -> StageReport:
+    """See :meth:`CephCluster.install_scan_library`."""
+    for node in nodes:
+        cc.client_conf(node)   # a node of the layout's Ceph nodes or ceph-clients, else UsageError
+    report = StageReport("sae scan library")
+    files = library_sources()
+    key = build_key(files, cc.options.class_arrow, LIBRARY_FLAGS)
+    root = f"{SOFTWARE_ROOT}/scanlib/{key}"
+    cc.cluster.apt_install(cc.options.library_build_packages, nodes=nodes, stage=f"{report.stage} apt")
+    built = _build(cc, root, files, LIBRARY_FLAGS, nodes, report.stage)
+    for node in nodes:
+        report.add(node, built[node], f"built scan library {key}" if built[node] else f"scan library {key} up to date")
+    report.details.update(key=key, path=f"{root}/{LIBRARY_FLAGS['output']}")
+    return report

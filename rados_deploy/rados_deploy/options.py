@@ -10,6 +10,7 @@ SERVER_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common"
                    "python3-rados", "python3-cephfs", "uuid-runtime"]
 CLIENT_PACKAGES = ["ceph-common", "ceph-fuse", "python3-rados", "python3-cephfs"]
 CLASS_BUILD_PACKAGES = ["rados-objclass-dev", "libradospp-dev", "librados-dev", "build-essential"]
+LIBRARY_BUILD_PACKAGES = ["build-essential"]
 
 @dataclasses.dataclass
 class CephOptions:
@@ -19,7 +20,8 @@ class CephOptions:
     ``bluestore_device``) or "memstore" (RAM of ``osd_size`` bytes per OSD). ``max_object_size``
     and ``max_write_size_mb`` lift the OSD limits for 128 MiB+ objects; ``op_timeout`` is the
     clients' ``rados_osd_op_timeout`` in seconds. ``packages``/``client_packages`` are Debian
-    package names. ``pgs_per_osd`` drives the computed PG counts of the CephFS pools;
+    package names (``class_build_packages`` build the class on OSD nodes, ``library_build_packages``
+    its scan as a client library). ``pgs_per_osd`` drives the computed PG counts of the CephFS pools;
     ``pg_autoscale`` turns Ceph's PG autoscaler on for them (off by default: the thesis found it
     slowed repeated runs), put in force by ``start`` on a running cluster too, and turning it off
     again puts the computed PG counts back. ``class_arrow``: the pyarrow release whose Arrow C++
@@ -42,6 +44,7 @@ class CephOptions:
     packages: list[str] = dataclasses.field(default_factory=lambda: list(SERVER_PACKAGES))
     client_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLIENT_PACKAGES))
     class_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLASS_BUILD_PACKAGES))
+    library_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(LIBRARY_BUILD_PACKAGES))
     mgr_prometheus: bool = True
     mgr_prometheus_port: int = 9283
     fs_name: str = "cephfs"

@@ -98,13 +98,16 @@ def test_selectivities_agree_across_readers(answers):
         assert same(r["offload"], r["vanilla"]) and same(r["no-offload"], r["vanilla"]), (sel, r)
         assert same(r["offload-x2"], r["vanilla"]), (sel, r)   # two objects per task, calls in flight together
         assert same(r["auto"], r["vanilla"]), (sel, r)   # some objects pushed, some read whole
+        assert same(r["auto-local"], r["vanilla"]), (sel, r)   # every object read whole, scanned in the task
         assert abs(r["vanilla"][0] - fraction * data.rows) <= 0.002 * data.rows, (sel, r)
 
 
 def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
     """Mode auto, each selectivity a new query shape: the first object is pushed, the next read
     whole, then each the way that cost less; every object is read exactly once one way or the
-    other, the OSD scans only the pushed ones, and Spark checks the filter again above the scan."""
+    other, the OSD scans only the pushed ones, the task the others, with the same request: the
+    filter and the count and sum are pushed as offload pushes them, no filter left in Spark.
+    Told to read every object whole (pushback=always), no class call is made."""
     out, data = answers
     objects = len(data.files)
     for sel in SELECTIVITIES:
@@ -112,7 +115,10 @@ def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
         assert scan["calls"] >= 1 and scan["objects_read_whole"] >= 1, (sel, scan)
         assert scan["calls"] + scan["objects_read_whole"] == objects, (sel, scan)
         assert scan["rows_in"] < data.rows, (sel, scan)   # the objects read whole were not scanned in the OSD
-        assert "mode=auto" in plan and re.search(r"Filter .*total_amount#\d+ < ", plan), plan
+        assert "mode=auto" in plan and "LessThan(total_amount," in plan and "Aggregates: [count_star(*)" in plan, plan
+        assert not re.search(r"Filter .*total_amount#\d+ < ", plan), plan
+        local = out["selectivity"][sel]["auto-local-scan"]
+        assert local["calls"] == 0 and local["objects_read_whole"] == objects and local["rows_in"] == 0, (sel, local)
 
 
 def test_filters_are_pushed(answers):
@@ -226,10 +232,11 @@ def test_scan_metrics_sum_the_class_replies_and_show_in_sparks_ui(answers, event
 
 def test_whole_objects_give_the_rows_arrow_replies_give(answers):
     """At 100 % with every column, the class sends each object as stored and Spark's Parquet
-    reader decodes it: every row's hash over every column equals Arrow IPC's, no-offload's and
-    vanilla's."""
+    reader decodes it: every row's hash over every column equals Arrow IPC's, no-offload's,
+    vanilla's and that of auto scanning every object in the task."""
     w, data = answers[0]["whole"], answers[1]
     assert w["offload"]["rows"] == w["ipc"]["rows"] == w["no-offload"]["rows"] == w["vanilla"]["rows"], w
+    assert w["auto-local"]["rows"] == w["vanilla"]["rows"] and w["auto-local"]["scan"]["calls"] == 0, w
     assert w["offload"]["rows"][0] == data.rows
     assert w["offload"]["scan"]["whole_objects"] == len(data.files) == w["offload"]["scan"]["calls"]
     assert w["ipc"]["scan"]["whole_objects"] == 0 == w["no-offload"]["scan"]["whole_objects"]
@@ -326,7 +333,10 @@ def test_query_shapes_agree_across_readers(answers, name):
     got = {reader: json.dumps(r[reader]["rows"]) for reader in r}
     assert queries.same_answers(list(got.values())), (name, got)
     assert r["vanilla"]["rows"], name
-    assert not any(op in s for s in r["auto"]["scans"] for op in ("GroupBy:", "TopN:", "Limit:")), r["auto"]["scans"]
+    for op in ("GroupBy:", "TopN:", "Limit:"):   # auto pushes what offload pushes, scanning some objects in the task
+        pushed = any(op in s for s in r["offload"]["scans"])
+        assert pushed == any(op in s for s in r["auto"]["scans"]) == any(op in s for s in r["auto-local"]["scans"]), (
+            op, r["offload"]["scans"], r["auto"]["scans"])
 
 
 def test_aggregates_run_in_the_osds_and_move_a_row_per_group(answers):
@@ -374,30 +384,45 @@ def test_edge_cases_agree_across_readers_with_the_work_in_the_osds(answers, name
     """NULL groups, NaN in MIN/MAX and in ORDER BY, COUNT(col) against COUNT(*), an int32 sum
     beyond 2^31, empty groups and an empty global aggregate, ties at a LIMIT: every reader gives
     vanilla's answer, the table stored as CSV too (the connector given its schema, and Spark's
-    CSV reader), and the offload reader did the aggregate or the top rows in the OSD."""
+    CSV reader), and the offload reader did the aggregate or the top rows in the OSD, and auto
+    with every object read whole did them in the task."""
     r = answers[0]["edge"][name]
     assert queries.same_answers([json.dumps(r[reader]["rows"]) for reader in r]), (name, r)
     pushed = "GroupBy:" if "COUNT" in EDGE[name] and "LIMIT" not in EDGE[name] else "TopN:" if "ORDER BY" in EDGE[name] \
         else "Limit:"
-    assert any(pushed in s for s in r["offload"]["scans"]), (name, r["offload"]["scans"])
-    assert any(pushed in s for s in r["csv-offload"]["scans"]), (name, r["csv-offload"]["scans"])
+    for reader in ("offload", "csv-offload", "auto-local", "csv-auto-local"):   # the last two: the class's scan in the task
+        assert any(pushed in s for s in r[reader]["scans"]), (name, reader, r[reader]["scans"])
 
 
 def test_csv_loads_without_what_csv_needs_are_refused_in_one_line(answers):
-    """A CSV table's schema comes from the user: a load without it, with the columns option,
-    in mode auto (Spark's Parquet reader) or with a type the class cannot parse from text fails
-    with one line saying what to do."""
+    """A CSV table's schema comes from the user: a load without it, with the columns option, or
+    with a type the class cannot parse from text fails with one line saying what to do."""
     r = answers[0]["csv_refusals"]
     assert "holds CSV files, which store no schema; give their columns in file order" in r["no_schema"], r
     assert "CSV files are read by the given schema" in r["columns"], r
-    assert "is not a Parquet file and mode auto reads whole objects" in r["auto"], r
     assert "schema column m is map<string,int>, which the class cannot parse from CSV" in r["map_type"], r
 
 
 def test_a_sum_beyond_64_bits_fails_in_every_reader(answers):
     """SUM over int64 values whose total leaves 64 bits: Spark (ANSI) fails the query, and so
-    does the offload reader, whose OSD refuses the partial sum naming the column."""
+    does the offload reader, whose OSD refuses the partial sum naming the column, and auto's
+    scan in the task, alike."""
     r = answers[0]["edge"]["overflow"]
     assert all("error" in r[reader] for reader in r), r
     assert "overflows a 64-bit integer" in r["offload"]["error"] and "big" in r["offload"]["error"], r["offload"]
+    local = r["auto-local"]["error"]
+    assert "scanned here, read whole: " in local and "overflows a 64-bit integer" in local, local
+
+
+def test_bad_connector_options_are_refused_in_one_line(answers):
+    """Mode auto without the scan library, option pushback outside mode auto or with an unknown
+    value, and a library path that does not load: one line naming the option (or the library)
+    and what to do."""
+    r = answers[0]["option_refusals"]
+    assert "sae-ceph option scan_library=None is invalid; mode auto scans the objects it reads whole" in \
+        r["auto_without_library"], r
+    assert "sae-ceph option pushback='always' is invalid; it applies to mode auto only" in r["pushback_outside_auto"], r
+    assert "sae-ceph option pushback='sometimes' is invalid; use cost, never or always" in r["pushback_unknown"], r
+    assert "sae-ceph] cannot load scan_library /nonexistent/libsae_scan.so" in r["library_missing"], r
+    assert "install_scan_library" in r["library_missing"], r
     assert "overflow" in r["vanilla"]["error"].lower(), r["vanilla"]

@@ -216,8 +216,8 @@ def _packages_of_a_run() -> list[str]:
     from sae.connector import SYSTEM_PACKAGES
     from spark_deploy.software import JAVA_PACKAGES
     ceph = CephOptions()
-    return [*ceph.packages, *ceph.client_packages, *ceph.class_build_packages, *JAVA_PACKAGES,
-            *SYSTEM_PACKAGES, *MONITOR.values(), "python3-venv", "rsync"]
+    return [*ceph.packages, *ceph.client_packages, *ceph.class_build_packages, *ceph.library_build_packages,
+            *JAVA_PACKAGES, *SYSTEM_PACKAGES, *MONITOR.values(), "python3-venv", "rsync"]
 
 
 def test_sae_run_on_own_hosts_end_to_end(lab):

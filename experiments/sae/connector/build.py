@@ -92,7 +92,9 @@ def connector_jar(spark, *, out_dir: Path | None = None, stage: str = "connector
 
 
 def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpec:
-    """Build everything a Spark app needs to read through the connector.
+    """Build everything a Spark app needs to read through the connector: the data source's jar, the
+    client ceph.conf's link and the class's scan as a client library on the Spark nodes (mode
+    auto scans the objects it reads whole with it; option ``scan_library``).
 
     Args:
         spark: a started :class:`spark_deploy.SparkCluster` (the jar is compiled on its driver)
@@ -120,9 +122,11 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
     jar, built = connector_jar(spark, out_dir=Path(out_dir) if out_dir else None, stage=report.stage)
     linked = ceph.link_client_conf(nodes)
     conf_path = ceph.shared_client_conf
+    library = ceph.install_scan_library(nodes)   # mode auto scans the objects it reads whole with it
     for node in nodes:
         what = [w for w, c in (("compiled the data source", built and node == spark.driver_node),
-                               (f"linked {conf_path}", linked.nodes[node].changed)) if c]
+                               (f"linked {conf_path}", linked.nodes[node].changed),
+                               (library.nodes[node].message, library.nodes[node].changed)) if c]
         prev = report.nodes.get(node)
         changed = bool(what) or bool(prev and prev.changed)
         msg = "; ".join(what) or f"{jar.name} up to date"
@@ -132,5 +136,6 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
         conf={"spark.driver.extraClassPath": JNA_JAR, "spark.executor.extraClassPath": JNA_JAR,
               "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS,
               "spark.executorEnv.CEPH_CONF": conf_path},
-        env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path, "ceph_user": ceph.users.scan.id},
+        env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path, "ceph_user": ceph.users.scan.id,
+                                             "scan_library": library.details["path"]},
         report=report, class_build=class_build)

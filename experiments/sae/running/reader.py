@@ -41,22 +41,23 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
 def rebuild(stack: Stack) -> StageReport | None:
     """What a start that switched versions builds again: the object class against the point's
     Arrow (installing it restarts the OSDs that had loaded another build), the connector against
-    the point's Spark; None when the stack's build is current (or not made yet)."""
+    the point's Spark and its scan library against the point's Arrow; None when the stack's build
+    is current (or not made yet)."""
     from .. import connector
     if stack.build is None:
         return None
     report = StageReport("build")
     arrow, spark = stack.ceph.options.class_arrow, stack.spark.options.version
+    class_build = stack.build.class_build
     if stack.build_arrow != arrow:
         installed = stack.ceph.install_class()
         merge_report(report, installed, "object class")
-        stack.build = dataclasses.replace(stack.build, class_build=installed.details["key"])
-        stack.build_arrow = arrow
-    if stack.build_spark != spark:
+        class_build = installed.details["key"]
+    if (stack.build_spark, stack.build_arrow) != (spark, arrow):
         build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
         merge_report(report, build.report, "connector")
-        stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
-        stack.build_spark = spark
+        stack.build = dataclasses.replace(build, class_build=class_build)
+        stack.build_spark, stack.build_arrow = spark, arrow
     return report if report.nodes else None
 
 

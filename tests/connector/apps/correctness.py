@@ -1,5 +1,6 @@
 """Spark app for tests/connector/test_spark.py: runs every correctness query through the connector
-(modes offload, auto and no-offload) and vanilla Spark Parquet, prints one line ``sae-result <json>``.
+(modes offload, auto, auto with every object read whole and scanned in the task, and no-offload) and
+vanilla Spark Parquet, prints one line ``sae-result <json>``.
 
 argv[1]: {"path", "vanilla", "options", "register", "thresholds": {"1": t, ...},
           "zones": {"path", "vanilla"}, "shapes": {name: SQL statement},
@@ -27,8 +28,8 @@ def connector(offload, **extra):
     return spark.read.format("sae-ceph").options(**opts).load(cfg["path"])
 
 
-def auto():
-    return spark.read.format("sae-ceph").options(**dict(cfg["options"], mode="auto")).load(cfg["path"])
+def auto(**extra):
+    return spark.read.format("sae-ceph").options(**dict(cfg["options"], mode="auto", **extra)).load(cfg["path"])
 
 
 def vanilla():
@@ -47,6 +48,10 @@ for sel, t in cfg["thresholds"].items():
                                "offload-x2": agg(connector(True, objects_per_partition="2").where(where)),
                                "no-offload": agg(connector(False).where(where)),
                                "vanilla": agg(vanilla().where(where))}
+    local = auto(pushback="always").where(where).agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s"))
+    row = local.collect()[0]
+    out["selectivity"][sel]["auto-local"] = [row["n"], row["s"]]
+    out["selectivity"][sel]["auto-local-scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(local._jdf))
     counted = auto().where(where).agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s"))
     row = counted.collect()[0]
     out["selectivity"][sel]["auto"] = [row["n"], row["s"]]
@@ -207,7 +212,8 @@ def whole_rows(d):
 
 
 out["whole"] = {"offload": whole_rows(connector(True)), "ipc": whole_rows(connector(True, whole_objects="false")),
-                "no-offload": whole_rows(connector(False)), "vanilla": whole_rows(vanilla())}
+                "no-offload": whole_rows(connector(False)), "auto-local": whole_rows(auto(pushback="always")),
+                "vanilla": whole_rows(vanilla())}
 
 # sae's query shapes (sae.planning.queries), each statement over the views trips and zones of
 # one reader; the offload reader with and without its aggregates in the OSDs.
@@ -226,7 +232,8 @@ def sae_reader(**extra):
 
 
 shape_readers = {"offload": sae_reader(mode="offload"), "offload-rows": sae_reader(mode="offload", operators="false"),
-                 "auto": sae_reader(mode="auto"), "no-offload": sae_reader(mode="no-offload"),
+                 "auto": sae_reader(mode="auto"), "auto-local": sae_reader(mode="auto", pushback="always"),
+                 "no-offload": sae_reader(mode="no-offload"),
                  "vanilla": lambda path: spark.read.parquet(cfg["vanilla"] if path == cfg["path"] else cfg["zones"]["vanilla"])}
 out["shapes"] = {name: {reader: shape(name, sql, make) for reader, make in shape_readers.items()}
                  for name, sql in cfg["shapes"].items()}
@@ -252,9 +259,10 @@ def csv_reader(**extra):
 
 
 edge_readers = {"offload": sae_reader(mode="offload"), "auto": sae_reader(mode="auto"),
-                "no-offload": sae_reader(mode="no-offload"),
+                "auto-local": sae_reader(mode="auto", pushback="always"), "no-offload": sae_reader(mode="no-offload"),
                 "vanilla": lambda path: spark.read.parquet(cfg["edge"]["vanilla"]),
                 "csv-offload": csv_reader(mode="offload"), "csv-no-offload": csv_reader(mode="no-offload"),
+                "csv-auto-local": csv_reader(mode="auto", pushback="always"),
                 "csv-vanilla": lambda path: spark.read.schema(cfg["edge"]["csv"]["schema"]).option(
                     "header", "true").csv(cfg["edge"]["csv"]["vanilla"])}
 spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
@@ -274,10 +282,18 @@ def refusal(make):
 
 csv_path, csv_schema = cfg["edge"]["csv"]["path"], cfg["edge"]["csv"]["schema"]
 read = lambda **o: spark.read.format("sae-ceph").options(**dict(cfg["options"], **o))   # noqa: E731
+without_library = {k: v for k, v in cfg["options"].items() if k != "scan_library"}
+out["option_refusals"] = {
+    "auto_without_library": refusal(lambda: spark.read.format("sae-ceph").options(**without_library).option(
+        "mode", "auto").load(cfg["path"])),
+    "pushback_outside_auto": refusal(lambda: read(pushback="always").load(cfg["path"])),
+    "pushback_unknown": refusal(lambda: read(mode="auto", pushback="sometimes").load(cfg["path"])),
+    "library_missing": refusal(lambda: read(mode="auto", pushback="always", scan_library="/nonexistent/libsae_scan.so")
+                               .load(cfg["path"]).where(F.col("total_amount") < 0).collect()),
+}
 out["csv_refusals"] = {
     "no_schema": refusal(lambda: read().load(csv_path)),
     "columns": refusal(lambda: read(columns="id").schema(csv_schema).load(csv_path)),
-    "auto": refusal(lambda: read(mode="auto").schema(csv_schema).load(csv_path)),
     "map_type": refusal(lambda: read().schema("id BIGINT, m MAP<STRING, INT>").load(csv_path)),
 }
 

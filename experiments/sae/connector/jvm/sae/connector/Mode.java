@@ -13,9 +13,9 @@ enum Mode {
   /** The filters the class runs exactly and the query's columns go to the OSDs; an object whose
    * every row passes, asked for every column, may come back as stored (option whole_objects). */
   OFFLOAD("offload", true, false),
-  /** Per object, as OFFLOAD, or the object read whole and decoded and filtered by Spark, whichever
-   * a cost model says costs less: the OSD's reported work on the scan's earlier objects against
-   * what reading them whole added ({@link Pushback}). */
+  /** Per object, as OFFLOAD, or the object read whole and scanned in the task with the class's own
+   * scan ({@link LocalScan}), whichever a cost model says costs less: the OSD's reported work on
+   * the scan's earlier objects against what reading them whole added ({@link Pushback}). */
   AUTO("auto", true, true),
   /** The OSDs return every row and column, decoded and re-encoded; Spark filters (the thesis's
    * baseline). */
@@ -25,7 +25,7 @@ enum Mode {
   final String option;
   /** Whether filters and projection are pushed into the OSDs. */
   final boolean pushdown;
-  /** Whether each object may instead be read whole, Spark filtering it (pushback). */
+  /** Whether each object may instead be read whole and scanned in the task (pushback). */
   final boolean pushback;
 
   Mode(String option, boolean pushdown, boolean pushback) {

@@ -32,8 +32,10 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * objects in flight, and hands Spark each reply's Arrow batches as {@link ArrowColumnVector}s,
  * in object order, summing each reply's stats into the task's {@link ScanMetrics}. A whole-object
  * reply (every column asked for, every row passed: the class sent the Parquet file itself) is
- * decoded by Spark's own Parquet reader. Replies live in librados memory until their stream is
- * read; everything is freed when the task ends ({@link #close}).
+ * decoded by Spark's own Parquet reader. In mode auto an object may instead be read whole and
+ * scanned here by the class's own scan ({@link LocalScan}), whose reply is read alike. Replies
+ * live in librados (or the scan library's) memory until their stream is read; everything is freed
+ * when the task ends ({@link #close}).
  */
 final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   /** Where whole objects wait for Spark's Parquet reader, which reads files: memory when there is a tmpfs. */
@@ -47,6 +49,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private int submitted;
   private int current = -1;
   private Request request;
+  /** The reply of the class's scan run here on {@link #request}'s object, read whole (mode auto). */
+  private LocalScan local;
   /** nanoTime when the reader began waiting for {@link #request}'s reply. */
   private long requestStarted;
   /** The OSD's reported scan work on {@link #request} (mode auto's saving; 0: read whole). */
@@ -77,10 +81,20 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private void fill() throws IOException {
     while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
       CephFiles.ObjectRef o = objects.get(submitted++);
-      boolean push = pushback == null || pushback.push();
+      boolean push = push();
       inFlight.add(new Request(push ? rados.submit(o.pool(), o.oid(), "scan", f.request(o.size()))
           : rados.read(o.pool(), o.oid(), o.size()), push, o.size()));
     }
+  }
+
+  /** Whether to push the next object into its OSD (mode auto: as option pushback says). */
+  private boolean push() {
+    if (pushback == null) return true;
+    return switch (f.options.pushback) {
+      case "never" -> true;
+      case "always" -> false;
+      default -> pushback.push();
+    };
   }
 
   /**
@@ -142,10 +156,12 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       metrics[ScanMetrics.WAIT_NS] += arrived - waited;
       if (request.pushed()) {
         metrics[ScanMetrics.CALLS]++;
-        open(reply);
+        open(reply, true);
       } else {
         metrics[ScanMetrics.READ_WHOLE]++;
-        openParquet(reply);
+        local = LocalScan.run(f.options.scanLibrary, reply, f.localRequest(request.bytes()));
+        request.call().close();   // the object, now scanned
+        open(local.reply(), false);
       }
       metrics[ScanMetrics.DECODE_NS] += System.nanoTime() - arrived;
     }
@@ -168,11 +184,12 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     return o.path() + " (object " + o.oid() + ")";
   }
 
-  private void open(ByteBuffer reply) throws IOException {
+  /** A scan's reply: from the object's OSD ({@code fromOsd}: its stats are the OSD's work), or from the scan run here. */
+  private void open(ByteBuffer reply, boolean fromOsd) throws IOException {
     Protocol.ScanException err = Protocol.error(reply);
     if (err != null) {
       throw new Protocol.ScanException(err.errno, "[" + Native.host() + " sae-ceph] " + where() + ": "
-          + err.getMessage());
+          + (fromOsd ? "" : "scanned here, read whole: ") + err.getMessage());
     }
     Protocol.Reply r;
     try {
@@ -181,8 +198,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       throw new IOException("[" + Native.host() + " sae-ceph] " + where() + ": " + e.getMessage(), e);
     }
     long[] stats = r.stats();
-    for (int i = 0; i < stats.length; i++) metrics[i] += stats[i];
-    if (pushback != null) {   // mode auto's saving
+    if (fromOsd) for (int i = 0; i < stats.length; i++) metrics[i] += stats[i];
+    if (fromOsd && pushback != null) {   // mode auto's saving
       long scan = 0;
       for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
       requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan);
@@ -245,6 +262,10 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
     if (request != null) {
       request.call().close();   // frees the reply
+    }
+    if (local != null) {
+      local.close();
+      local = null;
     }
   }
 
@@ -357,23 +378,29 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
      * thesis's baseline, where the OSD decodes and re-encodes every row and column).
      */
     byte[] request(long size) {
-      byte[] request = plainRequest(size);
-      return csv == null ? request : Protocol.csv(request, csv);
+      boolean whole = options.wholeObjects && options.mode.pushdown && aggregate == null && topK == null;
+      return request(size, options.compression, whole);
     }
 
-    private byte[] plainRequest(long size) {
-      boolean whole = options.wholeObjects && options.mode.pushdown && aggregate == null && topK == null;
+    /** The same scan of an object of {@code size} bytes read whole, run here: nothing to compress or send as stored. */
+    byte[] localRequest(long size) {
+      return request(size, "none", false);
+    }
+
+    private byte[] request(long size, String codec, boolean whole) {
       int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
       long maxReply = options.replyLimit(size);
+      byte[] request;
       if (aggregate != null) {
-        return Protocol.request(requested, filter, options.compression, options.batchRows, maxReply, flags,
+        request = Protocol.request(requested, filter, codec, options.batchRows, maxReply, flags,
             aggregate.groupBy(), aggregate.functions());
-      }
-      if (topK != null) {
-        return Protocol.request(requested, filter, options.compression, options.batchRows, maxReply, flags,
+      } else if (topK != null) {
+        request = Protocol.request(requested, filter, codec, options.batchRows, maxReply, flags,
             topK.limit(), topK.orderBy());
+      } else {
+        request = Protocol.request(requested, filter, codec, options.batchRows, maxReply, flags);
       }
-      return Protocol.request(requested, filter, options.compression, options.batchRows, maxReply, flags);
+      return csv == null ? request : Protocol.csv(request, csv);
     }
 
     @Override

@@ -14,14 +14,19 @@ import java.util.Map;
  * path                   CephFS file or directory (load(path)); *.parquet, *.arrow (Arrow IPC) and *.csv files are
  *                        read (CSV: a header line, columns by position of the schema given with spark.read.schema)
  * mode                   how the OSDs serve the scan (Mode.java): offload (default): filter and project in
- *                        the OSDs; auto: per object, as offload or the object read whole and filtered by
- *                        Spark, whichever the task measured cheaper (Pushback.java); no-offload: the OSDs
- *                        return every row and column and Spark filters
+ *                        the OSDs; auto: per object, as offload or the object read whole and scanned in
+ *                        the task (the class's scan, scan_library), whichever the task measured cheaper
+ *                        (Pushback.java); no-offload: the OSDs return every row and column and Spark filters
+ * scan_library           mode auto: the absolute path, on every Spark node, of the class's scan as a client
+ *                        library (libsae_scan.so, rados_deploy's install_scan_library; sae's build passes it)
+ * pushback               mode auto: cost (default): each object the way the cost model says is cheaper;
+ *                        never: every object pushed into its OSD; always: every object read whole and
+ *                        scanned in the task
  * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
  * whole_objects          with mode offload, true (default): an object whose every row passes, when every column
  *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
  *                        of decoded and re-encoded in the OSD; false: always Arrow IPC
- * operators              with mode offload, true (default): a GROUP BY and COUNT/SUM/MIN/MAX (AVG as SUM and
+ * operators              with mode offload or auto, true (default): a GROUP BY and COUNT/SUM/MIN/MAX (AVG as SUM and
  *                        COUNT) run in the OSDs as per-object partials Spark merges, and an ORDER BY ...
  *                        LIMIT or LIMIT as each object's top rows, where the class computes them exactly;
  *                        false: the OSDs return the filtered rows and Spark does the rest
@@ -42,6 +47,9 @@ final class Options implements Serializable {
   static final String DEFAULT_COMPRESSION = "zstd";   // measured: docs/connector.md
   final String path;
   final Mode mode;
+  final String scanLibrary;
+  /** Mode auto's choice: cost, never or always (see the options above). */
+  final String pushback;
   final String compression;
   final boolean wholeObjects;
   final boolean operators;
@@ -63,6 +71,15 @@ final class Options implements Serializable {
       bad("offload", o.get("offload"), "the option is now mode: use mode=offload or mode=no-offload");
     }
     mode = Mode.parse(o.getOrDefault("mode", Mode.OFFLOAD.option));
+    scanLibrary = o.get("scan_library");
+    if (mode.pushback && (scanLibrary == null || !scanLibrary.startsWith("/") || !scanLibrary.endsWith(".so"))) {
+      bad("scan_library", scanLibrary, "mode auto scans the objects it reads whole with the class's scan in the "
+          + "task: give the absolute path of libsae_scan.so on the Spark nodes (rados_deploy's install_scan_library "
+          + "builds it; sae's connector build passes it)");
+    }
+    pushback = o.getOrDefault("pushback", "cost").strip().toLowerCase(Locale.ROOT);
+    if (!List.of("cost", "never", "always").contains(pushback)) bad("pushback", pushback, "use cost, never or always");
+    if (!mode.pushback && o.containsKey("pushback")) bad("pushback", pushback, "it applies to mode auto only");
     compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
     wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
     operators = bool(o.getOrDefault("operators", "true"), "operators");
@@ -91,11 +108,11 @@ final class Options implements Serializable {
   }
 
   /**
-   * Whether aggregates and top-k may be pushed (option operators, mode offload): mode auto reads
-   * some objects whole, whose rows Spark must filter before it aggregates them.
+   * Whether aggregates and top-k may be pushed (option operators, modes offload and auto: auto runs
+   * the same scan in the task on the objects it reads whole).
    */
   boolean pushesOperators() {
-    return operators && mode.pushdown && !mode.pushback;
+    return operators && mode.pushdown;
   }
 
   /** The reply limit for an object of {@code size} bytes. */

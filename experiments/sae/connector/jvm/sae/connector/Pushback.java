@@ -4,23 +4,25 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Mode auto's choice, per object: push the scan into the OSD, or read the object whole and let
- * Spark decode and filter it (pushback). A cost model fed by what each way cost the task and by
- * what the OSDs report in their replies, kept per executor and per query shape (path, request),
- * so later queries of the same shape start from what earlier ones measured.
+ * Mode auto's choice, per object: push the scan into the OSD, or read the object whole and run
+ * the same scan in the task ({@link LocalScan}: pushback). A cost model fed by what each way
+ * cost the task and by what the OSDs report in their replies, kept per executor and per query
+ * shape (path, request), so later queries of the same shape start from what earlier ones
+ * measured.
  *
  * <p>A way's cost is the reading thread's time from waiting for the object's reply until the
  * next object's, per stored byte (the wait holds the OSD's queueing and work and the transfer;
- * then decoding and Spark's own work on the rows). Pushing back can only save the OSD's scan
- * work, what a plain read of the object does not do: its replies report that ({@code wall_ns} of
- * the call times the share of its CPU time spent decoding, filtering and encoding, so CPU
- * contention on the storage side shows in it), live, in every pushed reply. A whole-object reply
- * (every row passed, the file sent as stored) did no such work: pushing it back saves nothing.
- * Pushing back adds the transfer of the stored bytes and Spark's decoding and filtering of them,
- * the <em>extra</em>, which whole reads measure: their cost less the <em>base</em> both ways pay
- * (a pushed object's cost less the saving). The queueing in the OSD is in both ways and cancels: an object is read whole when the
- * saving exceeds the extra, so a storage side busy with another tenant's calls (long queues,
- * little work per call) keeps the scans pushed, and one short of CPU for them pushes back.
+ * then decoding and Spark's own work on the rows; for an object read whole, the scan run here).
+ * Pushing back can only save the OSD's scan work, what a plain read of the object does not do:
+ * its replies report that ({@code wall_ns} of the call times the share of its CPU time spent
+ * decoding, filtering and encoding, so CPU contention on the storage side shows in it), live, in
+ * every pushed reply. A whole-object reply (every row passed, the file sent as stored) did no
+ * such work: pushing it back saves nothing. Pushing back adds the transfer of the stored bytes
+ * and the scan of them in the task, the <em>extra</em>, which whole reads measure: their cost
+ * less the <em>base</em> both ways pay (a pushed object's cost less the saving). The queueing in
+ * the OSD is in both ways and cancels: an object is read whole when the saving exceeds the
+ * extra, so a storage side busy with another tenant's calls (long queues, little work per call)
+ * keeps the scans pushed, and one short of CPU for them pushes back.
  *
  * <p>The first object of a shape is pushed, the next read whole (so both are measured). The
  * other way is tried again every {@link #explorePeriod}-th object, less often the more the model
@@ -88,7 +90,7 @@ final class Pushback {
       double work = (double) osdWorkNs / Math.max(1, bytes);
       saving = average(saving, work, ALPHA_SAVING);
       base = average(base, c - work, ALPHA);
-    } else if (!Double.isNaN(base)) {   // never below 0: it moves the stored bytes and Spark decodes them
+    } else if (!Double.isNaN(base)) {   // never below 0: it moves the stored bytes and scans them here
       extra = average(extra, Math.max(0, c - base), ALPHA);
     }
   }

@@ -105,17 +105,10 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     return new SaeCephTable(o, schema, objects);
   }
 
-  /** The path's files, listed once per provider into {@link #objects}. Mode auto reads whole objects
-   * with Spark's Parquet reader: other files are refused there; CSV files do not mix with others. */
+  /** The path's files, listed once per provider into {@link #objects}; CSV files do not mix with others. */
   private List<CephFiles.ObjectRef> objects(Options o) throws IOException {
     if (objects != null) return objects;
     List<CephFiles.ObjectRef> listed = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
-    if (o.mode.pushback) {
-      listed.stream().filter(f -> !f.path().endsWith(".parquet")).findFirst().ifPresent(f -> {
-        throw Options.bad("mode", o.mode.option, f.path() + " is not a Parquet file and mode " + o.mode.option
-            + " reads whole objects with Spark's Parquet reader; use mode offload or no-offload");
-      });
-    }
     long csv = listed.stream().filter(CephFiles::csv).count();
     if (csv > 0 && csv < listed.size()) {
       throw new IllegalArgumentException(Options.FORMAT + ": " + o.path + " mixes CSV files with Parquet or Arrow IPC "

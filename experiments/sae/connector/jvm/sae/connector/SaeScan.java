@@ -203,7 +203,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
   /**
    * Accepts the filters the class runs exactly (modes that push down), the columns the query
-   * uses, and (offload) a GROUP BY with aggregates the class computes exactly, as partials Spark
+   * uses, and (offload, auto) a GROUP BY with aggregates the class computes exactly, as partials Spark
    * merges, or a LIMIT / ORDER BY ... LIMIT per object; what it refuses stays in Spark, with one
    * log line saying why.
    */
@@ -240,8 +240,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
         }
       }
       pushed = taken.toArray(new Filter[0]);
-      // mode auto may read an object whole instead: Spark checks every filter again
-      if (broadcastable() || options.mode.pushback) kept.addAll(taken);
+      if (broadcastable()) kept.addAll(taken);
       return kept.toArray(new Filter[0]);
     }
 

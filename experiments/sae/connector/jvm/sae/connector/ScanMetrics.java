@@ -48,7 +48,7 @@ public final class ScanMetrics {
     // the batches between reads; together they make up client_reader_ns
     names.add("objects_read_whole");
     units.add("count");
-    docs.add("objects mode auto read whole for Spark to filter (pushed back) instead of scanning them in the OSD");
+    docs.add("objects mode auto read whole and scanned in the task (pushed back) instead of in the OSD");
     names.add("client_request_ns");
     units.add("ns");
     docs.add("time tasks spent building and sending requests");
