@@ -16,8 +16,8 @@ more stored bytes.
 
 Readers: offload and no-offload read every format through the class. Vanilla reads Parquet with
 Spark's Parquet reader and CSV with Spark's CSV reader (header line, the data's schema given,
-so both sides parse the same types); Spark has no reader of Arrow IPC files. ``auto`` reads
-whole objects with Spark's Parquet reader, so Parquet only; sae refuses the others at plan time.
+so both sides parse the same types); Spark has no reader of Arrow IPC files. ``auto`` (not in
+this sweep) reads every format too: it scans the objects it reads whole with the class's own scan.
 Offload asks for decoded replies (``whole_objects=False``), so at 100 % every format's replies
 are Arrow IPC streams and what differs is the OSD's decoding, not whether the object travels as
 stored.

@@ -100,6 +100,17 @@ def install_class(ceph, source_dir=None):
         click.echo(f"{where}: {reply}")
 
 
+@main.command("install-scan-library")
+@click.option("--node", "nodes", multiple=True, metavar="NODE",
+              help="A Ceph node or ceph-client to build on (repeatable; default: every ceph-client).")
+@_command
+def install_scan_library(ceph, nodes=()):
+    """Build the class's scan as a client library (libsae_scan.so); print its path."""
+    report = ceph.install_scan_library(list(nodes) or ceph.topology.clients)
+    _summary(report)
+    click.echo(report.details["path"])
+
+
 @main.command()
 @_command
 def status(ceph):

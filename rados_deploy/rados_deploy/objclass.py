@@ -136,6 +136,8 @@ def class_version(cc) -> dict:
 
 def install_scan_library(cc, nodes: list[str]) -> StageReport:
     """See :meth:`CephCluster.install_scan_library`."""
+    if not nodes:
+        raise UsageError("[sae scan library] no nodes to build on: name Ceph nodes or ceph-clients of the layout")
     for node in nodes:
         cc.client_conf(node)   # a node of the layout's Ceph nodes or ceph-clients, else UsageError
     report = StageReport("sae scan library")

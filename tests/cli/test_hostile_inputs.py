@@ -414,6 +414,9 @@ rows("spark-deploy", ["start", "-r", "RES"], [
 rows("sae", ["plan", EXPERIMENT, "--set"], [
     (["spark.pyarrow=../x"], "pyarrow"), (["spark.version=4.0.1"], "Spark 4.1 and later"),
 ])
+rows("rados-deploy", ["install-scan-library", "-r", "RES"], [
+    (["--node", "node9"], "node9"), (["--node", "node1\n"], "node1"),
+])
 
 IDS = [f"{i:03d} {cli} {' '.join(a.replace(EXPERIMENT, 'selectivity.py') for a in argv)[:50]!r}"
        + (f" {files['E.py'].splitlines()[-1][30:80]!r}" if "E.py" in files else "")

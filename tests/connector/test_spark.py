@@ -410,6 +410,7 @@ def test_a_sum_beyond_64_bits_fails_in_every_reader(answers):
     r = answers[0]["edge"]["overflow"]
     assert all("error" in r[reader] for reader in r), r
     assert "overflows a 64-bit integer" in r["offload"]["error"] and "big" in r["offload"]["error"], r["offload"]
+    assert "overflow" in r["vanilla"]["error"].lower(), r["vanilla"]
     local = r["auto-local"]["error"]
     assert "scanned here, read whole: " in local and "overflows a 64-bit integer" in local, local
 
@@ -425,4 +426,3 @@ def test_bad_connector_options_are_refused_in_one_line(answers):
     assert "sae-ceph option pushback='sometimes' is invalid; use cost, never or always" in r["pushback_unknown"], r
     assert "sae-ceph] cannot load scan_library /nonexistent/libsae_scan.so" in r["library_missing"], r
     assert "install_scan_library" in r["library_missing"], r
-    assert "overflow" in r["vanilla"]["error"].lower(), r["vanilla"]

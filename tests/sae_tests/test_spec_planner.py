@@ -81,9 +81,10 @@ def test_reader_axis_picks_the_readers_source():
 
 def test_csv_data_is_read_with_the_datas_schema_and_refused_where_it_cannot_be():
     """CSV objects store no schema: the connector and Spark's CSV reader are both given the
-    data's own (the types Spark reads its Parquet as); auto (Spark's Parquet reader on whole
-    objects) and a query joining the Parquet zones table are refused at plan time, in one line."""
-    readers = ["offload", "no-offload", "vanilla"]
+    data's own (the types Spark reads its Parquet as); auto plans too (it scans objects read
+    whole with the class's own scan); a query joining the Parquet zones table is refused at plan
+    time, in one line."""
+    readers = ["offload", "no-offload", "vanilla", "auto"]
     points = validate(exp(data=DataSpec(format="csv"), sweep=Sweep(cartesian={"selectivity": [1], "reader": readers})))
     build = SubmitSpec(py_files=[], jars=[], conf={}, env={}, options={"ceph_user": "sae-scan"})
     sources = [p.workload.read_source("/data/taxi", build=build, mount="/mnt/cephfs", fmt=p.data.format)
@@ -93,11 +94,10 @@ def test_csv_data_is_read_with_the_datas_schema_and_refused_where_it_cannot_be()
     assert all(s.schema.startswith(ddl) and s.schema.count("`") == 2 * 19 for s in sources)
     assert (sources[2].format, sources[2].options, sources[2].app_config()["schema"]) == ("csv", {"header": "true"},
                                                                                           sources[2].schema)
-    assert [s.format for s in sources[:2]] == ["sae-ceph", "sae-ceph"]
+    assert [s.format for s in (sources[0], sources[1], sources[3])] == ["sae-ceph"] * 3
+    assert sources[3].schema == sources[0].schema and sources[3].options["mode"] == "auto"
     assert "schema" not in points[0][1].workload.read_source("/d", build=build, mount=None).app_config()
-    for data, workload, text in (({"format": "csv"}, {"reader": "auto"},
-                                  "workload.reader auto cannot read data.format csv: it reads whole objects"),
-                                 ({"format": "csv"}, {"query": "join"}, "joins the zones table")):
+    for data, workload, text in (({"format": "csv"}, {"query": "join"}, "joins the zones table"),):
         with pytest.raises(UsageError) as e:
             validate(exp(data=DataSpec(**data), workload=Workload(**workload)))
         assert text in str(e.value) and "\n" not in str(e.value)

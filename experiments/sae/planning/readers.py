@@ -118,12 +118,10 @@ OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offloa
                  "which return only the rows and columns the query keeps")
 """The connector with the filters and the projection in the OSDs."""
 AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
-              "the sae-ceph connector deciding per object: the filter and the projection pushed into "
-              "the OSD as offload does, or the object read whole and filtered by Spark, whichever "
-              "its cost model, fed by the OSDs' reported scan work, says costs less (pushback); "
-              "aggregates and top-k stay in Spark",
-              (("ipc", "it reads whole objects with Spark's Parquet reader"),
-               ("csv", "it reads whole objects with Spark's Parquet reader")))
+              "the sae-ceph connector deciding per object: the scan (filter, projection, aggregates, "
+              "top-k) pushed into the OSD as offload does, or the object read whole and the same scan "
+              "run by the Spark task (the class's code as a library), whichever its cost model, fed by "
+              "the OSDs' reported scan work, says costs less (pushback)")
 """The connector choosing per object between offload and reading the object whole (pushback)."""
 NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
                     "the same connector, the OSDs returning every row and column; Spark filters "
