@@ -337,7 +337,7 @@ EXPERIMENTS = {
     "format": ("data=DataSpec(format='orc')", "data.format"),
     "codec the format lacks": ("data=DataSpec(format='ipc', stored_compression='snappy')", "stored_compression"),
     "vanilla on ipc": ("data=DataSpec(format='ipc'), workload=Workload(reader='vanilla')", "data.format ipc"),
-    "auto on ipc": ("data=DataSpec(format='ipc'), workload=Workload(reader='auto')", "data.format ipc"),
+    "join on csv": ("data=DataSpec(format='csv'), workload=Workload(query='join')", "zones"),
     "compression": ("workload=Workload(compression='nope')", "compression"),
     "reader": ("workload=Workload(reader='nope')", "reader"),
     "columns string": ("workload=Workload(columns='total_amount')", "columns"),
