@@ -184,7 +184,10 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     return o.path() + " (object " + o.oid() + ")";
   }
 
-  /** A scan's reply: from the object's OSD ({@code fromOsd}: its stats are the OSD's work), or from the scan run here. */
+  /**
+   * A scan's reply: from the object's OSD ({@code fromOsd}: its stats are the OSD's work), or from
+   * the scan run here on the object read whole.
+   */
   private void open(ByteBuffer reply, boolean fromOsd) throws IOException {
     Protocol.ScanException err = Protocol.error(reply);
     if (err != null) {
@@ -382,7 +385,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       return request(size, options.compression, whole);
     }
 
-    /** The same scan of an object of {@code size} bytes read whole, run here: nothing to compress or send as stored. */
+    /** The scan of an object of {@code size} bytes read whole, run here: nothing to compress or send as stored. */
     byte[] localRequest(long size) {
       return request(size, "none", false);
     }
