@@ -79,6 +79,23 @@ def test_reader_axis_picks_the_readers_source():
     assert Workload(whole_objects=False).connector_options()["whole_objects"] == "false"
 
 
+def test_auto_s_choice_can_be_forced_and_only_auto_s():
+    """Workload.pushback forces the auto reader's per-object choice (the connector's option
+    pushback, set only when not the default); an unknown value, or any but the default with
+    another reader, is refused at plan time in one line."""
+    build = SubmitSpec(py_files=[], jars=[], conf={}, env={}, options={"ceph_user": "sae-scan"})
+    points = validate(exp(sweep=Sweep(cartesian={"selectivity": [1], "pushback": ["cost", "always"]}),
+                          workload=Workload(reader="auto")))
+    sources = [p.workload.read_source("/data/taxi", build=build, mount=None) for _, p in points]
+    assert ["pushback" in s.options for s in sources] == [False, True] and sources[1].options["pushback"] == "always"
+    assert all(s.options["mode"] == "auto" for s in sources)
+    for workload, text in (({"reader": "auto", "pushback": "sometimes"}, "workload.pushback 'sometimes' is not one of"),
+                           ({"reader": "offload", "pushback": "never"}, "applies to reader auto only, not offload")):
+        with pytest.raises(UsageError) as e:
+            validate(exp(workload=Workload(**workload)))
+        assert text in str(e.value) and "\n" not in str(e.value)
+
+
 def test_csv_data_is_read_with_the_datas_schema_and_refused_where_it_cannot_be():
     """CSV objects store no schema: the connector and Spark's CSV reader are both given the
     data's own (the types Spark reads its Parquet as); auto plans too (it scans objects read

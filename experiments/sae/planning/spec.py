@@ -32,6 +32,8 @@ from ..connector.protocol import CODECS
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
+PUSHBACK = ("cost", "never", "always")
+"""``Workload.pushback``: the auto reader's choice per object, by its cost model (the default) or forced."""
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
@@ -179,7 +181,9 @@ class Workload:
     ``operators`` (offload): a query's GROUP BY and COUNT/SUM/MIN/MAX/AVG run in the OSDs as
     per-object partials, and its ORDER BY ... LIMIT (or LIMIT) as per-object top rows, where the
     class computes them exactly (docs/connector.md); False leaves them to Spark (the filter and
-    projection are still pushed)."""
+    projection are still pushed). ``pushback`` (auto): ``cost``, its cost model's choice per
+    object; ``never``, every object pushed; ``always``, every object read whole and scanned in
+    the Spark task: the two ways its choice lies between, measured alone."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = "zstd"
@@ -187,6 +191,7 @@ class Workload:
     objects_per_partition: int | None = None
     whole_objects: bool = True
     operators: bool = True
+    pushback: str = "cost"
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
@@ -212,6 +217,8 @@ class Workload:
         options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
                         if getattr(self, knob)})
         options.update({knob: "false" for knob in ("whole_objects", "operators") if not getattr(self, knob)})
+        if self.pushback != PUSHBACK[0]:
+            options["pushback"] = self.pushback
         return options
 
     def read_source(self, path: str, *, build, mount: str | None, fmt: str = "parquet") -> readers.ReadSource:
@@ -615,6 +622,10 @@ def _check(point: PointSpec, where: str) -> None:
     for knob in ("whole_objects", "operators"):
         if not isinstance(getattr(w, knob), bool):
             bad(f"workload.{knob} must be true or false, not {getattr(w, knob)!r}")
+    if w.pushback not in PUSHBACK:
+        bad(f"workload.pushback {w.pushback!r} is not one of {', '.join(PUSHBACK)}")
+    if w.pushback != PUSHBACK[0] and w.reader != readers.AUTO.name:
+        bad(f"workload.pushback {w.pushback} applies to reader {readers.AUTO.name} only, not {w.reader}")
     cols = w.columns
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
         bad(f"workload.columns must be a list of column names, not {cols!r}")
