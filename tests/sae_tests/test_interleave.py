@@ -4,8 +4,8 @@ import numpy as np
 
 import sae
 from sae.planning.planner import plan
-from sae.planning.spec import Experiment, Sweep
-from sae.running.execute import comparison_key, interleave
+from sae.planning.spec import Experiment, Sweep, Workload
+from sae.running.execute import comparison_key, interleave, reader_of
 from sae.results.results import write_results
 from test_ledger_results import READERS, _fill, _run
 
@@ -56,6 +56,18 @@ def test_points_differing_beyond_the_reader_are_not_mixed():
     points = _points()
     keys = [comparison_key(p) for p in points]
     assert len(set(keys)) == 2 and keys[:3] == [keys[0]] * 3
+
+
+def test_auto_s_forced_choices_are_readers_of_one_comparison():
+    """Auto with its choice forced (Workload.pushback) is a reader variant: its points take turns
+    with the other readers', and each variant is the first of its reader in an application."""
+    e = Experiment(name="t", sweep=Sweep(cartesian={"selectivity": [1], "pushback": ["never", "always", "cost"]}),
+                   workload=Workload(reader="auto"), repetitions=3, warmup=1)
+    points = plan(e, profile="tiny").points
+    assert len({comparison_key(p) for p in points}) == 1
+    assert len({reader_of(p) for p in points}) == 3
+    order = interleave([{"point": p.id, "reps": [0, 1, 2]} for p in points], [comparison_key(p) for p in points], 1)
+    assert [pid for pid, _, rep in order if rep == 1] == [p.id for p in points]
 
 
 def test_results_record_the_executed_order(tmp_path):

@@ -104,12 +104,23 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
             **app_config(dataclasses.replace(ctx, point=point), stack)}
 
 
+READER_FIELDS = ("reader", "pushback")
+"""The workload fields that say which reader reads a point (``pushback``: the auto reader's
+choice, forced or not, makes variants of it)."""
+
+
+def reader_of(point) -> tuple:
+    """Which reader (and variant of it) reads ``point``: its :data:`READER_FIELDS`."""
+    return tuple(getattr(point.spec.workload, f) for f in READER_FIELDS)
+
+
 def comparison_key(point) -> str:
     """What a point is compared on: its parameters but the reader (points that differ only by
-    reader share it)."""
+    reader, or by auto's ``pushback``, share it)."""
     params = point.spec.params()
     drift = {"drift": True} if getattr(point, "drift_of", None) else {}   # the drift check: on its own, last
-    return digest({**params, "workload": {k: v for k, v in params["workload"].items() if k != "reader"}, **drift})
+    workload = {k: v for k, v in params["workload"].items() if k not in READER_FIELDS}
+    return digest({**params, "workload": workload, **drift})
 
 
 def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
@@ -204,8 +215,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     ctx.apps += 1
     tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
-    configs = [point_config(ctx, stack, p, first_of_reader=p.spec.workload.reader not in
-                            {q.spec.workload.reader for q in points[:i]}) for i, p in enumerate(points)]
+    configs = [point_config(ctx, stack, p, first_of_reader=reader_of(p) not in {reader_of(q) for q in points[:i]})
+               for i, p in enumerate(points)]
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
            "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
     s = points[0].spec.spark
