@@ -337,6 +337,8 @@ def test_query_shapes_agree_across_readers(answers, name):
         pushed = any(op in s for s in r["offload"]["scans"])
         assert pushed == any(op in s for s in r["auto"]["scans"]) == any(op in s for s in r["auto-local"]["scans"]), (
             op, r["offload"]["scans"], r["auto"]["scans"])
+    assert all("mode=auto pushback=always " in s for s in r["auto-local"]["scans"]), r["auto-local"]["scans"]
+    assert all("mode=auto pushback=cost " in s for s in r["auto"]["scans"]), r["auto"]["scans"]
 
 
 def test_aggregates_run_in_the_osds_and_move_a_row_per_group(answers):

@@ -191,7 +191,7 @@ class Workload:
     objects_per_partition: int | None = None
     whole_objects: bool = True
     operators: bool = True
-    pushback: str = "cost"
+    pushback: str = PUSHBACK[0]
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()

@@ -55,7 +55,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private long requestStarted;
   /** The OSD's reported scan work on {@link #request} (mode auto's saving; 0: read whole). */
   private long requestOsdWork;
-  /** Mode auto's choice for this query's shape (null: every object is pushed). */
+  /** Mode auto's choice for this query's shape (null: none to make, or forced by option pushback). */
   private final Pushback pushback;
   private ArrowStreamReader stream;
   private VectorSchemaRoot root;
@@ -72,7 +72,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     this.objects = objects;
     this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
-    this.pushback = f.options.mode.pushback ? Pushback.of(f.shape) : null;
+    this.pushback = f.options.mode.pushback && f.options.pushback.equals("cost") ? Pushback.of(f.shape) : null;
   }
 
   /** One object's call in flight: a scan pushed into its OSD, or (mode auto) a read of the whole object. */
@@ -87,14 +87,9 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
   }
 
-  /** Whether to push the next object into its OSD (mode auto: as option pushback says). */
+  /** Whether to push the next object into its OSD: mode auto's choice, or as option pushback forces it. */
   private boolean push() {
-    if (pushback == null) return true;
-    return switch (f.options.pushback) {
-      case "never" -> true;
-      case "always" -> false;
-      default -> pushback.push();
-    };
+    return pushback != null ? pushback.push() : !f.options.pushback.equals("always");
   }
 
   /**

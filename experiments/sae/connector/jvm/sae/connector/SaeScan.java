@@ -84,7 +84,8 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
   @Override
   public String description() {
-    return Options.FORMAT + " " + options.path + " mode=" + options.mode.option + " compression="
+    return Options.FORMAT + " " + options.path + " mode=" + options.mode.option
+        + (options.mode.pushback ? " pushback=" + options.pushback : "") + " compression="
         + options.compression + " PushedFilters: [" + pushed.stream().map(Filter::toString)
         .collect(Collectors.joining(", ")) + "] " + (aggregate != null ? aggregate.describe()
         : "OsdColumns: " + (requested.isEmpty() ? "*" : requested)) + (topK != null ? " " + topK.describe() : "");
