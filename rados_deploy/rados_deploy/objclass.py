@@ -43,10 +43,15 @@ def arrow_libs(arrow: str) -> list[str]:
     return [f"libarrow.so.{so}", f"libarrow_compute.so.{so}", f"libparquet.so.{so}"]
 
 
+def core_sources() -> dict[str, str]:
+    """The class's scan core, which needs no Ceph: its ``scan_*`` files and ``protocol.h``."""
+    return {n: t for n, t in sources().items() if n.startswith("scan_") or n == scan_protocol.HEADER_NAME}
+
+
 def library_sources() -> dict[str, str]:
-    """The client library's sources: the class's scan core (its ``scan_*`` files, which need no
-    Ceph, and ``protocol.h``) and ``scanlib/*.cc``, the C call in place of the OSD's glue."""
-    files = {n: t for n, t in sources().items() if n.startswith("scan_") or n == scan_protocol.HEADER_NAME}
+    """The client library's sources: the scan core (:func:`core_sources`) and ``scanlib/*.cc``,
+    the C call in place of the OSD's glue."""
+    files = core_sources()
     files.update({p.name: p.read_text() for p in sorted(_package_dir("scanlib").iterdir()) if p.suffix == ".cc"})
     return dict(sorted(files.items()))
 

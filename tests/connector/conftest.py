@@ -11,11 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from rados_deploy import scan_protocol
+from rados_deploy import objclass
 from sae.connector.protocol import decode_request
 
 ROOT = Path(__file__).resolve().parents[2]
-CLS = ROOT / "rados_deploy" / "rados_deploy" / "cls"
 VECTORS = ROOT / "tests" / "vectors" / "scan"
 
 
@@ -28,22 +27,22 @@ def vectors():
 
 @pytest.fixture(scope="session")
 def harness():
-    """The scan core compiled with the C++ harness (cached by source hash under $SAE_HOME)."""
-    sources = [ROOT / "tests" / "connector" / "harness.cc",   # and the Ceph-free core: every scan_* source
-               *sorted(p for p in CLS.iterdir() if p.name.startswith("scan_") and p.suffix in (".cc", ".h"))]
-    header = scan_protocol.cxx_header(scan_protocol.SPEC)   # as the class build renders it
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + header.encode()).hexdigest()[:16]
+    """The scan core (rados_deploy's :func:`~rados_deploy.objclass.core_sources`) compiled with
+    the C++ harness (cached by source hash under $SAE_HOME)."""
+    sources = {**objclass.core_sources(), "harness.cc": (ROOT / "tests" / "connector" / "harness.cc").read_text()}
+    key = hashlib.sha256(repr(sorted(sources.items())).encode()).hexdigest()[:16]
     out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
     if not out.exists():
-        inc = out.with_name(out.name + ".include")
-        inc.mkdir(parents=True, exist_ok=True)
-        (inc / scan_protocol.HEADER_NAME).write_text(header)
+        src = out.with_name(out.name + ".src")
+        src.mkdir(parents=True, exist_ok=True)
+        for name, text in sources.items():
+            (src / name).write_text(text)
         lib = pa.get_library_dirs()[0]
         tmp = out.with_suffix(".tmp")
-        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{inc}", f"-I{CLS}", f"-I{pa.get_include()}", "-o", str(tmp),
-                        *(str(p) for p in sources if p.suffix == ".cc"), f"-L{lib}", "-l:libparquet.so.2600",
-                        "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600", f"-Wl,-rpath,{lib}"],
-                       check=True)
+        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{src}", f"-I{pa.get_include()}", "-o", str(tmp),
+                        *(str(src / n) for n in sorted(sources) if n.endswith(".cc")), f"-L{lib}",
+                        "-l:libparquet.so.2600", "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600",
+                        f"-Wl,-rpath,{lib}"], check=True)
         tmp.replace(out)
 
     def run(*commands: str) -> list[str]:

@@ -36,9 +36,16 @@ def vanilla():
     return spark.read.parquet(cfg["vanilla"])
 
 
+def answered(df):
+    """The count and sum of total_amount, the scan's metrics and the simple plan, from one query."""
+    q = df.agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s"))
+    row = q.collect()[0]
+    return ([row["n"], row["s"]], json.loads(spark._jvm.sae.connector.ScanMetrics.json(q._jdf)),
+            spark.sparkContext._jvm.PythonSQLUtils.explainString(q._jdf.queryExecution(), "simple"))
+
+
 def agg(df):
-    row = df.agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s")).first()
-    return [row["n"], row["s"]]
+    return answered(df)[0]
 
 
 out = {"selectivity": {}, "reply_columns": None}
@@ -48,16 +55,9 @@ for sel, t in cfg["thresholds"].items():
                                "offload-x2": agg(connector(True, objects_per_partition="2").where(where)),
                                "no-offload": agg(connector(False).where(where)),
                                "vanilla": agg(vanilla().where(where))}
-    local = auto(pushback="always").where(where).agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s"))
-    row = local.collect()[0]
-    out["selectivity"][sel]["auto-local"] = [row["n"], row["s"]]
-    out["selectivity"][sel]["auto-local-scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(local._jdf))
-    counted = auto().where(where).agg(F.count(F.lit(1)).alias("n"), F.sum("total_amount").alias("s"))
-    row = counted.collect()[0]
-    out["selectivity"][sel]["auto"] = [row["n"], row["s"]]
-    out["selectivity"][sel]["auto-scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(counted._jdf))
-    out["selectivity"][sel]["auto-plan"] = spark.sparkContext._jvm.PythonSQLUtils.explainString(
-        counted._jdf.queryExecution(), "simple")
+    for name, extra in (("auto-local", {"pushback": "always"}), ("auto", {})):   # every object read whole; auto's choice
+        answer, scan, plan = answered(auto(**extra).where(where))
+        out["selectivity"][sel].update({name: answer, f"{name}-scan": scan, f"{name}-plan": plan})
     if sel == "10":
         df = connector(True).where(where)
         pushed = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "formatted")
