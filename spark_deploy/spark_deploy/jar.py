@@ -2,8 +2,11 @@
 ``install`` put there and the Spark version the jobs run with both are)."""
 from __future__ import annotations
 
+import shlex
 import tempfile
 from pathlib import Path
+
+from metareserve.errors import RemoteError
 
 
 def compile_jar(spark, sources: Path, out: Path, *, classpath=(), stage: str = "spark compile") -> Path:
@@ -20,9 +23,13 @@ def compile_jar(spark, sources: Path, out: Path, *, classpath=(), stage: str = "
         cluster.write(f"{work}/src/{rel}", (sources / rel).read_text(), nodes=[node], stage=stage)
     cp = ":".join([f"{spark.spark_home(node)}/jars/*", *classpath])   # javac expands the '*'
     java = [f"{work}/src/{rel}" for rel in files if rel.endswith(".java")]
-    cluster.run(["javac", "--release", "17", "-nowarn", "-cp", cp, "-d", f"{work}/classes", *java],
-                nodes=[node], stage=stage, timeout=600,
-                hint="'spark-deploy install' puts the JDK on every node; run it first")
+    javac = ["javac", "--release", "17", "-nowarn", "-cp", cp, "-d", f"{work}/classes", *java]
+    res = cluster.run(javac, nodes=[node], stage=stage, timeout=600, check=False)[node]
+    if res["rc"] != 0:
+        raise RemoteError(node, stage, f"'{javac[0]}' exited {res['rc']}", command=shlex.join(javac),
+                          exit_code=res["rc"], stderr_tail=_first_error(res["stderr"] or res["stdout"]),
+                          hint="'spark-deploy install' puts the JDK on every node; run it first"
+                          if res["rc"] == 127 else "")
     resources = ["-C", f"{work}/src", "META-INF"] if (sources / "META-INF").is_dir() else []
     cluster.run(["jar", "cf", f"{work}/{out.name}", "-C", f"{work}/classes", ".", *resources],
                 nodes=[node], stage=stage)
@@ -31,3 +38,12 @@ def compile_jar(spark, sources: Path, out: Path, *, classpath=(), stage: str = "
         cluster.get(f"{work}/{out.name}", tmp, nodes=[node], stage=stage)
         (Path(tmp) / node / out.name).replace(out)
     return out
+
+
+def _first_error(output: str) -> str:
+    """javac's first error with the source line it names (its last line only counts them)."""
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if ": error: " in line:
+            return " ".join(part.strip() for part in lines[i:i + 2])
+    return output

@@ -2,7 +2,8 @@
 (compiled with javac, no cluster): both ways tried first, then the cheaper one by the model (the
 OSD's reported work against what a whole read adds), the costlier tried again rarely enough to
 cost ~3 %, OSDs short of CPU seen in the replies at once, idle ones at the next try, and a queue
-of another tenant's calls, which both ways wait in, not mistaken for either."""
+of another tenant's calls, which both ways wait in, not mistaken for either; and how many objects
+a task keeps back to scan while its pushed replies are awaited."""
 import os
 import subprocess
 from pathlib import Path
@@ -28,7 +29,7 @@ def printed(tmp_path_factory) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def choices(printed) -> dict[str, str]:
     """Scenario → the rule's choices, one letter per object ('p' pushed, 'w' read whole)."""
-    return {name: line for name, line in printed.items() if name != "osd-work"}
+    return {name: line for name, line in printed.items() if name != "osd-work" and not name.startswith("tail-")}
 
 
 def test_both_ways_are_tried_first_and_push_waits_for_measurements(choices):
@@ -71,3 +72,17 @@ def test_a_queue_of_another_tenants_calls_keeps_the_scans_pushed(choices):
 
 def test_the_saving_is_the_calls_wall_time_by_its_scan_share(printed):
     assert printed["osd-work"] == "500 0 0"
+
+
+def test_a_task_keeps_back_what_fits_in_its_waits_for_the_osds_scan_work(printed):
+    """Both ways at once: the objects kept back at the end of a task's list of four (read whole and
+    scanned while the pushed replies are awaited) are as many as fit in the pushed ones' waits."""
+    assert printed["tail-busy-osd"] == "2"   # 3 per byte each fits twice in 2 x 4.2, not 3 times in 4.2
+    assert printed["tail-idle-osd"] == "0"   # a whole read (3) costs more than three objects' waits (1.8)
+    assert printed["tail-uneven"] == "1"   # sizes 1, 1, 4, 1 MB: the last fits, the 4 MB one not in 2 MB's waits
+
+
+def test_nothing_is_kept_back_where_the_wait_is_not_the_osds_scan_work(printed):
+    assert printed["tail-whole-replies"] == "0"   # replies sent as stored: whole reads would share the transfer
+    assert printed["tail-tenant-queue"] == "0"   # another tenant's queue: whole reads would wait in it too
+    assert printed["tail-no-wait-measured"] == "0"

@@ -121,6 +121,20 @@ def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
         assert local["calls"] == 0 and local["objects_read_whole"] == objects and local["rows_in"] == 0, (sel, local)
 
 
+def test_auto_in_one_task_reads_every_object_once_whichever_way(answers):
+    """Mode auto, every object in one task, eight times: whatever was pushed, read whole in turn
+    or kept back at the end of the list and scanned while the pushed replies were awaited, every
+    answer is vanilla's and every object was read once; once measured, some objects are kept back."""
+    out, data = answers
+    objects = len(data.files)
+    for answer, scan in out["one_task"]:
+        assert same(answer, out["selectivity"]["1"]["vanilla"]), (answer, scan)
+        assert scan["calls"] + scan["objects_read_whole"] == objects, scan
+        assert 0 <= scan["objects_read_alongside"] <= scan["objects_read_whole"], scan
+    # one task waiting on one OSD's scans of every object: measured, some fit in the waits (2-3 of each 8 here)
+    assert any(scan["objects_read_alongside"] for _, scan in out["one_task"]), out["one_task"]
+
+
 def test_filters_are_pushed(answers):
     out, _ = answers
     assert "LessThan(total_amount," in out["pushed_plan"]

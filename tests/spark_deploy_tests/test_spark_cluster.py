@@ -16,7 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from metareserve import Cluster
-from metareserve.errors import UsageError
+from metareserve.errors import RemoteError, UsageError
 from fixtures.spark import SPARK_ROLES
 from spark_deploy import SubmitError, class_sharing
 
@@ -63,6 +63,19 @@ def count_jar(spark_cluster, tmp_path_factory):
     jar = spark_cluster.compile_jar(local / "src", local / "count.jar", stage="test compile")
     assert not mark.exists(), "a source path reached a shell"
     return jar
+
+
+def test_a_source_that_does_not_compile_is_named_with_its_first_error(spark_cluster, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "Broken.java").write_text("class Broken {\n  int f() { return undefinedName; }\n}\n")
+    with pytest.raises(RemoteError) as e:
+        spark_cluster.compile_jar(src, tmp_path / "broken.jar", stage="test compile")
+    line = str(e.value)
+    assert line.startswith("[node1 test compile] 'javac' exited 1: "), line
+    assert "Broken.java:2: error: cannot find symbol" in line and "return undefinedName;" in line, line
+    assert "JDK" not in line and "\n" not in line, line
+    assert not (tmp_path / "broken.jar").exists()
 
 
 def test_workers_alive_and_second_runs_change_nothing(spark_cluster):

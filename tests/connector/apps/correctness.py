@@ -63,6 +63,11 @@ for sel, t in cfg["thresholds"].items():
         pushed = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "formatted")
         out["pushed_plan"] = pushed
 
+# mode auto with every object in one task, repeated so its cost model is measured: objects kept
+# back at the end of the task's list are read whole and scanned while the others' replies are awaited
+one_task = auto(objects_per_partition="1000").where(F.col("total_amount") < F.lit(cfg["thresholds"]["1"]))
+out["one_task"] = [answered(one_task)[:2] for _ in range(8)]
+
 proj = connector(True, columns="total_amount,VendorID").where(F.col("total_amount") < F.lit(cfg["thresholds"]["10"]))
 out["projection"] = {"columns": proj.columns, "agg": agg(proj),
                      "schema": [f.name for f in proj.schema.fields]}

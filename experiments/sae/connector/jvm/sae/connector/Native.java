@@ -28,6 +28,7 @@ final class Native {
     int rados_aio_create_completion(Pointer arg, Pointer onComplete, Pointer onSafe, PointerByReference completion);
     int rados_aio_read_op_operate(Pointer op, Pointer io, Pointer completion, String oid, int flags);
     int rados_aio_wait_for_complete(Pointer completion);
+    int rados_aio_is_complete(Pointer completion);
     int rados_aio_get_return_value(Pointer completion);
     void rados_aio_release(Pointer completion);
     void rados_buffer_free(Pointer buf);

@@ -47,7 +47,13 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private final BufferAllocator allocator;
   private final Rados rados;
   private int submitted;
-  private int current = -1;
+  /** Mode auto: objects from here to the end are the task's tail, read whole while pushed replies are awaited. */
+  private final int tailStart;
+  /** The tail object read next, its read in flight (null: none left), and the index of the one after it. */
+  private Request tailRead;
+  private int tailNext;
+  /** Whether a tail object was scanned since the last pushed reply was read (that reply's wait then says little). */
+  private boolean afterTail;
   private Request request;
   /** The reply of the class's scan run here on {@link #request}'s object, read whole (mode auto). */
   private LocalScan local;
@@ -73,18 +79,41 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
     this.pushback = f.options.mode.pushback && f.options.pushback.equals("cost") ? Pushback.of(f.shape) : null;
+    this.tailStart = objects.size() - (pushback == null ? 0 : pushback.tail(objects.stream().mapToLong(CephFiles.ObjectRef::size).toArray()));
+    this.tailNext = tailStart;
   }
 
-  /** One object's call in flight: a scan pushed into its OSD, or (mode auto) a read of the whole object. */
-  private record Request(Rados.Call call, boolean pushed, long bytes) {}
+  /**
+   * One object's call in flight: a scan pushed into its OSD, or (mode auto) a read of the whole
+   * object, in the list's order or as one of the task's tail.
+   */
+  private record Request(Rados.Call call, boolean pushed, long bytes, int index, boolean tail) {}
 
+  /** Keeps the next tail object's read and up to calls_in_flight of the others' calls in flight, in that order. */
   private void fill() throws IOException {
-    while (submitted < objects.size() && inFlight.size() < f.options.callsInFlight) {
-      CephFiles.ObjectRef o = objects.get(submitted++);
-      boolean push = push();
-      inFlight.add(new Request(push ? rados.submit(o.pool(), o.oid(), "scan", f.request(o.size()))
-          : rados.read(o.pool(), o.oid(), o.size()), push, o.size()));
+    if (tailRead == null && tailNext < objects.size()) tailRead = read(tailNext++, true);
+    while (submitted < tailStart && inFlight.size() < f.options.callsInFlight) {
+      int i = submitted++;
+      inFlight.add(push() ? push(i) : read(i, false));
     }
+  }
+
+  private Request push(int i) throws IOException {
+    CephFiles.ObjectRef o = objects.get(i);
+    return new Request(rados.submit(o.pool(), o.oid(), "scan", f.request(o.size())), true, o.size(), i, false);
+  }
+
+  private Request read(int i, boolean tail) throws IOException {
+    CephFiles.ObjectRef o = objects.get(i);
+    return new Request(rados.read(o.pool(), o.oid(), o.size()), false, o.size(), i, tail);
+  }
+
+  /** The request to read next: the tail's while the next pushed reply is not there yet, else the next in order. */
+  private Request nextRequest() {
+    if (tailRead == null || (!inFlight.isEmpty() && inFlight.peek().call().ready())) return inFlight.poll();
+    Request r = tailRead;
+    tailRead = null;
+    return r;
   }
 
   /** Whether to push the next object into its OSD: mode auto's choice, or as option pushback forces it. */
@@ -137,11 +166,10 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       fill();
       metrics[ScanMetrics.REQUEST_NS] += System.nanoTime() - t;
       measured(t);
-      if (inFlight.isEmpty()) return false;
-      request = inFlight.poll();
+      request = nextRequest();
+      if (request == null) return false;
       requestStarted = t;
       requestOsdWork = 0;
-      current++;
       t = System.nanoTime();
       fill();
       long waited = System.nanoTime();
@@ -149,11 +177,13 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       ByteBuffer reply = request.call().await();
       long arrived = System.nanoTime();
       metrics[ScanMetrics.WAIT_NS] += arrived - waited;
+      if (pushback != null && request.pushed() && !afterTail) pushback.waited(arrived - waited, request.bytes());
       if (request.pushed()) {
         metrics[ScanMetrics.CALLS]++;
         open(reply, true);
       } else {
         metrics[ScanMetrics.READ_WHOLE]++;
+        if (request.tail()) metrics[ScanMetrics.READ_ALONGSIDE]++;
         local = LocalScan.run(f.options.scanLibrary, reply, f.localRequest(request.bytes()));
         request.call().close();   // the object, now scanned
         open(local.reply(), false);
@@ -165,7 +195,12 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   /** Mode auto: what the object read last cost the reading thread, from its wait until {@code now} (once). */
   private void measured(long now) {
     if (pushback == null || request == null || requestStarted == 0) return;
-    pushback.measured(request.pushed(), now - requestStarted, request.bytes(), requestOsdWork);
+    if (request.tail()) {
+      pushback.measuredTail(now - requestStarted, request.bytes());
+    } else if (!(request.pushed() && afterTail)) {   // a pushed reply read after a tail object waited less than it took
+      pushback.measured(request.pushed(), now - requestStarted, request.bytes(), requestOsdWork);
+    }
+    if (request.tail() || request.pushed()) afterTail = request.tail();
     requestStarted = 0;
   }
 
@@ -175,7 +210,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   }
 
   private String where() {
-    CephFiles.ObjectRef o = objects.get(current);
+    CephFiles.ObjectRef o = objects.get(request.index());
     return o.path() + " (object " + o.oid() + ")";
   }
 
@@ -283,6 +318,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       closeStream();
     } finally {
       while (!inFlight.isEmpty()) inFlight.poll().call().close();
+      if (tailRead != null) tailRead.call().close();
       allocator.close();
     }
   }

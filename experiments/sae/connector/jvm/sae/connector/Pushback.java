@@ -27,6 +27,12 @@ import java.util.Map;
  * <p>The first object of a shape is pushed, the next read whole (so both are measured). The
  * other way is tried again every {@link #explorePeriod}-th object, less often the more the model
  * says it costs: trying the whole read refreshes the extra, trying the push the saving.
+ *
+ * <p>Both ways at once ({@link #tail}): while a task waits for its pushed replies its thread is
+ * idle, and the OSD's scan work is what it waits for. A task may therefore keep the last objects
+ * of its list back and read them whole, to scan them in that idle time: as many as the model says
+ * fit in the pushed objects' waits, when the waits are the OSD's scan work (not the transfer of
+ * replies, which a whole read would only add to).
  */
 final class Pushback {
   /** Weight of the newest value in a moving average of the reading thread's times (noisy). */
@@ -51,6 +57,11 @@ final class Pushback {
    * varies from object to object makes single samples swing either way; one below 0 (a whole read
    * caught a short queue) is taken as 0. */
   private double extra = Double.NaN;
+  /** A pushed object's wait for its reply, per stored byte (ns): the reading thread's idle time. */
+  private double waited = Double.NaN;
+  /** What an object of a task's tail (read whole while pushed replies are awaited) cost the
+   * reading thread, per stored byte (ns): its read's wait, the scan here and Spark's work. */
+  private double tailCost = Double.NaN;
   /** Objects sent each way so far: [pushed, read whole]. */
   private final long[] sent = {0, 0};
 
@@ -93,6 +104,41 @@ final class Pushback {
     } else if (!Double.isNaN(base)) {   // never below 0: it moves the stored bytes and scans them here
       extra = average(extra, Math.max(0, c - base), ALPHA);
     }
+  }
+
+  /** Record a pushed object's wait for its reply: {@code ns} for {@code bytes} stored. */
+  synchronized void waited(long ns, long bytes) {
+    waited = average(waited, (double) ns / Math.max(1, bytes), ALPHA);
+  }
+
+  /** Record what a tail object cost the reading thread: {@code ns} for {@code bytes} stored. */
+  synchronized void measuredTail(long ns, long bytes) {
+    tailCost = average(tailCost, (double) ns / Math.max(1, bytes), ALPHA);
+  }
+
+  /**
+   * How many of a task's objects ({@code sizes}, in list order) to keep back at the end of its
+   * list and read whole while the others' pushed replies are awaited: the most whose predicted
+   * cost (a tail object's, else a whole read's) fits in the pushed objects' predicted waits. None
+   * until the waits and a whole read are measured, or when less than half of a pushed object's
+   * wait is the OSD's scan work (the saving): then the wait is the transfer or another tenant's
+   * queue, which the whole reads would share.
+   */
+  synchronized int tail(long[] sizes) {
+    double whole = Double.isNaN(tailCost) ? base + extra : tailCost;
+    if (Double.isNaN(waited) || Double.isNaN(whole) || Double.isNaN(saving) || saving < 0.5 * waited) return 0;
+    long pushed = 0;
+    for (long s : sizes) pushed += s;
+    long kept = 0;
+    int n = 0;
+    while (n < sizes.length - 1) {
+      long next = sizes[sizes.length - 1 - n];
+      if (whole * (kept + next) > waited * (pushed - next)) break;
+      kept += next;
+      pushed -= next;
+      n++;
+    }
+    return n;
   }
 
   private static double average(double mean, double value, double weight) {

@@ -139,6 +139,11 @@ final class Rados {
       }
     }
 
+    /** Whether the reply has arrived ({@link #await} would not wait). */
+    boolean ready() {
+      return done || lib.rados_aio_is_complete(completion) != 0;
+    }
+
     /** Waits for the reply: a view of its buffer, valid until {@link #close}. */
     ByteBuffer await() throws IOException {
       if (!done) {

@@ -29,7 +29,7 @@ public final class ScanMetrics {
    * compressing, aggregating and sorting (not reading the object, parsing the request or handing
    * the reply over, which a plain read of the object costs the OSD as well). */
   static final int[] SCAN_WORK_NS;
-  static final int TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
+  static final int TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -49,6 +49,9 @@ public final class ScanMetrics {
     names.add("objects_read_whole");
     units.add("count");
     docs.add("objects mode auto read whole and scanned in the task (pushed back) instead of in the OSD");
+    names.add("objects_read_alongside");
+    units.add("count");
+    docs.add("of those, objects at the end of a task's list, scanned while its pushed replies were awaited");
     names.add("client_request_ns");
     units.add("ns");
     docs.add("time tasks spent building and sending requests");
@@ -72,6 +75,7 @@ public final class ScanMetrics {
     WAIT_NS = NAMES.indexOf("reply_wait_ns");
     WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
     READ_WHOLE = NAMES.indexOf("objects_read_whole");
+    READ_ALONGSIDE = NAMES.indexOf("objects_read_alongside");
     REQUEST_NS = NAMES.indexOf("client_request_ns");
     DECODE_NS = NAMES.indexOf("client_decode_ns");
     SPARK_NS = NAMES.indexOf("client_spark_ns");
