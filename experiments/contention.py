@@ -1,7 +1,8 @@
 """Contention: a busy storage side. A second tenant shares the storage hosts while each reader
 runs the main query at 1 % and 100 %: offload (every filter pushed into the OSDs), auto (per
 object: pushed, or the object read whole and the same scan run in the Spark task, whichever its
-cost model, fed by the OSDs' reported work, says is cheaper; docs/connector.md), no-offload and
+cost model, fed by the OSDs' reported work, says is cheaper, and the last objects of a task's list
+scanned in the task while it waits for the pushed ones; docs/connector.md), no-offload and
 vanilla. The tenants (``sae.running.tenant_load``):
 
 * a CPU load (``cluster.storage_load``): stress-ng keeps a share of each storage host's cores

@@ -121,7 +121,8 @@ AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
               "the sae-ceph connector deciding per object: the scan (filter, projection, aggregates, "
               "top-k) pushed into the OSD as offload does, or the object read whole and the same scan "
               "run by the Spark task (the class's code as a library), whichever its cost model, fed by "
-              "the OSDs' reported scan work, says costs less (pushback)")
+              "the OSDs' reported scan work, says costs less (pushback), and the objects that fit in a "
+              "task's waits for its pushed replies scanned by the task meanwhile")
 """The connector choosing per object between offload and reading the object whole (pushback)."""
 NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
                     "the same connector, the OSDs returning every row and column; Spark filters "
