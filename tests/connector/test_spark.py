@@ -119,6 +119,8 @@ def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
         assert not re.search(r"Filter .*total_amount#\d+ < ", plan), plan
         local = out["selectivity"][sel]["auto-local-scan"]
         assert local["calls"] == 0 and local["objects_read_whole"] == objects and local["rows_in"] == 0, (sel, local)
+        assert 0 < local["client_local_scan_ns"] <= local["client_decode_ns"], (sel, local)   # the scans here, timed
+        assert 0 <= scan["client_local_scan_ns"] <= scan["client_decode_ns"], (sel, scan)
 
 
 def test_auto_in_one_task_reads_every_object_once_whichever_way(answers):

@@ -185,6 +185,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
         metrics[ScanMetrics.READ_WHOLE]++;
         if (request.tail()) metrics[ScanMetrics.READ_ALONGSIDE]++;
         local = LocalScan.run(f.options.scanLibrary, reply, f.localRequest(request.bytes()));
+        metrics[ScanMetrics.LOCAL_SCAN_NS] += System.nanoTime() - arrived;
         request.call().close();   // the object, now scanned
         open(local.reply(), false);
       }

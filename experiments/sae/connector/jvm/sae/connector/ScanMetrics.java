@@ -29,7 +29,7 @@ public final class ScanMetrics {
    * compressing, aggregating and sorting (not reading the object, parsing the request or handing
    * the reply over, which a plain read of the object costs the OSD as well). */
   static final int[] SCAN_WORK_NS;
-  static final int TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, REQUEST_NS, DECODE_NS, SPARK_NS, READER_NS;
+  static final int TOTAL_NS, WALL_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, REQUEST_NS, DECODE_NS, LOCAL_SCAN_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -58,6 +58,9 @@ public final class ScanMetrics {
     names.add("client_decode_ns");
     units.add("ns");
     docs.add("time tasks spent opening replies and decoding their batches");
+    names.add("client_local_scan_ns");
+    units.add("ns");
+    docs.add("of that, time tasks spent scanning objects read whole (mode auto)");
     names.add("client_spark_ns");
     units.add("ns");
     docs.add("time Spark spent on the batches between reads");
@@ -78,6 +81,7 @@ public final class ScanMetrics {
     READ_ALONGSIDE = NAMES.indexOf("objects_read_alongside");
     REQUEST_NS = NAMES.indexOf("client_request_ns");
     DECODE_NS = NAMES.indexOf("client_decode_ns");
+    LOCAL_SCAN_NS = NAMES.indexOf("client_local_scan_ns");
     SPARK_NS = NAMES.indexOf("client_spark_ns");
     READER_NS = NAMES.indexOf("client_reader_ns");
   }
