@@ -12,7 +12,8 @@ package sae.connector;
  * on, 5 of 4.5 (the OSDs got short of CPU); pushed 4 of 3.5 then, from object 100 on, 1 of 0.5
  * (they got idle again); pushed 1 of 0.5 and whole 1.1; pushed 1 of 0.3 and whole 2.5, from
  * object 100 on both behind a queue of another tenant's calls that varies from 0 to 20 per
- * object (the OSDs got busy with calls, not short of CPU).
+ * object (the OSDs got busy with calls, not short of CPU). Then one line per {@code tail-}
+ * scenario: how many objects a task keeps back at the end of its list ({@link Pushback#tail}).
  */
 public final class PushbackRule {
   interface Scenario {

@@ -125,16 +125,22 @@ def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
 
 def test_auto_in_one_task_reads_every_object_once_whichever_way(answers):
     """Mode auto, every object in one task, eight times: whatever was pushed, read whole in turn
-    or kept back at the end of the list and scanned while the pushed replies were awaited, every
-    answer is vanilla's and every object was read once; once measured, some objects are kept back."""
+    or kept back at the end of the list and scanned while the pushed replies were awaited (how
+    many is the cost model's call on this machine), every answer is vanilla's and every object
+    was read once. Told to keep back half (pushback=half), the task reads the last half whole,
+    scanning them while the first half's pushed replies are awaited, and answers alike."""
     out, data = answers
-    objects = len(data.files)
+    objects, vanilla = len(data.files), out["selectivity"]["1"]["vanilla"]
     for answer, scan in out["one_task"]:
-        assert same(answer, out["selectivity"]["1"]["vanilla"]), (answer, scan)
+        assert same(answer, vanilla), (answer, scan)
         assert scan["calls"] + scan["objects_read_whole"] == objects, scan
         assert 0 <= scan["objects_read_alongside"] <= scan["objects_read_whole"], scan
-    # one task waiting on one OSD's scans of every object: measured, some fit in the waits (2-3 of each 8 here)
-    assert any(scan["objects_read_alongside"] for _, scan in out["one_task"]), out["one_task"]
+    answer, scan, plan = out["one_task_half"]
+    assert same(answer, vanilla), (answer, scan)
+    assert scan["objects_read_alongside"] == scan["objects_read_whole"] == objects // 2, scan
+    assert scan["calls"] == objects - objects // 2 and 0 < scan["rows_in"] < data.rows, scan
+    assert 0 < scan["client_local_scan_ns"] <= scan["client_decode_ns"], scan
+    assert "mode=auto pushback=half " in plan, plan
 
 
 def test_filters_are_pushed(answers):
@@ -441,6 +447,6 @@ def test_bad_connector_options_are_refused_in_one_line(answers):
     assert "sae-ceph option scan_library=None is invalid; mode auto scans the objects it reads whole" in \
         r["auto_without_library"], r
     assert "sae-ceph option pushback='always' is invalid; it applies to mode auto only" in r["pushback_outside_auto"], r
-    assert "sae-ceph option pushback='sometimes' is invalid; use cost, never or always" in r["pushback_unknown"], r
+    assert "sae-ceph option pushback='sometimes' is invalid; use cost, never, always or half" in r["pushback_unknown"], r
     assert "sae-ceph] cannot load scan_library /nonexistent/libsae_scan.so" in r["library_missing"], r
     assert "install_scan_library" in r["library_missing"], r

@@ -84,10 +84,11 @@ def test_auto_s_choice_can_be_forced_and_only_auto_s():
     pushback, set only when not the default); an unknown value, or any but the default with
     another reader, is refused at plan time in one line."""
     build = SubmitSpec(py_files=[], jars=[], conf={}, env={}, options={"ceph_user": "sae-scan"})
-    points = validate(exp(sweep=Sweep(cartesian={"selectivity": [1], "pushback": ["cost", "always"]}),
+    points = validate(exp(sweep=Sweep(cartesian={"selectivity": [1], "pushback": ["cost", "always", "half"]}),
                           workload=Workload(reader="auto")))
     sources = [p.workload.read_source("/data/taxi", build=build, mount=None) for _, p in points]
-    assert ["pushback" in s.options for s in sources] == [False, True] and sources[1].options["pushback"] == "always"
+    assert ["pushback" in s.options for s in sources] == [False, True, True]
+    assert [s.options["pushback"] for s in sources[1:]] == ["always", "half"]
     assert all(s.options["mode"] == "auto" for s in sources)
     for workload, text in (({"reader": "auto", "pushback": "sometimes"}, "workload.pushback 'sometimes' is not one of"),
                            ({"reader": "offload", "pushback": "never"}, "applies to reader auto only, not offload")):

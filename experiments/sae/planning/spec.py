@@ -32,8 +32,10 @@ from ..connector.protocol import CODECS
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
 COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
-PUSHBACK = ("cost", "never", "always")
-"""``Workload.pushback``: the auto reader's choice per object, by its cost model (the default) or forced."""
+PUSHBACK = ("cost", "never", "always", "half")
+"""``Workload.pushback``: the auto reader's choice per object, by its cost model (the default) or forced:
+every object pushed, every object read whole, or the last half of each task's objects kept back
+and read whole while the others' pushed replies are awaited."""
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
@@ -183,7 +185,9 @@ class Workload:
     class computes them exactly (docs/connector.md); False leaves them to Spark (the filter and
     projection are still pushed). ``pushback`` (auto): ``cost``, its cost model's choice per
     object; ``never``, every object pushed; ``always``, every object read whole and scanned in
-    the Spark task: the two ways its choice lies between, measured alone."""
+    the Spark task: the two ways its choice lies between, measured alone; ``half``, a fixed
+    split: the last half of each task's objects kept back, read whole and scanned while the
+    others' pushed replies are awaited."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = "zstd"

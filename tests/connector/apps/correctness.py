@@ -65,8 +65,9 @@ for sel, t in cfg["thresholds"].items():
 
 # mode auto with every object in one task, repeated so its cost model is measured: objects kept
 # back at the end of the task's list are read whole and scanned while the others' replies are awaited
-one_task = auto(objects_per_partition="1000").where(F.col("total_amount") < F.lit(cfg["thresholds"]["1"]))
-out["one_task"] = [answered(one_task)[:2] for _ in range(8)]
+one_percent = F.col("total_amount") < F.lit(cfg["thresholds"]["1"])
+out["one_task"] = [answered(auto(objects_per_partition="1000").where(one_percent))[:2] for _ in range(8)]
+out["one_task_half"] = answered(auto(objects_per_partition="1000", pushback="half").where(one_percent))
 
 proj = connector(True, columns="total_amount,VendorID").where(F.col("total_amount") < F.lit(cfg["thresholds"]["10"]))
 out["projection"] = {"columns": proj.columns, "agg": agg(proj),

@@ -33,7 +33,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * in object order, summing each reply's stats into the task's {@link ScanMetrics}. A whole-object
  * reply (every column asked for, every row passed: the class sent the Parquet file itself) is
  * decoded by Spark's own Parquet reader. In mode auto an object may instead be read whole and
- * scanned here by the class's own scan ({@link LocalScan}), whose reply is read alike. Replies
+ * scanned here by the class's own scan ({@link LocalScan}), whose reply is read alike, and the
+ * objects kept back at the end of the list ({@link Pushback#tail}) are read between the others'
+ * replies, whenever the next one has not arrived. Replies
  * live in librados (or the scan library's) memory until their stream is read; everything is freed
  * when the task ends ({@link #close}).
  */
@@ -79,7 +81,9 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
     this.pushback = f.options.mode.pushback && f.options.pushback.equals("cost") ? Pushback.of(f.shape) : null;
-    this.tailStart = objects.size() - (pushback == null ? 0 : pushback.tail(objects.stream().mapToLong(CephFiles.ObjectRef::size).toArray()));
+    long[] sizes = objects.stream().mapToLong(CephFiles.ObjectRef::size).toArray();
+    this.tailStart = objects.size() - (pushback != null ? pushback.tail(sizes)
+        : f.options.pushback.equals("half") ? objects.size() / 2 : 0);
     this.tailNext = tailStart;
   }
 
@@ -116,7 +120,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     return r;
   }
 
-  /** Whether to push the next object into its OSD: mode auto's choice, or as option pushback forces it. */
+  /** Whether to push the next object before the tail into its OSD: mode auto's choice, or as option pushback forces it. */
   private boolean push() {
     return pushback != null ? pushback.push() : !f.options.pushback.equals("always");
   }

@@ -21,7 +21,8 @@ import java.util.Map;
  *                        library (libsae_scan.so, rados_deploy's install_scan_library; sae's build passes it)
  * pushback               mode auto: cost (default): each object the way the cost model says is cheaper;
  *                        never: every object pushed into its OSD; always: every object read whole and
- *                        scanned in the task
+ *                        scanned in the task; half: the last half of each task's objects kept back, read
+ *                        whole and scanned while the others' pushed replies are awaited
  * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
  * whole_objects          with mode offload, true (default): an object whose every row passes, when every column
  *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
@@ -48,7 +49,7 @@ final class Options implements Serializable {
   final String path;
   final Mode mode;
   final String scanLibrary;
-  /** Mode auto's choice: cost, never or always (see the options above). */
+  /** Mode auto's choice: cost, never, always or half (see the options above). */
   final String pushback;
   final String compression;
   final boolean wholeObjects;
@@ -78,7 +79,9 @@ final class Options implements Serializable {
           + "builds it; sae's connector build passes it)");
     }
     pushback = o.getOrDefault("pushback", "cost").strip().toLowerCase(Locale.ROOT);
-    if (!List.of("cost", "never", "always").contains(pushback)) bad("pushback", pushback, "use cost, never or always");
+    if (!List.of("cost", "never", "always", "half").contains(pushback)) {
+      bad("pushback", pushback, "use cost, never, always or half");
+    }
     if (!mode.pushback && o.containsKey("pushback")) bad("pushback", pushback, "it applies to mode auto only");
     compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
     wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
