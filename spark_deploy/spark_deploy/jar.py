@@ -25,6 +25,8 @@ def compile_jar(spark, sources: Path, out: Path, *, classpath=(), stage: str = "
     java = [f"{work}/src/{rel}" for rel in files if rel.endswith(".java")]
     javac = ["javac", "--release", "17", "-nowarn", "-cp", cp, "-d", f"{work}/classes", *java]
     res = cluster.run(javac, nodes=[node], stage=stage, timeout=600, check=False)[node]
+    if isinstance(res, BaseException):   # the node, not javac, failed
+        raise res
     if res["rc"] != 0:
         raise RemoteError(node, stage, f"'{javac[0]}' exited {res['rc']}", command=shlex.join(javac),
                           exit_code=res["rc"], stderr_tail=_first_error(res["stderr"] or res["stdout"]),
