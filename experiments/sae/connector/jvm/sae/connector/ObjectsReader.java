@@ -63,6 +63,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private long requestStarted;
   /** The OSD's reported scan work on {@link #request} (mode auto's saving; 0: read whole). */
   private long requestOsdWork;
+  /** How long the reader waited for {@link #request}'s reply (mode auto's idle time, when pushed). */
+  private long requestWait;
   /** Mode auto's choice for this query's shape (null: none to make, or forced by option pushback). */
   private final Pushback pushback;
   private ArrowStreamReader stream;
@@ -81,9 +83,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
     this.pushback = f.options.mode.pushback && f.options.pushback.equals("cost") ? Pushback.of(f.shape) : null;
-    long[] sizes = objects.stream().mapToLong(CephFiles.ObjectRef::size).toArray();
-    this.tailStart = objects.size() - (pushback != null ? pushback.tail(sizes)
-        : f.options.pushback.equals("half") ? objects.size() / 2 : 0);
+    this.tailStart = objects.size() - kept();
     this.tailNext = tailStart;
   }
 
@@ -123,6 +123,12 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   /** Whether to push the next object before the tail into its OSD: mode auto's choice, or as option pushback forces it. */
   private boolean push() {
     return pushback != null ? pushback.push() : !f.options.pushback.equals("always");
+  }
+
+  /** How many objects to keep back at the end of the list: mode auto's choice, or as option pushback forces it. */
+  private int kept() {
+    if (pushback != null) return pushback.tail(objects.stream().mapToLong(CephFiles.ObjectRef::size).toArray());
+    return f.options.pushback.equals("half") ? objects.size() / 2 : 0;
   }
 
   /**
@@ -181,7 +187,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       ByteBuffer reply = request.call().await();
       long arrived = System.nanoTime();
       metrics[ScanMetrics.WAIT_NS] += arrived - waited;
-      if (pushback != null && request.pushed() && !afterTail) pushback.waited(arrived - waited, request.bytes());
+      requestWait = arrived - waited;
       if (request.pushed()) {
         metrics[ScanMetrics.CALLS]++;
         open(reply, true);
@@ -204,6 +210,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       pushback.measuredTail(now - requestStarted, request.bytes());
     } else if (!(request.pushed() && afterTail)) {   // a pushed reply read after a tail object waited less than it took
       pushback.measured(request.pushed(), now - requestStarted, request.bytes(), requestOsdWork);
+      if (request.pushed()) pushback.waited(requestWait, request.bytes());
     }
     if (request.tail() || request.pushed()) afterTail = request.tail();
     requestStarted = 0;
