@@ -120,9 +120,15 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     return r;
   }
 
-  /** Whether to push the next object before the tail into its OSD: mode auto's choice, or as option pushback forces it. */
+  /**
+   * Whether to push the next object before the tail into its OSD: as option pushback forces it;
+   * in mode auto, always when the task keeps objects back (the tail is then the model's split of
+   * the task between the two ways, and an object read whole in turn would only be waited for),
+   * else the model's choice per object.
+   */
   private boolean push() {
-    return pushback != null ? pushback.push() : !f.options.pushback.equals("always");
+    if (pushback == null) return !f.options.pushback.equals("always");
+    return tailStart < objects.size() || pushback.push();
   }
 
   /** How many objects to keep back at the end of the list: mode auto's choice, or as option pushback forces it. */
