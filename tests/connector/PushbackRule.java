@@ -33,12 +33,14 @@ public final class PushbackRule {
     // the saving of one reply: wall 1000 ns, 100 ns CPU of which 50 scan work; no stats; no wall time
     System.out.println("osd-work " + Pushback.osdWork(1000, 100, 50) + " " + Pushback.osdWork(1000, 0, 0) + " "
         + Pushback.osdWork(0, 100, 50));
-    tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0);
-    tail("tail-busy-osd", 5.0, 4.5, 4.2, 3.0);
-    tail("tail-whole-replies", 5.0, 0.0, 4.2, 3.0);
-    tail("tail-tenant-queue", 5.0, 1.0, 4.5, 6.0);
-    tail("tail-no-wait-measured", 5.0, 4.5, Double.NaN, 3.0);
-    tail("tail-uneven", 5.0, 4.5, 4.2, 3.0, 1, 1, 4, 1);
+    tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0, Double.NaN);
+    tail("tail-busy-osd", 5.0, 4.5, 4.2, 3.0, Double.NaN);
+    tail("tail-busy-osd-cheap-tail", 5.0, 4.5, 4.2, 3.0, 1.0);
+    tail("tail-busy-osd-dear-tail", 5.0, 4.5, 4.2, 3.0, 9.0);
+    tail("tail-whole-replies", 5.0, 0.0, 4.2, 3.0, Double.NaN);
+    tail("tail-tenant-queue", 5.0, 1.0, 4.5, 6.0, Double.NaN);
+    tail("tail-no-wait-measured", 5.0, 4.5, Double.NaN, 3.0, Double.NaN);
+    tail("tail-uneven", 5.0, 4.5, 4.2, 3.0, Double.NaN, 1, 1, 4, 1);
     run("queue-busy", lag, objects, (p, i) -> {
       double queue = i < 100 ? 0 : 20.0 * ((i * 7919L) % 11) / 10;
       return p ? new double[] {queue + 1, 0.3} : new double[] {queue + 2.5, 0};
@@ -49,9 +51,11 @@ public final class PushbackRule {
    * Prints how many objects the rule keeps back at the end of a task's list of four equal objects
    * (or of the given sizes, in MB) after one object each way, per stored byte: a pushed one that
    * cost {@code pushed}, of which {@code osd} the OSD's scan work and {@code wait} waiting for the
-   * reply (NaN: no wait measured), and one read whole that cost {@code whole}.
+   * reply (NaN: no wait measured), one read whole that cost {@code whole}, and one kept back that
+   * cost {@code kept} (NaN: none kept back yet).
    */
-  private static void tail(String name, double pushed, double osd, double wait, double whole, double... sizes) {
+  private static void tail(String name, double pushed, double osd, double wait, double whole, double kept,
+      double... sizes) {
     Pushback rule = Pushback.of(name);
     long mb = 1_000_000;
     rule.push();   // the rule's first two choices: pushed, then read whole
@@ -59,6 +63,7 @@ public final class PushbackRule {
     rule.measured(true, Math.round(pushed * mb), mb, Math.round(osd * mb));
     if (!Double.isNaN(wait)) rule.waited(Math.round(wait * mb), mb);
     rule.measured(false, Math.round(whole * mb), mb, 0);
+    if (!Double.isNaN(kept)) rule.measuredTail(Math.round(kept * mb), mb);
     long[] bytes = new long[sizes.length == 0 ? 4 : sizes.length];
     for (int i = 0; i < bytes.length; i++) bytes[i] = Math.round((sizes.length == 0 ? 1 : sizes[i]) * mb);
     System.out.println(name + " " + rule.tail(bytes));

@@ -82,6 +82,13 @@ def test_a_task_keeps_back_what_fits_in_its_waits_for_the_osds_scan_work(printed
     assert printed["tail-uneven"] == "1"   # sizes 1, 1, 4, 1 MB: the last fits, the 4 MB one not in 2 MB's waits
 
 
+def test_a_kept_back_object_is_predicted_at_least_a_whole_read_in_turn(printed):
+    """A kept-back object's transfer shares the pushed replies' link, so the thread's own cost of one
+    (measured on earlier kept-back objects) lowers no prediction below a whole read in turn's."""
+    assert printed["tail-busy-osd-cheap-tail"] == "2"   # costs 1 to the thread, predicted 3 as read in turn
+    assert printed["tail-busy-osd-dear-tail"] == "1"   # 9 fits once in 3 x 4.2, not twice in 2 x 4.2
+
+
 def test_nothing_is_kept_back_where_the_wait_is_not_the_osds_scan_work(printed):
     assert printed["tail-whole-replies"] == "0"   # replies sent as stored: whole reads would share the transfer
     assert printed["tail-tenant-queue"] == "0"   # another tenant's queue: whole reads would wait in it too
