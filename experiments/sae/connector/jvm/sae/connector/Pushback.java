@@ -32,7 +32,8 @@ import java.util.Map;
  * idle, and the OSD's scan work is what it waits for. A task may therefore keep the last objects
  * of its list back and read them whole, to scan them in that idle time: as many as the model says
  * fit in the pushed objects' waits, when the waits are the OSD's scan work (not the transfer of
- * replies, which a whole read would only add to).
+ * replies, which a whole read would only add to). Such a task pushes its other objects: the tail
+ * is its split, and the per-object choice ({@link #push}) is for tasks that keep nothing back.
  */
 final class Pushback {
   /** Weight of the newest value in a moving average of the reading thread's times (noisy). */
@@ -122,8 +123,8 @@ final class Pushback {
    * cost fits in the pushed objects' predicted waits. A kept-back object is predicted to cost what
    * a whole read in turn costs (base and extra), its transfer included although the reading thread
    * need not wait for it: its bytes cross the link the pushed replies come by, and delay them (on
-   * an idle storage side, pushback=half made the pushed replies wait 0.17 s longer per query, near
-   * the kept-back objects' 0.23 s on the link); more, when kept-back objects cost the thread more.
+   * an idle storage side, pushback=half made the tasks wait 0.17 s longer per query, near the
+   * kept-back objects' 0.23 s on the link); more, when kept-back objects cost the thread more.
    * None until the waits and a whole read are measured, or when less than half of a pushed
    * object's wait is the OSD's scan work (the saving): then the wait is the transfer or another
    * tenant's queue, which the whole reads would share.
