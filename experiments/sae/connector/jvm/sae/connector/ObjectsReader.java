@@ -35,9 +35,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * decoded by Spark's own Parquet reader. In mode auto an object may instead be read whole and
  * scanned here by the class's own scan ({@link LocalScan}), whose reply is read alike, and the
  * objects kept back at the end of the list ({@link Pushback#tail}) are read between the others'
- * replies, whenever the next one has not arrived. Replies
- * live in librados (or the scan library's) memory until their stream is read; everything is freed
- * when the task ends ({@link #close}).
+ * replies, whenever the next one has not arrived. Replies live in librados (or the scan
+ * library's) memory until their stream is read; everything is freed when the task ends
+ * ({@link #close}).
  */
 final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   /** Where whole objects wait for Spark's Parquet reader, which reads files: memory when there is a tmpfs. */
