@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from metareserve.cli_support import Group, handle_errors
+from metareserve.errors import UsageError
 
 from .running import runner
 profile_option = click.option("--profile", metavar="NAME",
@@ -17,6 +18,8 @@ set_option = click.option("--set", "settings", multiple=True, metavar="PATH=VALU
                                "validated like the file: workload.selectivity=5, repetitions=5, "
                                "sweep.cartesian.selectivity=[1,10]; values are YAML.")
 
+exclude_option = click.option("--exclude", multiple=True, metavar="NAME",
+                              help="Given a directory: leave out the experiment of this name (repeatable).")
 hosts_option = click.option("--hosts", metavar="FILE",
                             help="Your own SSH hosts: a hosts file (docs/ssh.md); implies --provider ssh, "
                                  "excludes --reservation. 'sae plan --hosts' prints each host's roles.")
@@ -41,9 +44,10 @@ def main():
 @click.option("--wait-lease", type=float, default=0, show_default=True, metavar="SECONDS",
               help="Wait this long for another run holding the nodes; then refuse, naming it.")
 @set_option
+@exclude_option
 @click.option("--verbose", "-v", is_flag=True)
 @handle_errors
-def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_lease, settings):
+def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_lease, settings, exclude):
     """Run experiment FILE end to end into a new run directory; given a directory (e.g.
     experiments/), run every experiment file in it, one after another on one cluster, and write
     one index page linking every report (OUT/catalogue/latest/index.html)."""
@@ -51,11 +55,19 @@ def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_l
                                 wait_lease=wait_lease, hosts=hosts)
     if Path(file).is_dir():
         from .running.catalogue import run_catalogue
-        index = run_catalogue(file, profile=profile, out=out, options=options, set=settings)
+        index = run_catalogue(file, profile=profile, out=out, options=options, set=settings, exclude=exclude)
         click.echo(f"index: {index}", err=True)
         click.echo(str(index))
         return
+    _no_exclude(file, exclude)
     _finished(runner.run(file, profile=profile, out=out, options=options, set=settings).root)
+
+
+def _no_exclude(file, exclude) -> None:
+    """--exclude picks among a directory's experiments: given one file, refuse it."""
+    if exclude:
+        raise UsageError(f"--exclude {', '.join(exclude)}: {file} is one experiment file; --exclude leaves "
+                         f"experiments of a directory out (sae run experiments/ --exclude NAME)")
 
 
 @main.command()
@@ -65,15 +77,16 @@ def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_l
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @hosts_option
 @set_option
+@exclude_option
 @handle_errors
-def plan(file, profile, teardown, as_json, hosts, settings):
+def plan(file, profile, teardown, as_json, hosts, settings, exclude):
     """Show sweep points, stage steps in execution order and an ETA; runs nothing. Given a
     directory, plan every experiment file in it as 'sae run DIR' runs them. With --hosts, also
     which roles each of your hosts plays."""
     options = runner.RunOptions(teardown=teardown, hosts=hosts)
     if Path(file).is_dir():
         from .running.catalogue import plan_catalogue
-        plans = plan_catalogue(file, profile=profile, options=options, set=settings)
+        plans = plan_catalogue(file, profile=profile, options=options, set=settings, exclude=exclude)
         if as_json:
             click.echo(json.dumps({str(f): p.to_dict() for f, p in plans}, indent=1, default=str))
             return
@@ -83,6 +96,7 @@ def plan(file, profile, teardown, as_json, hosts, settings):
         click.echo(f"catalogue {file}: {len(plans)} experiments, ETA ~{int(eta) // 60}m{int(eta) % 60:02d}s in all "
                    f"(each experiment's ETA counts its own install; on one cluster later ones reuse the stack)")
         return
+    _no_exclude(file, exclude)
     _, p = runner.prepare(file, profile=profile, options=options, settings=settings)
     if as_json:
         data = p.to_dict()

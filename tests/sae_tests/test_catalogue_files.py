@@ -110,3 +110,28 @@ def test_a_bad_experiment_file_stops_the_catalogue_before_anything(tmp_path):
     r = CliRunner().invoke(main, ["run", str(tmp_path), "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and "bad.py" in r.output and "repetitions" in r.output, r.output
     assert not (tmp_path / "out").exists()
+
+
+def test_exclude_leaves_experiments_out_and_refuses_a_name_it_cannot_leave_out(tmp_path):
+    """``--exclude NAME`` plans and runs the catalogue without those experiments (a setting scoped
+    to one left out is still accepted); an unknown name, leaving out everything, or a single
+    file is refused in one line before anything is written."""
+    from sae.running.catalogue import plan_catalogue
+    kept = {f.stem for f, _ in plan_catalogue(EXPERIMENTS, exclude=("selectivity", "versions"),
+                                               set=["selectivity:repetitions=2"])}
+    assert kept == SHIPPED - {"selectivity", "versions"}
+    out = tmp_path / "out"
+    for args, says in (
+            (["run", str(EXPERIMENTS), "--exclude", "selectivty"],
+             "--exclude selectivty: no experiment of that name in "),
+            (["run", str(EXPERIMENTS), *[a for name in sorted(SHIPPED) for a in ("--exclude", name)]],
+             "--exclude leaves no experiment of "),
+            (["run", str(EXPERIMENTS / "selectivity.py"), "--exclude", "versions"],
+             "selectivity.py is one experiment file; --exclude leaves experiments of a directory out"),
+            (["plan", str(EXPERIMENTS / "selectivity.py"), "--exclude", "versions"], "is one experiment file")):
+        r = CliRunner().invoke(main, [*args, "--out", str(out)] if args[0] == "run" else args)
+        assert r.exit_code == 2 and says in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    assert not out.exists()
+    r = CliRunner().invoke(main, ["plan", str(EXPERIMENTS), "--exclude", "versions"])
+    assert r.exit_code == 0 and f"catalogue {EXPERIMENTS}: {len(SHIPPED) - 1} experiments" in r.output
+    assert "== " + str(EXPERIMENTS / "versions.py") not in r.output

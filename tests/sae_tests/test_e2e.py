@@ -190,7 +190,7 @@ def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env, figure):
     the other worker (or the repetition fails and ``sae resume`` reruns it, its start stage
     bringing the worker back); every recorded answer is exact."""
     root, res = env
-    exp = _experiment(root, "worker", [50, 100], 3)
+    exp = _experiment(root, "worker", [50, 100], 2)
     planned = json.loads(sae_cli("plan", exp, "--json").stdout)
     lost = []
 

@@ -1,7 +1,8 @@
 """The catalogue: every experiment file of a directory run one after another (``sae run
 experiments/``), with one page linking every experiment's report.
 
-Every file is loaded and planned first, so a bad one stops the catalogue before anything runs.
+Every file is loaded and planned first, so a bad one stops the catalogue before anything runs;
+``exclude`` leaves experiments out by name (e.g. ``versions`` where PyPI is out of reach).
 The runs then share what they can: local runs reattach to the one local cluster sae keeps
 (:func:`sae.running.stages.choose_cluster`), a stack deployed by an earlier experiment reports "no
 changes", and datasets stay deployed for the next experiment that reads them. An experiment that
@@ -61,30 +62,40 @@ def experiment_files(directory) -> list[Path]:
 
 
 def plan_catalogue(directory, *, profile: str | None = None, options: RunOptions | None = None,
-                   set=None) -> list[tuple[Path, object]]:
-    """(file, :class:`~sae.planning.planner.Plan`) of every experiment file of ``directory``, in
-    the order ``sae run DIR`` runs them, each checked as it would check it (``sae plan DIR``);
-    the first usage error stops it."""
+                   set=None, exclude=()) -> list[tuple[Path, object]]:
+    """(file, :class:`~sae.planning.planner.Plan`) of every experiment file of ``directory`` but
+    those ``exclude`` names, in the order ``sae run DIR`` runs them, each checked as it would check
+    it (``sae plan DIR``); the first usage error stops it."""
     options = options or RunOptions()
     return [(f, runner.prepare(f, profile=profile, options=options, settings=own)[1])
-            for f, own in _settings_by_file(experiment_files(directory), set)]
+            for f, own in _settings_by_file(experiment_files(directory), set, exclude)]
 
 
-def _settings_by_file(files: list[Path], settings) -> list[tuple[Path, dict]]:
-    """(file, the settings that apply to its experiment) for each file; UsageError for a setting
-    scoped to an experiment none of them defines (:mod:`sae.planning.settings`)."""
+def _settings_by_file(files: list[Path], settings, exclude=()) -> list[tuple[Path, dict]]:
+    """(file, the settings that apply to its experiment) for each file whose experiment
+    ``exclude`` does not name; UsageError for a setting scoped to, or an ``exclude`` of, an
+    experiment none of them defines (:mod:`sae.planning.settings`), or nothing left to run."""
     names = [(f, load_experiment(f).name) for f in files]
-    settings_mod.check_scopes(settings, {name for _, name in names})
-    return [(f, settings_mod.of_experiment(settings, name)) for f, name in names]
+    defined = {name for _, name in names}
+    settings_mod.check_scopes(settings, defined)
+    unknown = sorted(set_(exclude) - defined)
+    if unknown:
+        raise UsageError(f"--exclude {', '.join(unknown)}: no experiment of that name in {files[0].parent}; "
+                         f"its experiments: {', '.join(sorted(defined))}")
+    kept = [(f, name) for f, name in names if name not in exclude]
+    if not kept:
+        raise UsageError(f"--exclude leaves no experiment of {files[0].parent} to run")
+    return [(f, settings_mod.of_experiment(settings, name)) for f, name in kept]
 
 
 def run_catalogue(directory, *, profile: str | None = None, out="results",
-                  options: RunOptions | None = None, set=None) -> Path:
-    """Run every experiment file of ``directory`` (see the module); returns the index page.
-    OperationalError at the end if any experiment failed (the others ran). ``set``: settings
-    applied to every experiment, or to the one a setting's scope names (:mod:`sae.planning.settings`)."""
+                  options: RunOptions | None = None, set=None, exclude=()) -> Path:
+    """Run every experiment file of ``directory`` but those ``exclude`` names (see the module);
+    returns the index page. OperationalError at the end if any experiment failed (the others
+    ran). ``set``: settings applied to every experiment, or to the one a setting's scope names
+    (:mod:`sae.planning.settings`)."""
     options = options or RunOptions()
-    files = _settings_by_file(experiment_files(directory), set)
+    files = _settings_by_file(experiment_files(directory), set, exclude)
     entries, profiles = [], set_()
     for f, own in files:   # every usage error before anything runs
         experiment, p = runner.prepare(f, profile=profile, options=options, settings=own)
