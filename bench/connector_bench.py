@@ -43,6 +43,7 @@ import bisect
 import json
 import os
 import re
+import shutil
 import statistics
 import tempfile
 import threading
@@ -293,6 +294,12 @@ def main():
     finally:
         if not args.keep:
             metareserve.release(res)
+        for data in GENERATED:   # ~100 MB a run; the measurements, logs and recordings stay
+            shutil.rmtree(work / data, ignore_errors=True)
+
+
+GENERATED = ("gen", "split", "split-one", "zones")
+"""The work directory's generated datasets, removed at the end (they are in CephFS while it runs)."""
 
 
 def capacities(setting: str) -> metareserve.Capacities:
