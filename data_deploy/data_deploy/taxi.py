@@ -210,6 +210,15 @@ def ingest(paths, out, *, rows_per_file: int = 1_000_000, compression: str = "zs
     """Convert real TLC yellow-taxi Parquet/CSV files (or directories of them) into the generator's
     schema under ``out`` (streaming). Returns the written files; ``split`` takes them next."""
     files = expand(paths, INGEST_PATTERNS)
-    batches = (conform(b, str(f)) for f in files for b in _read_batches(f))
-    flat = (b for t in batches for b in t.to_batches())
+    flat = (b for f in files for t in _conformed(f) for b in t.to_batches())
     return _write_stream(flat, Path(out), "tlc", rows_per_file, compression, "ingest")
+
+
+def _conformed(path: Path) -> Iterator[pa.Table]:
+    """The file's batches in :data:`SCHEMA` (:func:`conform`); UsageError naming it if it holds no rows."""
+    rows = 0
+    for batch in _read_batches(path):
+        rows += batch.num_rows
+        yield conform(batch, str(path))
+    if not rows:
+        raise UsageError(f"{path}: no rows to ingest; give TLC yellow-taxi trip files that hold trips")

@@ -22,6 +22,10 @@ def load_options(path: str | None, **overrides) -> MonitorOptions:
         if not isinstance(data, dict) or set(data) - known:
             bad = sorted(set(data) - known) if isinstance(data, dict) else ["(not a mapping)"]
             raise UsageError(f"{path}: unknown monitor option(s) {', '.join(bad)} (known: {', '.join(sorted(known))})")
+        try:
+            MonitorOptions(**data)   # the file's values alone first: an error names the file
+        except UsageError as e:
+            raise UsageError(f"{path}: {e}") from None
     data.update({k: v for k, v in overrides.items() if v is not None})
     return MonitorOptions(**data)
 

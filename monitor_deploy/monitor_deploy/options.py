@@ -5,6 +5,7 @@ import dataclasses
 import datetime as dt
 import re
 
+from metareserve import validate
 from metareserve.errors import UsageError
 
 _DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)", re.ASCII)
@@ -51,6 +52,12 @@ def parse_time(value, *, what: str = "time") -> float:
     return seconds
 
 
+PORT_FIELDS = ("prometheus_port", "node_exporter_port", "spark_master_ui_port", "spark_worker_ui_port",
+               "driver_ui_port", "ceph_mgr_port")
+VHOST_INTERVAL = (0.05, 60.0)
+"""The seconds the local-cluster CPU exporter may write at (NaN and the infinities are outside)."""
+
+
 @dataclasses.dataclass
 class MonitorOptions:
     """How monitoring runs: scrape interval, retention, ports, extra scrape jobs.
@@ -75,18 +82,25 @@ class MonitorOptions:
     vhost_interval: float = 0.5
 
     def __post_init__(self):
-        interval = duration_seconds(self.scrape_interval, what="scrape interval")
-        if interval <= 0:
-            raise UsageError(f"scrape interval {self.scrape_interval!r} must be positive")
+        duration_seconds(self.scrape_interval, what="scrape_interval")
         duration_seconds(self.retention, what="retention")
-        for field in ("prometheus_port", "node_exporter_port", "spark_master_ui_port",
-                      "spark_worker_ui_port", "driver_ui_port", "ceph_mgr_port"):
-            port = getattr(self, field)
-            if not isinstance(port, int) or not 0 < port < 65536:
-                raise UsageError(f"{field} must be a TCP port (1-65535), not {port!r}")
+        taken: dict[int, str] = {}
+        for field in PORT_FIELDS:
+            port = validate.port(getattr(self, field), field)
+            if port in taken:
+                raise UsageError(f"{field} {port} is {taken[port]} too: give each service its own port")
+            taken[port] = field
+        if self.driver_address is not None:
+            validate.address(self.driver_address, "driver_address")
+        if not isinstance(self.extra_jobs, list):
+            raise UsageError(f"extra_jobs {self.extra_jobs!r} must be a list of Prometheus scrape configs")
         for job in self.extra_jobs:
             if not isinstance(job, dict) or not isinstance(job.get("job_name"), str):
-                raise UsageError(f"extra job {job!r} must be a Prometheus scrape config with a 'job_name'")
+                raise UsageError(f"extra_jobs: {job!r} must be a Prometheus scrape config with a 'job_name'")
+            validate.name(job["job_name"], "extra_jobs job_name")
+        v = self.vhost_interval
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not VHOST_INTERVAL[0] <= v <= VHOST_INTERVAL[1]:
+            raise UsageError(f"vhost_interval {v!r} must be seconds from {VHOST_INTERVAL[0]} to {VHOST_INTERVAL[1]}")
 
     @property
     def interval_seconds(self) -> float:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from pathlib import Path
 
 import click
 
@@ -88,8 +89,16 @@ def _client_confs(ceph) -> None:
                    f"{u.fs_read.id} (read CephFS), {u.fs_write.id} (write CephFS), admin")
 
 
+def _directory(value: str | None, flag: str) -> str | None:
+    """``value`` if it is a directory (click's Path lets a FIFO or a device through file_okay=False)."""
+    if value is not None and not Path(value).is_dir():
+        raise click.BadParameter(f"{value!r} is not a directory", param_hint=flag)
+    return value
+
+
 @main.command("install-class")
 @click.option("--source-dir", metavar="DIR", type=click.Path(exists=True, file_okay=False),
+              callback=lambda ctx, param, value: _directory(value, "--source-dir"),
               help="Build these cls sources instead of the packaged ones.")
 @_command
 def install_class(ceph, source_dir=None):

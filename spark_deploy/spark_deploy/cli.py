@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from pathlib import Path
 
 import click
 import yaml
@@ -62,7 +63,7 @@ def build_options(options_file=None, spark_version=None, python_packages=(), con
     base = SparkOptions.load(options_file) if options_file else SparkOptions()
     data = dataclasses.asdict(base)
     data.update({k: v for k, v in flags.items() if v is not None})
-    if spark_version:
+    if spark_version is not None:
         data["version"] = spark_version
     data["python_packages"] = data["python_packages"] + list(python_packages)
     data["conf"] = {**data["conf"], **_pairs(conf, "--spark-conf")}
@@ -73,6 +74,17 @@ def build_options(options_file=None, spark_version=None, python_packages=(), con
 def _spark(reservation, layout_file, role_specs, **flags) -> SparkCluster:
     res, layout = load_target(reservation, layout_file, role_specs)
     return SparkCluster(res, layout, build_options(**flags))
+
+
+def _log_dir(value: str | None) -> str | None:
+    """``value`` if it is, or can become, a directory: its nearest existing part is one."""
+    if value is None:
+        return None
+    path = Path(value).expanduser()
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        raise click.BadParameter(f"{value!r}: {existing} is not a directory", param_hint="--log-dir")
+    return value
 
 
 @click.group(cls=Group)
@@ -136,7 +148,7 @@ def targets(reservation, layout_file, role_specs, **flags):
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @cluster_options
-@click.option("--log-dir", metavar="DIR",
+@click.option("--log-dir", metavar="DIR", callback=lambda ctx, param, value: _log_dir(value),
               help="Local directory for the driver log and event log (default: $SAE_HOME/spark-submits, "
                    "never the working directory).")
 @click.option("--driver-env", multiple=True, metavar="KEY=VALUE", help="Extra environment for spark-submit.")

@@ -30,11 +30,18 @@ def ships_arrow_compression(version: str) -> bool | None:
 
 
 def tarball_name(source: str) -> str:
-    """Distribution name of a tarball path/URL: its file name without the archive suffix."""
+    """Distribution name of a tarball path/URL (a path on the controller, ``file://``, ``http://``
+    or ``https://``): its file name without the archive suffix."""
+    if not isinstance(source, str) or ("://" in source and not source.startswith(SOURCE_SCHEMES)):
+        raise UsageError(f"spark_source {source!r}: give a path on the controller or an http(s):// or file:// URL")
     base = source.rstrip("/").rsplit("/", 1)[-1]
     if not _SUFFIX.search(base):
         raise UsageError(f"spark_source {source!r}: expected a .tgz, .tar.gz or .tar Spark distribution")
     return validate.name(_SUFFIX.sub("", base), f"spark_source {source!r}: distribution name")
+
+
+SOURCE_SCHEMES = ("http://", "https://", "file://")
+"""Where a Spark tarball may come from besides a path (what :func:`fetch` reads)."""
 
 
 def tarball_home(source: str) -> str:

@@ -82,5 +82,5 @@ def test_status_resume_report_on_non_run_dirs(tmp_path):
 
 def test_unskippable_stage(tmp_path):
     r = invoke("run", write(tmp_path, GOOD % ""), "--skip", "run", "--out", tmp_path / "out")
-    assert r.exit_code == 2 and "--skip run: not a skippable stage" in r.output
+    assert r.exit_code == 2 and "--skip 'run': not a skippable stage" in r.output
     assert not (tmp_path / "out").exists()

@@ -34,7 +34,7 @@ def exp(**kw):
     (dict(workload=Workload(columns="VendorID")), "workload.columns must be a list"),
     (dict(workload=Workload(columns=("VendorID", "colour"))), "unknown column(s) 'colour'"),
     (dict(workload=Workload(column="fare")), "unknown column(s) 'fare'"),
-    (dict(data=DataSpec(object_size="huge")), "object size"),
+    (dict(data=DataSpec(object_size="huge")), "data.object_size"),
     (dict(data=DataSpec(object_size="1MiB")), "outside 4MiB..256MiB"),
     (dict(data=DataSpec(object_size="16MB")), "16000000 bytes is not a multiple of 64KiB"),
     (dict(ceph=CephSpec(osd_size="8 furlongs")), "ceph.osd_size: '8 furlongs' is not a size"),
@@ -47,7 +47,7 @@ def exp(**kw):
     (dict(spark=sae.SparkSpec(executor_memory=4)), "spark: executor_memory must look like 512m or 2g"),
     (dict(spark=sae.SparkSpec(driver_memory="lots")), "spark: driver_memory must look like 512m or 2g"),
     (dict(spark=sae.SparkSpec(conf={"executor.cores": 2})), "spark: conf keys must be Spark properties"),
-    (dict(monitor=sae.MonitorSpec(scrape_interval="2 parsecs")), "scrape interval '2 parsecs' is not a Prometheus"),
+    (dict(monitor=sae.MonitorSpec(scrape_interval="2 parsecs")), "scrape_interval '2 parsecs' is not a Prometheus"),
 ])
 def test_invalid_experiments_fail_in_one_line(kw, message):
     with pytest.raises(UsageError) as e:

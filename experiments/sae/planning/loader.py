@@ -40,6 +40,9 @@ def load_experiment(path) -> Experiment:
         raise UsageError(f"{p}:{_line(e, p)}: unknown option {m.group(2)!r} for {m.group(1)}{known}") from None
     except Exception as e:  # an experiment file may raise anything while importing
         raise UsageError(f"{p}:{_line(e, p)}: {type(e).__name__}: {e}; fix the experiment file") from None
+    except SystemExit as e:   # sys.exit() or exit() in the file: it must define, not end the program
+        raise UsageError(f"{p}:{_line(e, p)}: the file called exit({e.code!r}) while loading; an experiment "
+                         f"file defines 'experiment = Experiment(...)' and exits nothing") from None
     exp = namespace.get("experiment")
     if not isinstance(exp, Experiment):
         raise UsageError(f"{p}: defines no 'experiment = Experiment(...)'")

@@ -597,13 +597,14 @@ def _check(point: PointSpec, where: str) -> None:
     _int(d.seed, 0, f"{where}: data.seed", maximum=MAX_SEED)
     if d.input is None:
         _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
-    elif not isinstance(d.input, str) or not (Path(d.input).is_dir() or (
-            Path(d.input).is_file() and any(fnmatch(Path(d.input).name.lower(), p) for p in INGEST_PATTERNS))):
+    elif not isinstance(d.input, str) or not any(
+            f.is_file() and any(fnmatch(f.name.lower(), p) for p in INGEST_PATTERNS)
+            for f in (Path(d.input).iterdir() if Path(d.input).is_dir() else [Path(d.input)])):
         bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
     try:
-        check_object_size(d.object_size)
+        check_object_size(d.object_size, "data.object_size")
     except UsageError as e:
-        bad(f"data.{e}")
+        bad(str(e))
     _int(d.link_multiplier, 1, f"{where}: data.link_multiplier", maximum=MAX_MULTIPLIER)
     check_format(d.format, f"{where}: data.format")
     check_codec(d.stored_compression, f"{where}: data.stored_compression", fmt=d.format)

@@ -24,6 +24,10 @@ from ..planning.spec import STAGES, Experiment
 CONTROLLER = "controller"
 
 
+MAX_WAIT_LEASE = 7 * 86400.0
+"""The longest wait for another run's lease a run takes (seconds)."""
+
+
 @dataclasses.dataclass
 class RunOptions:
     """How to run: provider (when sae reserves; default ``local``), an existing reservation file,
@@ -56,11 +60,11 @@ class RunOptions:
             raise UsageError("--provider ssh needs your hosts: --hosts FILE (docs/ssh.md), or --reservation FILE "
                              "written by 'metareserve reserve --provider ssh'")
         self.skip = tuple(self.skip)
-        if not self.wait_lease >= 0:
-            raise UsageError(f"--wait-lease {self.wait_lease}: give seconds >= 0")
+        if not 0 <= self.wait_lease <= MAX_WAIT_LEASE:
+            raise UsageError(f"--wait-lease {self.wait_lease}: give seconds from 0 to {MAX_WAIT_LEASE:.0f} (a week)")
         for stage in self.skip:
             if stage not in STAGES or stage in ("reserve", "run"):
-                raise UsageError(f"--skip {stage}: not a skippable stage (skippable: "
+                raise UsageError(f"--skip {stage!r}: not a skippable stage (skippable: "
                                  f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
 
 
