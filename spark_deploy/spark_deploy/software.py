@@ -29,6 +29,10 @@ def ships_arrow_compression(version: str) -> bool | None:
     return tuple(int(n) for n in numbers.group().split(".")) >= ARROW_COMPRESSION_SINCE if numbers else None
 
 
+SOURCE_SCHEMES = ("http://", "https://", "file://")
+"""Where a Spark tarball may come from besides a path (what :func:`fetch` reads)."""
+
+
 def tarball_name(source: str) -> str:
     """Distribution name of a tarball path/URL (a path on the controller, ``file://``, ``http://``
     or ``https://``): its file name without the archive suffix."""
@@ -38,10 +42,6 @@ def tarball_name(source: str) -> str:
     if not _SUFFIX.search(base):
         raise UsageError(f"spark_source {source!r}: expected a .tgz, .tar.gz or .tar Spark distribution")
     return validate.name(_SUFFIX.sub("", base), f"spark_source {source!r}: distribution name")
-
-
-SOURCE_SCHEMES = ("http://", "https://", "file://")
-"""Where a Spark tarball may come from besides a path (what :func:`fetch` reads)."""
 
 
 def tarball_home(source: str) -> str:

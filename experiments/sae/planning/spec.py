@@ -597,9 +597,9 @@ def _check(point: PointSpec, where: str) -> None:
     _int(d.seed, 0, f"{where}: data.seed", maximum=MAX_SEED)
     if d.input is None:
         _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
-    elif not isinstance(d.input, str) or not any(
-            f.is_file() and any(fnmatch(f.name.lower(), p) for p in INGEST_PATTERNS)
-            for f in (Path(d.input).iterdir() if Path(d.input).is_dir() else [Path(d.input)])):
+    elif not isinstance(d.input, str) or not (
+            any(next(Path(d.input).glob(p), None) for p in INGEST_PATTERNS) if Path(d.input).is_dir()   # as ingest finds them
+            else Path(d.input).is_file() and any(fnmatch(Path(d.input).name.lower(), p) for p in INGEST_PATTERNS)):
         bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
     try:
         check_object_size(d.object_size, "data.object_size")
