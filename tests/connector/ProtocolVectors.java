@@ -120,6 +120,8 @@ public final class ProtocolVectors {
               p.get("limit").asInt(), orderBy)
           : Protocol.request(cols, f, codec, batchRows, maxReply, flags);
       if (!p.get("csv").isNull()) req = Protocol.csv(req, HexFormat.of().parseHex(p.get("csv").asText()));
+      long client = p.get("client").bigIntegerValue().longValue();   // a u64: above 2^63 a negative long
+      if (client != 0) Protocol.client(req, client);
       System.out.println(v.get("name").asText() + " " + HexFormat.of().formatHex(req));
     }
     StructType sample = new StructType().add("id", DataTypes.LongType).add("small", DataTypes.IntegerType)

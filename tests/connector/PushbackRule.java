@@ -30,9 +30,12 @@ public final class PushbackRule {
     run("osds-get-idle", lag, objects, (p, i) -> p ? (i < 100 ? new double[] {4, 3.5} : new double[] {1, 0.5})
         : new double[] {2, 0});
     run("close", lag, objects, (p, i) -> p ? new double[] {1, 0.5} : new double[] {1.1, 0});
-    // the saving of one reply: wall 1000 ns, 100 ns CPU of which 50 scan work; no stats; no wall time
-    System.out.println("osd-work " + Pushback.osdWork(1000, 100, 50) + " " + Pushback.osdWork(1000, 0, 0) + " "
-        + Pushback.osdWork(0, 100, 50));
+    // the saving of one reply: wall 1000 ns, 100 ns CPU of which 50 scan work, alone; with 2.5 of
+    // the query's calls running on average (itself included); with no client counted; no stats;
+    // no wall time
+    System.out.println("osd-work " + Pushback.osdWork(1000, 100, 50, 1000) + " "
+        + Pushback.osdWork(1000, 100, 50, 2500) + " " + Pushback.osdWork(1000, 100, 50, 0) + " "
+        + Pushback.osdWork(1000, 0, 0, 1000) + " " + Pushback.osdWork(0, 100, 50, 0));
     tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0, Double.NaN);
     tail("tail-busy-osd", 5.0, 4.5, 4.2, 3.0, Double.NaN);
     tail("tail-busy-osd-cheap-tail", 5.0, 4.5, 4.2, 3.0, 1.0);

@@ -1,6 +1,6 @@
 // Runs the scan core (rados_deploy/rados_deploy/cls/scan_core.cc) outside Ceph on the shared test
 // vectors. Reads commands from stdin, one per line, answers one line each:
-//   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> [<cols,comma>]
+//   parse <hex>                 -> ok <flags> <codec> <batch_rows> <max_reply> <client> [<cols,comma>]
 //                                  <aggregates> <top-k> <expr> | err <errno> <message>;
 //                                  <aggregates>: "-" or "<group cols,comma>|<fn>[:<col>],..." (fn:
 //                                  its code); <top-k>: "-" or "<limit>|<col>:<key flags>,..." 
@@ -79,7 +79,7 @@ int main() {
         csv += (i ? "," : "") + req.csv->field(i)->name() + ":" + type;
       }
       std::cout << "ok " << req.flags << " " << codec << " " << req.batch_rows << " "
-                << req.max_reply << " [" << cols << "] " << aggs << " " << top << " " << csv << " "
+                << req.max_reply << " " << req.client << " [" << cols << "] " << aggs << " " << top << " " << csv << " "
                 << (req.has_filter ? req.filter.ToString() : "-") << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);

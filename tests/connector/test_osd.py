@@ -157,3 +157,51 @@ def test_malformed_requests_leave_every_osd_up(ioctx, vectors, ceph_cluster):
     for n in names:   # and every OSD still scans correctly
         ret, out = scan(io, n, Request(columns=["id"]).encode())
         assert pa.ipc.open_stream(decode_reply(out).stream).read_all().num_rows == 40
+
+
+def test_replies_count_the_calls_beside_them_by_client(ioctx, ceph_cluster, tmp_path):
+    """Protocol 5's ``own_calls_ns`` and ``all_calls_ns``: calls of two clients and one without a
+    client sent at once to one OSD, over objects of several placement groups (the OSD runs those
+    side by side): each call counts itself over its whole wall time at least, its client's calls
+    never more than all calls, a call without a client none of its own; the client with one call
+    counts only that call while others ran beside it, the client with six counts its own."""
+    r, io, _ = ioctx
+    n = 400_000
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "x": pa.array([i * 0.5 for i in range(n)])})
+    pq.write_table(table, tmp_path / "big.parquet", row_group_size=n)
+    data = (tmp_path / "big.parquet").read_bytes()
+    names = [f"calls-{i}" for i in range(24)]
+    for name in names:
+        io.write_full(name, data)
+    try:
+        by_osd = {}
+        for name in names:
+            ret, buf, _ = r.mon_command(json.dumps({"prefix": "osd map", "pool": ceph_cluster.data_pool,
+                                                    "object": name, "nspace": NSPACE, "format": "json"}), b"")
+            m = json.loads(buf)
+            by_osd.setdefault(m["acting_primary"], {}).setdefault(m["pgid"], []).append(name)
+        osd, by_pg = max(by_osd.items(), key=lambda kv: len(kv[1]))
+        assert len(by_pg) >= 2, f"the objects' placement groups on osd.{osd}: {by_pg}"
+        groups = list(by_pg.values())
+        oids = [groups[i % len(groups)][(i // len(groups)) % len(groups[i % len(groups)])] for i in range(8)]
+        clients = [9, 9, 9, 7, 9, 9, 9, 0]
+        replies = [None] * len(oids)
+
+        def done(i):
+            return lambda completion, out: replies.__setitem__(i, bytes(out))
+        calls = [io.aio_execute(oid, "sae", "scan", Request(columns=["id", "x"], client=c, filter={
+            "cmp": "<", "column": "id", "value": 1000}).encode(), length=1 << 20, oncomplete=done(i))
+            for i, (oid, c) in enumerate(zip(oids, clients))]
+        for call in calls:
+            call.wait_for_complete_and_cb()
+        stats = [decode_reply(out).stats for out in replies]
+        for c, st in zip(clients, stats):
+            assert st["rows_out"] == 1000 and st["all_calls_ns"] >= st["wall_ns"] > 0, st
+            assert (0 < st["own_calls_ns"] <= st["all_calls_ns"]) if c else st["own_calls_ns"] == 0, st
+        beside = {i: (st["own_calls_ns"] / st["wall_ns"], st["all_calls_ns"] / st["wall_ns"])
+                  for i, st in enumerate(stats)}
+        assert beside[3][0] <= 1 < beside[3][1], f"osd.{osd}, (own, all) calls beside each call: {beside}"
+        assert max(beside[i][0] for i, c in enumerate(clients) if c == 9) > 1.2, f"osd.{osd}: {beside}"
+    finally:
+        for name in names:
+            io.remove_object(name)

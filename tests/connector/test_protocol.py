@@ -21,6 +21,8 @@ from sae.connector.protocol import (STATS, ProtocolError, Request, ScanError, ag
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 SPEC = scan_protocol.SPEC
+CALLS = ("own_calls_ns", "all_calls_ns")
+"""Stats that count calls over time, not a phase's CPU time."""
 
 
 def test_every_side_speaks_the_spec(harness, java_vectors):
@@ -70,9 +72,10 @@ def test_python_parses_every_vector(vectors):
             continue
         req = decode_request(data)
         p = v["parse"]
-        assert (req.columns, req.filter, req.codec, req.batch_rows, req.max_reply, req.flags, req.group_by,
-                req.aggregates, req.limit, req.order_by, req.csv and req.csv.hex()) == (
-            p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["flags"], p["group_by"],
+        assert (req.columns, req.filter, req.codec, req.batch_rows, req.max_reply, req.client, req.flags,
+                req.group_by, req.aggregates, req.limit, req.order_by, req.csv and req.csv.hex()) == (
+            p["columns"], p["filter"], p["codec"], p["batch_rows"], p["max_reply"], p["client"], p["flags"],
+            p["group_by"],
             [tuple(a) for a in p["aggregates"]], p["limit"], [tuple(k) for k in p["order_by"]], p["csv"]), v["name"]
         assert req.encode() == data, v["name"]
 
@@ -106,9 +109,9 @@ def test_cxx_parses_every_vector_alike(vectors, harness):
             assert line.startswith("err ") and code == getattr(errno, v["error"]), (v["name"], line)
             continue
         p = v["parse"]
-        _, flags, codec, rows, max_reply, cols, aggs, top, csv, expr = line.split(" ", 9)
-        assert (int(flags), codec, int(rows), int(max_reply)) == \
-            (p["flags"], p["codec"], p["batch_rows"] or 65536, p["max_reply"]), v["name"]
+        _, flags, codec, rows, max_reply, client, cols, aggs, top, csv, expr = line.split(" ", 10)
+        assert (int(flags), codec, int(rows), int(max_reply), int(client)) == \
+            (p["flags"], p["codec"], p["batch_rows"] or 65536, p["max_reply"], p["client"]), v["name"]
         assert cols == "[" + ",".join(p["columns"]) + "]", v["name"]
         codes = [f"{SPEC.aggregate_functions.index(fn)}" + (f":{col}" if col else "") for fn, col in p["aggregates"]]
         assert aggs == (",".join(p["group_by"]) + "|" + ",".join(codes) if codes else "-"), v["name"]
@@ -234,8 +237,12 @@ def test_reply_stats_count_the_scan_and_decode_alike_in_java(vectors, harness, j
         # and the filter's columns once more where the first batch decides against reading late
         assert st["reply_bytes"] == len(reply.stream) and 0 < st["read_bytes"] <= 3 * sample.stat().st_size, v["name"]
         assert st["read_calls"] >= 2 and st["wall_ns"] > 0, v["name"]   # footer, column chunks
-        phases = sum(st[k] for k in STATS if k.endswith("_ns") and k not in ("total_ns", "wall_ns"))
+        phases = sum(st[k] for k in STATS if k.endswith("_ns") and k not in ("total_ns", "wall_ns", *CALLS))
         assert 0 < phases <= st["total_ns"], v["name"]
+        # the harness runs one call at a time: all its calls' count is 1 over the whole call, and its
+        # client's 1 from when the scan counted it (after parsing) to the end, 0 without a client
+        assert st["all_calls_ns"] == st["wall_ns"], v["name"]
+        assert (0 < st["own_calls_ns"] <= st["wall_ns"]) if req.client else st["own_calls_ns"] == 0, v["name"]
         assert (st["compress_ns"] > 0) == (req.codec != "none" and len(batches) > 0), v["name"]
         assert (st["aggregate_ns"] > 0) == bool(req.aggregates), v["name"]
         assert (st["sort_ns"] > 0) == bool(req.order_by), v["name"]

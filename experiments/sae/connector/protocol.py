@@ -56,7 +56,7 @@ _AND, _OR, _NOT, _CMP, _IS_NULL, _IS_NOT_NULL, _IN = (_NODES[k] for k in ("and",
                                                                          "is_not_null", "in"))
 _STRING_OPS = {k: _NODES[k] for k in ("starts_with", "ends_with", "contains")}
 _LIT = SPEC.literals
-_HEADER = struct.Struct("<4sHHB3xIQ")
+_HEADER = struct.Struct("<4sHHB3xIQQ")
 _REPLY_HEAD = struct.Struct("<4sHH")
 
 
@@ -79,13 +79,16 @@ class Request:
     ``group_by`` and aggregated (no projection then); or, with a ``limit``, only the first
     ``limit`` kept rows by ``order_by`` (``(column, descending, nulls_first)``) and their ties, or
     in file order without sort keys. ``csv``: the object is a CSV file with a header line whose
-    columns are this schema's (an Arrow IPC schema message, :func:`csv_schema`), by position."""
+    columns are this schema's (an Arrow IPC schema message, :func:`csv_schema`), by position.
+    ``client``: who asks (one query's calls share it; 0 = no one in particular), so the reply can
+    say how many of its client's calls ran beside it."""
 
     columns: list = dataclasses.field(default_factory=list)
     filter: dict | None = None
     codec: str = "none"
     batch_rows: int = 0
     max_reply: int = 0
+    client: int = 0
     flags: int = FLAG_ERRORS_IN_BAND
     group_by: list = dataclasses.field(default_factory=list)
     aggregates: list = dataclasses.field(default_factory=list)
@@ -106,7 +109,7 @@ class Request:
         if self.order_by and self.limit is None:
             raise ValueError("sort keys without a limit")
         out = [_HEADER.pack(MAGIC, VERSION, flags, CODECS[self.codec], self.batch_rows,
-                            self.max_reply), struct.pack("<H", len(self.columns))]
+                            self.max_reply, self.client), struct.pack("<H", len(self.columns))]
         out += [_name(c) for c in self.columns]
         f = encode_filter(self.filter) if self.filter is not None else b""
         out += [struct.pack("<I", len(f)), f]
@@ -300,7 +303,7 @@ def _text(b: bytes, what: str) -> str:
 def decode_request(data: bytes) -> Request:
     """Parse request bytes exactly as the class does; :class:`ProtocolError` if malformed."""
     r = _Reader(data)
-    magic, version, flags, codec, rows, max_reply = _HEADER.unpack(r.take(_HEADER.size, "header"))
+    magic, version, flags, codec, rows, max_reply, client = _HEADER.unpack(r.take(_HEADER.size, "header"))
     if magic != MAGIC:
         raise ProtocolError("not a sae scan request (bad magic)")
     if version != VERSION:
@@ -360,7 +363,8 @@ def decode_request(data: bytes) -> Request:
     if r.off != len(data):
         raise ProtocolError(f"{len(data) - r.off} trailing bytes")
     req = Request(columns=columns, filter=filt, codec=names[codec], batch_rows=rows, max_reply=max_reply,
-                  flags=flags, group_by=group_by, aggregates=aggregates, limit=limit, order_by=order_by, csv=csv)
+                  client=client, flags=flags, group_by=group_by, aggregates=aggregates, limit=limit,
+                  order_by=order_by, csv=csv)
     if flags & FLAG_AGGREGATE:
         _check_aggregate(req)
     if flags & FLAG_TOP_K:

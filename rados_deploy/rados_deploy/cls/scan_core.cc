@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <set>
+#include <unordered_map>
 #include <ctime>
 
 #include <arrow/api.h>
@@ -41,6 +43,29 @@ uint64_t Clock(clockid_t id) {
 }
 
 uint64_t CpuNow() { return Clock(CLOCK_THREAD_CPUTIME_ID); }
+
+// Calls of the class running in this process, counted with the count's integral over time (calls
+// x ns): how much the integral grows while a call runs is the number of calls beside it (itself
+// included) integrated over its wall time.
+struct Tally {
+  uint64_t calls = 0, integral = 0, last = 0;
+  uint64_t Advance(uint64_t now) {
+    integral += calls * (now - last);
+    last = now;
+    return integral;
+  }
+};
+
+struct Running {
+  std::mutex mu;
+  Tally all;
+  std::unordered_map<uint64_t, Tally> by_client;   // only clients with a call running
+};
+
+Running& Calls() {
+  static Running* const running = new Running;   // never destroyed: op threads may outlive static destructors
+  return *running;
+}
 
 // Bounds-checked little-endian reader over the request bytes.
 class Cursor {
@@ -932,7 +957,37 @@ arrow::MemoryPool* Pool() {
   return pool;
 }
 
-Meter::Meter() : cpu_start_(CpuNow()), wall_start_(Clock(CLOCK_MONOTONIC)), last_(cpu_start_) {}
+Meter::Meter() : cpu_start_(CpuNow()), wall_start_(Clock(CLOCK_MONOTONIC)), last_(cpu_start_) {
+  Running& r = Calls();
+  std::lock_guard<std::mutex> lock(r.mu);
+  all_mark_ = r.all.Advance(wall_start_);
+  ++r.all.calls;
+}
+
+Meter::~Meter() { Leave(Clock(CLOCK_MONOTONIC)); }
+
+void Meter::Join(uint64_t client) {
+  if (client == 0 || client_ != 0 || !counted_) return;
+  Running& r = Calls();
+  std::lock_guard<std::mutex> lock(r.mu);
+  Tally& t = r.by_client[client];
+  own_mark_ = t.Advance(Clock(CLOCK_MONOTONIC));
+  ++t.calls;
+  client_ = client;
+}
+
+void Meter::Leave(uint64_t now) {
+  if (!counted_) return;
+  counted_ = false;
+  Running& r = Calls();
+  std::lock_guard<std::mutex> lock(r.mu);
+  stats_[pr::kAllCallsNs] = r.all.Advance(now) - all_mark_;
+  --r.all.calls;
+  if (client_ == 0) return;
+  auto t = r.by_client.find(client_);
+  stats_[pr::kOwnCallsNs] = t->second.Advance(now) - own_mark_;
+  if (--t->second.calls == 0) r.by_client.erase(t);
+}
 
 protocol::Stat Meter::Enter(protocol::Stat phase) {
   uint64_t now = CpuNow();
@@ -946,7 +1001,9 @@ protocol::Stat Meter::Enter(protocol::Stat phase) {
 const Stats& Meter::Finish() {
   Enter(pr::kStatCount);
   stats_[pr::kTotalNs] = CpuNow() - cpu_start_;
-  stats_[pr::kWallNs] = Clock(CLOCK_MONOTONIC) - wall_start_;
+  uint64_t now = Clock(CLOCK_MONOTONIC);
+  stats_[pr::kWallNs] = now - wall_start_;
+  Leave(now);
   return stats_;
 }
 
@@ -983,6 +1040,7 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
     req->batch_rows = rows ? rows : pr::kDefaultBatchRows;
   }
   req->max_reply = c.get<uint64_t>("max reply");
+  req->client = c.get<uint64_t>("client");
   uint16_t ncols = c.get<uint16_t>("column count");
   for (uint16_t i = 0; c.ok() && i < ncols; ++i) req->columns.push_back(Column(c));
   uint32_t flen = c.get<uint32_t>("filter length");
@@ -1013,6 +1071,7 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
 
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
           const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
+  meter->Join(req.client);
   try {
     return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, body, err);
   } catch (const std::exception& e) {

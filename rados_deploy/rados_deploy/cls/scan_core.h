@@ -46,6 +46,7 @@ struct Request {
   arrow::Compression::type codec = arrow::Compression::UNCOMPRESSED;
   uint32_t batch_rows = protocol::kDefaultBatchRows;
   uint64_t max_reply = 0;                   // 0 = no limit
+  uint64_t client = 0;                      // who asks (a query); 0 = no one in particular
   std::vector<std::string> columns;         // empty = every column
   bool has_filter = false;
   arrow::compute::Expression filter;        // unbound; valid when has_filter
@@ -65,10 +66,17 @@ struct Error {
 using Stats = std::array<uint64_t, protocol::kStatCount>;
 
 // One call's measurements: CPU time of the calling thread charged to one phase at a time (the
-// phase stats of protocol.h), counts, and at Finish the call's total CPU and wall time.
+// phase stats of protocol.h), counts, and at Finish the call's total CPU and wall time and how
+// many calls of the class ran beside it in this process: all of them from its start, and from
+// Join on its client's.
 class Meter {
  public:
   Meter();
+  ~Meter();
+  Meter(const Meter&) = delete;
+  Meter& operator=(const Meter&) = delete;
+  // Count the call among its client's from now on (client 0: among no one's).
+  void Join(uint64_t client);
   // Charge the CPU time since the last switch to the current phase and make `phase` current
   // (protocol::kStatCount: no phase); returns the phase that was current.
   protocol::Stat Enter(protocol::Stat phase);
@@ -78,9 +86,14 @@ class Meter {
   const Stats& stats() const { return stats_; }
 
  private:
+  void Leave(uint64_t now);   // stop counting the call; sets the calls stats
+
   Stats stats_{};
   protocol::Stat current_ = protocol::kStatCount;
   uint64_t cpu_start_, wall_start_, last_;
+  uint64_t client_ = 0;
+  uint64_t all_mark_, own_mark_ = 0;   // the running integrals (calls x ns) when the call was counted
+  bool counted_ = true;                // still counted (until Finish or destruction)
 };
 
 // Charges its scope to a phase, then returns to the phase before it.
@@ -106,7 +119,7 @@ arrow::MemoryPool* Pool();
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
-// Scan a Parquet file, an Arrow IPC file (its record batches cut into batches of the request's
+// Count the call among its client's calls (`meter`), then scan a Parquet file, an Arrow IPC file (its record batches cut into batches of the request's
 // rows; no statistics, late reads or whole objects) or, with the csv flag, a CSV file of the
 // request's schema (header line skipped, columns by position, parsed whole in the calling thread,
 // then cut as IPC batches are): read projection ∪ filter columns batch by

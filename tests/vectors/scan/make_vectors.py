@@ -68,6 +68,8 @@ CASES = {
     "string_eq": Request(columns=["id"], filter={"cmp": "==", "column": "name", "value": "ab-1"}),
     "empty_result": Request(columns=["id"], filter={"cmp": ">", "column": "id", "value": 1000}),
     "batches": Request(columns=["id"], batch_rows=7, filter={"cmp": "<", "column": "id", "value": 30}),
+    # a query's calls name their client (protocol 5); a u64, the top bit set here
+    "client": Request(columns=["id"], client=2 ** 63 + 42, filter={"cmp": "<", "column": "id", "value": 5}),
     "filter_only_column": Request(columns=["name"], filter={"cmp": "==", "column": "flag", "value": False}),
     # the whole-object flag: every column asked for, but not every row passes, so an IPC stream
     "whole_object_filtered": Request(flags=3, filter={"cmp": "<", "column": "id", "value": 30}),
@@ -148,7 +150,7 @@ def bad_requests(good: bytes) -> dict:
         "unknown_node": (good[:-4] + struct.pack("<I", 1) + b"\x7f", "EINVAL"),
         "empty_and": (good[:-4] + struct.pack("<I", 3) + b"\x01\x00\x00", "EINVAL"),
         "deep": (good[:-4] + struct.pack("<I", 200 + 3) + b"\x03" * 200 + b"\x11\x01\x00", "EINVAL"),
-        "huge_column_count": (good[:24] + b"\xff\xff" + good[26:], "EINVAL"),
+        "huge_column_count": (good[:32] + b"\xff\xff" + good[34:], "EINVAL"),
         "column_not_utf8": (good[:-6] + b"\xff\xff" + good[-4:], "EINVAL"),
         **bad_csv(),
     }
@@ -217,7 +219,7 @@ def main():
     for name, req in CASES.items():
         requests.append({"name": name, "hex": req.encode().hex(), "parse": {
             "columns": req.columns, "filter": req.filter, "codec": req.codec, "batch_rows": req.batch_rows,
-            "max_reply": req.max_reply,
+            "max_reply": req.max_reply, "client": req.client,
             "flags": req.flags | (FLAG_AGGREGATE if req.aggregates else 0) | (FLAG_TOP_K if req.limit else 0)
             | (FLAG_CSV if req.csv else 0),
             "group_by": req.group_by, "aggregates": req.aggregates, "limit": req.limit, "order_by": req.order_by,

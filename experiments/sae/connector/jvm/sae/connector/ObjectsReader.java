@@ -253,7 +253,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     if (fromOsd && pushback != null) {   // mode auto's saving
       long scan = 0;
       for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
-      requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan);
+      requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan,
+          stat(stats, ScanMetrics.OWN_CALLS_NS));
     }
     if (r.body() == Protocol.BODY_PARQUET) {
       metrics[ScanMetrics.WHOLE_OBJECTS]++;
@@ -408,6 +409,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     /** The csv section's schema when the objects are CSV files (the table's columns), else null. */
     final byte[] csv;
     final boolean offHeap;
+    /** The query's calls' client id (protocol 5): each reply says how many of them the OSD ran beside it. */
+    final long client = java.util.concurrent.ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
 
     Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter,
         Aggregates.Pushed aggregate, SaeScan.TopK topK, String shape, byte[] csv) {
@@ -452,7 +455,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       } else {
         request = Protocol.request(requested, filter, codec, options.batchRows, maxReply, flags);
       }
-      return csv == null ? request : Protocol.csv(request, csv);
+      return Protocol.client(csv == null ? request : Protocol.csv(request, csv), client);
     }
 
     @Override

@@ -256,6 +256,19 @@ public final class Protocol {
     return b;
   }
 
+  /** Offset of the request's client field (u64). */
+  private static final int CLIENT_OFFSET = 24;
+
+  /**
+   * {@code request} (any of the above) asked for {@code client}: one query's calls share it, so
+   * each reply says how many of its client's calls the OSD ran beside it ({@code own_calls_ns}).
+   * Sets the client field in place and returns {@code request}.
+   */
+  public static byte[] client(byte[] request, long client) {
+    for (int i = 0; i < 8; i++) request[CLIENT_OFFSET + i] = (byte) (client >>> (8 * i));
+    return request;
+  }
+
   /** {@code schema} as an Arrow IPC schema message: the csv section's schema. */
   public static byte[] schemaMessage(org.apache.arrow.vector.types.pojo.Schema schema) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -268,13 +281,13 @@ public final class Protocol {
     return bytes.toByteArray();
   }
 
-  /** Header, projection and filter: what every request starts with. */
+  /** Header (client 0: {@link #client} sets it), projection and filter: what every request starts with. */
   private static Out head(List<String> columns, Node filter, String codec, int batchRows, long maxReply, int flags) {
     int c = CODECS.indexOf(codec);
     if (c < 0) throw new IllegalArgumentException("codec " + codec + " is not one of " + CODECS);
     Out o = new Out();
     o.write(MAGIC, 0, 4);
-    o.u16(VERSION).u16(flags).u8(c).le(0, 3).le(batchRows, 4).le(maxReply, 8).u16(columns.size());
+    o.u16(VERSION).u16(flags).u8(c).le(0, 3).le(batchRows, 4).le(maxReply, 8).le(0, 8).u16(columns.size());
     columns.forEach(o::name);
     byte[] f = filter == null ? new byte[0] : filter.bytes;
     o.le(f.length, 4);

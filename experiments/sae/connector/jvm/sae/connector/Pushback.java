@@ -14,9 +14,10 @@ import java.util.Map;
  * next object's, per stored byte (the wait holds the OSD's queueing and work and the transfer;
  * then decoding and Spark's own work on the rows; for an object read whole, the scan run here).
  * Pushing back can only save the OSD's scan work, what a plain read of the object does not do:
- * its replies report that ({@code wall_ns} of the call times the share of its CPU time spent
- * decoding, filtering and encoding, so CPU contention on the storage side shows in it), live, in
- * every pushed reply. A whole-object reply (every row passed, the file sent as stored) did no
+ * its replies report that ({@link #osdWork}: the call's wall time times the share of its CPU
+ * time spent decoding, filtering and encoding, over how many of the query's own calls ran beside
+ * it, so CPU contention on the storage side shows in it and the query's own calls do not), live,
+ * in every pushed reply. A whole-object reply (every row passed, the file sent as stored) did no
  * such work: pushing it back saves nothing. Pushing back adds the transfer of the stored bytes
  * and the scan of them in the task, the <em>extra</em>, which whole reads measure: their cost
  * less the <em>base</em> both ways pay (a pushed object's cost less the saving). The queueing in
@@ -151,13 +152,21 @@ final class Pushback {
   }
 
   /**
-   * The OSD's scan work on a pushed object, from its reply's stats: the call's wall time times the
-   * share of its CPU time spent on the scan proper (decoding, filtering, encoding: what a plain
-   * read of the object does not do); 0 when the reply reports none.
+   * What pushing a pushed object back would have saved the query in the OSD, from its reply's
+   * stats: the call's wall time times the share of its CPU time spent on the scan proper
+   * (decoding, filtering, encoding: what a plain read of the object does not do), over how many
+   * of the query's own calls the OSD ran beside it on average ({@code ownCallsNs / wallNs}, itself
+   * included; 1 when the reply does not say). A call's wall time is stretched by every call and
+   * process sharing the OSD's cores; its scan CPU time, once freed, goes to all of them, and the
+   * query gets its own calls' share back: with {@code n} of its calls among {@code m} running, a
+   * call's wall time is its CPU time times {@code m} over the cores and the query gains its CPU
+   * time times {@code m / n} over the cores, so the wall time over {@code n}. On an idle OSD that
+   * is the call's CPU time; under another tenant's load, more. 0 when the reply reports nothing.
    */
-  static long osdWork(long wallNs, long totalCpuNs, long scanCpuNs) {
+  static long osdWork(long wallNs, long totalCpuNs, long scanCpuNs, long ownCallsNs) {
     if (wallNs <= 0 || totalCpuNs <= 0) return 0;
-    return Math.round(wallNs * Math.min(1.0, (double) scanCpuNs / totalCpuNs));
+    double own = Math.max(1.0, (double) ownCallsNs / wallNs);
+    return Math.round(wallNs * Math.min(1.0, (double) scanCpuNs / totalCpuNs) / own);
   }
 
   /**
