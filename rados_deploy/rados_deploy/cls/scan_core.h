@@ -119,8 +119,9 @@ arrow::MemoryPool* Pool();
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 
-// Count the call among its client's calls (`meter`), then scan a Parquet file, an Arrow IPC file (its record batches cut into batches of the request's
-// rows; no statistics, late reads or whole objects) or, with the csv flag, a CSV file of the
+// Count the call among its client's calls (`meter`), then scan a Parquet file, an Arrow IPC
+// file (its record batches cut into batches of the request's rows; no statistics, late reads or
+// whole objects) or, with the csv flag, a CSV file of the
 // request's schema (header line skipped, columns by position, parsed whole in the calling thread,
 // then cut as IPC batches are): read projection ∪ filter columns batch by
 // batch, filter, project, and
