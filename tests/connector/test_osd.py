@@ -54,14 +54,16 @@ def ioctx(ceph_cluster):
         r.shutdown()
 
 
+def placement(r, pool: str, name: str) -> dict:
+    """Where the test namespace's object ``name`` lives (``ceph osd map``: pgid, acting_primary, ...)."""
+    ret, buf, _ = r.mon_command(json.dumps({"prefix": "osd map", "pool": pool, "object": name,
+                                            "nspace": NSPACE, "format": "json"}), b"")
+    assert ret == 0
+    return json.loads(buf)
+
+
 def primaries(r, pool: str, names: list[str]) -> dict[str, int]:
-    out = {}
-    for n in names:
-        ret, buf, _ = r.mon_command(json.dumps({"prefix": "osd map", "pool": pool, "object": n,
-                                                "nspace": NSPACE, "format": "json"}), b"")
-        assert ret == 0
-        out[n] = json.loads(buf)["acting_primary"]
-    return out
+    return {n: placement(r, pool, n)["acting_primary"] for n in names}
 
 
 def osd_map(r) -> dict:
@@ -176,9 +178,7 @@ def test_replies_count_the_calls_beside_them_by_client(ioctx, ceph_cluster, tmp_
     try:
         by_osd = {}
         for name in names:
-            ret, buf, _ = r.mon_command(json.dumps({"prefix": "osd map", "pool": ceph_cluster.data_pool,
-                                                    "object": name, "nspace": NSPACE, "format": "json"}), b"")
-            m = json.loads(buf)
+            m = placement(r, ceph_cluster.data_pool, name)
             by_osd.setdefault(m["acting_primary"], {}).setdefault(m["pgid"], []).append(name)
         osd, by_pg = max(by_osd.items(), key=lambda kv: len(kv[1]))
         assert len(by_pg) >= 2, f"the objects' placement groups on osd.{osd}: {by_pg}"
