@@ -12,12 +12,12 @@ from .selectivity import selectivity_threshold
 from .sizes import check_object_size
 from .formats import CODECS, CODECS_BY_FORMAT, FORMATS, check_codec, check_format
 from .split import SplitReport, split
-from .taxi import AMOUNT_PARTS, GENERATORS, INGEST_PATTERNS, MAX_ROWS, MAX_SEED, SCHEMA, generate, ingest
+from .taxi import AMOUNT_PARTS, GENERATORS, INGEST_PATTERNS, MAX_ROWS, MAX_SEED, SCHEMA, generate, ingest, ingestible
 from .zones import ZONES_SCHEMA, generate_zones, zones_table
 
 __version__ = "0.1.0"
 __all__ = ["CEPH_DEFAULT_CONF", "generate", "ingest", "split", "SplitReport", "selectivity_threshold",
            "deploy", "verify", "clean", "check_target", "DeployReport", "VerifyReport", "describe",
            "dataset_id", "get_plugin", "check_object_size", "check_codec", "check_format", "CODECS",
-           "CODECS_BY_FORMAT", "FORMATS", "SCHEMA", "AMOUNT_PARTS", "GENERATORS", "INGEST_PATTERNS",
+           "CODECS_BY_FORMAT", "FORMATS", "SCHEMA", "AMOUNT_PARTS", "GENERATORS", "INGEST_PATTERNS", "ingestible",
            "MAX_ROWS", "MAX_SEED", "MAX_MULTIPLIER", "ZONES_SCHEMA", "zones_table", "generate_zones"]

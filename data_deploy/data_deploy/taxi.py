@@ -8,6 +8,7 @@ bounded by one block.
 """
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -124,6 +125,15 @@ GENERATORS = ("taxi",)
 """The datasets :func:`generate` makes."""
 INGEST_PATTERNS = ("*.parquet", "*.csv", "*.csv.gz")
 """The files :func:`ingest` reads (given, or found in a given directory)."""
+
+
+def ingestible(path) -> bool:
+    """Whether ``path`` is a file :data:`INGEST_PATTERNS` names, or a directory holding one (as
+    :func:`ingest` finds them): what a plan can check before anything runs."""
+    p = Path(path)
+    if p.is_dir():
+        return any(next(p.glob(pattern), None) for pattern in INGEST_PATTERNS)
+    return p.is_file() and any(fnmatch(p.name.lower(), pattern) for pattern in INGEST_PATTERNS)
 
 
 def generate(rows: int, *, seed: int = 0, out, rows_per_file: int = 1_000_000,

@@ -10,13 +10,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from fnmatch import fnmatch
-from pathlib import Path
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
-from data_deploy import (GENERATORS, INGEST_PATTERNS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_format,
-                         check_object_size)
+from data_deploy import (GENERATORS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_format,
+                         check_object_size, ingestible)
 from metareserve import LinkRate, parse_size
 from metareserve.validate import name as validate_name
 from metareserve.errors import UsageError
@@ -597,9 +595,7 @@ def _check(point: PointSpec, where: str) -> None:
     _int(d.seed, 0, f"{where}: data.seed", maximum=MAX_SEED)
     if d.input is None:
         _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
-    elif not isinstance(d.input, str) or not (
-            any(next(Path(d.input).glob(p), None) for p in INGEST_PATTERNS) if Path(d.input).is_dir()   # as ingest finds them
-            else Path(d.input).is_file() and any(fnmatch(Path(d.input).name.lower(), p) for p in INGEST_PATTERNS)):
+    elif not isinstance(d.input, str) or not ingestible(d.input):
         bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
     try:
         check_object_size(d.object_size, "data.object_size")
