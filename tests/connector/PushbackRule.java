@@ -36,14 +36,16 @@ public final class PushbackRule {
     System.out.println("osd-work " + Pushback.osdWork(1000, 100, 50, 1000) + " "
         + Pushback.osdWork(1000, 100, 50, 2500) + " " + Pushback.osdWork(1000, 100, 50, 0) + " "
         + Pushback.osdWork(1000, 0, 0, 1000) + " " + Pushback.osdWork(0, 100, 50, 0));
-    tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0, Double.NaN);
-    tail("tail-busy-osd", 5.0, 4.5, 4.2, 3.0, Double.NaN);
-    tail("tail-busy-osd-cheap-tail", 5.0, 4.5, 4.2, 3.0, 1.0);
-    tail("tail-busy-osd-dear-tail", 5.0, 4.5, 4.2, 3.0, 9.0);
-    tail("tail-whole-replies", 5.0, 0.0, 4.2, 3.0, Double.NaN);
-    tail("tail-tenant-queue", 5.0, 1.0, 4.5, 6.0, Double.NaN);
-    tail("tail-no-wait-measured", 5.0, 4.5, Double.NaN, 3.0, Double.NaN);
-    tail("tail-uneven", 5.0, 4.5, 4.2, 3.0, Double.NaN, 1, 1, 4, 1);
+    tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0, Double.NaN, 1.0);
+    tail("tail-busy-osd", 5.0, 4.5, 4.2, 3.0, Double.NaN, 3.4);
+    tail("tail-busy-osd-cheap-tail", 5.0, 4.5, 4.2, 3.0, 1.0, 3.4);
+    tail("tail-busy-osd-dear-tail", 5.0, 4.5, 4.2, 3.0, 9.0, 3.4);
+    tail("tail-whole-replies", 5.0, 0.0, 4.2, 3.0, Double.NaN, 3.4);
+    tail("tail-tenant-queue", 5.0, 1.0, 4.5, 6.0, Double.NaN, 1.0);
+    tail("tail-no-wait-measured", 5.0, 4.5, Double.NaN, 3.0, Double.NaN, 3.4);
+    tail("tail-uneven", 5.0, 4.5, 4.2, 3.0, Double.NaN, 3.4, 1, 1, 4, 1);
+    tail("tail-calls-explain-the-stretch", 5.0, 4.5, 4.2, 3.0, Double.NaN, 1.0);
+    tail("tail-calls-not-counted", 5.0, 4.5, 4.2, 3.0, Double.NaN, Double.NaN);
     run("queue-busy", lag, objects, (p, i) -> {
       double queue = i < 100 ? 0 : 20.0 * ((i * 7919L) % 11) / 10;
       return p ? new double[] {queue + 1, 0.3} : new double[] {queue + 2.5, 0};
@@ -55,10 +57,12 @@ public final class PushbackRule {
    * (or of the given sizes, in MB) after one object each way, per stored byte: a pushed one that
    * cost {@code pushed}, of which {@code osd} the OSD's scan work and {@code wait} waiting for the
    * reply (NaN: no wait measured), one read whole that cost {@code whole}, and one kept back that
-   * cost {@code kept} (NaN: none kept back yet).
+   * cost {@code kept} (NaN: none kept back yet); the pushed call stretched {@code stretch} times
+   * the calls that ran beside it (its wall time over its CPU time, 2 calls beside it; NaN: its
+   * reply counted no calls).
    */
   private static void tail(String name, double pushed, double osd, double wait, double whole, double kept,
-      double... sizes) {
+      double stretch, double... sizes) {
     Pushback rule = Pushback.of(name);
     long mb = 1_000_000;
     rule.push();   // the rule's first two choices: pushed, then read whole
@@ -67,6 +71,8 @@ public final class PushbackRule {
     if (!Double.isNaN(wait)) rule.waited(Math.round(wait * mb), mb);
     rule.measured(false, Math.round(whole * mb), mb, 0);
     if (!Double.isNaN(kept)) rule.measuredTail(Math.round(kept * mb), mb);
+    long cpu = 1_000_000, wall = Math.round(2 * cpu * (Double.isNaN(stretch) ? 1 : stretch));
+    rule.stretched(wall, cpu, Double.isNaN(stretch) ? 0 : 2 * wall);
     long[] bytes = new long[sizes.length == 0 ? 4 : sizes.length];
     for (int i = 0; i < bytes.length; i++) bytes[i] = Math.round((sizes.length == 0 ? 1 : sizes[i]) * mb);
     System.out.println(name + " " + rule.tail(bytes));

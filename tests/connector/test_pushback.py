@@ -95,3 +95,12 @@ def test_nothing_is_kept_back_where_the_wait_is_not_the_osds_scan_work(printed):
     assert printed["tail-whole-replies"] == "0"   # replies sent as stored: whole reads would share the transfer
     assert printed["tail-tenant-queue"] == "0"   # another tenant's queue: whole reads would wait in it too
     assert printed["tail-no-wait-measured"] == "0"
+
+
+def test_nothing_is_kept_back_unless_the_storage_side_is_short_of_cpu(printed):
+    """The busy OSD's waits and saving again, but its calls' stretch is what the class's calls
+    beside them explain (the query's own in flight, or another tenant's scans): scanning objects
+    here would only move their bytes over the link; and a reply that counts no calls proves nothing."""
+    assert printed["tail-busy-osd"] == "2"   # stretch 3.4x the calls beside it: something else takes the CPU
+    assert printed["tail-calls-explain-the-stretch"] == "0"
+    assert printed["tail-calls-not-counted"] == "0"

@@ -255,6 +255,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
       requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan,
           stat(stats, ScanMetrics.OWN_CALLS_NS));
+      pushback.stretched(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS),
+          stat(stats, ScanMetrics.ALL_CALLS_NS));
     }
     if (r.body() == Protocol.BODY_PARQUET) {
       metrics[ScanMetrics.WHOLE_OBJECTS]++;

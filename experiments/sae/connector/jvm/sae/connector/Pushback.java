@@ -33,7 +33,8 @@ import java.util.Map;
  * idle, and the OSD's scan work is what it waits for. A task may therefore keep the last objects
  * of its list back and read them whole, to scan them in that idle time: as many as the model says
  * fit in the pushed objects' waits, when the waits are the OSD's scan work (not the transfer of
- * replies, which a whole read would only add to). Such a task pushes its other objects: the tail
+ * replies, which a whole read would only add to) and the storage side is short of CPU (its
+ * calls stretched beyond what the class's calls beside them explain). Such a task pushes its other objects: the tail
  * is its split, and the per-object choice ({@link #push}) is for tasks that keep nothing back.
  */
 final class Pushback {
@@ -41,6 +42,9 @@ final class Pushback {
   static final double ALPHA = 0.3;
   /** Weight of the newest saving: the OSD reports its own work, so one pushed object says much. */
   static final double ALPHA_SAVING = 0.7;
+  /** How far a pushed call's stretch (wall over CPU time) must exceed the class's calls running
+   * beside it for the storage side to count as short of CPU ({@link #shortage}). */
+  static final double SHORT_OF_CPU = 1.5;
   /** Shapes remembered per executor. */
   private static final int SHAPES = 64;
   private static final Map<String, Pushback> BY_SHAPE = new LinkedHashMap<>(16, 0.75f, true) {
@@ -64,6 +68,11 @@ final class Pushback {
   /** What an object of a task's tail (read whole while pushed replies are awaited) cost the
    * reading thread, per stored byte (ns): its read's wait, the scan here and Spark's work. */
   private double tailCost = Double.NaN;
+  /** A pushed call's stretch (wall over CPU time) over the class's calls the OSD ran beside it
+   * (every client's, itself included): about 1 or below where those calls explain the stretch
+   * (queued behind the query's own or another tenant's calls), above where something outside the
+   * class takes the storage side's CPU; NaN until a reply reports the calls. */
+  private double shortage = Double.NaN;
   /** Objects sent each way so far: [pushed, read whole]. */
   private final long[] sent = {0, 0};
 
@@ -113,6 +122,17 @@ final class Pushback {
     waited = average(waited, (double) ns / Math.max(1, bytes), ALPHA);
   }
 
+  /**
+   * Record a pushed reply's call: {@code wallNs} long, {@code cpuNs} of CPU time, with
+   * {@code allCallsNs} (calls x ns) of the class's calls running beside it; ignored when the reply
+   * does not say.
+   */
+  synchronized void stretched(long wallNs, long cpuNs, long allCallsNs) {
+    if (wallNs <= 0 || cpuNs <= 0 || allCallsNs <= 0) return;
+    double calls = Math.max(1.0, (double) allCallsNs / wallNs);
+    shortage = average(shortage, (double) wallNs / cpuNs / calls, ALPHA_SAVING);
+  }
+
   /** Record what a tail object cost the reading thread: {@code ns} for {@code bytes} stored. */
   synchronized void measuredTail(long ns, long bytes) {
     tailCost = average(tailCost, (double) ns / Math.max(1, bytes), ALPHA);
@@ -128,11 +148,15 @@ final class Pushback {
    * kept-back objects' 0.23 s on the link); more, when kept-back objects cost the thread more.
    * None until the waits and a whole read are measured, or when less than half of a pushed
    * object's wait is the OSD's scan work (the saving): then the wait is the transfer or another
-   * tenant's queue, which the whole reads would share.
+   * tenant's queue, which the whole reads would share; nor unless the storage side is short of
+   * CPU ({@link #shortage} at least {@link #SHORT_OF_CPU}): where the class's calls explain their
+   * stretch, the query's own and another tenant's calls, the OSD's scan work is what the task
+   * waits for but scanning objects here only trades it for their bytes on the link.
    */
   synchronized int tail(long[] sizes) {
     double whole = Double.isNaN(tailCost) ? base + extra : Math.max(base + extra, tailCost);
-    if (Double.isNaN(waited) || Double.isNaN(whole) || Double.isNaN(saving) || saving < 0.5 * waited) return 0;
+    if (Double.isNaN(waited) || Double.isNaN(whole) || Double.isNaN(saving) || saving < 0.5 * waited
+        || !(shortage >= SHORT_OF_CPU)) return 0;
     long pushed = 0;
     for (long s : sizes) pushed += s;
     long kept = 0;

@@ -29,7 +29,7 @@ public final class ScanMetrics {
    * compressing, aggregating and sorting (not reading the object, parsing the request or handing
    * the reply over, which a plain read of the object costs the OSD as well). */
   static final int[] SCAN_WORK_NS;
-  static final int TOTAL_NS, WALL_NS, OWN_CALLS_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, REQUEST_NS, DECODE_NS, LOCAL_SCAN_NS, SPARK_NS, READER_NS;
+  static final int TOTAL_NS, WALL_NS, OWN_CALLS_NS, ALL_CALLS_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, REQUEST_NS, DECODE_NS, LOCAL_SCAN_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -75,6 +75,7 @@ public final class ScanMetrics {
     TOTAL_NS = NAMES.indexOf("total_ns");
     WALL_NS = NAMES.indexOf("wall_ns");
     OWN_CALLS_NS = NAMES.indexOf("own_calls_ns");
+    ALL_CALLS_NS = NAMES.indexOf("all_calls_ns");
     CALLS = NAMES.indexOf("calls");
     WAIT_NS = NAMES.indexOf("reply_wait_ns");
     WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
