@@ -34,8 +34,9 @@ import java.util.Map;
  * of its list back and read them whole, to scan them in that idle time: as many as the model says
  * fit in the pushed objects' waits, when the waits are the OSD's scan work (not the transfer of
  * replies, which a whole read would only add to) and the storage side is short of CPU (its
- * calls stretched beyond what the class's calls beside them explain). Such a task pushes its other objects: the tail
- * is its split, and the per-object choice ({@link #push}) is for tasks that keep nothing back.
+ * calls stretched beyond what the class's calls beside them explain). Such a task pushes its
+ * other objects: the tail is its split, and the per-object choice ({@link #push}) is for tasks
+ * that keep nothing back.
  */
 final class Pushback {
   /** Weight of the newest value in a moving average of the reading thread's times (noisy). */
