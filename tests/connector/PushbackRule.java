@@ -36,12 +36,12 @@ public final class PushbackRule {
     System.out.println("osd-work " + Pushback.osdWork(1000, 100, 50, 1000) + " "
         + Pushback.osdWork(1000, 100, 50, 2500) + " " + Pushback.osdWork(1000, 100, 50, 0) + " "
         + Pushback.osdWork(1000, 0, 0, 1000) + " " + Pushback.osdWork(0, 100, 50, 0));
-    tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0, Double.NaN, 1.0);
+    tail("tail-idle-osd", 1.0, 0.8, 0.6, 3.0, Double.NaN, 3.4);
     tail("tail-busy-osd", 5.0, 4.5, 4.2, 3.0, Double.NaN, 3.4);
     tail("tail-busy-osd-cheap-tail", 5.0, 4.5, 4.2, 3.0, 1.0, 3.4);
     tail("tail-busy-osd-dear-tail", 5.0, 4.5, 4.2, 3.0, 9.0, 3.4);
     tail("tail-whole-replies", 5.0, 0.0, 4.2, 3.0, Double.NaN, 3.4);
-    tail("tail-tenant-queue", 5.0, 1.0, 4.5, 6.0, Double.NaN, 1.0);
+    tail("tail-tenant-queue", 5.0, 1.0, 4.5, 6.0, Double.NaN, 3.4);
     tail("tail-no-wait-measured", 5.0, 4.5, Double.NaN, 3.0, Double.NaN, 3.4);
     tail("tail-uneven", 5.0, 4.5, 4.2, 3.0, Double.NaN, 3.4, 1, 1, 4, 1);
     tail("tail-calls-explain-the-stretch", 5.0, 4.5, 4.2, 3.0, Double.NaN, 1.0);

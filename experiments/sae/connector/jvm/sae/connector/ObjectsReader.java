@@ -253,10 +253,9 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     if (fromOsd && pushback != null) {   // mode auto's saving
       long scan = 0;
       for (int i : ScanMetrics.SCAN_WORK_NS) scan += stat(stats, i);
-      requestOsdWork = Pushback.osdWork(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS), scan,
-          stat(stats, ScanMetrics.OWN_CALLS_NS));
-      pushback.stretched(stat(stats, ScanMetrics.WALL_NS), stat(stats, ScanMetrics.TOTAL_NS),
-          stat(stats, ScanMetrics.ALL_CALLS_NS));
+      long wall = stat(stats, ScanMetrics.WALL_NS), cpu = stat(stats, ScanMetrics.TOTAL_NS);
+      requestOsdWork = Pushback.osdWork(wall, cpu, scan, stat(stats, ScanMetrics.OWN_CALLS_NS));
+      pushback.stretched(wall, cpu, stat(stats, ScanMetrics.ALL_CALLS_NS));
     }
     if (r.body() == Protocol.BODY_PARQUET) {
       metrics[ScanMetrics.WHOLE_OBJECTS]++;

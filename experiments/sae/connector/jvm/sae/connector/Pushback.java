@@ -130,8 +130,7 @@ final class Pushback {
    */
   synchronized void stretched(long wallNs, long cpuNs, long allCallsNs) {
     if (wallNs <= 0 || cpuNs <= 0 || allCallsNs <= 0) return;
-    double calls = Math.max(1.0, (double) allCallsNs / wallNs);
-    shortage = average(shortage, (double) wallNs / cpuNs / calls, ALPHA_SAVING);
+    shortage = average(shortage, (double) wallNs / cpuNs / callsBeside(allCallsNs, wallNs), ALPHA_SAVING);
   }
 
   /** Record what a tail object cost the reading thread: {@code ns} for {@code bytes} stored. */
@@ -190,8 +189,14 @@ final class Pushback {
    */
   static long osdWork(long wallNs, long totalCpuNs, long scanCpuNs, long ownCallsNs) {
     if (wallNs <= 0 || totalCpuNs <= 0) return 0;
-    double own = Math.max(1.0, (double) ownCallsNs / wallNs);
-    return Math.round(wallNs * Math.min(1.0, (double) scanCpuNs / totalCpuNs) / own);
+    double scanShare = Math.min(1.0, (double) scanCpuNs / totalCpuNs);
+    return Math.round(wallNs * scanShare / callsBeside(ownCallsNs, wallNs));
+  }
+
+  /** How many calls ran beside a call on average, itself included, from a reply's calls x ns
+   * count over its wall time (docs/protocol.md, "Calls beside"); 1 when the reply does not say. */
+  private static double callsBeside(long callsNs, long wallNs) {
+    return Math.max(1.0, (double) callsNs / wallNs);
   }
 
   /**
