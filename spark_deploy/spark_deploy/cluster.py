@@ -89,6 +89,11 @@ class SparkCluster(Service):
         self.nodes = self.layout.all_names("spark-master", "spark-worker", "driver")
         self._pyver: dict[str, str] = {}
 
+    def on_own_connections(self) -> "SparkCluster":
+        """This cluster over connections of its own (opened on first use, closed by
+        :meth:`close`), for an application that outlives the connections it was started beside."""
+        return SparkCluster(self.reservation, self.layout, self.options)
+
     # -- plumbing -------------------------------------------------------------------------
     def address(self, node: str) -> str:
         return self.reservation.node(node).cluster_address

@@ -18,6 +18,7 @@ import sae
 from sae.planning import queries
 from monitor_deploy import read_frame
 from sae.results.eventlog import input_batches
+from sae.results.storage_work import json_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -113,6 +114,34 @@ def test_catalogue_index_links_every_report(catalogue, figure):
                 changed = [o["message"] for o in s["nodes"].values() if o["changed"]]
                 assert all(s["stage"] == "start" and "PG autoscaler turned" in m for m in changed), (e["experiment"], s)
     figure("catalogue, seconds per experiment: " + ", ".join(f"{n} {e['seconds']:.0f}" for n, e in entries.items()))
+
+
+def test_runs_share_one_warm_application(catalogue):
+    """One warm Spark application serves consecutive runs whose points need the same Spark options
+    and host shape (their raw files' ``app`` events name one driver JVM); a change of either, and
+    batchsize (its figure reads the application's event log, written whole at its end), get an
+    application of their own; none outlives the catalogue."""
+    _, _, entries, index = catalogue
+    apps = []   # (experiment, driver JVM, keys of its first point, keys of its last point), in run order
+    for name, e in entries.items():
+        run = Path(e["run"])
+        keys = {p["id"]: (p["start_key"], p["shape_key"]) for p in yaml.safe_load((run / "plan.yaml").read_text())["points"]}
+        raws = [r for r in (run / "raw").glob("s*.jsonl") if not r.name.endswith(".ceph.jsonl")]
+        for raw in sorted(raws, key=lambda r: int(r.stem.split("-")[1])):   # s<session>-<application>-<point>
+            events = json_lines(raw)
+            points = [ev["point"] for ev in events if ev.get("event") == "point"]
+            jvms = {ev["jvm_pid"] for ev in events if ev.get("event") == "app"}
+            assert len(jvms) == 1 and points, (raw, jvms)
+            apps.append((name, jvms.pop(), keys[points[0]], keys[points[-1]]))
+    shared = 0
+    for (before, jvm_before, _, last), (name, jvm, first, _) in zip(apps, apps[1:]):
+        same = last == first and "batchsize" not in (before, name)
+        assert (jvm == jvm_before) == same, (before, name, last, first)
+        shared += same and before != name
+    assert shared >= 5, apps
+    assert list((index.parent / "logs").glob("*/driver.log")), "no shared application's driver log fetched"
+    left = subprocess.run(["pgrep", "-f", "/sae/shared-"], capture_output=True, text=True)
+    assert left.returncode == 1, f"a shared application outlived the catalogue: {left.stdout}"
 
 
 def test_alleviation(catalogue):

@@ -33,6 +33,12 @@ seconds, rows, checksum; ``prewarm`` extra queries are ``"discarded": true``), `
 queries are skipped, the other points still run).
 ``pause`` seconds separate consecutive queries, across points too, and precede the first (the
 controller reads the OSDs' counters in these pauses).
+
+With ``"serve": {"dir": "<dir>", "idle": 300}`` the application stays up after its points for
+more of them (sae.running.shared_app: the runs of a catalogue share it): it prints ``job-end``
+(``"job": n``, the first configuration being job 0), then waits for ``<dir>/job-<n+1>.json`` (a
+configuration like this one, without ``serve``) and runs it in the same session; it stops at
+``<dir>/stop`` or after ``idle`` seconds without a job.
 """
 import hashlib
 import importlib
@@ -130,9 +136,8 @@ def schedule(cfg):
             for kind, rep in [("prewarm", i) for i in range(p.get("prewarm", 0))] + [("rep", r) for r in p["reps"]]]
 
 
-def main(cfg):
-    spark = SparkSession.builder.appName(f"sae {cfg['run_id']}").getOrCreate()
-    registered = set()
+def run_job(spark, cfg, registered):
+    """Run one configuration's points in ``spark`` (see the module docstring)."""
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
     points = {p["point"]: p for p in cfg["points"]}
     order = [entry for entry in schedule(cfg) if entry[0] in points]
@@ -161,6 +166,33 @@ def main(cfg):
         for pid in [p for p in points if p not in started]:   # a point with nothing to run
             emit(out, {"event": "point", "point": pid, "time": time.time()})
             emit(out, {"event": "point-end", "point": pid, "time": time.time(), "error": None})
+
+
+def next_job(serve, n, poll=0.1):
+    """Job ``n``'s configuration from the serve directory, once it is there; None at the
+    ``stop`` file or after ``serve["idle"]`` seconds without it."""
+    path, stop = os.path.join(serve["dir"], f"job-{n}.json"), os.path.join(serve["dir"], "stop")
+    deadline = time.time() + serve["idle"]
+    while time.time() < deadline:
+        if os.path.exists(path):
+            with open(path) as f:
+                return json.load(f)
+        if os.path.exists(stop):
+            return None
+        time.sleep(poll)
+    return None
+
+
+def main(cfg):
+    spark = SparkSession.builder.appName(f"sae {cfg['run_id']}").getOrCreate()
+    registered, serve, job = set(), cfg.get("serve"), 0
+    while cfg is not None:
+        run_job(spark, cfg, registered)
+        if serve is None:
+            break
+        emit(None, {"event": "job-end", "job": job})
+        job += 1
+        cfg = next_job(serve, job)
     spark.stop()
 
 

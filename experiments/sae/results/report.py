@@ -368,6 +368,17 @@ def figure_names(plan: Plan) -> list[str]:
     return list(dict.fromkeys([*plan.figures, *STANDARD_FIGURES]))
 
 
+EVENT_LOG_FIGURES = ("batchsize",)
+"""Figures drawn from Spark's event log (sae.results.eventlog), which an application writes
+whole only when it ends."""
+
+
+def reads_event_log(plan: Plan) -> bool:
+    """Whether the run's report reads its applications' event logs: they must end within the run
+    (not be shared with the next runs of a catalogue, sae.running.shared_app)."""
+    return any(name in EVENT_LOG_FIGURES for name in figure_names(plan))
+
+
 def make_report(path) -> list[Path]:
     """Write the run's figures (:func:`figure_names`), the summary (``summary.txt``,
     ``summary.csv``) and ``index.html`` into ``report/``; returns their paths (none when nothing is

@@ -5,7 +5,9 @@ Every file is loaded and planned first, so a bad one stops the catalogue before 
 ``exclude`` leaves experiments out by name (e.g. ``versions`` where PyPI is out of reach).
 The runs then share what they can: local runs reattach to the one local cluster sae keeps
 (:func:`sae.running.stages.choose_cluster`), a stack deployed by an earlier experiment reports "no
-changes", and datasets stay deployed for the next experiment that reads them. An experiment that
+changes", datasets stay deployed for the next experiment that reads them, and consecutive runs
+with the same Spark options and host shape query in one warm Spark application
+(:mod:`sae.running.shared_app`; a run whose report reads Spark's event log has its own). An experiment that
 fails is recorded and the next one runs; ``--teardown`` stops and releases after the last one.
 
 Written under ``<out>/catalogue/<YYYYmmdd-HHMMSS>-<profile>/`` (``latest`` points to the newest):
@@ -15,6 +17,7 @@ experiment.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -29,6 +32,7 @@ from . import runner
 from ..planning import settings as settings_mod
 from ..planning.loader import load_experiment
 from .context import RunOptions
+from .shared_app import SharedApplication
 from ..results.report import figure_names
 from ..results.results import RunDir
 
@@ -104,6 +108,23 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
     label = profiles.pop() if len(profiles) == 1 else "mixed"
     root = _new_root(Path(out), label)
     say(None, STAGE, f"{len(entries)} experiments; index {root / 'index.html'}")
+    start, shared = time.time(), SharedApplication(root / "logs")
+    with contextlib.closing(shared):
+        _run_each(files, entries, root, label, profile=profile, out=out, options=options, shared=shared)
+    failed = [e for e in entries if e.status == "failed"]
+    say(None, STAGE, f"done in {_minutes(time.time() - start)}: {len(entries) - len(failed)} of {len(entries)} "
+                     f"experiments ran; index {root / 'index.html'}")
+    if failed:
+        raise OperationalError(f"{len(failed)} of {len(entries)} experiments failed ("
+                               f"{', '.join(e.experiment for e in failed)}; first: {failed[0].error}); "
+                               f"see {root / 'index.html'}")
+    return root / "index.html"
+
+
+def _run_each(files: list, entries: list[Entry], root: Path, label: str, *, profile, out, options: RunOptions,
+              shared: SharedApplication) -> None:
+    """Run the experiments one after another, each recorded in ``entries`` and the index as it
+    goes; they share one warm Spark application where they can (``shared``)."""
     start = time.time()
     for n, ((f, own), entry) in enumerate(zip(files, entries), 1):
         last = n == len(entries)
@@ -113,7 +134,10 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
         latest = Path(out) / entry.experiment / "latest"
         before = latest.resolve() if latest.exists() else None
         try:
-            handle = runner.run(f, profile=profile, out=out, set=own,
+            final = last and options.teardown   # its stack stops at its end: no application outlives it
+            if final:
+                shared.stop()
+            handle = runner.run(f, profile=profile, out=out, set=own, shared=None if final else shared,
                                 options=dataclasses.replace(options, teardown=options.teardown and last))
             entry.status, entry.run = "done", str(handle.root)
         except SaeError as e:
@@ -124,14 +148,6 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
             entry.seconds = round(time.time() - t0, 1)
             entry.headline = _headline(entry.run)
             _write(root, entries, label, time.time() - start)
-    failed = [e for e in entries if e.status == "failed"]
-    say(None, STAGE, f"done in {_minutes(time.time() - start)}: {len(entries) - len(failed)} of {len(entries)} "
-                     f"experiments ran; index {root / 'index.html'}")
-    if failed:
-        raise OperationalError(f"{len(failed)} of {len(entries)} experiments failed ("
-                               f"{', '.join(e.experiment for e in failed)}; first: {failed[0].error}); "
-                               f"see {root / 'index.html'}")
-    return root / "index.html"
 
 
 def _new_root(out: Path, label: str) -> Path:

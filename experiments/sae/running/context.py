@@ -16,6 +16,7 @@ from spark_deploy import SparkCluster, SparkOptions
 
 from ..connector import SubmitSpec
 from .console import Quiet, RunConsole
+from .shared_app import SharedApplication
 from ..results.ledger import RunLedger
 from ..planning.planner import PlannedPoint, Plan, digest
 from ..results.results import RunDir
@@ -113,7 +114,8 @@ class StageContext:
     """What a stage gets: the experiment, plan, run directory, ledger and options; the current
     ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
     the live deployer objects of the current :class:`Stack`;
-    ``console`` is what the person at the console reads (:mod:`sae.running.console`)."""
+    ``console`` is what the person at the console reads (:mod:`sae.running.console`); ``shared``:
+    the warm Spark application of a catalogue (:mod:`sae.running.shared_app`)."""
 
     experiment: Experiment
     plan: Plan
@@ -128,6 +130,7 @@ class StageContext:
     console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
     apps: int = 0   # Spark applications submitted in this session (names their raw files)
     lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation
+    shared: SharedApplication | None = None   # a catalogue's warm application (None: the run's own)
 
     def connect(self):
         """The open remote-execution Cluster (loading the run's reservation if needed)."""

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from metareserve import Cluster, StageReport, node_agent
+from metareserve import Cluster, StageReport
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
@@ -36,8 +36,10 @@ from ..planning import queries
 from ..planning.planner import digest
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs, dataset_path
+from .shared_app import stop_applications, stop_leftovers
 from .storage_watch import StorageWatch, down_message
 from .tenant_load import CpuTenant, ScanTenant, Tenant
+from ..results.report import reads_event_log
 from ..results.storage_work import OpsRecorder
 
 TAG = "sae-rep "
@@ -190,19 +192,10 @@ def _remote_dir(ctx: StageContext, stack: Stack) -> str:
     return f"{ctx.reservation.node_dir(stack.spark.driver_node, 'sae')}/{ctx.run.root.name}"
 
 
-def _stop_applications(cluster, driver: str, text: str, stage: str) -> list[int]:
-    """Stop (SIGTERM, then SIGKILL after 30 s) every process on the driver node whose command
-    line names ``text`` (an application's output path: spark-submit, its JVM and the Python
-    app all name it); returns their pids."""
-    pids = cluster.call(node_agent, "pids_naming", text, nodes=[driver], stage=stage)[driver]
-    cluster.call(node_agent, "stop_pids", pids, 30.0, nodes=[driver], stage=stage)
-    return pids
-
-
 def _kill_orphans(ctx: StageContext, stack: Stack) -> None:
     """Stop applications of this run that a killed runner left behind (their raw files name them)."""
     driver = stack.spark.driver_node
-    killed = _stop_applications(ctx.connect(), driver, f"{_remote_dir(ctx, stack)}/", f"{STAGE} orphans")
+    killed = stop_applications(ctx.connect(), driver, f"{_remote_dir(ctx, stack)}/", f"{STAGE} orphans")
     if killed:
         say(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
 
@@ -221,23 +214,35 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
            "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
     s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
-    conf = {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf}
+    submit = {"py_files": list(build.py_files) if build else [], "jars": list(build.jars) if build else [],
+              "conf": {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf},
+              "env": dict(build.env) if build else {}}
+    shared = ctx.shared if ctx.shared is not None and not reads_event_log(ctx.plan) else None
+    if ctx.shared is not None and shared is None:
+        ctx.shared.stop()   # it holds the workers' cores
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
     recorder = Recorder(ctx, stack, points, ops=ops, tenants=_tenants(ctx, stack, points[0]))
-    watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, remote_out)) if stack.ceph else None
+
+    def named() -> str:   # what the application's command lines name
+        return (shared.text if shared is not None else None) or remote_out
+    watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, named())) if stack.ceph else None
     error = None
     with ops or contextlib.nullcontext(), contextlib.ExitStack() as tenants, recorder, \
             watch or contextlib.nullcontext():
         for tenant in recorder.tenants:
             tenants.enter_context(tenant)
         try:
-            spark.submit(str(APP), args=[json.dumps(cfg)], py_files=list(build.py_files) if build else [],
-                         jars=list(build.jars) if build else [], conf=conf,
-                         env=dict(build.env) if build else {}, log_dir=rd.logs / tag, on_line=recorder.line)
+            if shared is not None:
+                error = shared.run((points[0].start_key, points[0].shape_key), spark, cfg, submit, recorder.line,
+                                   ctx.connect())
+            else:
+                stop_leftovers(ctx.connect(), spark, STAGE)
+                spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=rd.logs / tag, on_line=recorder.line,
+                             **submit)
         except SaeError as e:
             error = str(e)
         except KeyboardInterrupt:
-            _stop_interrupted(ctx, stack, remote_out, recorder)
+            _stop_interrupted(ctx, stack, named(), recorder)
             raise
         raw = rd.raw / f"{tag}.jsonl"
         _fetch(ctx, driver, remote_out, raw)
@@ -292,7 +297,7 @@ def _stop_interrupted(ctx: StageContext, stack: Stack, remote_out: str, recorder
     also reached the streaming ones), and fail what it was running so ``sae resume`` reruns it."""
     driver = stack.spark.driver_node
     with Cluster(ctx.reservation) as cluster:
-        pids = _stop_applications(cluster, driver, remote_out, f"{STAGE} interrupt")
+        pids = stop_applications(cluster, driver, remote_out, f"{STAGE} interrupt")
     say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
     recorder.finish(f"[{driver} {STAGE}] interrupted (Ctrl-C); 'sae resume' reruns it")
 
@@ -361,7 +366,7 @@ class Recorder:
         rather than let its queries wait for the client's op timeout."""
         self.down = why
         with Cluster(self.ctx.reservation) as cluster:
-            pids = _stop_applications(cluster, self.driver, remote_out, f"{STAGE} storage watch")
+            pids = stop_applications(cluster, self.driver, remote_out, f"{STAGE} storage watch")
         say(self.driver, f"{STAGE} storage watch", f"stopped the Spark application (processes {pids}): {why}")
 
     def finish(self, error: str) -> None:

@@ -22,6 +22,7 @@ from ..planning import settings as settings_mod
 from . import hosts, stages as builtin
 from .context import RunOptions, StageContext, spark_software
 from .plan_checks import check_own_node_names, check_reservation
+from .shared_app import SharedApplication
 from .console import RunConsole
 from ..results.handle import RunHandle
 from ..results.ledger import RunLedger
@@ -33,6 +34,9 @@ from ..planning.spec import Experiment, check_every_setting_runs
 
 SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "start_key", "build": "stack_key",
               "generate": "data_key", "deploy": "data_key"}
+APP_STAGES = ("shape", "install", "start", "build")
+"""Setup stages that change what a running Spark application runs on (daemons, connector, the
+hosts' cores): a catalogue's shared application started for other points stops before them."""
 
 
 def _file_hash(path: Path) -> str:
@@ -74,14 +78,15 @@ def prepare(file, *, profile: str | None, options: RunOptions, settings=None) ->
 
 
 def run(file, *, profile: str | None = None, out="results", options: RunOptions | None = None,
-        set=None) -> RunHandle:
+        set=None, shared: SharedApplication | None = None) -> RunHandle:
     """Run the experiment in ``file`` (a path, or an :class:`Experiment` object, e.g. one
     changed with ``dataclasses.replace``) into a new run directory under ``out``; returns its
     handle (``.root``: the directory, ``.results``, ``.summary``, ``.figures()``).
 
     ``profile`` defaults to ``tiny`` when the experiment defines it. ``set``: settings applied
     after the profile (``{"workload.selectivity": 5}`` or ``["workload.selectivity=5"]``,
-    :mod:`sae.planning.settings`), validated like the file.
+    :mod:`sae.planning.settings`), validated like the file. ``shared``: the warm application
+    the runs of a catalogue share (:mod:`sae.running.shared_app`; None: the run's own).
     The spec and plan are written first, then every step of the plan is executed in order.
     Raises UsageError before touching nodes for a bad file, profile or reservation, and
     OperationalError naming point, stage and host when a step or repetition failed.
@@ -108,7 +113,7 @@ def run(file, *, profile: str | None = None, out="results", options: RunOptions 
         rd.write_yaml(rd.versions, provenance.record(vers, experiment_file="experiment.py" if file else None))
         ledger = RunLedger.create(rd.ledger, p, vers)
         say(None, "sae run", f"run directory {rd.root}")
-        _execute(experiment, p, rd, ledger, options, command="run")
+        _execute(experiment, p, rd, ledger, options, command="run", shared=shared)
     except BaseException as e:
         if ledger is not None and _progressed(ledger):
             raise
@@ -352,12 +357,12 @@ def _groups(experiment: Experiment, p: Plan, steps: list, options: RunOptions) -
 
 
 def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, options: RunOptions,
-             *, command: str, allow_changes: bool = False) -> None:
+             *, command: str, allow_changes: bool = False, shared: SharedApplication | None = None) -> None:
     ledger.begin_session(command)
     unfinished = _unfinished(p, ledger)
     console = RunConsole(p, ledger, unfinished)
     ctx = StageContext(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options,
-                       console=console)
+                       console=console, shared=shared if options.warm else None)
     reports = rd.read_yaml(rd.stages) or []
 
     def record(index: int, stage: str, point: str | None, start: float, outcome: str, report=None,
@@ -381,6 +386,8 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                 elif step.stage == "run" and "run" not in experiment.stages:
                     _run_group(ctx, group, record)
                 else:
+                    if ctx.shared is not None and ctx.point is not None and step.stage in APP_STAGES:
+                        ctx.shared.stop_unless_for((ctx.point.start_key, ctx.point.shape_key))
                     _step(ctx, index, step.stage, ctx.point, record)
                     if step.stage == "start" and ctx.stack is not None:
                         _record_nodes(ctx, allow_changes)
