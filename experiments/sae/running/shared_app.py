@@ -110,19 +110,21 @@ class SharedApplication:
         did. ``cluster``: the run's connections (to stop leftovers)."""
         self.stop_unless_for(keys)
         live = self.live
-        if live is not None and (live.submit != json.dumps(submit, sort_keys=True) or live.ended.is_set()):
+        if live is not None and (live.submit != json.dumps(submit, sort_keys=True, default=str) or live.ended.is_set()):
             self.stop()
             live = None
         if live is not None:
             live.jobs += 1
+            self._expect(live.jobs, on_line)   # before the job file: its first lines may come at once
             live.control.write(f"{live.dir}/job-{live.jobs}.json", json.dumps(cfg), nodes=[live.driver],
                                stage=STAGE, mode=0o600)
-            error, took = self._wait(live, live.jobs, on_line)
+            error, took = self._wait(live)
             if took:
                 return error
             self.stop()   # it ended (idle) before it took the job: a new one takes it
         stop_leftovers(cluster, spark, STAGE)
-        return self._wait(self._start(keys, spark, cfg, submit), 0, on_line)[0]
+        self._expect(0, on_line)
+        return self._wait(self._start(keys, spark, cfg, submit))[0]
 
     def stop_unless_for(self, keys: tuple) -> None:
         """Stop the live application unless it was started for points of ``keys`` (start and
@@ -154,7 +156,7 @@ class SharedApplication:
 
     def _start(self, keys: tuple, spark: SparkCluster, cfg: dict, submit: dict) -> _Live:
         own = spark.on_own_connections()
-        live = _Live(tuple(keys), json.dumps(submit, sort_keys=True), own, Cluster(own.reservation),
+        live = _Live(tuple(keys), json.dumps(submit, sort_keys=True, default=str), own, Cluster(own.reservation),
                      f"{serve_root(own)}/{PREFIX}{secrets.token_hex(4)}")
         live.control.run(["mkdir", "-p", live.dir], nodes=[live.driver], stage=STAGE)
         args = [json.dumps(dict(cfg, serve={"dir": live.dir, "idle": IDLE}))]
@@ -173,10 +175,13 @@ class SharedApplication:
         finally:
             live.ended.set()
 
-    def _wait(self, live: _Live, job: int, on_line) -> tuple[str | None, bool]:
-        """Wait for job ``job`` to end, or the application: (error, whether it took the job)."""
+    def _expect(self, job: int, on_line: Callable[[str], None]) -> None:
+        """Route the application's lines to ``on_line`` until job ``job`` ends."""
         self._sink, self._job, self._took = on_line, job, False
         self._done.clear()
+
+    def _wait(self, live: _Live) -> tuple[str | None, bool]:
+        """Wait for the expected job to end, or the application: (error, whether it took the job)."""
         try:
             while not self._done.wait(0.5):
                 if live.ended.is_set():
