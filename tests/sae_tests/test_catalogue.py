@@ -125,7 +125,8 @@ def test_runs_share_one_warm_application(catalogue):
     apps = []   # (experiment, driver JVM, keys of its first point, keys of its last point), in run order
     for name, e in entries.items():
         run = Path(e["run"])
-        keys = {p["id"]: (p["start_key"], p["shape_key"]) for p in yaml.safe_load((run / "plan.yaml").read_text())["points"]}
+        plan = yaml.safe_load((run / "plan.yaml").read_text())
+        keys = {p["id"]: (p["start_key"], p["shape_key"]) for p in plan["points"]}
         raws = [r for r in (run / "raw").glob("s*.jsonl") if not r.name.endswith(".ceph.jsonl")]
         for raw in sorted(raws, key=lambda r: int(r.stem.split("-")[1])):   # s<session>-<application>-<point>
             events = json_lines(raw)
