@@ -36,8 +36,9 @@ from ..app import APP
 
 STAGE = "sae shared app"
 TAG = "sae-rep "
-IDLE = 300.0
-"""Seconds the application waits for its next job before it ends by itself."""
+IDLE = 1800.0
+"""Seconds the application waits for its next job before it ends by itself (a killed catalogue;
+the next run on the cluster stops it sooner)."""
 STOP_WAIT = 60.0
 """Seconds a stopped application has to end (it finishes a job in progress first) before it is killed."""
 PREFIX = "shared-"
