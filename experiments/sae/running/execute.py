@@ -292,12 +292,13 @@ def _storage_hint(stack: Stack) -> str:
     return "; " + down_message([f"{d.name} on {d.host}" for d in down])
 
 
-def _stop_interrupted(ctx: StageContext, stack: Stack, remote_out: str, recorder: "Recorder") -> None:
-    """Ctrl-C: stop the application on the driver node, over fresh connections (the interrupt
-    also reached the streaming ones), and fail what it was running so ``sae resume`` reruns it."""
+def _stop_interrupted(ctx: StageContext, stack: Stack, named: str, recorder: "Recorder") -> None:
+    """Ctrl-C: stop the application whose command lines name ``named`` on the driver node, over
+    fresh connections (the interrupt also reached the streaming ones), and fail what it was
+    running so ``sae resume`` reruns it."""
     driver = stack.spark.driver_node
     with Cluster(ctx.reservation) as cluster:
-        pids = stop_applications(cluster, driver, remote_out, f"{STAGE} interrupt")
+        pids = stop_applications(cluster, driver, named, f"{STAGE} interrupt")
     say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
     recorder.finish(f"[{driver} {STAGE}] interrupted (Ctrl-C); 'sae resume' reruns it")
 
@@ -361,12 +362,13 @@ class Recorder:
             except ValueError:
                 continue
 
-    def storage_down(self, why: str, remote_out: str) -> None:
-        """A Ceph daemon died mid-application (:class:`StorageWatch`): stop the application now
-        rather than let its queries wait for the client's op timeout."""
+    def storage_down(self, why: str, named: str) -> None:
+        """A Ceph daemon died mid-application (:class:`StorageWatch`): stop the application (its
+        command lines name ``named``) now rather than let its queries wait for the client's op
+        timeout."""
         self.down = why
         with Cluster(self.ctx.reservation) as cluster:
-            pids = stop_applications(cluster, self.driver, remote_out, f"{STAGE} storage watch")
+            pids = stop_applications(cluster, self.driver, named, f"{STAGE} storage watch")
         say(self.driver, f"{STAGE} storage watch", f"stopped the Spark application (processes {pids}): {why}")
 
     def finish(self, error: str) -> None:

@@ -116,6 +116,7 @@ class SharedApplication:
             live = None
         if live is not None:
             live.jobs += 1
+            say(live.driver, STAGE, f"job {live.jobs} in the warm application an earlier run started ({live.dir})")
             self._expect(live.jobs, on_line)   # before the job file: its first lines may come at once
             live.control.write(f"{live.dir}/job-{live.jobs}.json", json.dumps(cfg), nodes=[live.driver],
                                stage=STAGE, mode=0o600)
