@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from sae.app import run_points
+from sae.app import EVENT_TAG, run_points
 from sae.planning.loader import load_experiment
 from sae.planning.planner import plan
 from sae.results.report import reads_event_log
@@ -32,3 +32,7 @@ def test_only_a_report_that_reads_the_event_log_keeps_its_own_application():
         return plan(load_experiment(ROOT / "experiments" / f"{name}.py"), profile="tiny")
     assert reads_event_log(planned("batchsize"))
     assert not any(reads_event_log(planned(n)) for n in ("selectivity", "alleviation", "objectsize", "queries"))
+
+
+def test_the_application_and_the_controller_spell_the_event_prefix_alike():
+    assert run_points.TAG == EVENT_TAG

@@ -5,3 +5,6 @@ from pathlib import Path
 
 APP = Path(__file__).with_name("run_points.py")
 BACKEND_SCAN = Path(__file__).with_name("backend_scan.py")
+EVENT_TAG = "sae-rep "
+"""The prefix of run_points.py's event lines on its output (it runs on the driver host without sae,
+so it spells the prefix itself: its ``TAG``)."""

@@ -34,7 +34,7 @@ queries are skipped, the other points still run).
 ``pause`` seconds separate consecutive queries, across points too, and precede the first (the
 controller reads the OSDs' counters in these pauses).
 
-With ``"serve": {"dir": "<dir>", "idle": 300}`` the application stays up after its points for
+With ``"serve": {"dir": "<dir>", "idle": 1800}`` the application stays up after its points for
 more of them (sae.running.shared_app: the runs of a catalogue share it): it prints ``job-end``
 (``"job": n``, the first configuration being job 0), then waits for ``<dir>/job-<n+1>.json`` (a
 configuration like this one, without ``serve``) and runs it in the same session; it stops at
@@ -50,7 +50,7 @@ import time
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-TAG = "sae-rep "
+TAG = "sae-rep "   # sae.app.EVENT_TAG: this file runs without sae
 
 
 def emit(out, record):

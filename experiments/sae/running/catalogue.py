@@ -7,8 +7,9 @@ The runs then share what they can: local runs reattach to the one local cluster 
 (:func:`sae.running.stages.choose_cluster`), a stack deployed by an earlier experiment reports "no
 changes", datasets stay deployed for the next experiment that reads them, and consecutive runs
 with the same Spark options and host shape query in one warm Spark application
-(:mod:`sae.running.shared_app`; a run whose report reads Spark's event log has its own). An experiment that
-fails is recorded and the next one runs; ``--teardown`` stops and releases after the last one.
+(:mod:`sae.running.shared_app`; a run whose report reads Spark's event log has its own). An
+experiment that fails is recorded and the next one runs; ``--teardown`` stops and releases after
+the last one.
 
 Written under ``<out>/catalogue/<YYYYmmdd-HHMMSS>-<profile>/`` (``latest`` points to the newest):
 ``index.html`` (per experiment: what it reproduces, outcome, wall time, a link to its report and
@@ -110,7 +111,7 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
     say(None, STAGE, f"{len(entries)} experiments; index {root / 'index.html'}")
     start, shared = time.time(), SharedApplication(root / "logs")
     with contextlib.closing(shared):
-        _run_each(files, entries, root, label, profile=profile, out=out, options=options, shared=shared)
+        _run_each(files, entries, root, label, start, profile=profile, out=out, options=options, shared=shared)
     failed = [e for e in entries if e.status == "failed"]
     say(None, STAGE, f"done in {_minutes(time.time() - start)}: {len(entries) - len(failed)} of {len(entries)} "
                      f"experiments ran; index {root / 'index.html'}")
@@ -121,11 +122,11 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
     return root / "index.html"
 
 
-def _run_each(files: list, entries: list[Entry], root: Path, label: str, *, profile, out, options: RunOptions,
-              shared: SharedApplication) -> None:
-    """Run the experiments one after another, each recorded in ``entries`` and the index as it
-    goes; they share one warm Spark application where they can (``shared``)."""
-    start = time.time()
+def _run_each(files: list, entries: list[Entry], root: Path, label: str, start: float, *, profile, out,
+              options: RunOptions, shared: SharedApplication) -> None:
+    """Run the experiments one after another, each recorded in ``entries`` and the index (wall
+    time since ``start``) as it goes; they share one warm Spark application where they can
+    (``shared``)."""
     for n, ((f, own), entry) in enumerate(zip(files, entries), 1):
         last = n == len(entries)
         entry.status, t0 = "running", time.time()

@@ -30,7 +30,7 @@ from metareserve import Cluster, StageReport
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 
-from ..app import APP, BACKEND_SCAN
+from ..app import APP, BACKEND_SCAN, EVENT_TAG as TAG
 from ..connector.protocol import Request
 from ..planning import queries
 from ..planning.planner import digest
@@ -42,7 +42,6 @@ from .tenant_load import CpuTenant, ScanTenant, Tenant
 from ..results.report import reads_event_log
 from ..results.storage_work import OpsRecorder
 
-TAG = "sae-rep "
 STAGE = "sae run"
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
 RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan")   # scan: sae-ceph readers only; answer: sql queries

@@ -32,10 +32,9 @@ from metareserve.errors import SaeError
 from metareserve.log import node_log, say
 from spark_deploy import SparkCluster
 
-from ..app import APP
+from ..app import APP, EVENT_TAG as TAG
 
 STAGE = "sae shared app"
-TAG = "sae-rep "
 IDLE = 1800.0
 """Seconds the application waits for its next job before it ends by itself (a killed catalogue;
 the next run on the cluster stops it sooner)."""
