@@ -29,6 +29,8 @@ _OPTION_FLAGS = [
     click.option("--prefix", help="Per-node state directory ({node} = node name)."),
     click.option("--class-sharing/--no-class-sharing", "class_sharing", default=None,
                  help="Let client-mode JVMs map the classes an earlier driver loaded (default on)."),
+    click.option("--jit", type=click.Choice(["full", "quick"]),
+                 help="Applications' JIT: full (default) or quick (C1 only: cheaper cold starts, slower peak)."),
     click.option("--python-package", "python_packages", multiple=True, help="Extra PyPI requirement for the node venv."),
     click.option("--spark-conf", "conf", multiple=True, metavar="KEY=VALUE", help="Extra spark-defaults entry."),
     click.option("--spark-env", "env", multiple=True, metavar="KEY=VALUE",

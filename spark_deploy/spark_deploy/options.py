@@ -16,6 +16,10 @@ _MEMORY = re.compile(r"([0-9]+)([kmgt]?)", re.IGNORECASE | re.ASCII)
 _MEMORY_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 MAX_MEMORY = 1 << 44     # 16 TiB: more is a typo, refused here rather than by a JVM on a host
 MAX_CORES = 4096
+JIT_MODES = ("full", "quick")
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+"""``jit="quick"``: compile with C1 only. Measured on a 2-core machine (an experiment's first
+queries in a fresh application): the reader's compute CPU 20.7 -> 9.8 CPU-s, the run 62 -> 48 s."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[A-Za-z0-9.*+!_-]+,?)*", re.ASCII)
 _DEBIAN = re.compile(r"[a-z0-9][a-z0-9+.-]+", re.ASCII)
@@ -44,6 +48,23 @@ def check_conf(conf, what: str) -> None:
             raise UsageError(f"{what} {key!r}: the value must be one line of text or a number, not {value!r}")
 
 
+JOINED = {"spark.driver.extraJavaOptions": " ", "spark.executor.extraJavaOptions": " ",
+          "spark.driver.extraClassPath": ":", "spark.executor.extraClassPath": ":"}
+"""Properties that hold a list: :func:`merged_conf` joins them (a later entry's last) instead of
+letting a later conf drop an earlier one's."""
+
+
+def merged_conf(*confs: dict) -> dict:
+    """``confs`` merged in order, later values winning, except :data:`JOINED` properties, whose
+    values are joined (e.g. a library's Java options and a user's)."""
+    out: dict = {}
+    for conf in confs:
+        for key, value in conf.items():
+            sep = JOINED.get(key)
+            out[key] = sep.join(str(v) for v in (out[key], value) if v) if sep and key in out else value
+    return out
+
+
 def _control(text: str) -> bool:
     """Whether ``text`` holds a newline, NUL or another control character."""
     return any(ord(c) < 32 or ord(c) == 127 for c in text)
@@ -61,7 +82,11 @@ class SparkOptions:
     ``prefix`` replaces the per-node state directory (default
     ``reservation.node_dir(node, "spark")``; ``{node}`` in it is replaced by the node name).
     ``class_sharing`` lets client-mode drivers and their executors map the classes an earlier
-    driver loaded (:mod:`spark_deploy.class_sharing`).
+    driver loaded (:mod:`spark_deploy.class_sharing`). ``jit`` is how applications' JVMs
+    compile: ``full`` (the JVM's tiered C1 and C2) or ``quick`` (C1 only, :data:`QUICK_JIT` as
+    spark-defaults' ``spark.{driver,executor}.defaultJavaOptions``): about half the CPU of a cold
+    application's first queries on 2 cores, at a lower peak speed; for smoke tests, not for
+    measurements.
     """
 
     version: str = "4.3.0"
@@ -81,6 +106,7 @@ class SparkOptions:
     conf: dict = dataclasses.field(default_factory=dict)
     prefix: str | None = None
     class_sharing: bool = True
+    jit: str = "full"
 
     def __post_init__(self):
         self.validate()
@@ -123,6 +149,8 @@ class SparkOptions:
             raise UsageError(f"{source}: python_packages names pyarrow, which the pyarrow option sets: "
                              f"use pyarrow: {self.pyarrow!r} instead")
         check_conf(self.conf, f"{source}: conf")
+        if self.jit not in JIT_MODES:
+            raise UsageError(f"{source}: jit must be one of {', '.join(JIT_MODES)}, not {self.jit!r}")
         if not isinstance(self.class_sharing, bool):
             raise UsageError(f"{source}: class_sharing must be true or false, not {self.class_sharing!r}")
         if self.prefix is not None:

@@ -414,6 +414,9 @@ rows("spark-deploy", ["start", "-r", "RES"], [
 rows("sae", ["plan", EXPERIMENT, "--set"], [
     (["spark.pyarrow=../x"], "pyarrow"), (["spark.version=4.0.1"], "Spark 4.1 and later"),
 ])
+rows("sae", ["plan", EXPERIMENT, "--set"], [
+    (["spark.jit=fast"], "jit must be one of full, quick"),
+])
 rows("rados-deploy", ["install-scan-library", "-r", "RES"], [
     (["--node", "node9"], "node9"), (["--node", "node1\n"], "node1"),
 ])

@@ -13,9 +13,9 @@ from nbclient import NotebookClient
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "notebooks" / "selectivity.ipynb"
 QUICK = {"selectivities": [1], "repetitions": 2}
-CI = {"drift": False, "cluster.cores": "shared"}
-"""The run's settings besides :data:`QUICK`: no drift check and every host on every core (the main
-job in test_e2e checks both)."""
+CI = {"drift": False, "cluster.cores": "shared", "spark.jit": "quick"}
+"""The run's settings besides :data:`QUICK`: no drift check, every host on every core and C1-only
+JVMs (the main job in test_e2e checks the defaults)."""
 
 
 def _with(nb, **params):

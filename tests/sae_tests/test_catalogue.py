@@ -25,7 +25,7 @@ SAE = str(Path(sys.executable).with_name("sae"))
 
 
 CI_SETTINGS = [f"--set={s}" for s in (
-    "repetitions=1", "warmup=0", "drift=false", "cluster.cores=shared",
+    "repetitions=1", "warmup=0", "drift=false", "cluster.cores=shared", "spark.jit=quick",
     "bandwidth:sweep.cartesian.link_rate=[200mbit, 1.25gbit/core]", "bandwidth:sweep.cartesian.selectivity=[100]",
     "objectsize_selectivity:sweep.cartesian.selectivity=[1]",
     "queries:sweep.cartesian.query=[groupby, join]", "queries:sweep.cartesian.selectivity=[100]",
@@ -37,8 +37,8 @@ CI_SETTINGS = [f"--set={s}" for s in (
     "storedcompression:sweep.cartesian.stored_compression=[none, zstd]", "formats:sweep.cartesian.selectivity=[100]",
     "autoscaler:sweep.cartesian.pg_autoscale=[true]", "versions:sweep.zipped.spark.version=[4.3.0, 3.5.3]",
     "versions:sweep.zipped.spark.pyarrow=[26.0.1, 25.0.1]", "versions:sweep.zipped.ceph.class_arrow=[26.0.1, 25.0.1]")]
-"""One query per point, no drift check and every host on every core (test_e2e's main job checks
-those, and its selectivities), and the sweeps cut to the values and readers the tests below compare: every outcome
+"""One query per point, no drift check, every host on every core and JVMs compiling with C1 only
+(test_e2e's main job checks the defaults, and its selectivities), and the sweeps cut to the values and readers the tests below compare: every outcome
 asserted is a count, an answer or a byte figure (and the bandwidth test's floor of bytes over rate), which one
 query shows as well as three (two stored codecs need two datasets split, not four; the autoscaler
 switched on needs one application, and the next experiment switches it off; the versions'

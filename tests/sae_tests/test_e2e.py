@@ -40,21 +40,24 @@ def ledger(run_dir: Path) -> dict:
     return json.loads((run_dir / "ledger.json").read_text())
 
 
-FAULT_PROFILE = "repetitions={repetitions}, warmup=0, drift=False, cluster={{'cores': 'shared'}},"
+FAULT_PROFILE = ("repetitions={repetitions}, warmup=0, drift=False, cluster={{'cores': 'shared'}}, "
+                 "spark={{'jit': 'quick', {spark}}},")
 """What the fault tests change in the tiny profile besides the sweep: no warm-up (their outcomes
-are answers and states, not times) and every host on every core (the Spark application starts in
-~30 s instead of ~45 s on 2 cores; the main job below checks the default capacities)."""
+are answers and states, not times), every host on every core (the Spark application starts in
+~30 s instead of ~45 s on 2 cores) and C1-only JVMs (``spark.jit``: a cold application's first
+queries take half the CPU); the main job below checks the defaults. ``{spark}``: more ``spark``
+fields."""
 
 
-def _experiment(root: Path, name: str, selectivities, repetitions: int, extra: str = "") -> Path:
+def _experiment(root: Path, name: str, selectivities, repetitions: int, extra: str = "", spark: str = "") -> Path:
     """selectivity.py's tiny profile cut to a few points of the offload reader (:data:`FAULT_PROFILE`,
-    ``extra``: more profile fields): same stack and data."""
+    ``extra``: more profile fields, ``spark``: more fields of its spark section): same stack and data."""
     f = root / f"{name}.py"
     f.write_text(
         "import dataclasses, runpy\n"
         "from sae import Sweep\n"
         f"base = runpy.run_path({str(ROOT / 'experiments' / 'selectivity.py')!r})['experiment']\n"
-        f"tiny = dict(base.profiles['tiny'], {FAULT_PROFILE.format(repetitions=repetitions)} {extra}\n"
+        f"tiny = dict(base.profiles['tiny'], {FAULT_PROFILE.format(repetitions=repetitions, spark=spark)} {extra}\n"
         f"            sweep=Sweep(cartesian={{'selectivity': {list(selectivities)}, 'reader': ['offload']}}))\n"
         f"experiment = dataclasses.replace(base, name={name!r}, profiles={{**base.profiles, 'tiny': tiny}})\n")
     return f
@@ -363,8 +366,8 @@ def test_killed_osd_fails_the_point_naming_its_host_then_resume_is_exact(env, fi
     with the same answers as the repetitions done before. The last run on the sae cluster: its
     bluestore stack would otherwise be replaced by memstore again for the next run."""
     root, res = env
-    exp = _experiment(root, "osd", [10], 2, extra="ceph={'store': 'bluestore', 'osd_size': '2GiB'}, "
-                                                  "spark={'conf': {'spark.task.maxFailures': '1'}},")
+    exp = _experiment(root, "osd", [10], 2, extra="ceph={'store': 'bluestore', 'osd_size': '2GiB'},",
+                      spark="'conf': {'spark.task.maxFailures': '1'}")
     planned = json.loads(sae_cli("plan", exp, "--json").stdout)
     killed = {}
 

@@ -14,11 +14,11 @@ from sae.results.ledger import RunLedger
 from sae.planning.planner import plan
 from sae.results.report import make_report, summary, summary_text
 from sae.results.results import RunDir, versions, write_results
-from sae.planning.spec import Experiment, Sweep
+from sae.planning.spec import Experiment, SparkSpec, Sweep
 
 
-def _run(tmp_path, sweep, figures=("points",), repetitions=3):
-    e = Experiment(name="synthetic", sweep=sweep, repetitions=repetitions, warmup=1, figures=figures)
+def _run(tmp_path, sweep, figures=("points",), repetitions=3, **sections):
+    e = Experiment(name="synthetic", sweep=sweep, repetitions=repetitions, warmup=1, figures=figures, **sections)
     p = plan(e, profile="tiny")
     run = RunDir.new(tmp_path, e.name, "tiny")
     run.write_yaml(run.plan, p.to_dict())
@@ -169,6 +169,20 @@ def test_repetitions_without_a_full_metric_window_are_marked_not_zero(tmp_path):
                    if "no complete metric window" in line)
     assert warning.startswith("warning: 2 of ") and "1 partial, 1 missing" in warning
     assert "no complete metric window" in (run.report / "index.html").read_text()
+
+
+def test_a_quick_jit_run_says_its_times_are_not_the_default_jvms(tmp_path):
+    """spark.jit: quick is recorded per row (spark_jit) and the report warns about its times."""
+    p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1], "reader": READERS}),
+                          spark=SparkSpec(jit="quick"))
+    _fill(p, run, ledger, np.random.default_rng(3))
+    write_results(run)
+    df = sae.load_results(run.root)
+    assert set(df["spark_jit"]) == {"quick"}
+    make_report(run.root)
+    warning = next(line for line in (run.report / "summary.txt").read_text().splitlines() if "spark.jit" in line)
+    assert warning.startswith(f"warning: {len(df)} of {len(df)} repetitions ran with spark.jit: quick")
+    assert "C1 only" in (run.report / "index.html").read_text()
 
 
 def test_scalability_figure_draws_one_speedup_line_per_selectivity(tmp_path):

@@ -234,7 +234,8 @@ def test_sae_run_on_own_hosts_end_to_end(lab):
     r = subprocess.run([SAE, "run", SELECTIVITY, "--hosts", path, "--out", root / "out", "--teardown",
                         "--set", "sweep.cartesian.selectivity=[10]",
                         "--set", "sweep.cartesian.reader=[offload, vanilla]",
-                        "--set", "repetitions=1", "--set", "warmup=0", "--set", "drift=false"],
+                        "--set", "repetitions=1", "--set", "warmup=0", "--set", "drift=false",
+                        "--set", "spark.jit=quick"],
                        capture_output=True, text=True, cwd=root, env=dict(os.environ, SAE_HOME=str(root / "home")))
     assert r.returncode == 0, r.stderr[-3000:]
     run = Path(r.stdout.strip().splitlines()[-1])

@@ -26,6 +26,7 @@ from spark_deploy.submit import SubmitResult, _failure_message, build_argv, spli
     ({"conf": {"executor.memory": "1g"}}, "Spark properties"), ({"env": {"1X": "y"}}, "env keys"),
     ({"pyarrow": "latest"}, "pyarrow 'latest' is not a pyarrow release"), ({"pyarrow": 26}, "pyarrow 26 "),
     ({"python_packages": ["PyArrow>=20"]}, "python_packages names pyarrow, which the pyarrow option sets"),
+    ({"jit": "fast"}, "jit must be one of full, quick, not 'fast'"),
 ])
 def test_bad_options_name_the_field(kwargs, field):
     with pytest.raises(UsageError, match=field):
@@ -65,6 +66,26 @@ def test_rendered_config_has_metrics_and_event_log():
     assert lines["spark.eventLog.dir"] == "file:///s/node1/spark/events"
     assert lines["spark.executorEnv.CEPH_CONF"] == "/c" and lines["spark.ui.port"] == "4050"
     assert "master.sink.prometheusServlet.path=/metrics/master/prometheus" in metrics_properties()
+
+
+def test_quick_jit_is_the_applications_default_java_options_and_joined_conf_keeps_both():
+    """jit=quick: C1 only for drivers and executors, as defaults Spark puts before an
+    application's own Java options; merged_conf joins Java options and class paths."""
+    from spark_deploy import merged_conf
+    from spark_deploy.options import QUICK_JIT
+
+    def defaults(**kw):
+        text = spark_defaults(node="node1", python="/v/bin/python", paths=NodePaths("/s/node1/spark"),
+                              master_url="spark://a:7077", options=SparkOptions(**kw), secret="s")
+        return dict(line.split(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    quick = defaults(jit="quick")
+    assert quick["spark.driver.defaultJavaOptions"] == quick["spark.executor.defaultJavaOptions"] == QUICK_JIT
+    assert "spark.executor.defaultJavaOptions" not in defaults()
+    assert merged_conf({"spark.executor.extraJavaOptions": "-Da=1", "spark.driver.memory": "1g"},
+                       {"spark.executor.extraJavaOptions": "-Db=2", "spark.driver.memory": "2g",
+                        "spark.executor.extraClassPath": "/j.jar"}) == {
+        "spark.executor.extraJavaOptions": "-Da=1 -Db=2", "spark.driver.memory": "2g",
+        "spark.executor.extraClassPath": "/j.jar"}
 
 
 def test_daemon_command_lines():

@@ -112,7 +112,9 @@ class SparkSpec:
     """Spark standalone options (per worker) and extra ``conf`` for the application; ``version``:
     the pyspark release from PyPI, ``pyarrow``: the pyarrow release of the Spark nodes' Python
     (both sweepable: each pair is installed beside the others, once, and the start stage switches
-    the daemons, and for a new version the connector's build, to the point's)."""
+    the daemons, and for a new version the connector's build, to the point's). ``jit: quick``
+    compiles the applications with C1 only (cheaper cold starts, lower peak speed: for smoke
+    tests; reports say so)."""
 
     version: str = SparkOptions.version
     pyarrow: str = SparkOptions.pyarrow
@@ -121,6 +123,7 @@ class SparkSpec:
     executor_memory: str = "1g"
     driver_memory: str = "1g"
     conf: dict = dataclasses.field(default_factory=dict)
+    jit: str = SparkOptions.jit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -558,7 +561,8 @@ def spark_options(spark: SparkSpec) -> SparkOptions:
     check_memory(spark.driver_memory, "spark: driver_memory")
     check_conf(spark.conf, "spark: conf")
     return SparkOptions.from_dict({"version": spark.version, "pyarrow": spark.pyarrow, "worker_cores": spark.worker_cores,
-                                   "worker_memory": spark.worker_memory, "executor_memory": spark.executor_memory},
+                                   "worker_memory": spark.worker_memory, "executor_memory": spark.executor_memory,
+                                   "jit": spark.jit},
                                   source="spark")
 
 

@@ -20,7 +20,7 @@ from ..planning import readers  # noqa: E402
 from ..planning.spec import SIZES  # noqa: E402
 
 CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression", "data_format",
-          "spark_version", "spark_pyarrow", "class_arrow",
+          "spark_version", "spark_pyarrow", "spark_jit", "class_arrow",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
           "storage_scans", "pg_autoscale")
 

@@ -217,6 +217,21 @@ def window_note(df: pd.DataFrame) -> str:
             f"or an exporter was down); their bytes and CPU-seconds are left out of the medians, not zero")
 
 
+def jit_note(df: pd.DataFrame) -> str:
+    """One line when some repetitions ran with ``spark.jit: quick`` (C1 only; empty otherwise)."""
+    if "spark_jit" not in df or not df["spark_jit"].eq("quick").any():
+        return ""
+    return (f"{int(df['spark_jit'].eq('quick').sum())} of {len(df)} repetitions ran with spark.jit: quick (the JVMs "
+            f"compiled with C1 only: cheaper cold starts, a lower peak speed); their times are not the "
+            f"default JVM's")
+
+
+def warnings(df: pd.DataFrame) -> list[str]:
+    """The report's warnings: incomplete metric windows (:func:`window_note`), a quick JIT
+    (:func:`jit_note`)."""
+    return [n for n in (window_note(df), jit_note(df)) if n]
+
+
 def summary_text(s: pd.DataFrame) -> str:
     """The summary as a fixed-width table (what ``sae report`` prints)."""
     if s.empty:
@@ -285,7 +300,7 @@ PAGE = jinja2.Template("""<!doctype html>
 {% if said.drift %}<p class="{{ 'warn' if said.drift_warning else 'note' }}"><strong>Drift:</strong> {{ said.drift }}</p>{% endif %}
 <p class="note">Run directory: <code>{{ root }}</code></p>
 <h2>Summary: offload against each baseline</h2>
-{% if note %}<p class="warn"><strong>Warning:</strong> {{ note }}.</p>{% endif %}
+{% for note in notes %}<p class="warn"><strong>Warning:</strong> {{ note }}.</p>{% endfor %}
 {% if summary %}<p class="note">Medians of the measured repetitions; ratio = baseline / offload (&gt; 1: offload
 spends less), with its 95 % interval in brackets (a percentile bootstrap of the ratio of medians, each
 reader's repetitions resampled on their own; none with fewer than {{ min_n }} repetitions per reader). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, both
@@ -331,10 +346,11 @@ def description(run: RunDir) -> str:
     return str(exp.get("description") or "") if isinstance(exp, dict) else ""
 
 
-def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], note: str = "",
+def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], notes: list[str] = (),
                said: "Statements | None" = None, crossover: list[str] = ()) -> Path:
-    """``report/index.html``: one self-contained page (figures embedded as data URIs); ``crossover``:
-    the measured and the cost model's crossover (:func:`sae.results.advice.report_lines`)."""
+    """``report/index.html``: one self-contained page (figures embedded as data URIs); ``notes``:
+    its warnings (:func:`warnings`); ``crossover``: the measured and the cost model's crossover
+    (:func:`sae.results.advice.report_lines`)."""
     plan = run.load_plan()
     said = said or statements(df, s)
     layout = run.read_yaml(run.layout)
@@ -345,7 +361,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         hosts = [(n, sides.get(n, "-"), ", ".join(lay.roles_of(n))) for n in lay.all_names()]
     vers = (run.read_yaml(run.versions) or {}).get("controller", {})
     page = PAGE.render(style=STYLE,
-        title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), note=note,
+        title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), notes=notes,
         min_n=statistics.MIN_N, band_min=BAND_MIN,
         description=description(run), said=said,
         definitions=[(r.name, r.definition) for r in readers.READERS.values()
@@ -393,15 +409,15 @@ def make_report(path) -> list[Path]:
     figures = [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, run.report)]
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
-    note = window_note(df)
+    notes = warnings(df)
     said = statements(df, s)
     crossover = report_lines(run.root, df)
-    lines = [summary_text(s), *crossover, *(f"warning: {note}" for _ in [note] if note),
+    lines = [summary_text(s), *crossover, *(f"warning: {note}" for note in notes),
              *capacity_report.summary_lines(run),
              *said.lines()]
     (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
-                      write_html(run, df, s, figures, note, said, crossover)]
+                      write_html(run, df, s, figures, notes, said, crossover)]
 
 
 def summary_of(path) -> str:

@@ -159,7 +159,7 @@ rows, is kept as JSON text); a run stage may record
 more (e.g. the backend scans' ``objects``, ``batches``, ``reply_bytes``), each its own column."""
 QUALIFIED = {"layout": "cluster_layout", "cores": "cluster_cores", "conf": "spark_conf", "enabled": "monitor_enabled",
              "input": "data_input", "format": "data_format", "version": "spark_version",
-             "pyarrow": "spark_pyarrow"}
+             "pyarrow": "spark_pyarrow", "jit": "spark_jit"}
 """Parameters whose field name alone says nothing → their column (section_field). Run
 directories written before carry the bare names; :func:`load_results` renames them."""
 

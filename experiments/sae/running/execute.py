@@ -29,6 +29,7 @@ from typing import Callable
 from metareserve import Cluster, StageReport
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
+from spark_deploy import merged_conf
 
 from ..app import APP, BACKEND_SCAN, EVENT_TAG as TAG
 from ..connector.protocol import Request
@@ -214,7 +215,7 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     submit = {"py_files": list(build.py_files) if build else [], "jars": list(build.jars) if build else [],
-              "conf": {"spark.driver.memory": s.driver_memory, **(build.conf if build else {}), **s.conf},
+              "conf": merged_conf({"spark.driver.memory": s.driver_memory}, build.conf if build else {}, s.conf),
               "env": dict(build.env) if build else {}}
     shared = ctx.shared if ctx.shared is not None and not reads_event_log(ctx.plan) else None
     if ctx.shared is not None and shared is None:
