@@ -5,7 +5,7 @@ import dataclasses
 
 import jinja2
 
-from .options import QUICK_JIT, SparkOptions
+from .options import SparkOptions
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -126,8 +126,6 @@ def spark_defaults(*, node: str, python: str, paths: NodePaths, master_url: str,
         "spark.master.rest.enabled": "false",
         "spark.standalone.submit.waitAppCompletion": "true",
     }
-    if options.jit == "quick":   # the defaults Spark puts before an application's own Java options
-        conf.update({"spark.driver.defaultJavaOptions": QUICK_JIT, "spark.executor.defaultJavaOptions": QUICK_JIT})
     conf.update({f"spark.executorEnv.{k}": str(v) for k, v in options.env.items()})
     conf.update({k: str(v) for k, v in options.conf.items()})
     return SPARK_DEFAULTS.render(node=node, conf=conf)

@@ -65,6 +65,20 @@ def merged_conf(*confs: dict) -> dict:
     return out
 
 
+JIT_DEFAULTS = ("spark.driver.defaultJavaOptions", "spark.executor.defaultJavaOptions")
+"""Where :func:`jit_conf` puts :data:`QUICK_JIT`: the Java options Spark puts before an
+application's own ``extraJavaOptions``."""
+
+
+def jit_conf(options: "SparkOptions", conf: dict) -> dict:
+    """``conf`` (an application's) with ``options.jit`` applied: for ``quick``, :data:`QUICK_JIT`
+    first in the driver's and executors' default Java options (the application's or deployment's
+    own follow it, so theirs win)."""
+    if options.jit != "quick":
+        return dict(conf)
+    return {**conf, **{key: " ".join(v for v in (QUICK_JIT, options.setting(conf, key)) if v) for key in JIT_DEFAULTS}}
+
+
 def _control(text: str) -> bool:
     """Whether ``text`` holds a newline, NUL or another control character."""
     return any(ord(c) < 32 or ord(c) == 127 for c in text)
@@ -82,11 +96,11 @@ class SparkOptions:
     ``prefix`` replaces the per-node state directory (default
     ``reservation.node_dir(node, "spark")``; ``{node}`` in it is replaced by the node name).
     ``class_sharing`` lets client-mode drivers and their executors map the classes an earlier
-    driver loaded (:mod:`spark_deploy.class_sharing`). ``jit`` is how applications' JVMs
-    compile: ``full`` (the JVM's tiered C1 and C2) or ``quick`` (C1 only, :data:`QUICK_JIT` as
-    spark-defaults' ``spark.{driver,executor}.defaultJavaOptions``): about half the CPU of a cold
-    application's first queries on 2 cores, at a lower peak speed; for smoke tests, not for
-    measurements.
+    driver loaded (:mod:`spark_deploy.class_sharing`). ``jit`` is how the JVMs of the
+    applications :meth:`SparkCluster.submit` starts compile: ``full`` (the JVM's tiered C1 and C2)
+    or ``quick`` (C1 only, :func:`jit_conf`): about half the CPU of a cold application's first
+    queries on 2 cores, at a lower peak speed; for smoke tests, not for measurements. It is
+    applied per submit, so changing it restarts no daemon.
     """
 
     version: str = "4.3.0"

@@ -17,6 +17,7 @@ from metareserve import node_agent
 
 from . import class_sharing, remote
 from .decide import failure_line, rejected_options
+from .options import jit_conf
 
 STAGE = "spark-submit"
 _DRIVER_ID = re.compile(r"\b(driver-\d{14}-\d{4,})\b")
@@ -169,7 +170,7 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     def where(item):
         return f"{rdir}/files/{shipped[str(item)].name}" if str(item) in shipped else str(item)
 
-    conf = dict(conf or {})
+    conf = jit_conf(spark.options, conf or {})
     own_events = "spark.eventLog.dir" not in conf and "spark.eventLog.dir" not in spark.options.conf
     if own_events:
         conf["spark.eventLog.dir"] = f"file://{rdir}/events"

@@ -226,7 +226,6 @@ def test_cli_status_and_start_on_the_running_cluster(spark_cluster, local_cluste
     st = subprocess.run([str(exe), "status", "-r", str(local_cluster.path), *roles], capture_output=True, text=True)
     assert st.returncode == 0, st.stderr
     assert "spark-master running" in st.stdout and "2 of 2 workers ALIVE" in st.stdout
-    start = subprocess.run([str(exe), "start", "-r", str(local_cluster.path), *roles, "--jit", spark_cluster.options.jit],
-                           capture_output=True, text=True)
+    start = subprocess.run([str(exe), "start", "-r", str(local_cluster.path), *roles], capture_output=True, text=True)
     assert start.returncode == 0, start.stderr
     assert "spark start: no changes on 3 nodes; 2 workers ALIVE" in start.stdout

@@ -68,19 +68,17 @@ def test_rendered_config_has_metrics_and_event_log():
     assert "master.sink.prometheusServlet.path=/metrics/master/prometheus" in metrics_properties()
 
 
-def test_quick_jit_is_the_applications_default_java_options_and_joined_conf_keeps_both():
-    """jit=quick: C1 only for drivers and executors, as defaults Spark puts before an
-    application's own Java options; merged_conf joins Java options and class paths."""
+def test_quick_jit_goes_first_in_the_applications_default_java_options_and_merged_conf_keeps_both():
+    """jit=quick: C1 only for drivers and executors, first in the default Java options Spark puts
+    before an application's own (the site's and application's follow); merged_conf joins Java
+    options and class paths."""
     from spark_deploy import merged_conf
-    from spark_deploy.options import QUICK_JIT
-
-    def defaults(**kw):
-        text = spark_defaults(node="node1", python="/v/bin/python", paths=NodePaths("/s/node1/spark"),
-                              master_url="spark://a:7077", options=SparkOptions(**kw), secret="s")
-        return dict(line.split(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
-    quick = defaults(jit="quick")
-    assert quick["spark.driver.defaultJavaOptions"] == quick["spark.executor.defaultJavaOptions"] == QUICK_JIT
-    assert "spark.executor.defaultJavaOptions" not in defaults()
+    from spark_deploy.options import QUICK_JIT, jit_conf
+    quick = SparkOptions(jit="quick", conf={"spark.driver.defaultJavaOptions": "-Dsite=1"})
+    assert jit_conf(quick, {"spark.executor.defaultJavaOptions": "-Dapp=2", "spark.ui.port": "4050"}) == {
+        "spark.driver.defaultJavaOptions": f"{QUICK_JIT} -Dsite=1",
+        "spark.executor.defaultJavaOptions": f"{QUICK_JIT} -Dapp=2", "spark.ui.port": "4050"}
+    assert jit_conf(SparkOptions(), {"spark.ui.port": "4050"}) == {"spark.ui.port": "4050"}
     assert merged_conf({"spark.executor.extraJavaOptions": "-Da=1", "spark.driver.memory": "1g"},
                        {"spark.executor.extraJavaOptions": "-Db=2", "spark.driver.memory": "2g",
                         "spark.executor.extraClassPath": "/j.jar"}) == {
