@@ -120,9 +120,10 @@ def test_runs_share_one_warm_application(catalogue):
     """One warm Spark application serves consecutive runs whose points need the same Spark options
     and host shape (their raw files' ``app`` events name one driver JVM); a change of either, and
     batchsize (its figure reads the application's event log, written whole at its end), get an
-    application of their own; none outlives the catalogue."""
+    application of their own; none outlives the catalogue. Each repetition records its job's place
+    in the application (``app_job``: 0 in an application of its own)."""
     _, _, entries, index = catalogue
-    apps = []   # (experiment, driver JVM, keys of its first point, keys of its last point), in run order
+    apps = []   # (experiment, driver JVM, keys of its first point, keys of its last point, job), in run order
     for name, e in entries.items():
         run = Path(e["run"])
         plan = yaml.safe_load((run / "plan.yaml").read_text())
@@ -132,12 +133,15 @@ def test_runs_share_one_warm_application(catalogue):
             events = json_lines(raw)
             points = [ev["point"] for ev in events if ev.get("event") == "point"]
             jvms = {ev["jvm_pid"] for ev in events if ev.get("event") == "app"}
-            assert len(jvms) == 1 and points, (raw, jvms)
-            apps.append((name, jvms.pop(), keys[points[0]], keys[points[-1]]))
+            jobs = {ev["app_job"] for ev in events if ev.get("event") == "rep"}
+            assert len(jvms) == 1 and len(jobs) == 1 and points, (raw, jvms, jobs)
+            apps.append((name, jvms.pop(), keys[points[0]], keys[points[-1]], jobs.pop()))
+        assert set(sae.load_results(run)["app_job"]) == {a[4] for a in apps if a[0] == name}, name
+    assert apps[0][4] == 0
     shared = 0
-    for (before, jvm_before, _, last), (name, jvm, first, _) in zip(apps, apps[1:]):
+    for (before, jvm_before, _, last, _), (name, jvm, first, _, job) in zip(apps, apps[1:]):
         same = last == first and "batchsize" not in (before, name)
-        assert (jvm == jvm_before) == same, (before, name, last, first)
+        assert (jvm == jvm_before) == same == (job > 0), (before, name, last, first, job)
         shared += same and before != name
     assert shared >= 5, apps
     assert list((index.parent / "logs").glob("*/driver.log")), "no shared application's driver log fetched"

@@ -36,3 +36,16 @@ def test_only_a_report_that_reads_the_event_log_keeps_its_own_application():
 
 def test_the_application_and_the_controller_spell_the_event_prefix_alike():
     assert run_points.TAG == EVENT_TAG
+
+
+def test_each_repetition_records_its_jobs_place_in_the_application(tmp_path, monkeypatch):
+    """run_job's rep events carry ``app_job`` (results.parquet's column): 0 for an application's
+    first job, n for its n-th later one."""
+    monkeypatch.setattr(run_points, "query", lambda spark, point: {"total_s": 1.0, "start": 0.0, "end": 1.0})
+    monkeypatch.setattr(run_points, "register", lambda spark, tables, registered: None)
+    for job in (0, 2):
+        out = tmp_path / f"job{job}.jsonl"
+        cfg = {"run_id": "r", "out": str(out), "points": [{"point": "p", "reps": [0, 1]}]}
+        run_points.run_job(None, cfg, set(), job)
+        reps = [e for e in map(json.loads, out.read_text().splitlines()) if e["event"] == "rep"]
+        assert [e["app_job"] for e in reps] == [job, job]

@@ -136,8 +136,9 @@ def schedule(cfg):
             for kind, rep in [("prewarm", i) for i in range(p.get("prewarm", 0))] + [("rep", r) for r in p["reps"]]]
 
 
-def run_job(spark, cfg, registered):
-    """Run one configuration's points in ``spark`` (see the module docstring)."""
+def run_job(spark, cfg, registered, job=0):
+    """Run one configuration's points in ``spark`` (see the module docstring); each repetition
+    records ``app_job``, the job's place in the application (0: its first)."""
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
     points = {p["point"]: p for p in cfg["points"]}
     order = [entry for entry in schedule(cfg) if entry[0] in points]
@@ -157,7 +158,8 @@ def run_job(spark, cfg, registered):
                     time.sleep(pause)
                     emit(None, {"event": "start", "point": pid, "repetition": rep, "kind": kind})
                     result = query(spark, point)
-                    result.update(event="rep", point=pid, repetition=rep, discarded=kind == "prewarm", seq=seq)
+                    result.update(event="rep", point=pid, repetition=rep, discarded=kind == "prewarm", seq=seq,
+                                  app_job=job)
                     emit(out, result)
                 except Exception as e:  # reported per point; the other points still run
                     failed[pid] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500]
@@ -187,7 +189,7 @@ def main(cfg):
     spark = SparkSession.builder.appName(f"sae {cfg['run_id']}").getOrCreate()
     registered, serve, job = set(), cfg.get("serve"), 0
     while cfg is not None:
-        run_job(spark, cfg, registered)
+        run_job(spark, cfg, registered, job)
         if serve is None:
             break
         emit(None, {"event": "job-end", "job": job})

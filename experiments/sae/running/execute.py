@@ -45,7 +45,9 @@ from ..results.storage_work import OpsRecorder
 
 STAGE = "sae run"
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
-RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan")   # scan: sae-ceph readers only; answer: sql queries
+RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan", "app_job")
+"""What a repetition's result records (``scan``: sae-ceph readers only; ``answer``: SQL queries;
+``app_job``: its job's place in the Spark application, > 0 where earlier runs' jobs warmed it)."""
 
 
 @dataclasses.dataclass
