@@ -12,7 +12,7 @@ from metareserve.cli_support import Group, handle_errors, load_target, reservati
 from metareserve.errors import UsageError
 
 from .cluster import SparkCluster
-from .options import SparkOptions
+from .options import JIT_MODES, SparkOptions
 from .submit import split_submit_args
 
 _OPTION_FLAGS = [
@@ -29,7 +29,7 @@ _OPTION_FLAGS = [
     click.option("--prefix", help="Per-node state directory ({node} = node name)."),
     click.option("--class-sharing/--no-class-sharing", "class_sharing", default=None,
                  help="Let client-mode JVMs map the classes an earlier driver loaded (default on)."),
-    click.option("--jit", type=click.Choice(["full", "quick"]),
+    click.option("--jit", type=click.Choice(JIT_MODES),
                  help="Applications' JIT: full (default) or quick (C1 only: cheaper cold starts, slower peak)."),
     click.option("--python-package", "python_packages", multiple=True, help="Extra PyPI requirement for the node venv."),
     click.option("--spark-conf", "conf", multiple=True, metavar="KEY=VALUE", help="Extra spark-defaults entry."),

@@ -18,8 +18,9 @@ MAX_MEMORY = 1 << 44     # 16 TiB: more is a typo, refused here rather than by a
 MAX_CORES = 4096
 JIT_MODES = ("full", "quick")
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
-"""``jit="quick"``: compile with C1 only. Measured on a 2-core machine (an experiment's first
-queries in a fresh application): the reader's compute CPU 20.7 -> 9.8 CPU-s, the run 62 -> 48 s."""
+"""``jit="quick"``: compile with C1 only. Measured on a 2-core machine (a tiny experiment, three
+readers with one query each, in a fresh application): no-offload's query 20.7 -> 9.8 compute-side
+CPU-s, the run 62 -> 48 s."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}", re.ASCII)
 _REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[A-Za-z0-9.*+!_-]+,?)*", re.ASCII)
 _DEBIAN = re.compile(r"[a-z0-9][a-z0-9+.-]+", re.ASCII)
@@ -50,8 +51,8 @@ def check_conf(conf, what: str) -> None:
 
 JOINED = {"spark.driver.extraJavaOptions": " ", "spark.executor.extraJavaOptions": " ",
           "spark.driver.extraClassPath": ":", "spark.executor.extraClassPath": ":"}
-"""Properties that hold a list: :func:`merged_conf` joins them (a later entry's last) instead of
-letting a later conf drop an earlier one's."""
+"""Properties that hold a list: :func:`merged_conf` joins their values in order instead of letting
+a later conf drop an earlier one's."""
 
 
 def merged_conf(*confs: dict) -> dict:
