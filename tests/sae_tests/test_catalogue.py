@@ -136,7 +136,8 @@ def test_runs_share_one_warm_application(catalogue):
             jobs = {ev["app_job"] for ev in events if ev.get("event") == "rep"}
             assert len(jvms) == 1 and len(jobs) == 1 and points, (raw, jvms, jobs)
             apps.append((name, jvms.pop(), keys[points[0]], keys[points[-1]], jobs.pop()))
-        assert set(sae.load_results(run)["app_job"]) == {a[4] for a in apps if a[0] == name}, name
+        if raws:   # backend.py scans without Spark
+            assert set(sae.load_results(run)["app_job"]) == {a[4] for a in apps if a[0] == name}, name
     assert apps[0][4] == 0
     shared = 0
     for (before, jvm_before, _, last, _), (name, jvm, first, _, job) in zip(apps, apps[1:]):
