@@ -49,3 +49,18 @@ def test_each_repetition_records_its_jobs_place_in_the_application(tmp_path, mon
         run_points.run_job(None, cfg, set(), job)
         reps = [e for e in map(json.loads, out.read_text().splitlines()) if e["event"] == "rep"]
         assert [e["app_job"] for e in reps] == [job, job]
+
+
+def test_a_run_that_takes_the_warm_application_over_learns_which_readers_ran_in_it():
+    """warmed(): what earlier jobs ran (their readers) when the live application would take the
+    run's job (same keys and spark-submit options, still running), else nothing."""
+    from sae.running.shared_app import SharedApplication, _Live, _text
+    shared = SharedApplication(Path("/nonexistent"))
+    assert shared.warmed(("s", "h"), {}) == set()
+    submit = {"conf": {"spark.driver.memory": "1g"}}
+    shared.live = _Live(("s", "h"), _text(submit), spark=None, control=None, dir="/x", warm={("offload", "cost")})
+    assert shared.warmed(("s", "h"), dict(submit)) == {("offload", "cost")}
+    assert shared.warmed(("s", "other shape"), submit) == set()
+    assert shared.warmed(("s", "h"), {"conf": {"spark.driver.memory": "2g"}}) == set()
+    shared.live.ended.set()
+    assert shared.warmed(("s", "h"), submit) == set()

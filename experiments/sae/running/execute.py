@@ -94,8 +94,8 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
 
     Unrecorded warm-up queries run first (``prewarm``) where the point's own warm-ups cannot
     absorb the JVM's warm-up: its warm-ups are done already (a resume), or it is the first point
-    of its reader in the application (measured: that reader's second query was still up to 2.5x
-    slower than its third)."""
+    of its reader in the application, an earlier run's jobs in a shared one included (measured:
+    that reader's second query was still up to 2.5x slower than its third)."""
     pending = ctx.ledger.pending(point.id)
     w = point.spec.workload
     warmup = ctx.experiment.warmup
@@ -210,10 +210,6 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     ctx.apps += 1
     tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
-    configs = [point_config(ctx, stack, p, first_of_reader=reader_of(p) not in {reader_of(q) for q in points[:i]})
-               for i, p in enumerate(points)]
-    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
-           "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
     s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     submit = {"py_files": list(build.py_files) if build else [], "jars": list(build.jars) if build else [],
@@ -222,6 +218,14 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     shared = ctx.shared if ctx.shared is not None and not reads_event_log(ctx.plan) else None
     if ctx.shared is not None and shared is None:
         ctx.shared.stop()   # it holds the workers' cores
+    keys = (points[0].start_key, points[0].shape_key)
+    warm = shared.warmed(keys, submit) if shared is not None else set()   # readers earlier runs warmed in it
+    configs = []
+    for p in points:
+        configs.append(point_config(ctx, stack, p, first_of_reader=reader_of(p) not in warm))
+        warm.add(reader_of(p))
+    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
+           "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
     recorder = Recorder(ctx, stack, points, ops=ops, tenants=_tenants(ctx, stack, points[0]))
 
@@ -235,8 +239,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
             tenants.enter_context(tenant)
         try:
             if shared is not None:
-                error = shared.run((points[0].start_key, points[0].shape_key), spark, cfg, submit, recorder.line,
-                                   ctx.connect())
+                error = shared.run(keys, spark, cfg, submit, recorder.line, ctx.connect(),
+                                   warms={reader_of(p) for p in points})
             else:
                 stop_leftovers(ctx.connect(), spark, STAGE)
                 spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=rd.logs / tag, on_line=recorder.line,

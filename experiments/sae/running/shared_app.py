@@ -66,6 +66,11 @@ def stop_leftovers(cluster: Cluster, spark: SparkCluster, stage: str) -> None:
         say(driver, stage, f"stopped a shared Spark application an earlier catalogue left (processes {pids})")
 
 
+def _text(submit: dict) -> str:
+    """spark-submit options as one comparable text."""
+    return json.dumps(submit, sort_keys=True, default=str)
+
+
 @dataclasses.dataclass
 class _Live:
     """The running application: what it was started for, its connections and serve directory."""
@@ -76,6 +81,7 @@ class _Live:
     control: Cluster             # own connections: job files, stop file, kill
     dir: str
     jobs: int = 0                # jobs handed to it (the first configuration is job 0)
+    warm: set = dataclasses.field(default_factory=set)   # what its jobs ran (the runs' readers)
     thread: threading.Thread | None = None
     ended: threading.Event = dataclasses.field(default_factory=threading.Event)
     error: str | None = None
@@ -102,18 +108,18 @@ class SharedApplication:
         return self.live.dir if self.live else None
 
     def run(self, keys: tuple, spark: SparkCluster, cfg: dict, submit: dict, on_line: Callable[[str], None],
-            cluster: Cluster) -> str | None:
+            cluster: Cluster, warms=()) -> str | None:
         """Run ``cfg`` (a configuration of ``sae.app.run_points``) for points of ``keys`` (their
         start and shape keys) in the live application when it was started for such points with
         ``submit`` (``SparkCluster.submit``'s keywords), else in a new one; its output lines go to
         ``on_line``. Returns None when the job ended, else why the application ended before it
-        did. ``cluster``: the run's connections (to stop leftovers)."""
-        self.stop_unless_for(keys)
-        live = self.live
-        if live is not None and (live.submit != json.dumps(submit, sort_keys=True, default=str) or live.ended.is_set()):
+        did. ``cluster``: the run's connections (to stop leftovers); ``warms``: what the job runs
+        (its readers), which :meth:`warmed` names to later runs."""
+        if self.live is not None and not self._takes(keys, submit):
             self.stop()
-            live = None
+        live = self.live
         if live is not None:
+            live.warm |= set(warms)
             live.jobs += 1
             say(live.driver, STAGE, f"job {live.jobs} in the warm application an earlier run started ({live.dir})")
             self._expect(live.jobs, on_line)   # before the job file: its first lines may come at once
@@ -125,7 +131,21 @@ class SharedApplication:
             self.stop()   # it ended (idle) before it took the job: a new one takes it
         stop_leftovers(cluster, spark, STAGE)
         self._expect(0, on_line)
-        return self._wait(self._start(keys, spark, cfg, submit))[0]
+        live = self._start(keys, spark, cfg, submit)
+        live.warm |= set(warms)
+        return self._wait(live)[0]
+
+    def warmed(self, keys: tuple, submit: dict) -> set:
+        """What earlier jobs ran in the live application (:meth:`run`'s ``warms``) if a run for
+        ``keys`` with ``submit`` would take it over, else nothing: a run's first query of a reader
+        needs no pre-warm where that reader already ran."""
+        return set(self.live.warm) if self._takes(keys, submit) else set()
+
+    def _takes(self, keys: tuple, submit: dict) -> bool:
+        """Whether the live application takes a job for ``keys`` with ``submit``."""
+        live = self.live
+        return (live is not None and live.keys == tuple(keys) and not live.ended.is_set()
+                and live.submit == _text(submit))
 
     def stop_unless_for(self, keys: tuple) -> None:
         """Stop the live application unless it was started for points of ``keys`` (start and
@@ -157,7 +177,7 @@ class SharedApplication:
 
     def _start(self, keys: tuple, spark: SparkCluster, cfg: dict, submit: dict) -> _Live:
         own = spark.on_own_connections()
-        live = _Live(tuple(keys), json.dumps(submit, sort_keys=True, default=str), own, Cluster(own.reservation),
+        live = _Live(tuple(keys), _text(submit), own, Cluster(own.reservation),
                      f"{serve_root(own)}/{PREFIX}{secrets.token_hex(4)}")
         live.control.run(["mkdir", "-p", live.dir], nodes=[live.driver], stage=STAGE)
         args = [json.dumps(dict(cfg, serve={"dir": live.dir, "idle": IDLE}))]
