@@ -42,6 +42,12 @@ DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 EXECUTOR_OPTIONS = "spark.executor.extraJavaOptions"
 
 
+def joined(*parts, sep: str) -> str:
+    """The non-empty ``parts`` joined with ``sep``: a list-valued Spark property (Java options,
+    a class path) from a caller's and ours."""
+    return sep.join(str(p) for p in parts if p)
+
+
 @dataclasses.dataclass
 class Sharing:
     """The class-sharing part of one application's configuration: ``conf`` to merge into its
@@ -57,10 +63,6 @@ def archive_dir(spark_home: str) -> str:
     return f"{ARCHIVE_ROOT}/{hashlib.sha256(spark_home.encode()).hexdigest()[:16]}"
 
 
-def _joined(*parts: str, sep: str) -> str:
-    return sep.join(p for p in parts if p)
-
-
 def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
     """The class-sharing configuration of a client-mode application submitted with ``conf``
     (the user's class paths and Java options are kept, ours go first so theirs win); ``tag``
@@ -72,7 +74,7 @@ def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
     def user(key: str) -> str:
         return spark.options.setting(conf, key)
     home = spark.spark_home(driver)
-    classpath = _joined(user(DRIVER_CLASSPATH), f"{home}/jars/*", sep=":")
+    classpath = joined(user(DRIVER_CLASSPATH), f"{home}/jars/*", sep=":")
     nodes = list(dict.fromkeys([driver, *spark.worker_nodes]))
     found = spark.cluster.call(remote, "class_archive", nodes=nodes, stage=stage,
                                per_node=lambda n: {"root": archive_dir(spark.spark_home(n.name)),
@@ -85,14 +87,14 @@ def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
         node_log(driver, stage, "no class archive for this Spark and class path yet: the driver saves the classes "
                                 "it loads when it exits (once; later applications start faster)")
         # -Xlog:cds=off: the dump warns once per class it skips (thousands of lines on stdout)
-        out[DRIVER_OPTIONS] = _joined(user(DRIVER_OPTIONS), f"-XX:ArchiveClassesAtExit={dump} -Xlog:cds=off", sep=" ")
+        out[DRIVER_OPTIONS] = joined(user(DRIVER_OPTIONS), f"-XX:ArchiveClassesAtExit={dump} -Xlog:cds=off", sep=" ")
         return Sharing(archive, dump, out)
-    out[DRIVER_OPTIONS] = _joined(f"-XX:SharedArchiveFile={archive}", user(DRIVER_OPTIONS), sep=" ")
+    out[DRIVER_OPTIONS] = joined(f"-XX:SharedArchiveFile={archive}", user(DRIVER_OPTIONS), sep=" ")
     workers = [n for n in spark.worker_nodes if found[n]["path"] == archive]   # same Java, Spark and class path
     if user(EXECUTOR_CLASSPATH) == user(DRIVER_CLASSPATH) and workers == list(spark.worker_nodes):
         _copy(spark, archive, driver, [n for n in workers if not found[n]["exists"]], stage=stage)
         out[EXECUTOR_CLASSPATH] = classpath
-        out[EXECUTOR_OPTIONS] = _joined(f"-XX:SharedArchiveFile={archive}", user(EXECUTOR_OPTIONS), sep=" ")
+        out[EXECUTOR_OPTIONS] = joined(f"-XX:SharedArchiveFile={archive}", user(EXECUTOR_OPTIONS), sep=" ")
     return Sharing(archive, None, out)
 
 

@@ -9,6 +9,7 @@ from metareserve import validate
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 
+from .class_sharing import joined
 from .software import tarball_name
 
 PINNED_PYTHON = ("pandas<3",)
@@ -62,7 +63,7 @@ def merged_conf(*confs: dict) -> dict:
     for conf in confs:
         for key, value in conf.items():
             sep = JOINED.get(key)
-            out[key] = sep.join(str(v) for v in (out[key], value) if v) if sep and key in out else value
+            out[key] = joined(out[key], value, sep=sep) if sep and key in out else value
     return out
 
 
@@ -77,7 +78,7 @@ def jit_conf(options: "SparkOptions", conf: dict) -> dict:
     own follow it, so theirs win)."""
     if options.jit != "quick":
         return dict(conf)
-    return {**conf, **{key: " ".join(v for v in (QUICK_JIT, options.setting(conf, key)) if v) for key in JIT_DEFAULTS}}
+    return {**conf, **{key: joined(QUICK_JIT, options.setting(conf, key), sep=" ") for key in JIT_DEFAULTS}}
 
 
 def _control(text: str) -> bool:

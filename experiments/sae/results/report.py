@@ -226,7 +226,7 @@ def jit_note(df: pd.DataFrame) -> str:
             f"default JVM's")
 
 
-def warnings(df: pd.DataFrame) -> list[str]:
+def warning_lines(df: pd.DataFrame) -> list[str]:
     """The report's warnings: incomplete metric windows (:func:`window_note`), a quick JIT
     (:func:`jit_note`)."""
     return [n for n in (window_note(df), jit_note(df)) if n]
@@ -349,7 +349,7 @@ def description(run: RunDir) -> str:
 def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], notes: list[str] = (),
                said: "Statements | None" = None, crossover: list[str] = ()) -> Path:
     """``report/index.html``: one self-contained page (figures embedded as data URIs); ``notes``:
-    its warnings (:func:`warnings`); ``crossover``: the measured and the cost model's crossover
+    its warnings (:func:`warning_lines`); ``crossover``: the measured and the cost model's crossover
     (:func:`sae.results.advice.report_lines`)."""
     plan = run.load_plan()
     said = said or statements(df, s)
@@ -409,7 +409,7 @@ def make_report(path) -> list[Path]:
     figures = [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, run.report)]
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
-    notes = warnings(df)
+    notes = warning_lines(df)
     said = statements(df, s)
     crossover = report_lines(run.root, df)
     lines = [summary_text(s), *crossover, *(f"warning: {note}" for note in notes),

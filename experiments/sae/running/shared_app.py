@@ -119,7 +119,6 @@ class SharedApplication:
             self.stop()
         live = self.live
         if live is not None:
-            live.warm |= set(warms)
             live.jobs += 1
             say(live.driver, STAGE, f"job {live.jobs} in the warm application an earlier run started ({live.dir})")
             self._expect(live.jobs, on_line)   # before the job file: its first lines may come at once
@@ -127,12 +126,13 @@ class SharedApplication:
                                stage=STAGE, mode=0o600)
             error, took = self._wait(live)
             if took:
+                live.warm |= set(warms)
                 return error
             self.stop()   # it ended (idle) before it took the job: a new one takes it
         stop_leftovers(cluster, spark, STAGE)
         self._expect(0, on_line)
         live = self._start(keys, spark, cfg, submit)
-        live.warm |= set(warms)
+        live.warm |= set(warms)   # read after the job ended, by the next run
         return self._wait(live)[0]
 
     def warmed(self, keys: tuple, submit: dict) -> set:
