@@ -53,14 +53,32 @@ def test_each_repetition_records_its_jobs_place_in_the_application(tmp_path, mon
 
 def test_a_run_that_takes_the_warm_application_over_learns_which_readers_ran_in_it():
     """warmed(): what earlier jobs ran (their readers) when the live application would take the
-    run's job (same keys and spark-submit options, still running), else nothing."""
+    run's job (same app_key and spark-submit options, still running), else nothing."""
     from sae.running.shared_app import SharedApplication, _Live, _text
     shared = SharedApplication(Path("/nonexistent"))
-    assert shared.warmed(("s", "h"), {}) == set()
+    assert shared.warmed("k", {}) == set()
     submit = {"conf": {"spark.driver.memory": "1g"}}
-    shared.live = _Live(("s", "h"), _text(submit), spark=None, control=None, dir="/x", warm={("offload", "cost")})
-    assert shared.warmed(("s", "h"), dict(submit)) == {("offload", "cost")}
-    assert shared.warmed(("s", "other shape"), submit) == set()
-    assert shared.warmed(("s", "h"), {"conf": {"spark.driver.memory": "2g"}}) == set()
+    shared.live = _Live("k", _text(submit), spark=None, control=None, dir="/x", warm={("offload", "cost")})
+    assert shared.warmed("k", dict(submit)) == {("offload", "cost")}
+    assert shared.warmed("other", submit) == set()
+    assert shared.warmed("k", {"conf": {"spark.driver.memory": "2g"}}) == set()
     shared.live.ended.set()
-    assert shared.warmed(("s", "h"), submit) == set()
+    assert shared.warmed("k", submit) == set()
+
+
+def test_a_link_rate_tenant_or_autoscaler_change_keeps_the_application_and_cores_or_spark_do_not():
+    """app_key: what the warm application is kept for. Points that differ by the link's rate, the
+    storage side's second tenants or the pool autoscaler share it; other cores, another Spark or
+    another build of the class's Arrow do not."""
+    from sae import Experiment, Sweep, Workload
+
+    def keys(**axes):
+        p = plan(Experiment(name="t", workload=Workload(compression="none"),
+                            sweep=Sweep(zipped=axes, cartesian={"reader": ["offload"]})))
+        return [pt.app_key for pt in sorted(p.points, key=lambda pt: pt.index)]
+    for same in ({"link_rate": ["200mbit", "1gbit"]}, {"storage_load": [0, 1], "storage_scans": [0, 2]},
+                 {"pg_autoscale": [False, True]}):
+        assert len(set(keys(**same))) == 1, same
+    for other in ({"cores": ["sides", "shared"]}, {"spark.version": ["4.3.0", "3.5.3"]},
+                  {"class_arrow": ["26.0.1", "25.0.1"]}):
+        assert len(set(keys(**other))) == 2, other

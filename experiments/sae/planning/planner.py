@@ -71,6 +71,18 @@ class PlannedPoint:
                    start_key=digest(start), data_key=digest([stack, params["data"]]),
                    shape_key=digest([hosts, spec.cluster.capacity_params]), repetitions=repetitions)
 
+    @property
+    def app_key(self) -> str:
+        """What a live Spark application depends on, so a shared one outlives no change of it: the
+        stack, the Spark options, the object class's Arrow (a switch restarts the OSDs) and the
+        hosts' cores and memory (a JVM sizes its thread pools and heap by them at start). Not the
+        pool autoscaler, the link's rate or the storage side's second tenants: none changes
+        anything the application set up."""
+        c = self.spec.cluster.capacity_params
+        return digest([self.stack_key, self.spec.params()["spark"], self.spec.ceph.class_arrow,
+                       {"nodes": self.spec.cluster.nodes, "layout": self.spec.cluster.layout,
+                        "cores": c["cores"], "host_memory": c["host_memory"]}])
+
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
                 "stack_key": self.stack_key, "start_key": self.start_key, "data_key": self.data_key,

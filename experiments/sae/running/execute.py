@@ -218,8 +218,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     shared = ctx.shared if ctx.shared is not None and not reads_event_log(ctx.plan) else None
     if ctx.shared is not None and shared is None:
         ctx.shared.stop()   # it holds the workers' cores
-    keys = (points[0].start_key, points[0].shape_key)
-    warm = shared.warmed(keys, submit) if shared is not None else set()   # readers earlier runs warmed in it
+    key = points[0].app_key
+    warm = shared.warmed(key, submit) if shared is not None else set()   # readers earlier runs warmed in it
     configs = []
     for p in points:
         configs.append(point_config(ctx, stack, p, first_of_reader=reader_of(p) not in warm))
@@ -239,7 +239,7 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
             tenants.enter_context(tenant)
         try:
             if shared is not None:
-                error = shared.run(keys, spark, cfg, submit, recorder.line, ctx.connect(),
+                error = shared.run(key, spark, cfg, submit, recorder.line, ctx.connect(),
                                    warms={reader_of(p) for p in points})
             else:
                 stop_leftovers(ctx.connect(), spark, STAGE)

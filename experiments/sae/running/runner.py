@@ -387,7 +387,7 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                     _run_group(ctx, group, record)
                 else:
                     if ctx.shared is not None and ctx.point is not None and step.stage in APP_STAGES:
-                        ctx.shared.stop_unless_for((ctx.point.start_key, ctx.point.shape_key))
+                        ctx.shared.stop_unless_for(ctx.point.app_key)
                     _step(ctx, index, step.stage, ctx.point, record)
                     if step.stage == "start" and ctx.stack is not None:
                         _record_nodes(ctx, allow_changes)

@@ -4,12 +4,13 @@ Each run of a catalogue would otherwise start its own application (on a 2-core l
 20-40 s of JVM and executor start, then a cold first query). :class:`SharedApplication` keeps
 the application of ``sae.app.run_points`` up between runs (its ``serve`` mode) and hands it
 each later run's configuration as a job file, as long as what the application was started for
-is what the next run needs (the points' start and shape keys: Spark options, the hosts'
-capacities and second tenants; and the same spark-submit options, the connector's build among
-them); otherwise it stops the application and starts another. The runner stops it before a
-setup stage puts other Spark options or another shape in force (:meth:`stop_unless_for`): no
-application outlives the daemons it was started on, and a JVM, which sizes its thread pools to
-the cores it sees at start, is never kept across a change of the hosts' shape.
+is what the next run needs (the points' ``app_key``: the stack, Spark options, the class's
+Arrow, the hosts' cores and memory; and the same spark-submit options, the connector's build
+among them); otherwise it stops the application and starts another. The runner stops it before a
+setup stage puts another of these in force (:meth:`stop_unless_for`): no application outlives
+the daemons it was started on, and a JVM, which sizes its thread pools to the cores it sees at
+start, is never kept across a change of them. A change of the link's rate, of the storage
+side's second tenants or of the pool autoscaler keeps it.
 
 The application runs on connections of its own (its runs open and close theirs). Its driver
 log and event log are fetched, when it ends, into the catalogue's ``logs/``. The application's
@@ -75,7 +76,7 @@ def _text(submit: dict) -> str:
 class _Live:
     """The running application: what it was started for, its connections and serve directory."""
 
-    keys: tuple                  # (start key, shape key) of the points it was started for
+    key: str                     # the app_key of the points it was started for
     submit: str                  # the spark-submit options it was started with (JSON)
     spark: SparkCluster          # own connections: the submit streams on them
     control: Cluster             # own connections: job files, stop file, kill
@@ -107,15 +108,15 @@ class SharedApplication:
         """What the live application's command lines name (None when none runs)."""
         return self.live.dir if self.live else None
 
-    def run(self, keys: tuple, spark: SparkCluster, cfg: dict, submit: dict, on_line: Callable[[str], None],
+    def run(self, key: str, spark: SparkCluster, cfg: dict, submit: dict, on_line: Callable[[str], None],
             cluster: Cluster, warms=()) -> str | None:
-        """Run ``cfg`` (a configuration of ``sae.app.run_points``) for points of ``keys`` (their
-        start and shape keys) in the live application when it was started for such points with
+        """Run ``cfg`` (a configuration of ``sae.app.run_points``) for points of ``key`` (their
+        ``app_key``) in the live application when it was started for such points with
         ``submit`` (``SparkCluster.submit``'s keywords), else in a new one; its output lines go to
         ``on_line``. Returns None when the job ended, else why the application ended before it
         did. ``cluster``: the run's connections (to stop leftovers); ``warms``: what the job runs
         (its readers), which :meth:`warmed` names to later runs."""
-        if self.live is not None and not self._takes(keys, submit):
+        if self.live is not None and not self._takes(key, submit):
             self.stop()
         live = self.live
         if live is not None:
@@ -131,27 +132,27 @@ class SharedApplication:
             self.stop()   # it ended (idle) before it took the job: a new one takes it
         stop_leftovers(cluster, spark, STAGE)
         self._expect(0, on_line)
-        live = self._start(keys, spark, cfg, submit)
+        live = self._start(key, spark, cfg, submit)
         live.warm |= set(warms)   # read after the job ended, by the next run
         return self._wait(live)[0]
 
-    def warmed(self, keys: tuple, submit: dict) -> set:
+    def warmed(self, key: str, submit: dict) -> set:
         """What earlier jobs ran in the live application (:meth:`run`'s ``warms``) if a run for
-        ``keys`` with ``submit`` would take it over, else nothing: a run's first query of a reader
+        ``key`` with ``submit`` would take it over, else nothing: a run's first query of a reader
         needs no pre-warm where that reader already ran."""
-        return set(self.live.warm) if self._takes(keys, submit) else set()
+        return set(self.live.warm) if self._takes(key, submit) else set()
 
-    def _takes(self, keys: tuple, submit: dict) -> bool:
-        """Whether the live application takes a job for ``keys`` with ``submit``."""
+    def _takes(self, key: str, submit: dict) -> bool:
+        """Whether the live application takes a job for ``key`` with ``submit``."""
         live = self.live
-        return (live is not None and live.keys == tuple(keys) and not live.ended.is_set()
+        return (live is not None and live.key == key and not live.ended.is_set()
                 and live.submit == _text(submit))
 
-    def stop_unless_for(self, keys: tuple) -> None:
-        """Stop the live application unless it was started for points of ``keys`` (start and
-        shape key): called before a setup stage puts another point's Spark options or capacities
-        in force, so no application outlives the daemons or the shape it was started with."""
-        if self.live is not None and self.live.keys != tuple(keys):
+    def stop_unless_for(self, key: str) -> None:
+        """Stop the live application unless it was started for points of ``key`` (their
+        ``app_key``): called before a setup stage puts another point's Spark options or capacities
+        in force, so no application outlives the daemons or the cores it was started with."""
+        if self.live is not None and self.live.key != key:
             self.stop()
 
     def stop(self) -> None:
@@ -175,9 +176,9 @@ class SharedApplication:
 
     close = stop
 
-    def _start(self, keys: tuple, spark: SparkCluster, cfg: dict, submit: dict) -> _Live:
+    def _start(self, key: str, spark: SparkCluster, cfg: dict, submit: dict) -> _Live:
         own = spark.on_own_connections()
-        live = _Live(tuple(keys), _text(submit), own, Cluster(own.reservation),
+        live = _Live(key, _text(submit), own, Cluster(own.reservation),
                      f"{serve_root(own)}/{PREFIX}{secrets.token_hex(4)}")
         live.control.run(["mkdir", "-p", live.dir], nodes=[live.driver], stage=STAGE)
         args = [json.dumps(dict(cfg, serve={"dir": live.dir, "idle": IDLE}))]
