@@ -40,15 +40,16 @@ CI_SETTINGS = [f"--set={s}" for s in (
     "autoscaler:sweep.cartesian.pg_autoscale=[true]", "versions:sweep.zipped.spark.version=[4.3.0, 3.5.3]",
     "versions:sweep.zipped.spark.pyarrow=[26.0.1, 25.0.1]", "versions:sweep.zipped.ceph.class_arrow=[26.0.1, 25.0.1]")]
 """One query per point, no drift check, every host on every core and JVMs compiling with C1 only
-(test_e2e's main job checks the default capacities, warm-up and drift check, and its selectivities), and the sweeps cut to the values and readers the tests below compare: every outcome
-asserted is a count, an answer or a byte figure (and the bandwidth test's floor of bytes over rate), which one
-query shows as well as three (two stored codecs need two datasets split, not four; the autoscaler
-switched on needs one start, and the next experiment switches it off; the versions'
-Spark and Arrow releases both change in one second stack, one start and one application, not two; the bandwidth sweep
-ends on the default rate, so the next experiment's shape changes nothing and reuses its measurement;
-formats scans its 1 M rows once, not under 4 names: vanilla's CSV query parses every row in Spark,
-75 compute-side CPU-s at 4 M rows);
-the user's catalogue runs the files' own sweeps and repetitions through the same code."""
+(test_e2e's main job checks the default capacities, warm-up and drift check, and its
+selectivities), and the sweeps cut to the values and readers the tests below compare: every
+outcome asserted is a count, an answer or a byte figure (and the bandwidth test's floor of bytes
+over rate), which one query shows as well as three (two stored codecs need two datasets split,
+not four; the autoscaler switched on needs one start, and the next experiment switches it off;
+the versions' Spark and Arrow releases both change in one second stack, one start and one
+application, not two; the bandwidth sweep ends on the default rate, so the next experiment's shape
+changes nothing and reuses its measurement; formats scans its 1 M rows once, not under 4 names:
+vanilla's CSV query parses every row in Spark, 75 compute-side CPU-s at 4 M rows); the user's
+catalogue runs the files' own sweeps and repetitions through the same code."""
 EXCLUDED = ("selectivity",)
 """Left out of the catalogue (``--exclude``): test_e2e runs selectivity.py on the same stack, deeper."""
 

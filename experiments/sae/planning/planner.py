@@ -78,10 +78,9 @@ class PlannedPoint:
         hosts' cores and memory (a JVM sizes its thread pools and heap by them at start). Not the
         pool autoscaler, the link's rate or the storage side's second tenants: none changes
         anything the application set up."""
-        c = self.spec.cluster.capacity_params
+        c = self.spec.cluster.capacity_params   # the stack key names the hosts and their roles
         return digest([self.stack_key, self.spec.params()["spark"], self.spec.ceph.class_arrow,
-                       {"nodes": self.spec.cluster.nodes, "layout": self.spec.cluster.layout,
-                        "cores": c["cores"], "host_memory": c["host_memory"]}])
+                       c["cores"], c["host_memory"]])
 
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "axes": self.axes, "params": self.spec.params(),
