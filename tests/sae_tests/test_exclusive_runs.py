@@ -11,7 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from metareserve.cli import main as metareserve_cli
-from sae.running.clean import stop_stack
+from fixtures.sae import retired
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -19,7 +19,7 @@ SAE = str(Path(sys.executable).with_name("sae"))
 
 @pytest.fixture
 def cluster_file(own_local_cluster):
-    with own_local_cluster("ls", before_release=stop_stack) as cluster:
+    with own_local_cluster("ls", before_release=retired) as cluster:
         yield cluster
 
 
