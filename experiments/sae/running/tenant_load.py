@@ -6,7 +6,8 @@
 * ``ClusterSpec.storage_scans`` (:class:`ScanTenant`): a second application, a librados client
   on the first storage host (``app/backend_scan.py`` with the distribution's python), keeps that
   many calls of the object class's scan in flight over the point's objects (every column, 1 %),
-  pass after pass, so the OSDs serve its requests beside the application's.
+  pass after pass, so the OSDs serve its requests beside the application's; the application's
+  queries start once its first pass is answered (:data:`FIRST_PASS_S`), so none runs before it.
 
 What each got is sampled every :data:`SAMPLE_S` seconds on its own thread and connections (the
 tenant's process group's CPU-seconds; the scan tenant's calls answered, from its log's last
@@ -27,13 +28,16 @@ import time
 import numpy as np
 
 from metareserve import Cluster, Reservation, node_agent
-from metareserve.errors import SaeError
+from metareserve.errors import OperationalError, SaeError
 from metareserve.log import say
 
 from ..app.backend_scan import TENANT_TAG
 
 PACKAGE = "stress-ng"
 SAMPLE_S = 1.0
+FIRST_PASS_S = 120.0
+"""Seconds the scan tenant has to answer its first pass: the application's queries start only
+once it has (a query measured before the second application scans would not be measured busy)."""
 STAGE = "sae tenant load"
 KINDS = ("load", "scan")
 """The tenants' kinds: each keeps its pid in its own file on a host (:func:`pidfile`)."""
@@ -215,6 +219,19 @@ class ScanTenant(Tenant):
 
     def describe(self, host: str) -> str:
         return f"a second application keeps {self.in_flight} scan calls of the object class in flight"
+
+    def __enter__(self) -> "ScanTenant":
+        """Start it, then wait until its first pass is answered (:data:`FIRST_PASS_S`)."""
+        super().__enter__()
+        host, deadline = self.hosts[0], time.time() + FIRST_PASS_S
+        while not self.calls.times:
+            if time.time() > deadline:
+                self.__exit__(None, None, None)
+                raise OperationalError(f"[{host} {STAGE}] the second application answered no scan pass in "
+                                       f"{FIRST_PASS_S:g} s: see its log {self.logfile[host]} on {host}")
+            time.sleep(SAMPLE_S / 4)
+        say(host, STAGE, f"the second application scans: {self.calls.cpu[0]:g} calls answered before the queries")
+        return self
 
     def _sample_once(self) -> None:
         super()._sample_once()
