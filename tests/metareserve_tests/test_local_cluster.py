@@ -136,7 +136,7 @@ def test_ssh_provider_on_real_hosts(local_cluster, tmp_path):
     res2 = metareserve.reserve(provider="ssh", name="lab2", hosts_file=str(hosts), ssh_config=str(cfg),
                                out=tmp_path / "lab2.yaml")
     assert metareserve.check(res2)[0].facts["hostname"] == "node2"
-    assert "nothing to release" in metareserve.release(res2)   # its record left no user's $SAE_HOME
+    assert "nothing to release" in metareserve.release(res2)   # no registry record stays in $SAE_HOME
 
 
 def test_not_root_is_one_line_error(tmp_path):

@@ -59,7 +59,8 @@ def test_spark_panels_return_data(monitoring, request, tmp_path):
     spark = stack(request, "spark_cluster")
     app, stop = tmp_path / "panels_app.py", tmp_path / "stop"
     app.write_text(SPARK_APP)
-    runner = threading.Thread(target=spark.submit, args=(str(app),), kwargs={"args": [str(stop)], "stream": False, "log_dir": tmp_path / "logs"})
+    runner = threading.Thread(target=spark.submit, args=(str(app),), kwargs={"args": [str(stop)], "stream": False,
+                                                                         "log_dir": tmp_path / "logs"})
     runner.start()
     try:
         assert_panels_return_data(monitoring, "sae-spark", {"spark-master", "spark-worker", "spark-executors"},
