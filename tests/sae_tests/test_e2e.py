@@ -78,15 +78,18 @@ def _states(run_dir: Path, point: str) -> list[str]:
 
 
 def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
-    """Three points in one warm application: kill -9 the application during point 2 (the
-    runner goes on with point 3 in a new application), then kill -9 the runner during point 3;
-    ``sae resume`` goes through every setup stage changing nothing, and finishes every point
-    exactly once."""
+    """Three points in one warm application, run as a catalogue (``sae run DIR/``: its shared
+    application, sae.running.shared_app): kill -9 the application during point 2 (the runner goes
+    on with point 3 in a new application), then kill -9 the runner during point 3; ``sae resume``
+    of the run (its own application; it stops the shared one the killed catalogue left) goes
+    through every setup stage changing nothing, and finishes every point exactly once."""
     root, res = env
-    exp = _experiment(root, "killed", [10, 50, 100], 2)
+    catalogue = root / "killed-catalogue"
+    catalogue.mkdir()
+    exp = _experiment(catalogue, "killed", [10, 50, 100], 2)
     plan = json.loads(sae_cli("plan", exp, "--json").stdout)
     p1, p2, p3 = plan["order"]
-    proc = subprocess.Popen([SAE, "run", str(exp), "--reservation", str(root / "reservation.yaml"),
+    proc = subprocess.Popen([SAE, "run", f"{catalogue}/", "--reservation", str(root / "reservation.yaml"),
                              "--out", str(root / "out")], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     run_dir = root / "out" / "killed" / "latest"
@@ -97,6 +100,8 @@ def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
         raws = glob.glob(f"{res.state_root}/*/sae/{run.name}/*.jsonl")
         assert len(raws) == 1, raws
         app = json.loads(Path(raws[0]).read_text().splitlines()[0])
+        jvm = Path(f"/proc/{app['jvm_pid']}/cmdline").read_bytes().decode(errors="replace")
+        assert "/sae/shared-" in jvm, "the catalogue's run is not in its shared application"
         for pid in (app["jvm_pid"], app["pid"]):
             os.kill(pid, signal.SIGKILL)
         _wait(proc, lambda: "running" in _states(run_dir, p3), "point 3 running in a new application")
@@ -108,6 +113,7 @@ def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
     assert "failed" in _states(run, p2) and "done" in _states(run, p2)
     r = sae_cli("resume", run)
     assert r.returncode == 0, r.stderr[-3000:]
+    assert not _processes_naming("/sae/shared-"), "the killed catalogue's shared application outlived the resume"
     # the resume, a second run on the deployed stack, went through every setup stage and changed nothing
     steps = [s for s in yaml.safe_load((run / "stages.yaml").read_text()) if s["session"] == 2]
     assert {s["stage"] for s in steps} >= set(SETUP)
