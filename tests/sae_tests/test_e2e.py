@@ -20,10 +20,13 @@ import metareserve
 import sae
 from metareserve.capacity import online_cpus
 from monitor_deploy import Monitoring, read_frame
+from sae.running.shared_app import PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
 SETUP = ("install", "start", "generate", "deploy", "build")
+SHARED_APP = f"/sae/{PREFIX}"
+"""What a catalogue's shared application's processes name: its serve directory on the driver node."""
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +104,7 @@ def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
         assert len(raws) == 1, raws
         app = json.loads(Path(raws[0]).read_text().splitlines()[0])
         jvm = Path(f"/proc/{app['jvm_pid']}/cmdline").read_bytes().decode(errors="replace")
-        assert "/sae/shared-" in jvm, "the catalogue's run is not in its shared application"
+        assert SHARED_APP in jvm, "the catalogue's run is not in its shared application"
         for pid in (app["jvm_pid"], app["pid"]):
             os.kill(pid, signal.SIGKILL)
         _wait(proc, lambda: "running" in _states(run_dir, p3), "point 3 running in a new application")
@@ -113,7 +116,7 @@ def test_second_run_reuses_then_kill_app_and_runner_then_resume(env):
     assert "failed" in _states(run, p2) and "done" in _states(run, p2)
     r = sae_cli("resume", run)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert not _processes_naming("/sae/shared-"), "the killed catalogue's shared application outlived the resume"
+    assert not _processes_naming(SHARED_APP), "the killed catalogue's shared application outlived the resume"
     # the resume, a second run on the deployed stack, went through every setup stage and changed nothing
     steps = [s for s in yaml.safe_load((run / "stages.yaml").read_text()) if s["session"] == 2]
     assert {s["stage"] for s in steps} >= set(SETUP)
