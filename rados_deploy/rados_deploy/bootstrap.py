@@ -18,6 +18,7 @@ from metareserve import OperationalError, RemoteError, SaeError, StageReport, Us
 from . import remote
 from .config import (ADMIN_CAPS, CONF_FORMAT, KEYRINGS, MDS_CAPS, MGR_CAPS, keyring, mon_addrs, new_key,
                      render_conf)
+from .sessions import evict_dead_clients
 
 STAGE = "ceph start"
 
@@ -40,6 +41,9 @@ def start(cc) -> StageReport:
     state = _pools_in_force(cc, state, report)
     if cc.options.cephx:
         _ensure_users(cc, report)
+    if fsid:   # a cluster that ran before may hold sessions of clients killed since
+        for node, evicted in evict_dead_clients(cc).items():
+            _add(report, node, True, f"evicted the CephFS sessions of dead clients: {', '.join(map(str, evicted))}")
     report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
                           pgs=state.get("pgs_expected"), health=state.get("health"))
     return report

@@ -371,9 +371,38 @@ def _admin_command(path, command, timeout=10.0):
             if not chunk:
                 raise RuntimeError("admin socket %s closed mid-answer" % path)
             body += chunk
-        return json.loads(body)
+        return json.loads(body) if body.strip() else None   # some commands (an eviction) answer nothing
     finally:
         s.close()
+
+
+def mds_sessions(state, daemons):
+    """Per MDS daemon (``mds.node1``): its client sessions (``session ls`` through the admin
+    socket), each {"id", "inst", "metadata"} with the client's string metadata (hostname, pid,
+    entity_id, mount_point for ceph-fuse); None from a daemon that answers no list (a standby)."""
+    out = {}
+    for daemon in daemons:
+        try:
+            listed = _admin_command("%s/run/ceph-%s.asok" % (state, daemon), {"prefix": "session ls"})
+        except (OSError, ValueError, RuntimeError):
+            listed = None
+        out[daemon] = None if not isinstance(listed, list) else [
+            {"id": s["id"], "inst": s.get("inst", ""),
+             "metadata": {k: v for k, v in s.get("client_metadata", {}).items() if isinstance(v, str)}}
+            for s in listed]
+    return out
+
+
+def gone(pids):
+    """Those of ``pids`` that no process of this host runs (a zombie counts as gone)."""
+    return [p for p in pids if not pid_alive(p)]
+
+
+def evict_sessions(state, daemon, ids):
+    """Evict the client sessions ``ids`` from MDS ``daemon`` through its admin socket."""
+    for i in ids:
+        _admin_command("%s/run/ceph-%s.asok" % (state, daemon), {"prefix": "client evict", "filters": ["id=%d" % int(i)]})
+    return len(ids)
 
 
 def perf_counters(fields, state, daemons):

@@ -8,10 +8,11 @@ from importlib import resources
 
 import pytest
 
-from fixtures.ceph import client_python, kill_daemon
+from fixtures.ceph import SYSTEM_PYTHON, client_python, kill_daemon
 from metareserve import RemoteError, node_agent
 from rados_deploy import CephCluster
 from rados_deploy.objclass import SOFTWARE_ROOT, build_key, sources
+from rados_deploy.sessions import library_sessions
 from rados_deploy.scan_protocol import SPEC
 
 RADOS_RW = """
@@ -151,6 +152,47 @@ def test_stages_twice_change_nothing(ceph_cluster):
         report = stage()
         assert not report.changed, report.nodes
         assert all(o.message for o in report.nodes.values())
+
+
+HOLDER = """
+import cephfs, os, time
+fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount(filesystem_name=b"{fs}")
+try:
+    fs.mkdir("/t", 0o755)
+except cephfs.ObjectExists:
+    pass
+fd = fs.open("/t/held", os.O_CREAT | os.O_WRONLY, 0o644); fs.write(fd, b"held", 0); fs.fsync(fd, 0)
+time.sleep(600)   # the file stays open: its capabilities stay with this session
+"""
+
+
+def test_start_evicts_the_cephfs_session_of_a_killed_library_client_only(ceph_cluster, tmp_path):
+    """A libcephfs client killed with -9 leaves its MDS session and capabilities behind (another
+    client's stat of its file waited ~55 s, measured); start evicts the session once its process
+    is gone, and leaves a live client's alone."""
+    node, run = "node2", f"{ceph_cluster.state_dir('node2')}/test-holder"
+    started = ceph_cluster.cluster.call(node_agent, "start_daemon", [SYSTEM_PYTHON, "-c", HOLDER.format(
+        fs=ceph_cluster.fs_name)], f"{run}.pid", f"{run}.log", {"CEPH_CONF": ceph_cluster.client_conf(node)},
+        nodes=[node], stage="test holder")[node]
+    pid = started["pid"]
+    try:
+        deadline = time.monotonic() + 60
+        while not [s for s in library_sessions(ceph_cluster) if s.pid == pid] and time.monotonic() < deadline:
+            time.sleep(0.3)
+        held = [s for s in library_sessions(ceph_cluster) if s.pid == pid]
+        assert [(s.node, s.mds) for s in held] == [(node, "mds.node1")], held
+        assert not ceph_cluster.start().changed   # alive: its session stays
+        assert [s.id for s in library_sessions(ceph_cluster) if s.pid == pid] == [held[0].id]
+    finally:
+        kill_daemon(pid)
+    report = ceph_cluster.start()
+    assert report.changed and report.nodes["node1"].message.endswith(
+        f"evicted the CephFS sessions of dead clients: client.{held[0].id} (pid {pid} on {node})"), report.nodes
+    assert not [s for s in library_sessions(ceph_cluster) if s.pid == pid]
+    assert client_python(ceph_cluster, "node3", f"import cephfs, os\nfs = cephfs.LibCephFS(conffile=os.environ["
+                         f"'CEPH_CONF']); fs.mount(filesystem_name=b'{ceph_cluster.fs_name}')\n"
+                         "print(fs.stat('/t/held').st_size)") == 4
+    assert not ceph_cluster.start().changed
 
 
 def test_killed_osd_is_reported_down_with_its_host_then_restarted(ceph_cluster, figure):
