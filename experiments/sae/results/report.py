@@ -218,10 +218,13 @@ def window_note(df: pd.DataFrame) -> str:
 
 
 def jit_note(df: pd.DataFrame) -> str:
-    """One line when some repetitions ran with ``spark.jit: quick`` (C1 only; empty otherwise)."""
-    if "spark_jit" not in df or not df["spark_jit"].eq("quick").any():
+    """One line when some measured repetitions ran with ``spark.jit: quick`` (C1 only; empty
+    otherwise); warm-ups, which no figure shows, are not counted."""
+    measured = df[~df["warmup"]] if "warmup" in df else df
+    if "spark_jit" not in measured or not measured["spark_jit"].eq("quick").any():
         return ""
-    return (f"{int(df['spark_jit'].eq('quick').sum())} of {len(df)} repetitions ran with spark.jit: quick (the JVMs "
+    return (f"{int(measured['spark_jit'].eq('quick').sum())} of {len(measured)} measured repetitions ran with "
+            f"spark.jit: quick (the JVMs "
             f"compiled with C1 only: cheaper cold starts, a lower peak speed); their times are not the "
             f"default JVM's")
 
