@@ -38,27 +38,31 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     return report
 
 
+def switch_class(stack: Stack) -> StageReport | None:
+    """Install the object class built against the point's Arrow where the OSDs run another build
+    (restarting the OSDs that had loaded it); None when the class is current (or the stack's build
+    not made yet)."""
+    if stack.build is None or stack.build_arrow == stack.ceph.options.class_arrow:
+        return None
+    installed = stack.ceph.install_class()
+    stack.build = dataclasses.replace(stack.build, class_build=installed.details["key"])
+    return installed
+
+
 def rebuild(stack: Stack) -> StageReport | None:
-    """What a start that switched versions builds again: the object class against the point's
-    Arrow (installing it restarts the OSDs that had loaded another build), the connector against
-    the point's Spark and its scan library against the point's Arrow; None when the stack's build
-    is current (or not made yet)."""
+    """What a start that switched versions builds again once the class is current
+    (:func:`switch_class`): the connector against the point's Spark and its scan library against
+    the point's Arrow; None when the stack's build is current (or not made yet)."""
     from .. import connector
     if stack.build is None:
         return None
-    report = StageReport("build")
     arrow, spark = stack.ceph.options.class_arrow, stack.spark.options.version
-    class_build = stack.build.class_build
-    if stack.build_arrow != arrow:
-        installed = stack.ceph.install_class()
-        merge_report(report, installed, "object class")
-        class_build = installed.details["key"]
-    if (stack.build_spark, stack.build_arrow) != (spark, arrow):
-        build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
-        merge_report(report, build.report, "connector")
-        stack.build = dataclasses.replace(build, class_build=class_build)
-        stack.build_spark, stack.build_arrow = spark, arrow
-    return report if report.nodes else None
+    if (stack.build_spark, stack.build_arrow) == (spark, arrow):
+        return None
+    build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
+    stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
+    stack.build_spark, stack.build_arrow = spark, arrow
+    return build.report
 
 
 def app_config(ctx: StageContext, stack: Stack) -> dict:

@@ -270,18 +270,31 @@ def stage_install(ctx: StageContext) -> StageReport:
 
 
 def stage_start(ctx: StageContext) -> StageReport:
-    """Start (or reconfigure) Ceph, Spark and monitoring for the point. A point on Spark software
-    (version, nodes' pyarrow) this stack has not run yet installs it first (beside the others); a
-    switch restarts the Spark daemons from the point's, and a switch of Spark versions builds the
-    connector against it; a switch of the object class's Arrow installs that build of the class
-    (restarting the OSDs)."""
+    """Start (or reconfigure) Ceph, Spark and monitoring for the point, each on a thread of its
+    own. On Spark's, a point on Spark software (version, nodes' pyarrow) this stack has not run
+    yet installs it first, and a switch restarts the Spark daemons from the point's; on Ceph's, a
+    switch of the object class's Arrow installs that build of the class once Ceph runs
+    (restarting the OSDs), so the two installs, each about a minute on a new machine, overlap.
+    Then a switch of Spark versions or of Arrow builds the connector again."""
     report = StageReport("start")
     stack = _stack(ctx, ctx.point)
-    if spark_software(stack.spark.options) not in stack.spark_installed:
-        merge_report(report, stack.spark.install(), "spark install")
-        stack.spark_installed.add(spark_software(stack.spark.options))
-    for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "start"):
-        merge_report(report, part, name)
+
+    def spark() -> list[tuple[str, StageReport]]:
+        parts, software = [], spark_software(stack.spark.options)
+        if software not in stack.spark_installed:
+            parts.append(("spark install", stack.spark.install()))
+            stack.spark_installed.add(software)
+        return [*parts, ("spark", stack.spark.start())]
+
+    def ceph() -> list[tuple[str, StageReport]]:
+        started = stack.ceph.start()
+        switched = reader.switch_class(stack)
+        return [("ceph", started), *([("object class", switched)] if switched is not None else [])]
+
+    chains = {"ceph": ceph, "spark": spark, "monitoring": lambda: [("monitoring", stack.monitoring.start())]}
+    for parts in _at_once([chains[name] for name, _ in stack.deployers("ceph", "spark", "monitoring")]):
+        for name, part in parts:
+            merge_report(report, part, name)
     rebuilt = reader.rebuild(stack)
     if rebuilt is not None:
         merge_report(report, rebuilt, "build")
@@ -289,13 +302,19 @@ def stage_start(ctx: StageContext) -> StageReport:
 
 
 def _side_by_side(deployers: list[tuple[str, object]], method: str) -> list[tuple[str, StageReport]]:
-    """``(name, deployer.<method>())`` for each deployer, run at once: they share no state (apt
-    takes a machine-wide lock; one node's calls queue on its connection), and a local cluster's
-    storage and compute sides have their own cores (Ceph's start, ~9 s, Spark's, ~13 s, and
-    Prometheus's, ~5 s, used to wait for each other). The first error raises once every deployer has ended."""
-    with ThreadPoolExecutor(max(1, len(deployers))) as pool:
-        futures = [(name, pool.submit(getattr(deployer, method))) for name, deployer in deployers]
-        return [(name, future.result()) for name, future in futures]
+    """``(name, deployer.<method>())`` for each deployer, run at once (:func:`_at_once`)."""
+    return list(zip([name for name, _ in deployers],
+                    _at_once([getattr(deployer, method) for _, deployer in deployers])))
+
+
+def _at_once(calls: list) -> list:
+    """Each call's result, the calls run at once: deployers share no state (apt takes a
+    machine-wide lock; one node's calls queue on its connection), and a local cluster's storage and
+    compute sides have their own cores (Ceph's start, ~9 s, Spark's, ~13 s, and Prometheus's, ~5 s,
+    used to wait for each other). The first error raises once every call has ended."""
+    with ThreadPoolExecutor(max(1, len(calls))) as pool:
+        futures = [pool.submit(call) for call in calls]
+        return [future.result() for future in futures]
 
 
 # -- data stages ------------------------------------------------------------------------------
