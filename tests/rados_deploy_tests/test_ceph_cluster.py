@@ -26,14 +26,17 @@ back = io.read("{oid}", length=size)
 print(json.dumps({{"size": size, "equal": back == data}}))
 """
 
-CEPHFS_RW = """
-import json, os, cephfs
+MOUNT_T = """
+import json, os, time, cephfs
 fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount(filesystem_name=b"{fs}")
 try:
     fs.mkdir("/t", 0o755)
 except cephfs.ObjectExists:
     pass
-data = os.urandom(5 << 20)
+"""
+"""A libcephfs client's first lines (``.format(fs=...)``): CephFS mounted as ``fs``, ``/t`` made."""
+
+CEPHFS_RW = MOUNT_T + """data = os.urandom(5 << 20)
 fd = fs.open("/t/{name}", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644); fs.write(fd, data, 0); fs.fsync(fd, 0); fs.close(fd)
 st = fs.stat("/t/{name}")
 fd = fs.open("/t/{name}", os.O_RDONLY, 0); back = fs.read(fd, 0, st.st_size); fs.close(fd)
@@ -154,14 +157,7 @@ def test_stages_twice_change_nothing(ceph_cluster):
         assert all(o.message for o in report.nodes.values())
 
 
-HOLDER = """
-import cephfs, os, time
-fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount(filesystem_name=b"{fs}")
-try:
-    fs.mkdir("/t", 0o755)
-except cephfs.ObjectExists:
-    pass
-fd = fs.open("/t/held", os.O_CREAT | os.O_WRONLY, 0o644); fs.write(fd, b"held", 0); fs.fsync(fd, 0)
+HOLDER = MOUNT_T + """fd = fs.open("/t/held", os.O_CREAT | os.O_WRONLY, 0o644); fs.write(fd, b"held", 0); fs.fsync(fd, 0)
 time.sleep(600)   # the file stays open: its capabilities stay with this session
 """
 
@@ -189,8 +185,7 @@ def test_start_evicts_the_cephfs_session_of_a_killed_library_client_only(ceph_cl
     assert report.changed and report.nodes["node1"].message.endswith(
         f"evicted the CephFS sessions of dead clients: client.{held[0].id} (pid {pid} on {node})"), report.nodes
     assert not [s for s in library_sessions(ceph_cluster) if s.pid == pid]
-    assert client_python(ceph_cluster, "node3", f"import cephfs, os\nfs = cephfs.LibCephFS(conffile=os.environ["
-                         f"'CEPH_CONF']); fs.mount(filesystem_name=b'{ceph_cluster.fs_name}')\n"
+    assert client_python(ceph_cluster, "node3", MOUNT_T.format(fs=ceph_cluster.fs_name) +
                          "print(fs.stat('/t/held').st_size)") == 4
     assert not ceph_cluster.start().changed
 
