@@ -1,15 +1,16 @@
 """CephFS sessions of library clients whose process is gone, and their eviction.
 
 A libcephfs client (a Spark driver listing the dataset, a scan tenant) that is killed never closes
-its MDS session: the MDS keeps the session and the capabilities it held until it times the
-session out (``session_timeout``, then ``session_autoclose``), and every other client that needs
-one of those capabilities waits that long (measured: a resume's first read of the dataset's manifest
-after a driver's ``kill -9``, 34 s; a stat of a file the killed client held open, 55 s). :func:`evict_dead_clients` ends those sessions as soon as
-their process is known to be gone: each MDS lists its sessions through its admin socket, a
-session's address names the host and its metadata the process id, that host says whether the
-process still runs, and the MDS evicts the sessions whose process does not. A session whose host
-or process cannot be told (no pid, an address of no host of the reservation) is left alone, and
-so are ceph-fuse mounts (:meth:`CephCluster.mount` owns those).
+its MDS session: the MDS keeps the session and the capabilities it held until it times the session
+out (``session_timeout``, then ``session_autoclose``), and every other client that needs one of
+those capabilities waits that long (measured: a resume's first read of the dataset's manifest after
+a driver's ``kill -9``, 34 s; a stat of a file the killed client held open, 55 s).
+:func:`evict_dead_clients` ends those sessions as soon as their process is known to be gone: each
+MDS lists its sessions through its admin socket, a session's address names the host and its
+metadata the process id, that host says whether the process still runs, and the MDS evicts the
+sessions whose process does not. A session whose host or process cannot be told (no pid, an address
+of no host of the reservation) is left alone, and so are ceph-fuse mounts
+(:meth:`CephCluster.mount` owns those).
 """
 from __future__ import annotations
 
