@@ -1,6 +1,6 @@
 """Pure: the warm application's serve loop waits for its next job file and ends at the stop
-file or when idle; a run whose report reads Spark's event log keeps an application of its own
-(the catalogue's shared application itself runs in tests/sae_tests/test_catalogue.py)."""
+file or when idle; which runs' reports read Spark's event log (they copy a shared application's
+after their job) (the catalogue's shared application itself runs in tests/sae_tests/test_catalogue.py)."""
 import json
 import threading
 import time
@@ -27,7 +27,7 @@ def test_the_serve_loop_takes_its_next_job_and_ends_at_stop_or_when_idle(tmp_pat
     assert run_points.next_job(dict(serve, idle=0.3), 2, poll=0.05) is None and time.time() - t0 >= 0.3
 
 
-def test_only_a_report_that_reads_the_event_log_keeps_its_own_application():
+def test_only_the_batchsize_report_reads_the_event_log():
     def planned(name):
         return plan(load_experiment(ROOT / "experiments" / f"{name}.py"), profile="tiny")
     assert reads_event_log(planned("batchsize"))
@@ -43,6 +43,7 @@ def test_each_repetition_records_its_jobs_place_in_the_application(tmp_path, mon
     first job, n for its n-th later one."""
     monkeypatch.setattr(run_points, "query", lambda spark, point: {"total_s": 1.0, "start": 0.0, "end": 1.0})
     monkeypatch.setattr(run_points, "register", lambda spark, tables, registered: None)
+    monkeypatch.setattr(run_points, "event_log", lambda spark: None)
     for job in (0, 2):
         out = tmp_path / f"job{job}.jsonl"
         cfg = {"run_id": "r", "out": str(out), "points": [{"point": "p", "reps": [0, 1]}]}

@@ -26,7 +26,7 @@ query (the object class's phase times and counts, calls, reply waits; sae.result
 Queries run in ``schedule`` order (sae.running.execute.interleave: the readers of a comparison
 take turns), several points being open at once; ``seq`` in a ``rep`` event is the query's place
 in the application's order. Events go to stdout prefixed ``sae-rep`` (the runner records them as they arrive) and, except
-``start``, to ``out`` (fsynced; the runner reconciles from it): ``app`` (pids), ``point`` (a
+``start``, to ``out`` (fsynced; the runner reconciles from it): ``app`` (pids, the event log), ``point`` (a
 point begins), ``start`` (a query begins), ``rep`` (repetition, start/end epoch, init and compute
 seconds, rows, checksum; ``prewarm`` extra queries are ``"discarded": true``), ``point-end``
 (after the point's last query, with ``error`` when a query of the point raised: its remaining
@@ -36,7 +36,8 @@ controller reads the OSDs' counters in these pauses).
 
 With ``"serve": {"dir": "<dir>", "idle": 1800}`` the application stays up after its points for
 more of them (sae.running.shared_app: the runs of a catalogue share it): it prints ``job-end``
-(``"job": n``, the first configuration being job 0), then waits for ``<dir>/job-<n+1>.json`` (a
+(``"job": n``, the first configuration being job 0) once Spark's listeners have taken the job's
+events (its tasks are then in the event log, which the ``app`` event names), then waits for ``<dir>/job-<n+1>.json`` (a
 configuration like this one, without ``serve``) and runs it in the same session; it stops at
 ``<dir>/stop`` or after ``idle`` seconds without a job.
 """
@@ -145,7 +146,8 @@ def run_job(spark, cfg, registered, job=0):
     last = {pid: i for i, (pid, _, _) in enumerate(order)}
     pause = cfg.get("pause", 0)
     with open(cfg["out"], "a") as out:
-        emit(out, {"event": "app", "pid": os.getpid(), "jvm_pid": os.getppid(), "time": time.time()})
+        emit(out, {"event": "app", "pid": os.getpid(), "jvm_pid": os.getppid(), "time": time.time(),
+                   "event_log": event_log(spark)})
         started, failed = set(), {}
         for seq, (pid, kind, rep) in enumerate(order):
             point = points[pid]
@@ -185,6 +187,27 @@ def next_job(serve, n, poll=0.1):
     return None
 
 
+def event_log(spark):
+    """Where the application writes Spark's event log: {"dir": spark.eventLog.dir, "app_id"}
+    (the log is ``<dir>/eventlog_v2_<app_id>/`` when rolling, else ``<dir>/<app_id>...``); None
+    without one."""
+    conf = spark.sparkContext.getConf()
+    if conf.get("spark.eventLog.enabled", "false").lower() != "true":
+        return None
+    return {"dir": conf.get("spark.eventLog.dir", ""), "app_id": spark.sparkContext.applicationId}
+
+
+def drain_listeners(spark, timeout_ms=10000):
+    """Wait until Spark's listeners have taken every event posted so far: the event log's writes
+    the job's task ends and flushes at its job ends, so a job's tasks are in the log when the job
+    ends (an application serving jobs closes its log only when it stops)."""
+    try:
+        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(timeout_ms)
+    except Exception as e:   # py4j or a timeout: the log may lack the job's last tasks; say so
+        print(f"sae: Spark's listeners not drained at the job's end ({type(e).__name__}): the event log may "
+              f"lack its last tasks", file=sys.stderr, flush=True)
+
+
 def main(cfg):
     spark = SparkSession.builder.appName(f"sae {cfg['run_id']}").getOrCreate()
     registered, serve, job = set(), cfg.get("serve"), 0
@@ -192,6 +215,7 @@ def main(cfg):
         run_job(spark, cfg, registered, job)
         if serve is None:
             break
+        drain_listeners(spark)
         emit(None, {"event": "job-end", "job": job})
         job += 1
         cfg = next_job(serve, job)

@@ -388,13 +388,12 @@ def figure_names(plan: Plan) -> list[str]:
 
 
 EVENT_LOG_FIGURES = ("batchsize",)
-"""Figures drawn from Spark's event log (sae.results.eventlog), which an application writes
-whole only when it ends."""
+"""Figures drawn from Spark's event log (sae.results.eventlog)."""
 
 
 def reads_event_log(plan: Plan) -> bool:
-    """Whether the run's report reads its applications' event logs: they must end within the run
-    (not be shared with the next runs of a catalogue, sae.running.shared_app)."""
+    """Whether the run's report reads its applications' event logs: a shared application's
+    (sae.running.shared_app) is then copied into the run after each of its jobs."""
     return any(name in EVENT_LOG_FIGURES for name in figure_names(plan))
 
 

@@ -19,6 +19,7 @@ import dataclasses
 import json
 import logging
 import queue
+import re
 import shutil
 import threading
 import time
@@ -41,7 +42,7 @@ from .shared_app import stop_applications, stop_leftovers
 from .storage_watch import StorageWatch, down_message
 from .tenant_load import CpuTenant, ScanTenant, Tenant
 from ..results.report import reads_event_log
-from ..results.storage_work import OpsRecorder
+from ..results.storage_work import OpsRecorder, json_lines
 
 STAGE = "sae run"
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
@@ -212,12 +213,13 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
     s = points[0].spec.spark
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
+    shared = ctx.shared
+    # a shared application's event log is read while it is written (_fetch_event_log): plain text,
+    # since a compressed one cannot be read before the application closes it (Spark 4 compresses)
+    logs = {"spark.eventLog.compress": "false"} if shared is not None else {}
     submit = {"py_files": list(build.py_files) if build else [], "jars": list(build.jars) if build else [],
-              "conf": merged_conf({"spark.driver.memory": s.driver_memory}, build.conf if build else {}, s.conf),
+              "conf": merged_conf({"spark.driver.memory": s.driver_memory}, logs, build.conf if build else {}, s.conf),
               "env": dict(build.env) if build else {}}
-    shared = ctx.shared if ctx.shared is not None and not reads_event_log(ctx.plan) else None
-    if ctx.shared is not None and shared is None:
-        ctx.shared.stop()   # it holds the workers' cores
     key = points[0].app_key
     warm = shared.warmed(key, submit) if shared is not None else set()   # readers earlier runs warmed in it
     configs = []
@@ -252,6 +254,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
             raise
         raw = rd.raw / f"{tag}.jsonl"
         _fetch(ctx, driver, remote_out, raw)
+        if shared is not None and reads_event_log(ctx.plan):
+            _fetch_event_log(ctx, driver, raw)
         recorder.replay(raw)
         recorder.finish(error or f"[{driver} spark-submit] the application ended before this point's "
                                  f"last repetition")
@@ -468,16 +472,35 @@ def _timings(ctx: StageContext, point, reps: dict | None) -> dict:
             if e["state"] == "done" and (reps is None or e["repetition"] in reps)}
 
 
-def _fetch(ctx: StageContext, node: str, remote_path: str, local: Path) -> None:
-    """Copy the application's raw JSON lines from the driver node (absent file: nothing)."""
+def _fetch(ctx: StageContext, node: str, remote_path: str, local: Path, what: str = "raw timings") -> None:
+    """Copy the application's raw JSON lines (or ``what`` else) from the driver node (absent: nothing)."""
     tmp = local.parent / f".fetch-{local.name}"
     try:
         ctx.connect().get(remote_path, str(tmp), nodes=[node], stage=f"{STAGE} fetch")
         shutil.move(str(tmp / node / Path(remote_path).name), str(local))
     except SaeError as e:
-        node_log(node, f"{STAGE} fetch", f"no raw timings fetched: {e}", logging.WARNING)
+        node_log(node, f"{STAGE} fetch", f"no {what} fetched: {e}", logging.WARNING)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
+    """Copy the event log of the shared application that ran the job whose raw lines are ``raw``
+    (its ``app`` event names it) into ``logs/shared/<app id>/events/``, where
+    sae.results.eventlog reads a run's logs, as it stands after the job: the application drained
+    Spark's listeners before it ended the job, so the job's tasks are in it (a later job of the same
+    run copies it again, whole)."""
+    app = next((e for e in json_lines(raw) if e.get("event") == "app"), {})
+    log = app.get("event_log") or {}
+    app_id, where = str(log.get("app_id", "")), str(log.get("dir", ""))
+    if not re.fullmatch(r"app-[0-9]+-[0-9]+", app_id) or not where.startswith("file:///"):
+        node_log(node, f"{STAGE} event log", f"the application named no event log to read ({log or 'none'})",
+                 logging.WARNING)
+        return
+    local = ctx.run.logs / "shared" / app_id / "events" / f"eventlog_v2_{app_id}"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(local, ignore_errors=True)
+    _fetch(ctx, node, f"{where[len('file://'):].rstrip('/')}/eventlog_v2_{app_id}", local, "event log")
 
 
 def export_windows(ctx: StageContext, monitoring, point, timings: dict) -> dict[int, dict]:

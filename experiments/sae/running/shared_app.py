@@ -13,7 +13,9 @@ start, is never kept across a change of them. A change of the link's rate, of th
 side's second tenants or of the pool autoscaler keeps it.
 
 The application runs on connections of its own (its runs open and close theirs). Its driver
-log and event log are fetched, when it ends, into the catalogue's ``logs/``. The application's
+log and event log are fetched, when it ends, into the catalogue's ``logs/``; a run whose report
+reads the event log copies it after its job (sae.running.execute), which the application writes
+uncompressed and has flushed by the job's end. The application's
 processes name its serve directory (``<node dir>/sae/shared-<hex>``, on the driver node) on
 their command lines; :func:`stop_leftovers` stops those a killed catalogue left behind (the
 application itself also ends after :data:`IDLE` seconds without a job).
