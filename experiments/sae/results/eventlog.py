@@ -1,8 +1,10 @@
-"""Read Spark's own per-query metrics out of a run's Spark event logs (``logs/<app>/<submit>/events``).
+"""Read Spark's own per-query metrics out of a run's Spark event logs (``logs/<app>/<submit>/events``,
+and ``logs/shared/<app id>/events`` for a catalogue's shared application, copied while it ran).
 
 Spark writes every finished task's SQL metrics to its event log (``SparkListenerTaskEnd``, task
 info ``Accumulables``: name and this task's ``Update``). A repetition's value is the sum over the
-tasks that finished between its start and end (the application runs one query at a time).
+tasks that finished between its start and end (the application runs one query at a time; a shared
+application's log also holds other runs' tasks, outside the run's repetitions).
 :func:`input_batches` sums ``number of input batches`` (``ColumnarToRowExec``: the columnar
 batches the scan handed Spark), the batch count the batch-size experiment needs.
 """
@@ -31,7 +33,10 @@ def task_metric(run_root: Path, name: str) -> pd.DataFrame:
         for line in text.splitlines():
             if '"SparkListenerTaskEnd"' not in line or name not in line:
                 continue
-            info = json.loads(line).get("Task Info", {})
+            try:
+                info = json.loads(line).get("Task Info", {})
+            except ValueError:   # a live application's log (shared_app) may end mid-line
+                continue
             rows += [(info["Finish Time"] / 1000, float(a["Update"])) for a in info.get("Accumulables", [])
                      if a.get("Name") == name and "Update" in a]
     return pd.DataFrame(rows, columns=["finish", "value"])
