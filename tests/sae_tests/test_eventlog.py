@@ -1,0 +1,40 @@
+"""Pure: Spark's own task metrics read out of a run's event logs (sae.results.eventlog): an
+application's own (closed, zstd) and a catalogue's shared application's (copied while it ran:
+plain text, other runs' tasks in it, possibly ending mid-line); each repetition sums the tasks
+that finished inside it."""
+import json
+
+import pandas as pd
+import pyarrow as pa
+
+from sae.results.eventlog import input_batches
+
+METRIC = "number of input batches"
+
+
+def task_end(finish_s: float, batches: int) -> str:
+    return json.dumps({"Event": "SparkListenerTaskEnd", "Task Info": {
+        "Finish Time": int(finish_s * 1000), "Accumulables": [{"Name": METRIC, "Update": str(batches)},
+                                                              {"Name": "other", "Update": "7"}]}})
+
+
+def test_each_repetition_sums_its_tasks_from_own_and_shared_logs(tmp_path):
+    own = tmp_path / "logs" / "s1-1-p" / "20261128-1" / "events" / "eventlog_v2_app-1-0000"
+    own.mkdir(parents=True)
+    with pa.output_stream(str(own / "events_1_app-1-0000.zstd"), compression="zstd") as f:
+        f.write("\n".join([task_end(10.5, 3), task_end(11.0, 4)]).encode() + b"\n")
+    shared = tmp_path / "logs" / "shared" / "app-2-0000" / "events" / "eventlog_v2_app-2-0000"
+    shared.mkdir(parents=True)
+    (shared / "events_1_app-2-0000").write_text("\n".join([
+        task_end(5.0, 100),                # an earlier run's job in the shared application
+        task_end(20.2, 5), task_end(20.9, 6),
+        json.dumps({"Event": "SparkListenerJobEnd"}),
+        task_end(30.5, 9)[:40],            # the live log ended mid-line when it was copied
+    ]))
+    df = pd.DataFrame({"start": [10.0, 20.0, 40.0], "end": [11.5, 21.0, 41.0]})
+    assert input_batches(tmp_path, df).tolist() == [7.0, 11.0, 0.0]
+
+
+def test_no_event_log_gives_no_value(tmp_path):
+    df = pd.DataFrame({"start": [1.0], "end": [2.0]})
+    assert input_batches(tmp_path, df).isna().all()
