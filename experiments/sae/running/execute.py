@@ -212,11 +212,11 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
     remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
     s = points[0].spec.spark
-    # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     shared = ctx.shared
     # a shared application's event log is read while it is written (_fetch_event_log): plain text,
     # since a compressed one cannot be read before the application closes it (Spark 4 compresses)
     logs = {"spark.eventLog.compress": "false"} if shared is not None else {}
+    # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
     submit = {"py_files": list(build.py_files) if build else [], "jars": list(build.jars) if build else [],
               "conf": merged_conf({"spark.driver.memory": s.driver_memory}, logs, build.conf if build else {}, s.conf),
               "env": dict(build.env) if build else {}}
