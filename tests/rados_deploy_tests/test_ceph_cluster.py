@@ -12,8 +12,8 @@ from fixtures.ceph import SYSTEM_PYTHON, client_python, kill_daemon
 from metareserve import RemoteError, node_agent
 from rados_deploy import CephCluster
 from rados_deploy.objclass import SOFTWARE_ROOT, build_key, sources
-from rados_deploy.sessions import library_sessions
 from rados_deploy.scan_protocol import SPEC
+from rados_deploy.sessions import library_sessions
 
 RADOS_RW = """
 import json, os, rados
@@ -162,7 +162,7 @@ time.sleep(600)   # the file stays open: its capabilities stay with this session
 """
 
 
-def test_start_evicts_the_cephfs_session_of_a_killed_library_client_only(ceph_cluster, tmp_path):
+def test_start_evicts_the_cephfs_session_of_a_killed_library_client_only(ceph_cluster):
     """A libcephfs client killed with -9 leaves its MDS session and capabilities behind (another
     client's stat of its file waited ~55 s, measured); start evicts the session once its process
     is gone, and leaves a live client's alone."""
