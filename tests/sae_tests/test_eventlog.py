@@ -1,7 +1,7 @@
 """Pure: Spark's own task metrics read out of a run's event logs (sae.results.eventlog): an
 application's own (closed, zstd) and a catalogue's shared application's (copied while it ran:
-plain text, other runs' tasks in it, possibly ending mid-line); each repetition sums the tasks
-that finished inside it."""
+plain text, other runs' tasks in it, possibly ending mid-line), rolling (Spark 4) or single files
+(Spark 3.5); each repetition sums the tasks that finished inside it."""
 import json
 
 import pandas as pd
@@ -33,6 +33,22 @@ def test_each_repetition_sums_its_tasks_from_own_and_shared_logs(tmp_path):
     ]))
     df = pd.DataFrame({"start": [10.0, 20.0, 40.0], "end": [11.5, 21.0, 41.0]})
     assert input_batches(tmp_path, df).tolist() == [7.0, 11.0, 0.0]
+
+
+def test_single_file_logs_are_read_closed_or_in_progress(tmp_path):
+    """Spark 3.5 writes one file per application (no rolling by default): an own application's
+    closed log, plain or zstd, and a shared application's copied while it ran (``.inprogress``)."""
+    own = tmp_path / "logs" / "s1-1-p" / "20261128-1" / "events"
+    own.mkdir(parents=True)
+    (own / "app-1-0000").write_text(task_end(10.5, 3) + "\n")
+    with pa.output_stream(str(own / "app-3-0000.zstd"), compression="zstd") as f:
+        f.write(task_end(11.0, 4).encode() + b"\n")
+    (own / "app-4-0000.lz4").write_bytes(b"\x04\x22\x4d\x18 not read")   # a codec pyarrow cannot frame
+    shared = tmp_path / "logs" / "shared" / "app-2-0000" / "events"
+    shared.mkdir(parents=True)
+    (shared / "app-2-0000.inprogress").write_text(task_end(20.2, 5) + "\n" + task_end(20.9, 6)[:30])
+    df = pd.DataFrame({"start": [10.0, 20.0], "end": [11.5, 21.0]})
+    assert input_batches(tmp_path, df).tolist() == [7.0, 5.0]
 
 
 def test_no_event_log_gives_no_value(tmp_path):

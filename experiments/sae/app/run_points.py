@@ -188,13 +188,18 @@ def next_job(serve, n, poll=0.1):
 
 
 def event_log(spark):
-    """Where the application writes Spark's event log: {"dir": spark.eventLog.dir, "app_id"}
-    (the log is ``<dir>/eventlog_v2_<app_id>/`` when rolling, else ``<dir>/<app_id>...``); None
-    without one."""
-    conf = spark.sparkContext.getConf()
-    if conf.get("spark.eventLog.enabled", "false").lower() != "true":
+    """Where the application writes Spark's event log, as Spark's own writer names it:
+    {"path": a path on the driver's host, "app_id"}, the path being a rolling log's directory
+    (``eventlog_v2_<app id>``, Spark 4's default) or the single file being written
+    (``<app id>[.<codec>].inprogress``, Spark 3.5's default); None without an event log."""
+    logger = spark.sparkContext._jsc.sc().eventLogger()   # Option[EventLoggingListener]
+    if logger.isEmpty():
         return None
-    return {"dir": conf.get("spark.eventLog.dir", ""), "app_id": spark.sparkContext.applicationId}
+    path = logger.get().logWriter().logPath()               # a URI: file:/dir/...
+    path = path[len("file:"):] if path.startswith("file:") else path
+    if not os.path.isdir(path):   # a single file is written under its in-progress name until it closes
+        path += ".inprogress"
+    return {"path": os.path.normpath(path), "app_id": spark.sparkContext.applicationId}
 
 
 def drain_listeners(spark, timeout_ms=10000):

@@ -1,5 +1,7 @@
 """Read Spark's own per-query metrics out of a run's Spark event logs (``logs/<app>/<submit>/events``,
-and ``logs/shared/<app id>/events`` for a catalogue's shared application, copied while it ran).
+and ``logs/shared/<app id>/events`` for a catalogue's shared application, copied while it ran),
+rolling (``eventlog_v2_<app id>/events_<n>_<app id>[.<codec>]``, Spark 4's default) or single files
+(``<app id>[.<codec>][.inprogress]``, Spark 3.5's).
 
 Spark writes every finished task's SQL metrics to its event log (``SparkListenerTaskEnd``, task
 info ``Accumulables``: name and this task's ``Update``). A repetition's value is the sum over the
@@ -19,16 +21,27 @@ import pyarrow as pa
 
 CODECS = {".zstd": "zstd", ".lz4": None, ".snappy": None, ".lzf": None}
 """Event log file suffix → pyarrow codec (None: a framing pyarrow cannot read; such logs are skipped)."""
+LOG_FILES = ("*/*/events/*/events_*", "*/*/events/app-*")
+"""A run's event log files under ``logs/``: rolling logs' parts, single-file logs."""
+
+
+def log_files(run_root: Path) -> list[tuple[Path, str | None]]:
+    """The run's event log files, each with the pyarrow codec to read it (None: plain text)."""
+    logs = Path(run_root, "logs")
+    files = []
+    for path in sorted({p for pattern in LOG_FILES for p in logs.glob(pattern) if p.is_file()}):
+        suffix = path.with_suffix("").suffix if path.suffix == ".inprogress" else path.suffix
+        codec = CODECS.get(suffix, "plain")
+        if codec is not None:
+            files.append((path, None if codec == "plain" else codec))
+    return files
 
 
 def task_metric(run_root: Path, name: str) -> pd.DataFrame:
     """(finish time in epoch seconds, value) of metric ``name`` for every task in the run's event logs."""
     rows = []
-    for path in sorted(Path(run_root, "logs").glob("*/*/events/*/events_*")):
-        codec = CODECS.get(path.suffix, "plain")
-        if codec is None:
-            continue
-        with pa.input_stream(str(path), compression=None if codec == "plain" else codec) as stream:
+    for path, codec in log_files(run_root):
+        with pa.input_stream(str(path), compression=codec) as stream:
             text = stream.read().decode(errors="replace")
         for line in text.splitlines():
             if '"SparkListenerTaskEnd"' not in line or name not in line:

@@ -484,6 +484,11 @@ def _fetch(ctx: StageContext, node: str, remote_path: str, local: Path, what: st
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+EVENT_LOG_NAME = re.compile(r"(eventlog_v2_)?(app-[0-9]+-[0-9]+)(\.[a-z0-9]+)?(\.inprogress)?")
+"""What a shared application's event log is named (run_points.event_log): a rolling log's directory
+or a single file, after its application's id."""
+
+
 def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
     """Copy the event log of the shared application that ran the job whose raw lines are ``raw``
     (its ``app`` event names it) into ``logs/shared/<app id>/events/``, where
@@ -492,15 +497,17 @@ def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
     run copies it again, whole)."""
     app = next((e for e in json_lines(raw) if e.get("event") == "app"), {})
     log = app.get("event_log") or {}
-    app_id, where = str(log.get("app_id", "")), str(log.get("dir", ""))
-    if not re.fullmatch(r"app-[0-9]+-[0-9]+", app_id) or not where.startswith("file:///"):
+    path = Path(str(log.get("path", "")))
+    name = EVENT_LOG_NAME.fullmatch(path.name)
+    if not path.is_absolute() or name is None or name.group(2) != log.get("app_id"):
         node_log(node, f"{STAGE} event log", f"the application named no event log to read ({log or 'none'})",
                  logging.WARNING)
         return
-    local = ctx.run.logs / "shared" / app_id / "events" / f"eventlog_v2_{app_id}"
+    local = ctx.run.logs / "shared" / name.group(2) / "events" / path.name
     local.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(local, ignore_errors=True)
-    _fetch(ctx, node, f"{where[len('file://'):].rstrip('/')}/eventlog_v2_{app_id}", local, "event log")
+    if local.is_dir():
+        shutil.rmtree(local)
+    _fetch(ctx, node, str(path), local, "event log")   # a file moves over its earlier copy
 
 
 def export_windows(ctx: StageContext, monitoring, point, timings: dict) -> dict[int, dict]:
