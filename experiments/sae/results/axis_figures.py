@@ -25,20 +25,20 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 import numpy as np
 import pandas as pd
 
-from data_deploy import SCHEMA
 from metareserve import format_size
 
 from ..planning import readers
 from .eventlog import input_batches
-from .plotting import (CONFIG, config_colour, config_label, groups, measured, others, save, selectivity_axis, shown,
-                       spread, stats, varying)
+from .plotting import (CONFIG, columns_read, config_colour, config_label, groups, measured, others, pyplot, save,
+                       selectivity_axis, shown, spread, stats, varying)
 from .results import RunDir
+
+plt = pyplot()   # a drawing module: importing it loads matplotlib
 
 
 def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
@@ -397,14 +397,6 @@ def plot_versions(df: pd.DataFrame, out: Path) -> Path:
                          ("compute_cpu_s", "compute-side CPU (s), median", "Compute side: CPU"),
                          ("cls_total_s", "object class CPU (s), median", "Storage side: the class's CPU")))
     return save(fig, out / "versions.png")
-
-
-def columns_read(df: pd.DataFrame) -> pd.Series:
-    """How many columns each repetition's query read (``columns``; empty: every column of the
-    generated data's schema, or NaN for ingested data of unknown width)."""
-    width = np.where(df["data_input"].isna(), len(SCHEMA.names), np.nan) if "data_input" in df else len(SCHEMA.names)
-    return pd.Series([len(c) if len(c) else w for c, w in zip(df["columns"], np.broadcast_to(width, len(df)))],
-                     index=df.index, dtype=float)
 
 
 def plot_projection(run: RunDir, df: pd.DataFrame, out: Path) -> Path:

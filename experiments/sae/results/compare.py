@@ -28,7 +28,7 @@ from metareserve.errors import UsageError
 from ..planning.spec import SECTIONS
 from . import provenance, statistics
 from .pages import STYLE
-from .plotting import BAND_MIN, measured, save, shown, stats
+from .plotting import BAND_MIN, measured, pyplot, save, shown, stats
 from .results import QUALIFIED, RunDir, load_results
 
 METRICS = ("total_s", "compute_rx_bytes", "compute_cpu_s", "storage_cpu_s")
@@ -322,7 +322,7 @@ class Comparison:
     def figure(self, metric: str, path: Path) -> Path:
         """The runs' medians of ``metric`` per point, side by side, with their spread (p1–p99 where
         every point has :data:`BAND_MIN` values, else min–max)."""
-        import matplotlib.pyplot as plt
+        plt = pyplot()
         labels = [p.label for p in self.points]
         fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 3) + 3, 4.5))
         width = 0.8 / len(self.runs)

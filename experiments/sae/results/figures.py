@@ -29,7 +29,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -38,9 +37,12 @@ from monitor_deploy import read_frame
 from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
                            plot_formats, plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries,
                            plot_scaling, plot_storedcompression, plot_versions)
-from .plotting import CONFIG, config_colour, config_label, measured, save, selectivity_axis, spread, stats, varying
+from .plotting import (CONFIG, config_colour, config_label, measured, pyplot, save, selectivity_axis, spread, stats,
+                       varying)
 from .results import RunDir, host_roles
 from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
+
+plt = pyplot()   # a drawing module: importing it loads matplotlib
 
 
 SIDE_ROWS = {"cpu": (("compute", "cpu_seconds", "compute_cpu_s"), ("storage", "cpu_seconds", "storage_cpu_s")),

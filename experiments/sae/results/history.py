@@ -20,7 +20,7 @@ from metareserve.errors import UsageError
 
 from .compare import (METRICS, Point, Run, as_numbers, configurations, differences, fixed_width, median_text, points,
                       write_page)
-from .plotting import save
+from .plotting import pyplot, save
 
 MIN_EARLIER = 5
 """Fewest earlier runs a z-score is computed from."""
@@ -136,7 +136,7 @@ class History:
 
     def figure(self, metric: str, path: Path) -> Path:
         """Each point's median of ``metric`` per run, flagged runs circled in red."""
-        import matplotlib.pyplot as plt
+        plt = pyplot()
         names = [r.label for r in self.runs]
         fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(names) + 3), 4.5))
         for point in self.points:

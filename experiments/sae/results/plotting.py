@@ -1,28 +1,38 @@
 """What every figure draws with: the configuration columns (:data:`CONFIG`), statistics over
 measured repetitions, how a configuration is labelled and coloured, and where a figure is saved
 (kept as a matplotlib Figure too inside :func:`keeping_figures`). Below both :mod:`sae.results.figures`
-and :mod:`sae.results.report`."""
+and :mod:`sae.results.report`. matplotlib is imported by the first figure drawn (:func:`pyplot`), so
+``import sae`` and every command that draws nothing load no figure library (a third of the import's time)."""
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+from data_deploy import SCHEMA
+from metareserve import format_size
 
-from metareserve import format_size  # noqa: E402
-
-from ..planning import readers  # noqa: E402
-from ..planning.spec import SIZES  # noqa: E402
+from ..planning import readers
+from ..planning.spec import SIZES
 
 CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression", "data_format",
           "spark_version", "spark_pyarrow", "spark_jit", "class_arrow",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
           "storage_scans", "pg_autoscale")
+
+
+@functools.cache
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (figures to files, no display), imported once, by the
+    first figure drawn."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 BAND_MIN = 10
@@ -119,7 +129,15 @@ def save(fig, path: Path) -> Path:
     """Write ``fig`` to ``path`` and close it (kept inside :func:`keeping_figures`)."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)   # out of pyplot's figure list; the Figure itself still draws
+    pyplot().close(fig)   # out of pyplot's figure list; the Figure itself still draws
     if (kept := _kept.get()) is not None:
         kept.append((path, fig))
     return path
+
+
+def columns_read(df: pd.DataFrame) -> pd.Series:
+    """How many columns each repetition's query read (``columns``; empty: every column of the
+    generated data's schema, or NaN for ingested data of unknown width)."""
+    width = np.where(df["data_input"].isna(), len(SCHEMA.names), np.nan) if "data_input" in df else len(SCHEMA.names)
+    return pd.Series([len(c) if len(c) else w for c, w in zip(df["columns"], np.broadcast_to(width, len(df)))],
+                     index=df.index, dtype=float)

@@ -25,12 +25,10 @@ from metareserve import Layout
 from . import capacity_report, statistics
 
 from ..planning import queries, readers
-from .axis_figures import columns_read
-from .figures import DRAW
 from ..planning.planner import DRIFT_SUFFIX, Plan
 from .advice import report_lines
 from .pages import STYLE
-from .plotting import BAND_MIN, CONFIG, measured, shown, stats, varying
+from .plotting import BAND_MIN, CONFIG, columns_read, measured, shown, stats, varying
 from .results import RESOURCES, RunDir, load_results
 from ..planning.spec import STANDARD_FIGURES
 
@@ -408,6 +406,7 @@ def make_report(path) -> list[Path]:
         return []
     if "columns" in df:
         df = df.assign(columns_read=columns_read(df))
+    from .figures import DRAW   # the drawing modules load matplotlib (plotting.pyplot)
     figures = [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, run.report)]
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
