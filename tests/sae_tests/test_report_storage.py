@@ -79,3 +79,29 @@ def test_time_composition_stacks_a_requests_phases_per_selectivity_and_reader(tm
     assert len(left) == 4 and all(abs(top - 200.0) < 1e-6 for top in left.values())   # 1.6 s / 8 calls, in ms
     assert plot_time_composition(df[df.reader == "vanilla"], tmp_path) == []
     assert plot_time_composition(df.drop(columns="client_reader_s"), tmp_path) == []
+
+
+def test_the_composition_is_one_repetitions_so_its_phases_add_up_to_its_reading_time(tmp_path):
+    """Phases whose medians, taken one by one, add up to less than the reading time's median
+    (each repetition's add up to its own): the bars stack the median repetition's, up to its tick,
+    and the OSD's bar beside them is the same repetition's."""
+    wait, decode = [1.0, 0.2, 0.3], [0.2, 1.0, 0.3]   # readings 1.2, 1.2, 0.6 (+ 0.4 of Spark's)
+    rows = [{"point": "p", "order": 0, "repetition": rep + 1, "warmup": False, "selectivity": 100, "reader": "offload",
+             "total_s": 1.0, "storage_cpu_s": 2.0, "cls_calls": 8, "cls_total_s": 3.0,
+             **{f"cls_{p}_s": 0.05 for p in CLS_PHASES}, "cls_decode_s": 0.1 * (rep + 1),
+             "client_request_s": 0.0, "reply_wait_s": w, "client_decode_s": d, "client_spark_s": 0.4,
+             "client_reader_s": w + d + 0.4} for rep, (w, d) in enumerate(zip(wait, decode))]
+    df = pd.DataFrame(rows)   # phase medians: 0.3 + 0.3 + 0.4 = 1.0 s, the reading's median 1.6 s
+    with plotting.keeping_figures() as kept:
+        plot_time_composition(df, tmp_path)
+        plot_storage_phases(df, tmp_path)
+    ax = dict(kept)[tmp_path / "time-composition.png"].axes[0]
+    compute = [b for b in ax.patches if b.get_x() < -0.1]
+    osd = [b for b in ax.patches if b.get_x() > -0.1]
+    tick = ax.collections[0].get_offsets()[0][1]
+    assert abs(tick - 1.6 / 8 * 1e3) < 1e-9
+    assert abs(compute[-1].get_y() + compute[-1].get_height() - tick) < 1e-9   # stacked up to the tick
+    assert [round(b.get_height(), 6) for b in compute] == [0.0, 125.0, 25.0, 50.0]   # repetition 1's, per call
+    assert abs(osd[CLS_PHASES.index("decode")].get_height() - 0.1 / 8 * 1e3) < 1e-9
+    storage = dict(kept)[tmp_path / "storage-phases.png"].axes[0]
+    assert abs(max(b.get_y() + b.get_height() for b in storage.patches) - 3.0) < 1e-9

@@ -200,26 +200,44 @@ STORAGE_OPS = (("osd_read_ops", "read ops (class calls included)", 1.0),
 """Storage-ops panels: results column, title, scale."""
 
 
+def _config_groups(df: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The configuration keys that vary in ``df`` (selectivity aside), and the columns a figure
+    groups its repetitions by (those keys and the selectivity)."""
+    keys = [k for k in varying(df, CONFIG) if k != "selectivity"]
+    return keys, keys + (["selectivity"] if "selectivity" in df else [])
+
+
 def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """Medians of ``columns`` over measured repetitions per configuration and selectivity, and
     the configuration keys."""
-    keys = [k for k in varying(df, CONFIG) if k != "selectivity"]
-    by = keys + (["selectivity"] if "selectivity" in df else [])
+    keys, by = _config_groups(df)
     d = measured(df).astype({c: float for c in columns})
     return d.groupby(by, dropna=False)[columns].median().reset_index(), keys
 
 
+def _median_repetitions(df: pd.DataFrame, by: str, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Per configuration and selectivity, ``columns`` of the measured repetition whose ``by`` is
+    the median (of an even count, the lower middle one), and the configuration keys: the parts of
+    one repetition add up to its total as measured, where medians taken part by part need not
+    (no-offload at 100 %: the phases' medians summed to 0.88x the reading time's median, each
+    repetition's to 1.00x)."""
+    keys, group = _config_groups(df)
+    d = measured(df).astype({c: float for c in dict.fromkeys([by, *columns])})
+    picked = [g.sort_values(by, kind="stable").iloc[(len(g) - 1) // 2] for _, g in d.groupby(group, dropna=False)]
+    return pd.DataFrame(picked, columns=d.columns)[group + list(dict.fromkeys([by, *columns]))].reset_index(drop=True), keys
+
+
 def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
     """``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per
-    query stacked by phase (medians of measured repetitions), the class's unphased rest, and the
-    storage hosts' measured CPU-seconds beside it (a black tick): what of the storage side's work
-    the class accounts for. Empty when no reader reported phases (vanilla only)."""
+    query stacked by phase, the class's unphased rest, and the storage hosts' measured CPU-seconds
+    beside it (a black tick): what of the storage side's work the class accounts for, all of the
+    median repetition by the class's total. Empty when no reader reported phases (vanilla only)."""
     present = [p for p in CLS_PHASES if f"cls_{p}_s" in df]   # runs before protocol 3 have no aggregate phase
     phases = [f"cls_{p}_s" for p in present]
     if "cls_total_s" not in df or df["cls_total_s"].notna().sum() == 0:
         return []
-    cols = phases + ["cls_total_s"] + (["storage_cpu_s"] if "storage_cpu_s" in df else [])
-    med, keys = _config_medians(df[df["cls_total_s"].notna()], cols)
+    cols = phases + (["storage_cpu_s"] if "storage_cpu_s" in df else [])
+    med, keys = _median_repetitions(df[df["cls_total_s"].notna()], "cls_total_s", cols)
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(med) + 2), 4.5))
     x = np.arange(len(med))
     bottom = np.zeros(len(med))
@@ -233,7 +251,7 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
                    label="storage hosts, measured")
     labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
-    ax.set_ylabel("CPU-seconds per query, median")
+    ax.set_ylabel("CPU-seconds per query, median repetition")
     ax.set_title("Storage side: the object class's phases")
     ax.legend(fontsize="x-small", loc="upper left")
     return [save(fig, out / "storage-phases.png")]
@@ -242,9 +260,10 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
 def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
     """``time-composition.png`` (thesis fig. 19's question: where did a request's time go?): per
     selectivity and reader, an object request's time on the compute side stacked by the
-    connector's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`; wall seconds per request,
-    medians of measured repetitions) with its measured reading time as a black tick, and beside it
-    the object class's CPU-seconds per request stacked by phase. Requests are pipelined
+    connector's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`; wall seconds per request)
+    with its measured reading time as a black tick, and beside it the object class's CPU-seconds
+    per request stacked by phase, all of the median repetition by reading time (its phases add
+    up to its reading time; medians taken phase by phase need not). Requests are pipelined
     (``calls_in_flight``), so the class's work overlaps the waits rather than adding to them.
     Empty without the connector's phases (vanilla only, or runs before they were measured)."""
     cols = [client_column(p) for p in CLIENT_PHASES]
@@ -253,7 +272,7 @@ def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
     osd = [f"cls_{p}_s" for p in CLS_PHASES if f"cls_{p}_s" in df]
     d = df[df["client_reader_s"].notna() & (df["cls_calls"] > 0)]
     d = d.assign(**{c: d[c] / d["cls_calls"] for c in cols + osd + ["client_reader_s"]})
-    med, keys = _config_medians(d, cols + osd + ["client_reader_s"])
+    med, keys = _median_repetitions(d, "client_reader_s", cols + osd)
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(med) + 2) + 2.5, 4.5))
     x = np.arange(len(med))
     width = 0.4
@@ -269,7 +288,7 @@ def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
                label="compute: measured reading time")
     labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
-    ax.set_ylabel("ms per object request, median")
+    ax.set_ylabel("ms per object request, median repetition")
     ax.set_title("Where a request's time went (left bar: compute side, wall; right bar: OSD, CPU)",
                  fontsize="medium")
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
