@@ -105,3 +105,21 @@ def test_the_composition_is_one_repetitions_so_its_phases_add_up_to_its_reading_
     assert abs(osd[CLS_PHASES.index("decode")].get_height() - 0.1 / 8 * 1e3) < 1e-9
     storage = dict(kept)[tmp_path / "storage-phases.png"].axes[0]
     assert abs(max(b.get_y() + b.get_height() for b in storage.patches) - 3.0) < 1e-9
+
+
+def test_init_and_compute_bars_reach_the_median_query_time(tmp_path):
+    """Init and compute whose medians, taken apart, add up to less than the median query time:
+    the stacked bar is the median repetition's (of two, the mean of both), up to the median."""
+    from sae.results.axis_figures import plot_objectsize
+    rows = []
+    for size, splits in ((4 << 20, [(0.1, 1.9), (0.9, 0.3), (0.2, 0.4)]), (16 << 20, [(0.5, 1.0), (0.3, 2.0)])):
+        for rep, (init, compute) in enumerate(splits):
+            rows.append({"point": f"p{size}", "order": 0, "repetition": rep, "warmup": False, "selectivity": 1,
+                         "reader": "offload", "object_size": size, "init_s": init, "compute_s": compute,
+                         "total_s": init + compute})
+    df = pd.DataFrame(rows)   # 4 MiB: medians 0.2 + 0.4 = 0.6 s, the query time's 1.2 s
+    with plotting.keeping_figures() as kept:
+        plot_objectsize(df, tmp_path)
+    bars = dict(kept)[tmp_path / "objectsize.png"].axes[0].patches
+    tops = sorted(round(b.get_y() + b.get_height(), 9) for b in bars if b.get_y() > 0)
+    assert tops == [1.2, 1.9]   # 4 MiB: repetition 1's 0.9 + 0.3; 16 MiB: the mean of 1.5 and 2.3

@@ -37,8 +37,8 @@ from monitor_deploy import read_frame
 from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
                            plot_formats, plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries,
                            plot_scaling, plot_storedcompression, plot_versions)
-from .plotting import (CONFIG, config_colour, config_label, measured, pyplot, save, selectivity_axis, spread, stats,
-                       varying)
+from .plotting import (CONFIG, config_colour, config_label, measured, median_repetitions, pyplot, save,
+                       selectivity_axis, spread, stats, varying)
 from .results import RunDir, host_roles
 from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
 
@@ -215,16 +215,11 @@ def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame,
     return d.groupby(by, dropna=False)[columns].median().reset_index(), keys
 
 
-def _median_repetitions(df: pd.DataFrame, by: str, columns: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    """Per configuration and selectivity, ``columns`` of the measured repetition whose ``by`` is
-    the median (of an even count, the lower middle one), and the configuration keys: the parts of
-    one repetition add up to its total as measured, where medians taken part by part need not
-    (no-offload at 100 %: the phases' medians summed to 0.88x the reading time's median, each
-    repetition's to 1.00x)."""
+def _median_repetitions(df: pd.DataFrame, value: str, parts: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Per configuration and selectivity, ``value`` and ``parts`` of the median repetition
+    (:func:`~sae.results.plotting.median_repetitions`), and the configuration keys."""
     keys, group = _config_groups(df)
-    d = measured(df).astype({c: float for c in dict.fromkeys([by, *columns])})
-    picked = [g.sort_values(by, kind="stable").iloc[(len(g) - 1) // 2] for _, g in d.groupby(group, dropna=False)]
-    return pd.DataFrame(picked, columns=d.columns)[group + list(dict.fromkeys([by, *columns]))].reset_index(drop=True), keys
+    return median_repetitions(df, group, value, parts), keys
 
 
 def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
