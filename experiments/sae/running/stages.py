@@ -261,7 +261,7 @@ def stage_install(ctx: StageContext) -> StageReport:
         previous = CephCluster(res, layout, ceph_options(CephSpec(**old.ceph)), cluster=ctx.connect())
         merge_report(report, previous.uninstall(), "previous ceph uninstall")
     stack = _stack(ctx, ctx.point)
-    for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "install"):
+    for name, part in _side_by_side(stack.deployers("ceph", "spark", "monitoring"), "install", "sae install"):
         merge_report(report, part, name)
     stack.spark_installed.add(spark_software(stack.spark.options))
     StackRecord(ctx.point.stack_key, ctx.point.spec.cluster.nodes, ctx.layout_for(ctx.point).roles,
@@ -292,7 +292,8 @@ def stage_start(ctx: StageContext) -> StageReport:
         return [("ceph", started), *([("object class", switched)] if switched is not None else [])]
 
     chains = {"ceph": ceph, "spark": spark, "monitoring": lambda: [("monitoring", stack.monitoring.start())]}
-    for parts in _at_once([chains[name] for name, _ in stack.deployers("ceph", "spark", "monitoring")]):
+    for parts in _at_once({name: chains[name] for name, _ in stack.deployers("ceph", "spark", "monitoring")},
+                          "sae start"):
         for name, part in parts:
             merge_report(report, part, name)
     rebuilt = reader.rebuild(stack)
@@ -301,20 +302,28 @@ def stage_start(ctx: StageContext) -> StageReport:
     return report
 
 
-def _side_by_side(deployers: list[tuple[str, object]], method: str) -> list[tuple[str, StageReport]]:
+def _side_by_side(deployers: list[tuple[str, object]], method: str, stage: str) -> list[tuple[str, StageReport]]:
     """``(name, deployer.<method>())`` for each deployer, run at once (:func:`_at_once`)."""
     return list(zip([name for name, _ in deployers],
-                    _at_once([getattr(deployer, method) for _, deployer in deployers])))
+                    _at_once({name: getattr(deployer, method) for name, deployer in deployers}, stage)))
 
 
-def _at_once(calls: list) -> list:
-    """Each call's result, the calls run at once: deployers share no state (apt takes a
+def _at_once(calls: dict, stage: str) -> list:
+    """Each named call's result, the calls run at once: deployers share no state (apt takes a
     machine-wide lock; one node's calls queue on its connection), and a local cluster's storage and
     compute sides have their own cores (Ceph's start, ~9 s, Spark's, ~13 s, and Prometheus's, ~5 s,
-    used to wait for each other). The first error raises once every call has ended."""
+    used to wait for each other). The first error raises once every call has ended; so does an
+    interrupt, after one line naming the calls it waits for (an install stopped half-way would
+    leave the nodes' package database to mend)."""
     with ThreadPoolExecutor(max(1, len(calls))) as pool:
-        futures = [pool.submit(call) for call in calls]
-        return [future.result() for future in futures]
+        futures = {name: pool.submit(call) for name, call in calls.items()}
+        try:
+            return [future.result() for future in futures.values()]
+        except KeyboardInterrupt:
+            if busy := [name for name, future in futures.items() if not future.done()]:
+                node_log(None, stage, f"interrupted: waiting for {', '.join(busy)} to finish what they started on "
+                                      f"the nodes, then stopping (a rerun goes on from there)", logging.WARNING)
+            raise
 
 
 # -- data stages ------------------------------------------------------------------------------
