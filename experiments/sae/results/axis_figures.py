@@ -48,15 +48,12 @@ def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
     fig, axes = plt.subplots(1, len(sels), figsize=(4 * len(sels) + 1, 4), squeeze=False)
     for ax, sel in zip(axes[0], sels):
         d = df[df["selectivity"] == sel]
-        init, comp = _init_compute(d, ["object_size"] + keys)
-        order = [int(s) for s in init["object_size"]]
-        init = init.assign(order=order).sort_values(["order"] + keys)
-        comp = comp.set_index(["object_size"] + keys).loc[
-            list(init.set_index(["object_size"] + keys).index)].reset_index()
-        labels = [config_label(r, ["object_size"] + keys).replace("object_size=", "") for _, r in init.iterrows()]
+        rep = _init_compute(d, ["object_size"] + keys)
+        rep = rep.assign(order=rep["object_size"].astype(int)).sort_values(["order"] + keys)
+        labels = [config_label(r, ["object_size"] + keys).replace("object_size=", "") for _, r in rep.iterrows()]
         x = range(len(labels))
-        ax.bar(x, init["median"], label="init")
-        ax.bar(x, comp["median"], bottom=init["median"].values, label="compute")
+        ax.bar(x, rep["init_s"], label="init")
+        ax.bar(x, rep["compute_s"], bottom=rep["init_s"].values, label="compute")
         ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize="small")
         ax.set_title(f"selectivity {sel}%")
         ax.set_ylabel("time (s), median")
@@ -188,22 +185,20 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
     return save(fig, out / "autoscaler.png")
 
 
-def _stacked(ax, x, init: pd.DataFrame, comp: pd.DataFrame, width: float, label: str, offset: float = 0.0,
-             color=None):
-    """Init (hatched) and compute bars of one configuration at positions ``x`` (``color``: None,
-    matplotlib's cycle)."""
-    bars = ax.bar(np.asarray(x) + offset, init["median"].values, width, hatch="//", alpha=0.6, edgecolor="black",
+def _stacked(ax, x, rep: pd.DataFrame, width: float, label: str, offset: float = 0.0, color=None):
+    """Init (hatched) and compute bars of one configuration's :func:`_init_compute` rows at
+    positions ``x`` (``color``: None, matplotlib's cycle)."""
+    bars = ax.bar(np.asarray(x) + offset, rep["init_s"].values, width, hatch="//", alpha=0.6, edgecolor="black",
                   linewidth=0.3, color=color)
-    ax.bar(np.asarray(x) + offset, comp["median"].values, width, bottom=init["median"].values, label=label,
+    ax.bar(np.asarray(x) + offset, rep["compute_s"].values, width, bottom=rep["init_s"].values, label=label,
            color=bars.patches[0].get_facecolor(), alpha=1.0, edgecolor="black", linewidth=0.3)
 
 
-def _init_compute(df: pd.DataFrame, by: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Init and compute seconds (``median`` columns) of each group's median repetition by query
-    time (:func:`~sae.results.plotting.median_repetitions`): stacked, they reach the median query
-    time, where the two medians taken apart need not."""
-    rep = median_repetitions(df, by, "total_s", ["init_s", "compute_s"])
-    return rep[by].assign(median=rep["init_s"]), rep[by].assign(median=rep["compute_s"])
+def _init_compute(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per group of ``by``, ``total_s``, ``init_s`` and ``compute_s`` of the median repetition by
+    query time (:func:`~sae.results.plotting.median_repetitions`): stacked, init and compute reach
+    the median query time, where the two medians taken apart need not."""
+    return median_repetitions(df, by, "total_s", ["init_s", "compute_s"])
 
 
 def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
@@ -246,15 +241,14 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     speedup of offload over the baseline (baseline / offload median time) on the right axis."""
     df = df.assign(logical_rows=df["rows"] * df["link_multiplier"] * df["copy_multiplier"])
     keys = others(df, "link_multiplier") + varying(df, ["selectivity"])   # the thesis's query and a filter
-    init, comp = _init_compute(df, ["logical_rows"] + keys)
-    sizes = sorted(init["logical_rows"].unique())
-    confs = list(groups(init, keys))
+    rep = _init_compute(df, ["logical_rows"] + keys)
+    sizes = sorted(rep["logical_rows"].unique())
+    confs = list(groups(rep, keys))
     width = 0.8 / max(1, len(confs))
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for i, (key, grp) in enumerate(confs):
-        c = comp.merge(grp[["logical_rows", *keys]], on=["logical_rows", *keys])
-        grp, c = grp.sort_values("logical_rows"), c.sort_values("logical_rows")
-        _stacked(ax, [sizes.index(v) for v in grp["logical_rows"]], grp, c, width, config_label(grp.iloc[0], keys),
+        grp = grp.sort_values("logical_rows")
+        _stacked(ax, [sizes.index(v) for v in grp["logical_rows"]], grp, width, config_label(grp.iloc[0], keys),
                  offset=(i - (len(confs) - 1) / 2) * width)
     ax.set_xticks(range(len(sizes)), [f"{v / 1e6:g} M rows" for v in sizes])
     ax.set_xlabel("logical dataset size (rows scanned per query; hard-link inflation)")
@@ -286,17 +280,17 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
 def plot_backend(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Backend-only reads: init (listing, hatched) and scan time per object size, one bar per
     selectivity, each labelled with the objects it scanned."""
-    init, comp = _init_compute(df, ["object_size", "selectivity"])
+    rep = _init_compute(df, ["object_size", "selectivity"])
     objects = df[~df["warmup"]].groupby(["object_size", "selectivity"])["objects"].median()
-    sizes, sels = sorted(init["object_size"].unique()), sorted(init["selectivity"].unique())
+    sizes, sels = sorted(rep["object_size"].unique()), sorted(rep["selectivity"].unique())
     width = 0.8 / len(sels)
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for i, sel in enumerate(sels):
-        g, c = (t[t["selectivity"] == sel].sort_values("object_size") for t in (init, comp))
+        g = rep[rep["selectivity"] == sel].sort_values("object_size")
         x = [sizes.index(v) for v in g["object_size"]]
         offset = (i - (len(sels) - 1) / 2) * width
-        _stacked(ax, x, g, c, width, f"{sel:g} % of rows", offset=offset)
-        for xi, size, top in zip(x, g["object_size"], g["median"].values + c["median"].values):
+        _stacked(ax, x, g, width, f"{sel:g} % of rows", offset=offset)
+        for xi, size, top in zip(x, g["object_size"], g["total_s"].values):
             ax.annotate(f"{objects[size, sel]:.0f} obj", (xi + offset, top), ha="center", va="bottom",
                         fontsize="x-small")
     ax.set_xticks(range(len(sizes)), [format_size(int(v)) for v in sizes])
@@ -348,16 +342,15 @@ def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -
                              figsize=(5.5 * (1 + len(panels)), 4 * len(selectivities)))
     for row, selectivity in zip(axes, selectivities):
         part = df[df["selectivity"] == selectivity]
-        init, comp = _init_compute(part, by)
-        confs = list(groups(init, keys))
+        rep = _init_compute(part, by)
+        confs = list(groups(rep, keys))
         width = 0.8 / max(1, len(confs))
         for i, (key, grp) in enumerate(confs):
             def per_value(t: pd.DataFrame) -> pd.DataFrame:
                 return t.merge(grp[by], on=by).set_index(axis).reindex(values).reset_index()
             offset, label = (i - (len(confs) - 1) / 2) * width, config_label(grp.iloc[0], keys)
             colour = config_colour(grp.iloc[0], keys)
-            _stacked(row[0], range(len(values)), per_value(init), per_value(comp), width, label, offset=offset,
-                     color=colour)
+            _stacked(row[0], range(len(values)), per_value(grp), width, label, offset=offset, color=colour)
             for ax, (col, _, _) in zip(row[1:], panels):
                 scale = 1e6 if col.endswith("_bytes") else 1
                 ax.bar(np.arange(len(values)) + offset, per_value(stats(part, by, col))["median"] / scale, width,
