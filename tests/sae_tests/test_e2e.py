@@ -18,6 +18,7 @@ import yaml
 
 import metareserve
 import sae
+from fixtures.processes import kill_all, tree
 from metareserve.capacity import online_cpus
 from monitor_deploy import Monitoring, read_frame
 from sae.running.shared_app import PREFIX
@@ -171,18 +172,6 @@ def _resume_exact(run: Path, planned: dict) -> tuple[pd.DataFrame, float]:
     return _exact(run, planned), time.time() - start
 
 
-def _children(pid: int) -> list[int]:
-    """Process ids whose parent is ``pid``."""
-    out = []
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            fields = Path(stat).read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(Path(stat).parent.name))
-    return out
-
 
 def _run_with_fault(root: Path, exp: Path, name: str, planned: dict, fault):
     """``sae run`` until the first point has a done repetition, then ``fault(proc)``; returns
@@ -214,9 +203,8 @@ def test_killed_spark_worker_mid_query_never_gives_a_wrong_number(env, figure):
 
     def kill_worker(_):
         worker = int(next(Path(res.state_root, "node3", "spark", "pids").glob("*Worker*.pid")).read_text())
-        lost.extend([worker, *_children(worker)])
-        for pid in lost:
-            os.kill(pid, signal.SIGKILL)
+        lost.extend(tree(worker))
+        kill_all(lost)
     code, out, ended_after, run = _run_with_fault(root, exp, "worker", planned, kill_worker)
     assert len(lost) > 1, "the worker had no executor to lose"
     assert code in (0, 1), out[-3000:]

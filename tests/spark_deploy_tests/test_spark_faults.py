@@ -3,8 +3,6 @@ killed, on a 2-host local cluster of this test's own, so the session's connectio
 one error naming the host and the stage; once the host is back, the same install completes."""
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 from pathlib import Path
@@ -15,18 +13,7 @@ import metareserve
 from metareserve import Cluster, Layout, runtime
 from metareserve.errors import OperationalError
 from spark_deploy import SparkCluster, SparkOptions
-
-
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants, children first."""
-    kids = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                kids += _tree(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            pass
-    return kids + [pid]
+from fixtures.processes import kill_all, tree
 
 
 @pytest.fixture
@@ -51,8 +38,7 @@ def test_node_lost_during_install_is_named_and_a_rerun_completes(own_cluster, fi
             deadline = time.monotonic() + 600
             while not venv.exists() and time.monotonic() < deadline:   # the venv build has begun
                 time.sleep(0.05)
-            for pid in _tree(sshd):
-                os.kill(pid, signal.SIGKILL)
+            kill_all(tree(sshd))
             lost.set()
 
         killer = threading.Thread(target=lose_node2, daemon=True)
