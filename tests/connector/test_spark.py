@@ -102,6 +102,16 @@ def test_selectivities_agree_across_readers(answers):
         assert abs(r["vanilla"][0] - fraction * data.rows) <= 0.002 * data.rows, (sel, r)
 
 
+def test_a_scan_the_osds_run_takes_one_task_per_slot(answers):
+    """Where the OSDs scan (offload, auto), a query's objects go to one task per executor slot
+    whatever Spark's bytes per task; with no-offload the executors decode every byte, and objects
+    are packed by bytes as Spark packs files (at 1 MiB per task: an object per task)."""
+    out, data = answers
+    tasks = out["tasks"]
+    assert tasks["offload"] == tasks["auto"] == min(len(data.files), tasks["slots"]) < len(data.files), tasks
+    assert tasks["no-offload"] == len(data.files), tasks
+
+
 def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
     """Mode auto, each selectivity a new query shape: the first object is pushed, the next read
     whole, then each the way that cost less; every object is read exactly once one way or the

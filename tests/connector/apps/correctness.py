@@ -63,6 +63,11 @@ for sel, t in cfg["thresholds"].items():
         pushed = spark.sparkContext._jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), "formatted")
         out["pushed_plan"] = pushed
 
+spark.conf.set("spark.sql.files.maxPartitionBytes", str(1 << 20))   # packed by bytes: an object per task
+out["tasks"] = {"slots": spark.sparkContext.defaultParallelism, "offload": connector(True).rdd.getNumPartitions(),
+                "auto": auto().rdd.getNumPartitions(), "no-offload": connector(False).rdd.getNumPartitions()}
+spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
 # mode auto with every object in one task, repeated so its cost model is measured: objects kept
 # back at the end of the task's list are read whole and scanned while the others' replies are awaited
 one_percent = F.col("total_amount") < F.lit(cfg["thresholds"]["1"])

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.stream.Collectors;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.NamedReference;
@@ -35,8 +36,11 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * One query's scan: the filters the class accepted, the columns the query uses, and partitions of
- * objects packed by bytes as Spark packs files ({@code spark.sql.files.maxPartitionBytes},
- * {@code openCostInBytes}, default parallelism). Its size estimate is the objects' bytes scaled
+ * objects. Where the OSDs scan (offload, auto), one partition per task slot (Spark's default
+ * parallelism, or {@code spark.sql.files.minPartitionNum}) of about equal bytes: the task decodes
+ * only what survives, so more tasks would add only their own costs. Otherwise (no-offload, or no
+ * executor registered yet) objects packed by bytes as Spark packs files
+ * ({@code spark.sql.files.maxPartitionBytes}, {@code openCostInBytes}, default parallelism). Its size estimate is the objects' bytes scaled
  * to the columns read, as Spark's file scans estimate theirs (so a small dimension table is
  * broadcast in a join). In modes that push down, Spark may add filters at run time (dynamic
  * pruning: a join's other side's keys, as an IN filter) and those go to the OSDs too.
@@ -146,20 +150,48 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
 
   @Override
   public InputPartition[] planInputPartitions() {
-    List<InputPartition> out = new ArrayList<>();
     if (options.objectsPerPartition > 0) {
+      List<InputPartition> out = new ArrayList<>();
       for (int i = 0; i < objects.size(); i += options.objectsPerPartition) {
         out.add(new ObjectsPartition(objects.subList(i, Math.min(objects.size(), i + options.objectsPerPartition))));
       }
       return out.toArray(new InputPartition[0]);
     }
     SQLConf conf = SQLConf.get();
-    long open = conf.filesOpenCostInBytes();
+    SparkContext sc = SparkSession.active().sparkContext();
     int parallelism = conf.filesMinPartitionNum().isDefined()
-        ? ((Number) conf.filesMinPartitionNum().get()).intValue()
-        : SparkSession.active().sparkContext().defaultParallelism();
+        ? ((Number) conf.filesMinPartitionNum().get()).intValue() : sc.defaultParallelism();
+    // where the OSDs scan, a task only waits for and hands on replies: one task per slot saves
+    // the per-task costs; until an executor has registered, the slots are unknown
+    boolean slotsKnown = sc.isLocal() || sc.statusTracker().getExecutorInfos().length > 1;
+    return options.mode.pushdown && slotsKnown ? spread(Math.min(objects.size(), parallelism))
+        : packByBytes(conf.filesMaxPartitionBytes(), conf.filesOpenCostInBytes(), parallelism);
+  }
+
+  /** {@code n} partitions of about equal bytes (largest object first onto the lightest), each in
+   * listing order. */
+  private InputPartition[] spread(int n) {
+    List<List<Integer>> parts = new ArrayList<>();
+    long[] bytes = new long[n];
+    for (int p = 0; p < n; p++) parts.add(new ArrayList<>());
+    List<Integer> largestFirst = new ArrayList<>();
+    for (int i = 0; i < objects.size(); i++) largestFirst.add(i);
+    largestFirst.sort((a, b) -> Long.compare(objects.get(b).size(), objects.get(a).size()));
+    for (int i : largestFirst) {
+      int lightest = 0;
+      for (int p = 1; p < n; p++) if (bytes[p] < bytes[lightest]) lightest = p;
+      parts.get(lightest).add(i);
+      bytes[lightest] += objects.get(i).size();
+    }
+    return parts.stream().map(ids -> new ObjectsPartition(ids.stream().sorted().map(objects::get).toList()))
+        .toArray(InputPartition[]::new);
+  }
+
+  /** Objects packed by bytes as Spark packs files: the executor decodes what it receives. */
+  private InputPartition[] packByBytes(long maxPartitionBytes, long open, int parallelism) {
+    List<InputPartition> out = new ArrayList<>();
     long total = objects.stream().mapToLong(o -> o.size() + open).sum();
-    long maxBytes = Math.min(conf.filesMaxPartitionBytes(), Math.max(open, total / Math.max(1, parallelism)));
+    long maxBytes = Math.min(maxPartitionBytes, Math.max(open, total / Math.max(1, parallelism)));
     List<CephFiles.ObjectRef> current = new ArrayList<>();
     long bytes = 0;
     for (CephFiles.ObjectRef o : objects) {
