@@ -172,7 +172,6 @@ def _resume_exact(run: Path, planned: dict) -> tuple[pd.DataFrame, float]:
     return _exact(run, planned), time.time() - start
 
 
-
 def _run_with_fault(root: Path, exp: Path, name: str, planned: dict, fault):
     """``sae run`` until the first point has a done repetition, then ``fault(proc)``; returns
     (exit code, output, seconds from the fault to the run's end, run directory)."""

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.processes import kill_all, tree
 import metareserve
 from metareserve import Cluster, Layout, runtime
 from metareserve.errors import OperationalError
 from spark_deploy import SparkCluster, SparkOptions
-from fixtures.processes import kill_all, tree
 
 
 @pytest.fixture

@@ -40,10 +40,11 @@ import org.apache.spark.sql.types.StructType;
  * parallelism, or {@code spark.sql.files.minPartitionNum}) of about equal bytes: the task decodes
  * only what survives, so more tasks would add only their own costs. Otherwise (no-offload, or no
  * executor registered yet) objects packed by bytes as Spark packs files
- * ({@code spark.sql.files.maxPartitionBytes}, {@code openCostInBytes}, default parallelism). Its size estimate is the objects' bytes scaled
- * to the columns read, as Spark's file scans estimate theirs (so a small dimension table is
- * broadcast in a join). In modes that push down, Spark may add filters at run time (dynamic
- * pruning: a join's other side's keys, as an IN filter) and those go to the OSDs too.
+ * ({@code spark.sql.files.maxPartitionBytes}, {@code openCostInBytes}, default parallelism).
+ * Its size estimate is the objects' bytes scaled to the columns read, as Spark's file scans
+ * estimate theirs (so a small dimension table is broadcast in a join). In modes that push down,
+ * Spark may add filters at run time (dynamic pruning: a join's other side's keys, as an IN filter)
+ * and those go to the OSDs too.
  */
 final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRuntimeV2Filtering {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SaeScan.class);
@@ -164,7 +165,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     // where the OSDs scan, a task only waits for and hands on replies: one task per slot saves
     // the per-task costs; until an executor has registered, the slots are unknown
     boolean slotsKnown = sc.isLocal() || sc.statusTracker().getExecutorInfos().length > 1;
-    return options.mode.pushdown && slotsKnown ? spread(Math.min(objects.size(), parallelism))
+    return options.mode.pushdown && slotsKnown ? spread(Math.min(objects.size(), Math.max(1, parallelism)))
         : packByBytes(conf.filesMaxPartitionBytes(), conf.filesOpenCostInBytes(), parallelism);
   }
 
