@@ -67,6 +67,7 @@ READERS = {"offload": (readers.OFFLOAD, {}),   # the connector's defaults (zstd)
            "offload-none": (readers.OFFLOAD, {"compression": "none"}),
            "offload-lz4": (readers.OFFLOAD, {"compression": "lz4"}),
            "offload-rows": (readers.OFFLOAD, {"operators": "false"}),   # aggregates and top-k left to Spark
+           # packing by bytes at the default 16 MiB objects, against offload's one task per slot
            "offload-4-per-task": (readers.OFFLOAD, {"objects_per_partition": "4"}),
            "no-offload": (readers.NO_OFFLOAD, {}), "vanilla": (readers.VANILLA, {})}
 """The bench's readers: sae's reader and the connector options it is given beyond the defaults."""

@@ -241,8 +241,8 @@ def test_storedcompression(catalogue):
     agree(df, ["selectivity"])
     rx = df[~df.warmup].groupby(["reader", "stored_compression"])["compute_rx_bytes"].median()
     assert rx["vanilla", "zstd"] < 0.9 * rx["vanilla", "none"], rx.to_dict()
-    # the class's own count of its reply bytes: the compute hosts' counters, read over a one-query
-    # point, once read offload's 119.9 MB of replies as 113.7 MB (docs: 119.8-120.0 whatever the codec)
+    # the class's own count of its reply bytes: the compute hosts' counters over a one-query point
+    # can miss several percent of them (docs: 119.8-120.0 MB whatever the codec)
     replies = df[~df.warmup & (df.reader == "offload")].groupby("stored_compression")["cls_reply_bytes"].median()
     assert abs(replies["zstd"] / replies["none"] - 1) < 0.05, replies.to_dict()
     figure(run, "storedcompression.png")
