@@ -384,7 +384,7 @@ def report(queries, sampler, args, split):
         floor_table(med, args, {"empty": 0, "one": files[0].stat().st_size, "full": full_bytes})
     threads_table(cells, args)
     if aims:
-        print("\n| aim (issues #23, #29) | measured | met |\n|---|---|---|")
+        print("\n| aim | measured | met |\n|---|---|---|")
         for aim, value, ok in aims:
             print(f"| {aim} | {value} | {'yes' if ok else 'NO'} |")
 
@@ -581,7 +581,7 @@ def _shape_aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
 
 
 def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
-    """The issues' aims for one (selectivity, query) cell of the full table, where its readers were measured."""
+    """The aims for one (selectivity, query) cell of the full table, where its readers were measured."""
     if query != "all" or "offload" not in med:
         return _shape_aims(sel, query, med)
     off, out = med["offload"], []
@@ -590,15 +590,19 @@ def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
         ratio = sum(phases) / 1e9 / off["storage_own"]
         out.append((f"{sel} %: offload's storage phases within 10 % of the storage hosts' own CPU-s",
                     f"{sum(phases) / 1e9:.2f} vs {off['storage_own']:.2f} s ({ratio:.2f}x)", abs(ratio - 1) <= 0.1))
-    if sel == "100":
-        out.append(("100 %: offload's storage CPU-s per query (aim: <= 0.5x before the cuts)",
-                    f"{off['storage_cpu']:.2f} s (own {off['storage_own']:.2f})", True))
+    if sel == "100" and "no-offload" in med:
+        r = off["storage_cpu"] / max(med["no-offload"]["storage_cpu"], 1e-3)
+        out.append(("100 %: offload's storage CPU <= 0.5x no-offload's (whole objects sent as stored, not re-encoded)",
+                    f"{r:.2f}x ({off['storage_cpu']:.2f} vs {med['no-offload']['storage_cpu']:.2f} s)", r <= 0.5))
     if sel == "1" and "vanilla" in med:
         van = med["vanilla"]
+        # Other readers of the connector in the same application warm offload's code paths too.
+        shared = " (other connector readers in this run warmed its JIT: compare offload alone)" \
+            if set(med) - {"offload", "vanilla"} else ""
         for key, what in (("client_cpu", "compute CPU"), ("client_own", "own compute CPU")):
             r = van[key] / max(off[key], 1e-3)
-            out.append((f"1 %: offload's {what} >= 8x below vanilla's", f"{r:.1f}x ({off[key]:.2f} vs {van[key]:.2f} s)",
-                        r >= 8))
+            out.append((f"1 %: offload's {what} >= 8x below vanilla's{shared}",
+                        f"{r:.1f}x ({off[key]:.2f} vs {van[key]:.2f} s)", r >= 8))
     return out
 
 
