@@ -162,10 +162,13 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     SparkContext sc = SparkSession.active().sparkContext();
     int parallelism = conf.filesMinPartitionNum().isDefined()
         ? ((Number) conf.filesMinPartitionNum().get()).intValue() : sc.defaultParallelism();
-    // where the OSDs scan, a task only waits for and hands on replies: one task per slot saves
-    // the per-task costs; until an executor has registered, the slots are unknown
+    // where the OSDs scan every object (offload), a task only waits for and hands on replies: one
+    // task per slot saves the per-task costs; until an executor has registered, the slots are
+    // unknown. Mode auto's tasks split their objects between the OSDs and themselves, and smaller
+    // tasks leave that split room (docs/connector.md, "Tasks"), so auto packs by bytes.
     boolean slotsKnown = sc.isLocal() || sc.statusTracker().getExecutorInfos().length > 1;
-    return options.mode.pushdown && slotsKnown ? spread(Math.min(objects.size(), Math.max(1, parallelism)))
+    boolean perSlot = options.mode.pushdown && !options.mode.pushback && slotsKnown;
+    return perSlot ? spread(Math.min(objects.size(), Math.max(1, parallelism)))
         : packByBytes(conf.filesMaxPartitionBytes(), conf.filesOpenCostInBytes(), parallelism);
   }
 
