@@ -36,8 +36,8 @@ import java.util.Map;
  * ceph_conf              client ceph.conf (default $CEPH_CONF)
  * ceph_user              cephx client id, e.g. sae-scan for client.sae-scan (default admin); its
  *                        keyring is the one ceph_conf names for it
- * objects_per_partition  objects per task (default 0: offload and auto one task per slot, no-offload
- *                        objects packed by bytes as Spark packs files)
+ * objects_per_partition  objects per task (default 0: offload one task per slot, auto and
+ *                        no-offload objects packed by bytes as Spark packs files)
  * calls_in_flight        asynchronous class calls a task keeps in flight (default 4)
  * max_reply              largest reply accepted, bytes (default 8x the object size, at least 64 MiB)
  * timeout                seconds before a Ceph call fails instead of hanging (default 120)
