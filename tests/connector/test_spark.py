@@ -102,7 +102,7 @@ def test_selectivities_agree_across_readers(answers):
         assert abs(r["vanilla"][0] - fraction * data.rows) <= 0.002 * data.rows, (sel, r)
 
 
-def test_a_scan_the_osds_run_takes_one_task_per_slot(answers):
+def test_offload_takes_one_task_per_slot_auto_and_no_offload_pack_by_bytes(answers):
     """Where the OSDs scan every object (offload), a query's objects go to one task per executor
     slot whatever Spark's bytes per task; with no-offload the executors decode every byte, and
     with auto a task splits its objects between the OSDs and itself, so both pack objects by bytes
