@@ -36,11 +36,14 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * One query's scan: the filters the class accepted, the columns the query uses, and partitions of
- * objects. Where the OSDs scan (offload, auto), one partition per task slot (Spark's default
- * parallelism, or {@code spark.sql.files.minPartitionNum}) of about equal bytes: the task decodes
- * only what survives, so more tasks would add only their own costs. Otherwise (no-offload, or no
- * executor registered yet) objects packed by bytes as Spark packs files
- * ({@code spark.sql.files.maxPartitionBytes}, {@code openCostInBytes}, default parallelism).
+ * objects. Where the OSDs scan every object (offload), one partition per task slot (Spark's
+ * default parallelism, or {@code spark.sql.files.minPartitionNum}) of about equal bytes: the task
+ * decodes only what survives, so more tasks would add only their own costs. Otherwise objects
+ * packed by bytes as Spark packs files ({@code spark.sql.files.maxPartitionBytes},
+ * {@code openCostInBytes}, default parallelism): with no-offload the executors decode every byte,
+ * auto's tasks split their objects between the OSDs and themselves and smaller tasks leave that
+ * split room (docs/connector.md, "Tasks"), and before an executor has registered the slots are
+ * unknown.
  * Its size estimate is the objects' bytes scaled to the columns read, as Spark's file scans
  * estimate theirs (so a small dimension table is broadcast in a join). In modes that push down,
  * Spark may add filters at run time (dynamic pruning: a join's other side's keys, as an IN filter)
@@ -162,10 +165,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     SparkContext sc = SparkSession.active().sparkContext();
     int parallelism = conf.filesMinPartitionNum().isDefined()
         ? ((Number) conf.filesMinPartitionNum().get()).intValue() : sc.defaultParallelism();
-    // where the OSDs scan every object (offload), a task only waits for and hands on replies: one
-    // task per slot saves the per-task costs; until an executor has registered, the slots are
-    // unknown. Mode auto's tasks split their objects between the OSDs and themselves, and smaller
-    // tasks leave that split room (docs/connector.md, "Tasks"), so auto packs by bytes.
+    // one task per slot only for offload, once the slots are known (the class's doc says why)
     boolean slotsKnown = sc.isLocal() || sc.statusTracker().getExecutorInfos().length > 1;
     boolean perSlot = options.mode.pushdown && !options.mode.pushback && slotsKnown;
     return perSlot ? spread(Math.min(objects.size(), Math.max(1, parallelism)))
