@@ -1,10 +1,12 @@
 """Pure: the order a warm application runs its queries in: the readers of a comparison take
 turns, warm-ups first, every pending repetition exactly once (also on a resume)."""
+import dataclasses
+
 import numpy as np
 
 import sae
 from sae.planning.planner import plan
-from sae.planning.spec import Experiment, Sweep, Workload
+from sae.planning.spec import READ_OPTIONS, Experiment, Sweep, Workload
 from sae.running.execute import comparison_key, interleave, reader_of
 from sae.results.results import write_results
 from test_ledger_results import READERS, _fill, _run
@@ -90,3 +92,36 @@ def test_application_follows_the_schedule_or_each_point_in_turn():
     assert schedule({"points": points}) == [("a", "prewarm", 0), ("a", "rep", 0), ("a", "rep", 1), ("b", "rep", 0)]
     given = [["b", "rep", 0], ["a", "rep", 0]]
     assert schedule({"points": points, "schedule": given}) == [("b", "rep", 0), ("a", "rep", 0)]
+
+
+def test_the_readers_options_make_variants_of_one_comparison():
+    """Points that differ only in how they are read (the reader and its options: a task layout,
+    a batch size, a reply codec) take turns, so a run that warms up or slows down weighs on
+    every variant alike; a point that differs in what is read stays apart."""
+    e = Experiment(name="t", sweep=Sweep(cartesian={"selectivity": [1, 100], "reader": ["offload", "auto"],
+                                                    "objects_per_partition": [None, 2]}),
+                   repetitions=3, warmup=1)
+    points = plan(e, profile="tiny").points
+    keys = {comparison_key(p) for p in points}
+    assert len(keys) == 2
+    by_key = {}
+    for p in points:
+        by_key.setdefault(comparison_key(p), set()).add(p.spec.workload.selectivity)
+    assert sorted(len(s) for s in by_key.values()) == [1, 1]
+    one = [p for p in points if p.spec.workload.selectivity == 1]
+    order = interleave([{"point": p.id, "reps": [0, 1, 2]} for p in one], [comparison_key(p) for p in one], 1)
+    assert [pid for pid, _, rep in order if rep == 1] == [p.id for p in one]
+
+
+def test_read_options_are_what_the_connector_options_are_made_of():
+    """READ_OPTIONS, which makes variants of one comparison, is exactly the workload fields the
+    connector's options depend on: changing any other field leaves them alone."""
+    base = Workload(reader="auto")
+    changed = {"compression": "lz4", "batch_size": 4096, "objects_per_partition": 3, "whole_objects": False,
+               "operators": False, "pushback": "never"}
+    assert set(changed) == set(READ_OPTIONS)
+    for field, value in changed.items():
+        assert dataclasses.replace(base, **{field: value}).connector_options() != base.connector_options(), field
+    others = {"column": "fare_amount", "selectivity": 5.0, "columns": ("total_amount",), "reader": "vanilla"}
+    for field, value in others.items():
+        assert dataclasses.replace(base, **{field: value}).connector_options() == base.connector_options(), field

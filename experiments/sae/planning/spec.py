@@ -234,6 +234,12 @@ class Workload:
                                                      options=self.connector_options(), fmt=fmt)
 
 
+READ_OPTIONS = ("compression", "batch_size", "objects_per_partition", "whole_objects", "operators", "pushback")
+"""The workload fields that say how the reader reads, which :meth:`Workload.connector_options`
+maps to the connector's options: points that differ only in these and the reader are one
+comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
+
+
 SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
             "data": DataSpec, "workload": Workload}
 

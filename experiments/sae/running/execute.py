@@ -2,8 +2,8 @@
 options, inside one warm Spark application (:mod:`sae.app.run_points`).
 
 The application runs the queries in the order :func:`interleave` gives (the repetitions of
-points that differ only by reader round-robin over the readers) and prints one ``sae-rep`` JSON
-line per event. The lines reach :class:`Recorder` through ``SparkCluster.submit(on_line=...)``
+points that differ only by how they are read round-robin over the readers) and prints one
+``sae-rep`` JSON line per event. The lines reach :class:`Recorder` through ``SparkCluster.submit(on_line=...)``
 (no logging configuration involved) and are recorded as they arrive: a point's repetitions
 become running when the application reaches it, each repetition done when its line arrives; a
 separate thread publishes monitor_deploy's run marker. Spark's own output goes to the run's
@@ -36,6 +36,7 @@ from ..app import APP, BACKEND_SCAN, EVENT_TAG as TAG
 from ..connector.protocol import Request
 from ..planning import queries
 from ..planning.planner import digest
+from ..planning.spec import READ_OPTIONS
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs, dataset_path
 from .shared_app import stop_applications, stop_leftovers
@@ -111,7 +112,7 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
 
 READER_FIELDS = ("reader", "pushback")
 """The workload fields that say which reader reads a point (``pushback``: the auto reader's
-choice, forced or not, makes variants of it)."""
+choice, forced or not, makes variants of it); each is pre-warmed once per application."""
 
 
 def reader_of(point) -> tuple:
@@ -120,11 +121,13 @@ def reader_of(point) -> tuple:
 
 
 def comparison_key(point) -> str:
-    """What a point is compared on: its parameters but the reader (points that differ only by
-    reader, or by auto's ``pushback``, share it)."""
+    """What a point is compared on: its parameters but how it is read (points that differ only by
+    reader or by the reader's options, :data:`~sae.planning.spec.READ_OPTIONS`, share it and take
+    turns)."""
     params = point.spec.params()
     drift = {"drift": True} if getattr(point, "drift_of", None) else {}   # the drift check: on its own, last
-    workload = {k: v for k, v in params["workload"].items() if k not in READER_FIELDS}
+    how = {*READER_FIELDS, *READ_OPTIONS}
+    workload = {k: v for k, v in params["workload"].items() if k not in how}
     return digest({**params, "workload": workload, **drift})
 
 
@@ -133,7 +136,8 @@ def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
     (``kind``: ``prewarm`` or ``rep``), from the points' configurations (:func:`point_config`,
     in plan order) and their :func:`comparison_key`.
 
-    Points that differ only by reader are run together, in the order their key first appears:
+    Points that differ only by how they are read (reader, and the reader's options) are run
+    together, in the order their key first appears:
     first every point's unrecorded pre-warm queries, then the warm-up repetitions (index below
     ``warmup``), then the measured ones, each round-robin over the readers (repetition 0 of each
     reader, then repetition 1 of each, ...), so that a machine that slows down during the run
