@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from metareserve import Node, Reservation
+from metareserve.errors import UsageError
 from metareserve.api import registry_dir
 from metareserve.providers.local import state_base
 from sae.running.context import StackRecord
@@ -85,3 +87,19 @@ def test_runs_one_after_another_share_then_replace(tmp_path, own_reservations):
         assert not Path(state_base(), f"sae-a{tag}").exists()
     finally:
         subprocess.run([SAE, "clean"], capture_output=True, text=True, env=env)
+
+
+def test_a_damaged_stack_record_is_named_with_what_to_do(tmp_path, monkeypatch):
+    """A stack record sae did not write as it is (hand-edited, truncated) is refused in one line
+    naming the file, not a TypeError; a good one reads back as written."""
+    monkeypatch.setenv("SAE_HOME", str(tmp_path))
+    StackRecord("k", 3, {"ceph-osd": ["node1"]}, {"store": "memstore"}).save("sae-x")
+    assert StackRecord.load("sae-x") == StackRecord("k", 3, {"ceph-osd": ["node1"]}, {"store": "memstore"})
+    assert StackRecord.load("sae-none") is None
+    path = StackRecord.path("sae-x")
+    for text in ("stack_key: k\nnodes: 3\n", "- 1\n", "stack_key: k\nnodes: three\nlayout: {}\nceph: {}\n",
+                 "stack_key: [k\n"):
+        path.write_text(text)
+        with pytest.raises(UsageError) as e:
+            StackRecord.load("sae-x")
+        assert str(path) in str(e.value) and "\n" not in str(e.value)

@@ -10,6 +10,7 @@ import yaml
 
 from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
 from metareserve.errors import SaeError, UsageError
+from metareserve.model import read_yaml
 from monitor_deploy import Monitoring
 from rados_deploy import CephCluster
 from spark_deploy import SparkCluster, SparkOptions
@@ -206,9 +207,19 @@ class StackRecord:
 
     @classmethod
     def load(cls, reservation_name: str) -> "StackRecord | None":
-        """The record, or None when sae installed nothing on that reservation."""
+        """The record, or None when sae installed nothing on that reservation; UsageError naming
+        the file when it is not a record sae wrote."""
         path = cls.path(reservation_name)
-        return cls(**yaml.safe_load(path.read_text())) if path.exists() else None
+        if not path.exists():
+            return None
+        data = read_yaml(path, "sae's stack record")
+        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        types = {"str": str, "int": int, "dict": dict}
+        if not isinstance(data, dict) or set(data) != set(fields) or \
+                any(not isinstance(data[k], types[t]) for k, t in fields.items()):
+            raise UsageError(f"{path}: not a stack record sae wrote (fields: {', '.join(fields)}); restore it, or "
+                             f"remove it and 'sae clean' stops {reservation_name!r} by the default layout")
+        return cls(**data)
 
     def save(self, reservation_name: str) -> None:
         path = self.path(reservation_name)
