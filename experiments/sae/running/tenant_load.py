@@ -80,22 +80,23 @@ def calls_answered(log_tail: str) -> int | None:
 
 
 class Samples:
-    """One host's tenant CPU-seconds over controller time; :meth:`between` interpolates."""
+    """A running total sampled over controller time (a host's tenant CPU-seconds, the scan
+    tenant's calls answered); :meth:`between` interpolates."""
 
     def __init__(self):
         self.times: list[float] = []
-        self.cpu: list[float] = []
+        self.totals: list[float] = []
 
-    def add(self, at: float, cpu_s: float) -> None:
+    def add(self, at: float, total: float) -> None:
         self.times.append(at)
-        self.cpu.append(cpu_s)
+        self.totals.append(total)
 
     def between(self, start: float, end: float) -> float | None:
-        """CPU-seconds used from ``start`` to ``end`` (linear between samples; None unless both
-        lie within them)."""
+        """How much the total grew from ``start`` to ``end`` (linear between samples; None unless
+        both lie within them)."""
         if not self.times or start < self.times[0] or end > self.times[-1]:
             return None
-        a, b = np.interp([start, end], self.times, self.cpu)
+        a, b = np.interp([start, end], self.times, self.totals)
         return max(0.0, float(b - a))
 
 
