@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from pathlib import Path
 
 import yaml
@@ -213,10 +214,9 @@ class StackRecord:
         if not path.exists():
             return None
         data = read_yaml(path, "sae's stack record")
-        fields = {f.name: f.type for f in dataclasses.fields(cls)}
-        types = {"str": str, "int": int, "dict": dict}
+        fields = typing.get_type_hints(cls)
         if not isinstance(data, dict) or set(data) != set(fields) or \
-                any(not isinstance(data[k], types[t]) for k, t in fields.items()):
+                any(not isinstance(data[k], t) for k, t in fields.items()):
             raise UsageError(f"{path}: not a stack record sae wrote (fields: {', '.join(fields)}); restore it, or "
                              f"remove it and 'sae clean' stops {reservation_name!r} by the default layout")
         return cls(**data)

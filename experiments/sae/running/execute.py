@@ -3,8 +3,9 @@ options, inside one warm Spark application (:mod:`sae.app.run_points`).
 
 The application runs the queries in the order :func:`interleave` gives (the repetitions of
 points that differ only by how they are read round-robin over the readers) and prints one
-``sae-rep`` JSON line per event. The lines reach :class:`Recorder` through ``SparkCluster.submit(on_line=...)``
-(no logging configuration involved) and are recorded as they arrive: a point's repetitions
+``sae-rep`` JSON line per event. The lines reach :class:`Recorder` through
+``SparkCluster.submit(on_line=...)`` (no logging configuration involved) and are recorded as they
+arrive: a point's repetitions
 become running when the application reaches it, each repetition done when its line arrives; a
 separate thread publishes monitor_deploy's run marker. Spark's own output goes to the run's
 ``logs/`` (streamed at DEBUG, i.e. ``-v``). When the application has ended, its raw file is
