@@ -333,7 +333,7 @@ def test_a_stopped_scan_tenant_leaves_no_cephfs_session(local_cluster, ceph_clus
     tenant = ScanTenant(local_cluster, host, [ceph_cluster.client_python, remote, json.dumps(cfg)], 2)
 
     def answered() -> float:   # calls answered so far, as sampled from the tenant's log
-        return tenant.calls.cpu[-1] if tenant.calls.cpu else 0
+        return tenant.calls.totals[-1] if tenant.calls.totals else 0
 
     with tenant:
         deadline = time.monotonic() + 60
