@@ -168,6 +168,23 @@ class DataSpec:
     format: str = "parquet"
 
 
+_CONNECTOR_OPTIONS = {
+    "compression": str,
+    "batch_size": lambda rows: str(rows) if rows else None,
+    "objects_per_partition": lambda objects: str(objects) if objects else None,
+    "whole_objects": lambda on: None if on else "false",
+    "operators": lambda on: None if on else "false",
+    "pushback": lambda rule: None if rule == PUSHBACK[0] else rule,
+}
+"""How each workload field that tunes the connector becomes its option's value (None: left at
+the connector's default, the option not passed)."""
+
+READ_OPTIONS = tuple(_CONNECTOR_OPTIONS)
+"""The workload fields that say how the reader reads, which :meth:`Workload.connector_options`
+maps to the connector's options: points that differ only in these and the reader are one
+comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Workload:
     """The query: ``query`` names one of :data:`sae.planning.queries.QUERIES` (``sql``: the
@@ -216,15 +233,11 @@ class Workload:
         return queries.get(self.query, self.sql)
 
     def connector_options(self) -> dict[str, str]:
-        """The one mapping from this workload to the connector's tuning options (``compression``
-        and the knobs that are set); the reader adds its ``mode`` (:meth:`read_source`)."""
-        options = {"compression": self.compression}
-        options.update({knob: str(getattr(self, knob)) for knob in ("batch_size", "objects_per_partition")
-                        if getattr(self, knob)})
-        options.update({knob: "false" for knob in ("whole_objects", "operators") if not getattr(self, knob)})
-        if self.pushback != PUSHBACK[0]:
-            options["pushback"] = self.pushback
-        return options
+        """The one mapping from this workload to the connector's tuning options
+        (:data:`READ_OPTIONS`, each as its rendering says; the reader adds its ``mode``,
+        :meth:`read_source`)."""
+        rendered = {field: render(getattr(self, field)) for field, render in _CONNECTOR_OPTIONS.items()}
+        return {field: value for field, value in rendered.items() if value is not None}
 
     def read_source(self, path: str, *, build, mount: str | None, fmt: str = "parquet") -> readers.ReadSource:
         """What the application reads for CephFS ``path`` (files stored as ``fmt``) with this
@@ -232,12 +245,6 @@ class Workload:
         ``mount``: the CephFS mount point)."""
         return readers.get(self.reader).reads.source(path, build=build, mount=mount,
                                                      options=self.connector_options(), fmt=fmt)
-
-
-READ_OPTIONS = ("compression", "batch_size", "objects_per_partition", "whole_objects", "operators", "pushback")
-"""The workload fields that say how the reader reads, which :meth:`Workload.connector_options`
-maps to the connector's options: points that differ only in these and the reader are one
-comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
 
 
 SECTIONS = {"cluster": ClusterSpec, "spark": SparkSpec, "ceph": CephSpec, "monitor": MonitorSpec,
