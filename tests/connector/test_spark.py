@@ -113,6 +113,20 @@ def test_offload_takes_one_task_per_slot_auto_and_no_offload_pack_by_bytes(answe
     assert tasks["auto"] == tasks["no-offload"] == len(data.files), tasks
 
 
+def test_auto_plans_a_shape_by_what_its_last_query_found_of_the_storage_cpu(answers):
+    """Mode auto's first query of a shape packs its objects by bytes (an object per task here);
+    each later one takes one task per slot, as offload does, where none of the last query's tasks
+    found the storage side short of CPU, and packs by bytes again where some did. Every task of
+    the model tells (the first object of a shape is pushed, so its replies report the calls)."""
+    out, data = answers
+    slots, objects = out["tasks"]["slots"], len(data.files)
+    layouts = out["auto_layouts"]
+    assert layouts[0]["tasks"] == objects, layouts[0]
+    for last, this in zip(layouts, layouts[1:]):
+        assert this["tasks"] == (slots if last["tasks_short_of_cpu"] == 0 else objects), (last, this)
+        assert 0 <= this["tasks_short_of_cpu"] <= this["tasks"], this
+
+
 def test_auto_pushes_some_objects_and_reads_the_others_whole(answers):
     """Mode auto, each selectivity a new query shape: the first object is pushed, the next read
     whole, then each the way that cost less; every object is read exactly once one way or the

@@ -66,6 +66,10 @@ for sel, t in cfg["thresholds"].items():
 spark.conf.set("spark.sql.files.maxPartitionBytes", str(1 << 20))   # packed by bytes: an object per task
 out["tasks"] = {"slots": spark.sparkContext.defaultParallelism, "offload": connector(True).rdd.getNumPartitions(),
                 "auto": auto().rdd.getNumPartitions(), "no-offload": connector(False).rdd.getNumPartitions()}
+# mode auto plans a query by what the last one of its shape (a shape of its own here) found: one
+# task per slot where none of its tasks found the storage side short of CPU, else packed by bytes
+shape_of_its_own = auto(compression="none").where(F.col("total_amount") < F.lit(cfg["thresholds"]["10"]))
+out["auto_layouts"] = [answered(shape_of_its_own)[1] for _ in range(3)]
 spark.conf.unset("spark.sql.files.maxPartitionBytes")
 
 # mode auto with every object in one task, repeated so its cost model is measured: objects kept

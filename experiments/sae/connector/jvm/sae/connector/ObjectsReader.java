@@ -67,6 +67,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private long requestWait;
   /** Mode auto's choice for this query's shape (null: none to make, or forced by option pushback). */
   private final Pushback pushback;
+  /** Whether the task's word on the storage side's CPU was told ({@link #told()}, once). */
+  private boolean told;
   private ArrowStreamReader stream;
   private VectorSchemaRoot root;
   private ColumnarBatch batch;
@@ -82,7 +84,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     this.objects = objects;
     this.rados = Rados.connect(f.options.cephConf, f.options.cephUser, f.options.timeout);
     this.allocator = SaeCephProvider.ROOT.newChildAllocator("sae-ceph task", 0, Long.MAX_VALUE);
-    this.pushback = f.options.mode.pushback && f.options.pushback.equals("cost") ? Pushback.of(f.shape) : null;
+    this.pushback = f.options.costModel() ? Pushback.of(f.shape) : null;
+    metrics[ScanMetrics.TASKS] = 1;
     this.tailStart = objects.size() - kept();
     this.tailNext = tailStart;
   }
@@ -183,7 +186,10 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       metrics[ScanMetrics.REQUEST_NS] += System.nanoTime() - t;
       measured(t);
       request = nextRequest();
-      if (request == null) return false;
+      if (request == null) {
+        told();
+        return false;
+      }
       requestStarted = t;
       requestOsdWork = 0;
       t = System.nanoTime();
@@ -220,6 +226,18 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
     if (request.tail() || request.pushed()) afterTail = request.tail();
     requestStarted = 0;
+  }
+
+  /**
+   * Mode auto, at the task's end: whether its model found the storage side short of CPU, told to
+   * the driver ({@link CpuVerdict}) and counted in the task's metrics.
+   */
+  private void told() {
+    if (pushback == null || told) return;
+    told = true;
+    Boolean shortOfCpu = pushback.shortOfCpu();
+    f.verdict.tell(shortOfCpu);
+    if (Boolean.TRUE.equals(shortOfCpu)) metrics[ScanMetrics.TASKS_SHORT_OF_CPU] = 1;
   }
 
   /** A reply's stat at {@code index}, 0 where the reply reports fewer. */
@@ -405,6 +423,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     final Aggregates.Pushed aggregate;
     final SaeScan.TopK topK;
     final String shape;
+    /** Mode auto's cost model: its tasks' word to the driver on the storage side's CPU (else null). */
+    final CpuVerdict verdict;
     /** Rows per batch of Spark's own Parquet reader (whole objects), as vanilla reads them. */
     final int parquetBatchRows;
     /** The csv section's schema when the objects are CSV files (the table's columns), else null. */
@@ -414,8 +434,9 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     final long client = java.util.concurrent.ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
 
     Factory(Options options, StructType schema, List<String> requested, Protocol.Node filter,
-        Aggregates.Pushed aggregate, SaeScan.TopK topK, String shape, byte[] csv) {
+        Aggregates.Pushed aggregate, SaeScan.TopK topK, String shape, CpuVerdict verdict, byte[] csv) {
       this.csv = csv;
+      this.verdict = verdict;
       this.options = options;
       this.schema = schema;
       this.requested = List.copyOf(requested);

@@ -119,6 +119,11 @@ final class Options implements Serializable {
     return operators && mode.pushdown;
   }
 
+  /** Whether mode auto's cost model chooses the way of each object (option pushback=cost), not the option. */
+  boolean costModel() {
+    return mode.pushback && pushback.equals("cost");
+  }
+
   /** The reply limit for an object of {@code size} bytes. */
   long replyLimit(long size) {
     return maxReply > 0 ? maxReply : Math.min(1L << 30, Math.max(64L << 20, 8 * size));

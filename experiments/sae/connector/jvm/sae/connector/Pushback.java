@@ -133,6 +133,12 @@ final class Pushback {
     shortage = average(shortage, (double) wallNs / cpuNs / callsBeside(allCallsNs, wallNs), ALPHA_SAVING);
   }
 
+  /** Whether the storage side is short of CPU for the class's calls ({@link #shortage} at least
+   * {@link #SHORT_OF_CPU}); null until a reply reports the calls beside it. */
+  synchronized Boolean shortOfCpu() {
+    return Double.isNaN(shortage) ? null : shortage >= SHORT_OF_CPU;
+  }
+
   /** Record what a tail object cost the reading thread: {@code ns} for {@code bytes} stored. */
   synchronized void measuredTail(long ns, long bytes) {
     tailCost = average(tailCost, (double) ns / Math.max(1, bytes), ALPHA);
@@ -156,7 +162,7 @@ final class Pushback {
   synchronized int tail(long[] sizes) {
     double whole = Double.isNaN(tailCost) ? base + extra : Math.max(base + extra, tailCost);
     if (Double.isNaN(waited) || Double.isNaN(whole) || Double.isNaN(saving) || saving < 0.5 * waited
-        || !(shortage >= SHORT_OF_CPU)) return 0;
+        || !Boolean.TRUE.equals(shortOfCpu())) return 0;
     long pushed = 0;
     for (long s : sizes) pushed += s;
     long kept = 0;

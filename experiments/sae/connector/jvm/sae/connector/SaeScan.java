@@ -165,9 +165,11 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     SparkContext sc = SparkSession.active().sparkContext();
     int parallelism = conf.filesMinPartitionNum().isDefined()
         ? ((Number) conf.filesMinPartitionNum().get()).intValue() : sc.defaultParallelism();
-    // one task per slot only for offload, once the slots are known (the class's doc says why)
+    // one task per slot for offload, and for auto's model where the last query of its shape found
+    // CPU enough on the storage side; once the slots are known (the class's doc says why)
     boolean slotsKnown = sc.isLocal() || sc.statusTracker().getExecutorInfos().length > 1;
-    boolean perSlot = options.mode.pushdown && !options.mode.pushback && slotsKnown;
+    boolean perSlot = options.mode.pushdown && slotsKnown
+        && (!options.mode.pushback || options.costModel() && CpuVerdict.enough(description()));
     return perSlot ? spread(Math.min(objects.size(), Math.max(1, parallelism)))
         : packByBytes(conf.filesMaxPartitionBytes(), conf.filesOpenCostInBytes(), parallelism);
   }
@@ -215,7 +217,8 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
   public PartitionReaderFactory createReaderFactory() {
     boolean csv = !objects.isEmpty() && CephFiles.csv(objects.get(0));   // every file then (SaeCephProvider)
     return new ObjectsReader.Factory(options, readSchema, requested, Filters.all(accepted), aggregate, topK,
-        description(), csv ? Protocol.schemaMessage(ArrowTypes.toArrow(table)) : null);
+        description(), options.costModel() ? CpuVerdict.open(SparkSession.active().sparkContext(), description()) : null,
+        csv ? Protocol.schemaMessage(ArrowTypes.toArrow(table)) : null);
   }
 
   /** The objects one task scans. */

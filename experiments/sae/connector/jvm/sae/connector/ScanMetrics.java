@@ -29,7 +29,7 @@ public final class ScanMetrics {
    * compressing, aggregating and sorting (not reading the object, parsing the request or handing
    * the reply over, which a plain read of the object costs the OSD as well). */
   static final int[] SCAN_WORK_NS;
-  static final int TOTAL_NS, WALL_NS, OWN_CALLS_NS, ALL_CALLS_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, REQUEST_NS, DECODE_NS, LOCAL_SCAN_NS, SPARK_NS, READER_NS;
+  static final int TOTAL_NS, WALL_NS, OWN_CALLS_NS, ALL_CALLS_NS, CALLS, WAIT_NS, WHOLE_OBJECTS, READ_WHOLE, READ_ALONGSIDE, TASKS, TASKS_SHORT_OF_CPU, REQUEST_NS, DECODE_NS, LOCAL_SCAN_NS, SPARK_NS, READER_NS;
 
   static {
     List<String> names = new ArrayList<>(Protocol.STATS), units = new ArrayList<>(ProtocolSpec.STAT_UNITS);
@@ -52,6 +52,12 @@ public final class ScanMetrics {
     names.add("objects_read_alongside");
     units.add("count");
     docs.add("of those, objects at the end of a task's list, scanned while its pushed replies were awaited");
+    names.add("tasks");
+    units.add("count");
+    docs.add("tasks that read the scan's objects");
+    names.add("tasks_short_of_cpu");
+    units.add("count");
+    docs.add("of those, tasks whose cost model (mode auto) found the storage side short of CPU at their end");
     names.add("client_request_ns");
     units.add("ns");
     docs.add("time tasks spent building and sending requests");
@@ -81,6 +87,8 @@ public final class ScanMetrics {
     WHOLE_OBJECTS = NAMES.indexOf("whole_objects");
     READ_WHOLE = NAMES.indexOf("objects_read_whole");
     READ_ALONGSIDE = NAMES.indexOf("objects_read_alongside");
+    TASKS = NAMES.indexOf("tasks");
+    TASKS_SHORT_OF_CPU = NAMES.indexOf("tasks_short_of_cpu");
     REQUEST_NS = NAMES.indexOf("client_request_ns");
     DECODE_NS = NAMES.indexOf("client_decode_ns");
     LOCAL_SCAN_NS = NAMES.indexOf("client_local_scan_ns");
