@@ -105,8 +105,8 @@ def test_selectivities_agree_across_readers(answers):
 def test_offload_takes_one_task_per_slot_auto_and_no_offload_pack_by_bytes(answers):
     """Where the OSDs scan every object (offload), a query's objects go to one task per executor
     slot whatever Spark's bytes per task; with no-offload the executors decode every byte, and
-    with auto a task splits its objects between the OSDs and itself, so both pack objects by bytes
-    as Spark packs files (at 1 MiB per task: an object per task)."""
+    auto's first query of a shape knows nothing of the storage side yet, so both pack objects by
+    bytes as Spark packs files (at 1 MiB per task: an object per task)."""
     out, data = answers
     tasks = out["tasks"]
     assert tasks["offload"] == min(len(data.files), tasks["slots"]) < len(data.files), tasks

@@ -194,7 +194,8 @@ class Workload:
     ``reader`` (a name in :data:`sae.planning.readers.READERS`). ``compression`` is the connector's reply compression
     (zstd: its measured default, docs/connector.md); vanilla reads Parquet as stored.
     ``batch_size`` (rows per Arrow batch) and ``objects_per_partition`` (objects per Spark task;
-    None: packed by bytes, as Spark packs files) tune the connector; None keeps its default.
+    None: the connector's choice, docs/connector.md, "Partitions and calls") tune the connector;
+    None keeps its default.
     ``whole_objects`` (offload): an object whose every row passes a query for every column comes
     back as stored (docs/connector.md); False makes the class decode, filter and re-encode it
     anyway, which is what an experiment about the storage side's decoding measures.

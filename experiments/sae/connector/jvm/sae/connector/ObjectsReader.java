@@ -67,7 +67,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
   private long requestWait;
   /** Mode auto's choice for this query's shape (null: none to make, or forced by option pushback). */
   private final Pushback pushback;
-  /** Whether the task's word on the storage side's CPU was told ({@link #told()}, once). */
+  /** Whether the task's word on the storage side's CPU was told ({@link #tellVerdict()}, once). */
   private boolean told;
   private ArrowStreamReader stream;
   private VectorSchemaRoot root;
@@ -187,7 +187,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
       measured(t);
       request = nextRequest();
       if (request == null) {
-        told();
+        tellVerdict();
         return false;
       }
       requestStarted = t;
@@ -232,7 +232,7 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
    * Mode auto, at the task's end: whether its model found the storage side short of CPU, told to
    * the driver ({@link CpuVerdict}) and counted in the task's metrics.
    */
-  private void told() {
+  private void tellVerdict() {
     if (pushback == null || told) return;
     told = true;
     Boolean shortOfCpu = pushback.shortOfCpu();

@@ -41,9 +41,10 @@ import org.apache.spark.sql.types.StructType;
  * decodes only what survives, so more tasks would add only their own costs. Otherwise objects
  * packed by bytes as Spark packs files ({@code spark.sql.files.maxPartitionBytes},
  * {@code openCostInBytes}, default parallelism): with no-offload the executors decode every byte,
- * auto's tasks split their objects between the OSDs and themselves and smaller tasks leave that
- * split room (docs/connector.md, "Tasks"), and before an executor has registered the slots are
- * unknown.
+ * and before an executor has registered the slots are unknown. Mode auto's cost model plans as
+ * offload where the last query of the same shape found CPU enough on the storage side
+ * ({@link CpuVerdict}), and packs by bytes otherwise: there its tasks split their objects between
+ * the OSDs and themselves, and smaller tasks leave that split room (docs/connector.md, "Tasks").
  * Its size estimate is the objects' bytes scaled to the columns read, as Spark's file scans
  * estimate theirs (so a small dimension table is broadcast in a join). In modes that push down,
  * Spark may add filters at run time (dynamic pruning: a join's other side's keys, as an IN filter)
