@@ -28,16 +28,17 @@ def vectors():
 @pytest.fixture(scope="session")
 def harness():
     """The scan core (rados_deploy's :func:`~rados_deploy.objclass.core_sources`) compiled with
-    the C++ harness (cached by source hash under $SAE_HOME)."""
+    the C++ harness (cached under $SAE_HOME by source hash and by the pyarrow library directory
+    it links against by path, which another checkout's environment has elsewhere)."""
     sources = {**objclass.core_sources(), "harness.cc": (ROOT / "tests" / "connector" / "harness.cc").read_text()}
-    key = hashlib.sha256(repr(sorted(sources.items())).encode()).hexdigest()[:16]
+    lib = pa.get_library_dirs()[0]
+    key = hashlib.sha256(repr((sorted(sources.items()), lib)).encode()).hexdigest()[:16]
     out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
     if not out.exists():
         src = out.with_name(out.name + ".src")
         src.mkdir(parents=True, exist_ok=True)
         for name, text in sources.items():
             (src / name).write_text(text)
-        lib = pa.get_library_dirs()[0]
         tmp = out.with_suffix(".tmp")
         subprocess.run(["g++", "-std=c++20", "-O1", f"-I{src}", f"-I{pa.get_include()}", "-o", str(tmp),
                         *(str(src / n) for n in sorted(sources) if n.endswith(".cc")), f"-L{lib}",
