@@ -238,8 +238,9 @@ def main():
             if args.floor:
                 one = dd.split(sorted(split.out.glob("*.parquet"))[:1], out=work / "split-one", object_size=OBJECT_SIZE)
                 dd.deploy(res, one.out, dest=FLOOR["one"], **deploy)
+                # the mount is read-only (fs-read); the handle shut down, or the exit may abort
                 make_empty = ("import sys, cephfs; fs = cephfs.LibCephFS(conffile=sys.argv[1]); fs.mount(); "
-                              "fs.mkdirs(sys.argv[2].encode(), 0o755)")   # the mount is read-only (fs-read)
+                              "fs.mkdirs(sys.argv[2].encode(), 0o755); fs.shutdown()")
                 cluster.run(["/usr/bin/python3", "-c", make_empty, ceph.client_conf("node2"), FLOOR["empty"]],
                             nodes=["node2"], stage="bench empty table")
                 tables.update(FLOOR)
