@@ -2,12 +2,11 @@
 OSDs, mons and the MDS decide (EPERM/EACCES), and the ceph-fuse mount for readers is read-only."""
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
-from fixtures.ceph import SYSTEM_PYTHON, client_python
+from fixtures.ceph import client_python
 from metareserve import RemoteError
 from rados_deploy import CephUser
 
@@ -102,9 +101,7 @@ fs.unlink("{DIR}/hello.txt"); fs.rmdir("{DIR}"); fs.shutdown()
 
 
 def attempts(ceph, user_id: str) -> dict:
-    r = ceph.cluster.run([SYSTEM_PYTHON, "-c", ATTEMPTS, user_id], nodes=[NODE], stage="test users",
-                         env={"CEPH_CONF": ceph.client_conf(NODE)})[NODE]["stdout"]
-    return json.loads(r.strip().splitlines()[-1])
+    return client_python(ceph, NODE, ATTEMPTS, user_id)
 
 
 @pytest.mark.parametrize("role", sorted(ALLOWED))
