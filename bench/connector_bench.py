@@ -54,6 +54,7 @@ import data_deploy as dd
 import metareserve
 from metareserve import Cluster, Layout, lease
 from metareserve.log import setup
+from metareserve.providers import cgroups
 from rados_deploy import CephCluster, CephOptions, CounterSnapshot
 from sae import connector, readers
 from sae.planning import queries as sae_queries
@@ -127,8 +128,7 @@ class Sampler(threading.Thread):
 
     def sample_cpu(self):
         t = time.time()
-        self.cpu.append((t, {n: int(Path(f).read_text()) / 1e9
-                             for n, f in self.res.cpu_accounting.usage_files.items()}))
+        self.cpu.append((t, {n: cgroups.cpu_seconds(f) for n, f in self.res.cpu_accounting.usage_files.items()}))
 
     def sample_slow(self):
         t = time.time()

@@ -105,7 +105,14 @@ def plan(file, profile, teardown, as_json, hosts, settings, exclude):
             data["hosts"] = hosts_mod.mapping_dict(p, hosts_mod.load(hosts))
         click.echo(json.dumps(data, indent=1, default=str))
         return
-    click.echo(p.text() + (f"\n{_hosts_text(p, hosts)}" if hosts else ""))
+    click.echo(p.text() + (f"\n{_hosts_text(p, hosts)}" if hosts else f"\n{_machine_text(p)}"))
+
+
+def _machine_text(p) -> str:
+    """What the local cluster needs of this machine, one line per requirement (all met: a plan
+    that needed one this machine lacks was refused before)."""
+    from .planning import machine
+    return "this machine, for a local cluster:\n" + "\n".join("  " + r.line() for r in machine.check(p.points))
 
 
 def _hosts_text(p, hosts) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .capacity import Capacities, format_rate, online_cpus
 from .model import Reservation
+from .providers.cgroups import NOT_ENFORCED, Enforcement
 from .remote.prelude import write_file
 from .remote import Cluster, node_agent
 
@@ -50,12 +51,15 @@ class LinkMeasure:
 @dataclasses.dataclass(frozen=True)
 class Calibration:
     """One calibration of a reservation's hosts (``at``: epoch seconds; ``reused``: returned from
-    an earlier call instead of measured again, see :func:`calibrate`)."""
+    an earlier call instead of measured again, see :func:`calibrate`); ``enforced``: host → what
+    put each of its declared capacities in force, or why nothing did (the local provider's
+    record, :class:`metareserve.providers.cgroups.Enforcement`)."""
 
     cores: tuple = ()
     links: tuple = ()
     at: float = 0.0
     reused: bool = False
+    enforced: dict = dataclasses.field(default_factory=dict)
 
     def core(self, name: str) -> CoresMeasure | None:
         return next((c for c in self.cores if c.name == name), None)
@@ -65,8 +69,10 @@ class Calibration:
         return next((m for m in self.links if src in (None, m.src) and dst in (None, m.dst)), None)
 
     def warnings(self, tolerance: float = TOLERANCE) -> list[str]:
-        """One line per measurement more than ``tolerance`` off its declared figure."""
-        out = []
+        """One line per declared capacity nothing enforces and per measurement more than
+        ``tolerance`` off its declared figure."""
+        out = [f"[{host} {STAGE}] declared {what} {how}" for host, by in self.enforced.items()
+               for what, how in by.items() if how.startswith(NOT_ENFORCED)]
         for c in self.cores:
             if c.declared and abs(c.measured - c.declared) > tolerance * c.declared:
                 out.append(f"[{c.name} {STAGE}] measured {c.measured:.2f} usable cores, declared {c.declared:g} "
@@ -85,18 +91,19 @@ class Calibration:
                  for c in self.cores]
         lines += [f"  link  {m.src}->{m.dst}  declared {format_rate(m.declared) if m.declared else 'unlimited'}  "
                   f"measured {format_rate(m.measured)}" for m in self.links]
+        lines += [f"  enforced {host:<7} " + Enforcement(by).text() for host, by in self.enforced.items() if by]
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         return {"at": self.at, "reused": self.reused,
                 "cores": [dict(dataclasses.asdict(c), hosts=list(c.hosts)) for c in self.cores],
-                "links": [dataclasses.asdict(m) for m in self.links]}
+                "links": [dataclasses.asdict(m) for m in self.links], "enforced": self.enforced}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Calibration":
         return cls(cores=tuple(CoresMeasure(**dict(c, hosts=tuple(c["hosts"]))) for c in data.get("cores", [])),
                    links=tuple(LinkMeasure(**m) for m in data.get("links", [])), at=data.get("at", 0.0),
-                   reused=bool(data.get("reused", False)))
+                   reused=bool(data.get("reused", False)), enforced=dict(data.get("enforced") or {}))
 
 
 def _off(measured: float, declared: float) -> str:
@@ -172,7 +179,8 @@ def _measure(reservation: Reservation, sets: dict, links: list, cluster: Cluster
     finally:
         if own:
             cluster.close()
-    return Calibration(tuple(cores), tuple(measured), time.time())
+    enforced = reservation.provider_state.get("enforced", {}) if caps else {}
+    return Calibration(tuple(cores), tuple(measured), time.time(), enforced=dict(enforced))
 
 
 def _declared_rate(caps: Capacities | None, src: str, dst: str) -> int | None:

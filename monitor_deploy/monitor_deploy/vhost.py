@@ -14,7 +14,7 @@ node_exporter textfile directory (atomically):
 * ``sae_vhost_disk_{read,written}_bytes_total``: storage I/O of those processes (``/proc/<pid>/io``),
   including processes that have exited since the exporter started.
 
-Run as ``python .../monitor_deploy/vhost.py CONFIG.json`` (imports only prometheus-client); it exits when the reservation's state
+Run as ``python .../monitor_deploy/vhost.py CONFIG.json`` (imports only prometheus-client and metareserve); it exits when the reservation's state
 directory disappears (the cluster was released).
 """
 from __future__ import annotations
@@ -25,20 +25,12 @@ import sys
 import time
 from pathlib import Path
 
+from metareserve.providers.cgroups import cpu_seconds
 from prometheus_client import CollectorRegistry, write_to_textfile
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TEXTFILE_NAME = "sae_vhost.prom"
-
-
-def cgroup_cpu_seconds(usage_file: str) -> float:
-    """CPU seconds used by a cgroup: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat`` (usage_usec)."""
-    text = Path(usage_file).read_text()
-    if usage_file.endswith("cpu.stat"):
-        fields = dict(line.split() for line in text.splitlines() if line.strip())
-        return int(fields["usage_usec"]) / 1e6
-    return int(text.strip()) / 1e9
 
 
 def _proc_sample(pid: int):
@@ -80,7 +72,7 @@ class HostCollector:
         read = self.gone[0] + sum(v[0] for v in seen.values())
         written = self.gone[1] + sum(v[1] for v in seen.values())
         yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup",
-                       cgroup_cpu_seconds(self.usage_file))
+                       cpu_seconds(self.usage_file))
         yield _gauge("sae_vhost_cpu_read_time_seconds", "when the CPU time above was read (epoch s)", time.time())
         yield _gauge("sae_vhost_cpu_capacity_cores", "cores the host may use", self.capacity)
         yield _gauge("sae_vhost_memory_rss_bytes", "resident memory of the host's processes", rss)

@@ -29,12 +29,18 @@ _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)", re.ASCII)
 _REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9._-]*", re.ASCII)
 
 
+def memory_bytes(value: str) -> int:
+    """Bytes of a JVM memory size as Spark takes it (``512m``, ``2g``; checked by :func:`check_memory`)."""
+    m = _MEMORY.fullmatch(value)
+    return int(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()]
+
+
 def check_memory(value, what: str) -> None:
     """UsageError unless ``value`` is a JVM memory size as Spark takes it (``512m``, ``2g``)."""
     m = _MEMORY.fullmatch(value) if isinstance(value, str) else None
     if not m:
         raise UsageError(f"{what} must look like 512m or 2g, not {value!r}")
-    if not 0 < int(m.group(1)) * _MEMORY_UNITS[m.group(2).lower()] <= MAX_MEMORY:
+    if not 0 < memory_bytes(value) <= MAX_MEMORY:
         raise UsageError(f"{what} {value!r} must be above 0 and at most 16t")
 
 

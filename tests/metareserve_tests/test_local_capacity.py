@@ -3,6 +3,8 @@ by calibration, changed in place, and gone with the release."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -12,7 +14,8 @@ import pytest
 import metareserve
 from metareserve import Capacities, Cluster, node_agent
 from metareserve.capacity import online_cpus
-from metareserve.providers.local_shape import cgroup_dirs
+from metareserve.providers import cgroups
+from metareserve.providers.local import hierarchy
 
 pytestmark = pytest.mark.skipif(len(online_cpus()) < 2, reason="needs two cores")
 
@@ -24,7 +27,7 @@ def _tbf_rate(dev: str, netns: str | None = None) -> int | None:
 
 
 def _cpu_seconds(res, node: str) -> float:
-    return int(Path(res.cpu_accounting.usage_files[node]).read_text()) / 1e9
+    return cgroups.cpu_seconds(res.cpu_accounting.usage_files[node])
 
 
 def test_declared_capacities_are_enforced_measured_and_released(own_local_cluster):
@@ -77,6 +80,57 @@ def test_declared_capacities_are_enforced_measured_and_released(own_local_cluste
     qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
     for info in st["nodes"].values():
         assert info["netns"] not in netns and f" {info['veth']}@" not in links and info["veth"] not in qdiscs
-        dirs = cgroup_dirs(info["cgroup"])
-        assert {d.parts[-2] for d in dirs} >= {"cpu", "cpuacct", "cpuset", "memory"}
+        dirs = hierarchy(st).dirs(info["cgroup"])
+        if hierarchy(st).mode == "v1":
+            assert {d.parts[-2] for d in dirs} >= {"cpu", "cpuacct", "cpuset", "memory"}
         assert not any(d.exists() for d in dirs)
+
+
+@pytest.mark.parametrize("mode", ["v2", "none"])
+def test_cores_without_a_cpuset_controller_go_by_affinity_and_the_calibration_says_what_is_not_enforced(
+        own_local_cluster, monkeypatch, mode):
+    """The machines a stock Debian or Ubuntu, or a container, give: a cgroup2 hierarchy that may
+    hand down no controller (this machine's keeps cpu, cpuset and memory in v1), or no writable
+    cgroup at all. Cores then go by CPU affinity, for real; a quota nothing can enforce is said."""
+    try:
+        h = cgroups.detect(mode)
+    except metareserve.errors.UsageError as e:
+        pytest.skip(str(e))
+    monkeypatch.setenv(cgroups.ENV, mode)
+    with own_local_cluster(f"aff{mode}", nodes=2) as (root, res):
+        assert res.provider_state["cgroup_mode"] == mode
+        caps = Capacities.parse(["node1", "node2"], cpus=["node1=0", "node2=1"], cpu_quota=["node2=0.5"])
+        assert metareserve.shape(res, caps) is True
+        assert metareserve.shape(res, caps) is False
+        enforced = res.provider_state["enforced"]
+        affinity = cgroups.cores_by_affinity(h)
+        assert enforced["node1"] == {"cores": cgroups.AFFINITY if affinity else "cgroup v2 cpuset.cpus"}
+        quota_enforced = "cpu" in h.v2_controllers()
+        assert enforced["node2"]["quota"].startswith(cgroups.NOT_ENFORCED) != quota_enforced
+        with Cluster(res) as cluster:
+            got = cluster.run(["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                              stage="affinity")
+            if affinity:
+                assert {n: r["stdout"].strip() for n, r in got.items()} == {"node1": "[0]", "node2": "[1]"}
+            before = _cpu_seconds(res, "node1") if mode == "v2" else None
+            start = time.monotonic()
+            probe = cluster.call(node_agent, "cpu_probe", 2.0, 2, nodes=["node1"], stage="burn")["node1"]
+            # two busy workers get at most the one core (of the machine's two); the lower bounds
+            # only say the probe ran, whatever else loads the machine
+            assert 0.2 < probe["cores"] <= 1.1, probe
+            if before is not None:     # the v2 hierarchy counts the host's CPU time
+                used = (_cpu_seconds(res, "node1") - before) / (time.monotonic() - start)
+                assert 0.2 < used <= 1.1, used
+        cal = metareserve.calibrate(res, links=[])
+        assert 0.2 < cal.core("node1").measured <= 1.1, cal.text()
+        node2 = cal.core("node2")
+        assert node2.declared == 0.5
+        if not quota_enforced:     # only its one core holds it back, and the calibration says so
+            assert node2.measured <= 1.1, cal.text()
+            assert any("[node2 calibrate] declared quota not enforced" in w for w in cal.warnings()), cal.warnings()
+            assert re.search(r"enforced node2 +cores by .*, quota not enforced", cal.text()), cal.text()
+        # in place: node1 moves to the other core, its live processes with it
+        sshd = int(Path(res.node_dir("node1", "sshd"), "sshd.pid").read_text())
+        metareserve.shape(res, Capacities.parse(["node1", "node2"], cpus=["node1=1", "node2=1"]))
+        if affinity:
+            assert os.sched_getaffinity(sshd) == {1}

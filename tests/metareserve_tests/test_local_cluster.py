@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import metareserve
 from metareserve import Cluster, GroupError, node_agent
 from metareserve.cli import main
-from metareserve.providers.local_shape import cgroup_dirs
+from metareserve.providers.local import hierarchy
 
 
 def test_check_passes_on_every_host(local_cluster):
@@ -108,7 +108,7 @@ def test_release_leaves_nothing(tmp_path, own_reservations):
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     for info in st["nodes"].values():
         assert info["netns"] not in netns and f" {info['veth']}@" not in links
-        assert not any(d.exists() for d in cgroup_dirs(info["cgroup"]))
+        assert not any(d.exists() for d in hierarchy(st).dirs(info["cgroup"]))
     assert f" {st['bridge']}:" not in links
     assert not Path(st["state_dir"]).exists()
     assert not node_agent.pid_alive(sleeper)
@@ -209,5 +209,5 @@ def test_a_reserve_that_fails_mid_bring_up_leaves_nothing(tmp_path, own_reservat
         metareserve.reserve(provider="local", name=name, nodes=2, out=tmp_path / "r.yaml")
     assert not (state_base() / name).exists() and not (tmp_path / "r.yaml").exists()
     assert f"sae-{name}-" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert not any(d.exists() for n in ("node1", "node2") for d in cgroup_dirs(f"sae-{name}-{n}"))
+    assert not any(d.exists() for n in ("node1", "node2") for d in hierarchy({}).dirs(f"sae-{name}-{n}"))
     assert subprocess.run(["pgrep", "-f", str(state_base() / name)], capture_output=True).returncode == 1

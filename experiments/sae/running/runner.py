@@ -17,8 +17,9 @@ import yaml
 from metareserve import load_reservation
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
+from metareserve.providers.local_requirements import require
 
-from ..planning import capacities
+from ..planning import capacities, machine
 from ..planning import settings as settings_mod
 from . import hosts, stages as builtin
 from .context import RunOptions, StageContext, spark_software
@@ -75,6 +76,8 @@ def prepare(file, *, profile: str | None, options: RunOptions, settings=None) ->
     else:
         check_own_node_names(p, str(file))
         capacities.check_plan(p.points, options.provider, str(file))
+        if options.provider == "local":
+            require(machine.check(p.points), f"{Path(str(file)).name} local cluster")
     return experiment, p
 
 

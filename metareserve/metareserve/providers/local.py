@@ -29,7 +29,9 @@ from ..model import Node, Reservation, load_reservation
 from ..remote import node_agent
 from ..remote.prelude import pid_alive, read_pid, stop_pids
 from . import Provider
-from .local_shape import apply_cgroups, apply_link, cgroup_dirs, cpu_usage_file
+from . import cgroups
+from .local_requirements import check_machine, require
+from .local_shape import apply_link
 
 PACKAGES = ["openssh-server", "openssh-client", "iproute2", "util-linux", "rsync", "python3", "procps"]
 SSHD = "/usr/sbin/sshd"
@@ -75,6 +77,7 @@ class LocalProvider(Provider):
             raise UsageError(f"local provider: --nodes must be between 1 and {MAX_NODES}, not {nodes}")
         _check_name(name)
         _check_capacities(capacities, node_names(nodes))
+        require(check_machine(capacities=(capacities or Capacities()).hosts.values()), f"local reserve {name}")
         _ensure_packages()
         base = state_base()
         base.mkdir(parents=True, exist_ok=True)
@@ -123,19 +126,27 @@ class LocalProvider(Provider):
             changed = False
             for node in res.nodes:
                 changed |= self._apply(res, node, capacities.of(node.name))
-        reservation.provider_state["capacities"] = res.provider_state["capacities"]
+        for key in ("capacities", "enforced"):
+            reservation.provider_state[key] = res.provider_state.get(key, {})
         return changed
 
     def _apply(self, res: Reservation, node: Node, cap: HostCapacity) -> bool:
         info = res.provider_state["nodes"][node.name]
-        changed = apply_cgroups(node.name, info["cgroup"], cap)
+        changed, how = cgroups.apply(hierarchy(res.provider_state), info["cgroup"], cap, pids=_netns_pids(info))
         changed |= apply_link(node.name, info["netns"], info["veth"], cap.link_rate)
+        enforced = res.provider_state.setdefault("enforced", {})
+        if enforced.get(node.name) != how.by:
+            enforced[node.name] = how.by
+            res.save(state_base() / res.name / "reservation.yaml")
         if changed:
-            node_log(node.name, "local shape", cap.describe())
+            node_log(node.name, "local shape", cap.describe() + (f" ({how.text()})" if how.by else ""))
+        for what, why in how.missing.items():
+            node_log(node.name, "local shape", f"declared {what} {why}")
         return changed
 
     def _create(self, name: str, count: int, sdir: Path, capacities: Capacities) -> Reservation:
         k = _free_subnet_index(state_base())
+        h = cgroups.detect()
         net = ipaddress.ip_network(f"10.77.{k}.0/24")
         ssh_dir = sdir / "ssh"
         ssh_dir.mkdir(parents=True, exist_ok=True)
@@ -154,11 +165,11 @@ class LocalProvider(Provider):
                               address=ip, labels={"provider": "local", "cluster": name}))
             netns[node_name] = {"netns": f"sae-{name}-{node_name}", "veth": f"sae{k}v{i}",
                                 "cgroup": f"sae-{name}-{node_name}",
-                                "cpu_usage_file": cpu_usage_file(f"sae-{name}-{node_name}")}
+                                "cpu_usage_file": h.usage_file(f"sae-{name}-{node_name}")}
         (ssh_dir / "ssh_config").write_text("\n".join(config) + "\n")
         state = {"state_dir": str(sdir), "state_root": str(sdir / "nodes"), "subnet": str(net),
                  "gateway": str(net.network_address + 1), "bridge": f"saebr{k}", "nodes": netns,
-                 "capacities": capacities.to_dict()}
+                 "cgroup_mode": h.mode, "capacities": capacities.to_dict()}
         return Reservation(name=name, provider="local", nodes=nodes, provider_state=state,
                            ssh_config=str(ssh_dir / "ssh_config"))
 
@@ -216,16 +227,13 @@ class LocalProvider(Provider):
             "Subsystem sftp internal-sftp", "MaxStartups 100:30:200", "MaxSessions 100",
             "AcceptEnv LANG LC_*", "PrintMotd no", ""]))
         _sh(SSHD, "-t", "-f", str(cfg), node=node.name, stage="sshd")
-        procs = [str(d / "cgroup.procs") for d in cgroup_dirs(info["cgroup"])]
-
-        def join_cgroup():
-            for p in procs:
-                with open(p, "w") as f:
-                    f.write(str(os.getpid()))
+        h = hierarchy(res.provider_state)
+        cap = res.capacities.of(node.name)
+        cpus = (cap.cpus.cpus if cap.cpus else None) if cgroups.cores_by_affinity(h) else None
         script = (f"hostname {shlex.quote(node.name)} && exec {SSHD} -f {shlex.quote(str(cfg))} "
                   f"-E {shlex.quote(str(ndir / 'sshd.log'))}")
         subprocess.run(["ip", "netns", "exec", info["netns"], "unshare", "--uts", "sh", "-c", script],
-                       preexec_fn=join_cgroup, check=True, capture_output=True, timeout=30)
+                       preexec_fn=lambda: cgroups.join(h, info["cgroup"], cpus), check=True, capture_output=True, timeout=30)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if node_agent.port_open(node.address, 22):
@@ -256,21 +264,20 @@ class LocalProvider(Provider):
             raise UsageError(f"{reservation.path or reservation.name}: provider_state differs from the local "
                              f"provider's record {record}; release with that file")
         _check_recorded_names(reservation.name, st)
-        killed = 0
+        killed, h = 0, hierarchy(st)
         for name, info in st.get("nodes", {}).items():
-            killed += _kill_node_processes(info)
+            killed += _kill_node_processes(h, info)
         for name, info in st.get("nodes", {}).items():
             _sh("ip", "netns", "del", info["netns"], check=False)
             _sh("ip", "link", "del", info["veth"], check=False)
-            for d in cgroup_dirs(info["cgroup"]):
-                _rmdir_cgroup(d)
+            cgroups.remove(h, info["cgroup"])
         _sh("ip", "link", "del", st["bridge"], check=False)
         shutil.rmtree(sdir, ignore_errors=True)
         return (f"released local cluster {reservation.name!r}: {len(st.get('nodes', {}))} hosts, "
                 f"{killed} processes stopped, namespaces, bridge, cgroups and {sdir} removed")
 
 
-_MUTABLE_STATE = ("reattached", "capacities")
+_MUTABLE_STATE = ("reattached", "capacities", "enforced")
 """provider_state keys that change while a cluster lives (release compares the others)."""
 
 
@@ -347,11 +354,19 @@ def _free_subnet_index(base: Path) -> int:
     raise OperationalError("[local reserve] no free 10.77.K.0/24 subnet left; release old local clusters")
 
 
-def _node_pids(info: dict) -> set[int]:
-    pids = set()
+def hierarchy(state: dict) -> cgroups.Hierarchy:
+    """The cgroup hierarchy a local cluster was made on (its record's ``cgroup_mode``)."""
+    return cgroups.detect(state.get("cgroup_mode"))
+
+
+def _netns_pids(info: dict) -> set[int]:
     r = _sh("ip", "netns", "pids", info["netns"], check=False)
-    pids.update(int(p) for p in r.stdout.split() if p.isdigit())
-    for d in cgroup_dirs(info["cgroup"]):
+    return {int(p) for p in r.stdout.split() if p.isdigit()}
+
+
+def _node_pids(h: cgroups.Hierarchy, info: dict) -> set[int]:
+    pids = _netns_pids(info)
+    for d in h.dirs(info["cgroup"]):
         try:
             pids.update(int(p) for p in (d / "cgroup.procs").read_text().split())
         except OSError:
@@ -360,21 +375,10 @@ def _node_pids(info: dict) -> set[int]:
     return pids
 
 
-def _kill_node_processes(info: dict, grace: float = 10.0) -> int:
+def _kill_node_processes(h: cgroups.Hierarchy, info: dict, grace: float = 10.0) -> int:
     """Stop every process of the host (SIGTERM, SIGKILL after ``grace``), then SIGKILL any started
     meanwhile; returns how many there were."""
-    pids = sorted(p for p in _node_pids(info) if pid_alive(p))
+    pids = sorted(p for p in _node_pids(h, info) if pid_alive(p))
     stop_pids(pids, grace)
-    stop_pids(_node_pids(info), 0.0, signal.SIGKILL)
+    stop_pids(_node_pids(h, info), 0.0, signal.SIGKILL)
     return len(pids)
-
-
-def _rmdir_cgroup(d: Path) -> None:
-    for _ in range(50):
-        try:
-            d.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.1)
