@@ -99,7 +99,8 @@ def cgroup_requirement(capacities=(), accounting: bool = False, h: cgroups.Hiera
     if missing:
         what, why = next(iter(missing.items()))
         return Requirement("cgroups", False, f"{found}; declared {what} {why}",
-                           f"leave the {what} undeclared (e.g. cores='sides' without a quota), or fix the cgroups as said")
+                           f"declare no {what} limit (sae: cluster.host_memory; metareserve: --cpu-limit, "
+                           f"--memory), or fix the cgroups as said")
     return Requirement("cgroups", True, found)
 
 
@@ -118,8 +119,8 @@ def check_machine(*, disk_bytes: int = 0, memory_bytes: int = 0, capacities=(), 
     out = [Requirement("root", os.geteuid() == 0, f"uid {os.geteuid()}",
                        "run as root (sudo): the local provider makes namespaces, interfaces and cgroups"),
            distribution()]
-    out += _kernel_checks() if os.geteuid() == 0 else ()
-    out.append(cgroup_requirement(capacities, accounting))
+    if os.geteuid() == 0:     # what only root can probe
+        out += [*_kernel_checks(), cgroup_requirement(capacities, accounting)]
     where, free = _free_at(Path(state_dir or state_base()))
     out.append(Requirement("disk", free >= disk_bytes, f"{format_size(free)} free at {where}, "
                            f"{format_size(disk_bytes)} needed",
