@@ -5,6 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ "$(id -u)" != 0 ]; then echo "setup.sh: run as root (apt and the local cluster need it)" >&2; exit 2; fi
+# What must hold before anything is installed (sae plan checks the rest: namespaces, cgroups, ...).
+. /etc/os-release 2>/dev/null || true
+case " ${ID:-} ${ID_LIKE:-} " in
+  *" debian "*|*" ubuntu "*) ;;
+  *) echo "setup.sh: ${PRETTY_NAME:-this system} is not Debian or Ubuntu: sae installs Debian packages (use Debian 12+ or Ubuntu 22.04+, a VM of one will do)" >&2; exit 2;;
+esac
+command -v apt-get >/dev/null || { echo "setup.sh: apt-get is missing: sae installs Debian packages" >&2; exit 2; }
+free_kib=$(df -Pk . | awk 'NR==2 {print $4}')
+if [ "${free_kib:-0}" -lt $((4 * 1024 * 1024)) ]; then
+  echo "setup.sh: $((free_kib / 1024)) MiB free here; the virtualenv and node software need 4 GiB: free some disk" >&2; exit 2
+fi
 APT_PACKAGES="python3 python3-venv python3-dev build-essential openssh-client openssh-server rsync
   iproute2 util-linux procps curl openjdk-17-jdk-headless"
 missing=""
