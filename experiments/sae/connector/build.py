@@ -8,6 +8,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from metareserve import StageReport
@@ -108,21 +109,26 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
         A :class:`SubmitSpec`; ``report`` says per node what changed ("no changes" when rerun).
     """
     report = StageReport("connector build")
-    class_build = None
-    if install_class:
-        installed = ceph.install_class()
-        class_build = installed.details["key"]
-        for node, o in installed.nodes.items():
-            report.add(node, o.changed, f"object class: {o.message}", log=False)
     missing = sorted(set(SYSTEM_PACKAGES) - set(spark.options.system_packages))
     if missing:
         raise UsageError(f"connector build: the Spark deployment lacks system_packages {', '.join(missing)}; "
                          f"give SparkOptions(system_packages=[...]) sae.connector.SYSTEM_PACKAGES and install")
     nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-    jar, built = connector_jar(spark, out_dir=Path(out_dir) if out_dir else None, stage=report.stage)
+    # The class, the jar and the scan library build at once, each on its own nodes (measured on
+    # 2 cores: 70 s one after another, each a single compiler process).
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        installing = pool.submit(ceph.install_class) if install_class else None
+        compiling = pool.submit(connector_jar, spark, out_dir=Path(out_dir) if out_dir else None, stage=report.stage)
+        building = pool.submit(ceph.install_scan_library, nodes)   # mode auto scans objects it reads whole with it
+        (jar, built), library = compiling.result(), building.result()
+        installed = installing.result() if installing else None
+    class_build = None
+    if installed is not None:
+        class_build = installed.details["key"]
+        for node, o in installed.nodes.items():
+            report.add(node, o.changed, f"object class: {o.message}", log=False)
     linked = ceph.link_client_conf(nodes)
     conf_path = ceph.shared_client_conf
-    library = ceph.install_scan_library(nodes)   # mode auto scans the objects it reads whole with it
     for node in nodes:
         what = [w for w, c in (("compiled the data source", built and node == spark.driver_node),
                                (f"linked {conf_path}", linked.nodes[node].changed),
