@@ -3,10 +3,11 @@ every ratio with its 95 % interval, the headline, the readers' definitions, the 
 and the experiment's description."""
 import numpy as np
 import pandas as pd
+import pytest
 
 import sae
 from sae.planning import readers
-from sae.results.report import correctness, make_report, summary, summary_text
+from sae.results.report import SPREAD_CAVEAT, caveats, correctness, make_report, summary, summary_text
 from sae.results.results import write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
@@ -35,16 +36,44 @@ def test_every_ratio_has_its_interval(tmp_path):
     assert "6/6" in text
 
 
-def test_summary_ends_with_correctness_and_headline(tmp_path):
+def test_summary_ends_with_correctness_and_a_headline_per_selectivity(tmp_path):
     run = _recorded(tmp_path)
     make_report(run.root)
     lines = (run.report / "summary.txt").read_text().splitlines()
-    assert lines[-2] == "correctness: every reader returned the same rows and checksum at every point"
-    head = lines[-1]
-    assert head.startswith("At 1 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer "
-                           "bytes than no-offload and 45.0x [45.0, 45.0] fewer than vanilla, and its queries "
-                           "took "), head
-    assert "of no-offload's and" in head and "of vanilla's time" in head and "n too small" not in head
+    assert lines[-3] == "correctness: every reader returned the same rows and checksum at every point"
+    low, high = lines[-2:]
+    assert low.startswith("At 1 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer "
+                          "bytes than no-offload and 45.0x [45.0, 45.0] fewer than vanilla, its queries "
+                          "took "), low
+    assert high.startswith("At 100 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer"), high
+    for head in (low, high):
+        assert "of no-offload's and" in head and "of vanilla's time" in head and "n too small" not in head
+        # 2 compute hosts x 1 + storage 3 CPU-s against 2 x 4 + 3: both sides together, 5/11 of either's
+        assert "both sides together spent 0.45x [0.45, 0.45] of no-offload's and 0.45x [0.45, 0.45] of " \
+               "vanilla's CPU-seconds" in head
+
+
+def test_total_cpu_beside_each_sides(tmp_path):
+    run = _recorded(tmp_path)
+    s = summary(sae.load_results(run.root))
+    assert (s["offload_total_cpu_s"] == s["offload_compute_cpu_s"] + s["offload_storage_cpu_s"]).all()
+    assert s["total_cpu_x"].to_numpy() == pytest.approx(11 / 5)
+    head = summary_text(s).splitlines()[1].split()
+    assert head[-6:] == ["total", "CPU", "s", "off/base", "total", "CPU"]
+
+
+def test_caveats_name_the_store_the_one_machine_the_links_and_the_intervals(tmp_path):
+    run = _recorded(tmp_path)
+    df = sae.load_results(run.root)
+    plain = df.assign(store="bluestore", link_multiplier=1)
+    assert caveats(run, plain) == [SPREAD_CAVEAT]   # no capacities recorded, no links: intervals only
+    df = df.assign(store="memstore", link_multiplier=4, rows=1_000_000)
+    said = caveats(run, df, "intervals from 3 runs")
+    assert said[0].startswith("the OSDs keep their objects in memory (memstore)")
+    assert "linked up to 4 times, so a query scans 4x the 1,000,000 stored rows" in said[1]
+    assert said[-1] == "intervals from 3 runs"
+    make_report(run.root, spread_caveat="intervals from 3 runs")
+    assert "caveat: intervals from 3 runs" in (run.report / "summary.txt").read_text()
 
 
 def test_too_few_repetitions_say_so(tmp_path):
