@@ -105,19 +105,20 @@ def test_correctness_names_disagreements():
         "every reader returned the same rows and checksum at every point"
 
 
-def test_spread_only_with_enough_values_and_log_selectivity_axis(tmp_path):
+def test_percentiles_only_with_enough_values_and_log_selectivity_axis(tmp_path):
     import matplotlib.pyplot as plt
-    from sae.results.plotting import selectivity_axis, spread, stats
+    from sae.results.plotting import BAND_MIN, selectivity_axis, stats, whiskers
     from sae.results.report import point_table
     run = _recorded(tmp_path)
     df = sae.load_results(run.root)
     t = point_table(df)
     assert t["p1"].isna().all() and t["p99"].isna().all() and (t["min"] <= t["p50"]).all() and set(t["n"]) == {6}
-    fig, ax = plt.subplots()
     s = stats(df[df["reader"] == "offload"], ["selectivity"]).sort_values("selectivity")
-    assert spread(ax, s["selectivity"], s, "k") == "ticks min and max"
-    many = s.assign(n=10)
-    assert spread(ax, many["selectivity"], many, "k") == "band p1–p99"
+    few = whiskers(s)   # 6 values: the whiskers reach the min and the max
+    assert few[0] == pytest.approx(s["median"] - s["min"]) and few[1] == pytest.approx(s["max"] - s["median"])
+    many = s.assign(n=BAND_MIN)
+    assert whiskers(many)[1] == pytest.approx(s["p99"] - s["median"])
+    fig, ax = plt.subplots()
     selectivity_axis(ax, [1, 10, 50, 100])
     assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["1", "10", "50", "100"]
     plt.close(fig)
