@@ -324,9 +324,11 @@ def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
         for key, grp in groups(s, keys):
             ax.errorbar(grp["batch_size"], grp["median"], yerr=whiskers(grp), marker="o", capsize=3,
                         label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys))
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted(set(s["batch_size"])), [f"{v:g}" for v in sorted(set(s["batch_size"]))])
-        ax.xaxis.set_minor_locator(NullLocator())
+        sizes = sorted(v for v in set(s["batch_size"].astype(float)) if v > 0)
+        if sizes:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sizes, [f"{v:g}" for v in sizes])
+            ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("rows per Arrow batch (batch_size, log scale)")
         ax.set_ylabel(ylabel)
     if df["batches"].gt(0).any():

@@ -459,6 +459,22 @@ def reads_event_log(plan: Plan) -> bool:
     return any(name in EVENT_LOG_FIGURES for name in figure_names(plan))
 
 
+def measured_any(df: pd.DataFrame) -> bool:
+    """Whether a run's results hold a measured query time (else there is nothing to report)."""
+    return not (df.empty or df.loc[~df["warmup"], "total_s"].isna().all())
+
+
+def with_columns_read(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``columns_read`` (:func:`~sae.results.plotting.columns_read`) where it has ``columns``."""
+    return df.assign(columns_read=columns_read(df)) if "columns" in df else df
+
+
+def draw_figures(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
+    """Draw the run's figures (:func:`figure_names`) from its results ``df`` into ``out``; their paths."""
+    from .figures import DRAW   # the drawing modules load matplotlib (plotting.pyplot)
+    return [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, out)]
+
+
 def provenance_line(run: RunDir) -> str:
     """The summary's provenance line: sae's commit, Ceph, Spark, the JDK, the kernel and the CPU
     (:func:`sae.results.provenance.facts`)."""
@@ -474,12 +490,10 @@ def make_report(path, *, spread_caveat: str = SPREAD_CAVEAT) -> list[Path]:
     run = RunDir.find(path)
     df = load_results(run.root)
     run.report.mkdir(exist_ok=True)
-    if df.empty or df.loc[~df["warmup"], "total_s"].isna().all():
+    if not measured_any(df):
         return []
-    if "columns" in df:
-        df = df.assign(columns_read=columns_read(df))
-    from .figures import DRAW   # the drawing modules load matplotlib (plotting.pyplot)
-    figures = [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, run.report)]
+    df = with_columns_read(df)
+    figures = draw_figures(run, df, run.report)
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
     notes = warning_lines(df)
