@@ -86,10 +86,18 @@ def test_experiments_without_a_recorded_run_keep_their_heading(page):
         assert f"\n## {name.replace('_', '-')}\n" in text
 
 
-def test_recorded_runs_stay_small():
+def test_recorded_runs_stay_small_and_name_no_local_path():
+    def strings(value):
+        if isinstance(value, dict):
+            return [s for v in value.values() for s in strings(v)]
+        if isinstance(value, list):
+            return [s for v in value for s in strings(v)]
+        return [value] if isinstance(value, str) else []
     for run in gallery.recorded_runs(RUNS):
         size = sum(f.stat().st_size for f in run.root.rglob("*") if f.is_file())
         assert size < 300_000, f"{run.root}: {size} bytes"
+        for f in [*run.root.rglob("*.yaml"), run.versions]:
+            assert not [s for s in strings(yaml.safe_load(f.read_text())) if s.startswith("/")], f
 
 
 def _event_log(run: RunDir, tasks: list[tuple[float, int]]) -> None:
@@ -111,7 +119,11 @@ def test_recording_keeps_what_the_page_draws_and_nothing_else(tmp_path):
     p, run, ledger = _run(tmp_path / "results", Sweep(cartesian={"selectivity": [1, 100], "reader": READERS}),
                           figures=("batchsize", "resources-disk"))
     _fill(p, run, ledger, np.random.default_rng(5))
-    run.write_yaml(run.versions, {"version": 2, "sae": {"commit": "ab" * 20, "dirty": False}, "nodes": {}})
+    checkout = tmp_path / "checkout"
+    run.write_yaml(run.versions, {"version": 2, "sae": {"commit": "ab" * 20, "dirty": False, "checkout": str(checkout)},
+                                  "nodes": {}})
+    run.write_yaml(run.spec, {"version": 1, "file": str(checkout / "experiments" / "synthetic.py"),
+                              "experiment": {"name": "synthetic", "description": "A synthetic sweep"}})
     run.write_yaml(run.root / "lease.yaml", {"holder": "results/synthetic/20260101-000000-tiny"})
     (run.raw / "s1-1-p.jsonl").write_text("{}\n")
     write_results(run)
@@ -127,6 +139,9 @@ def test_recording_keeps_what_the_page_draws_and_nothing_else(tmp_path):
     rec = yaml.safe_load((kept.root / gallery.RECORDED).read_text())
     assert rec["run"] == "20260101-000000-tiny" and rec["sae"] == {"commit": "ab" * 20, "dirty": False}
     assert not any((kept.root / d).exists() for d in ("ledger.json", "raw", "report", "lease.yaml"))
+    # no path of the machine it ran on
+    assert kept.read_yaml(kept.spec)["file"] == "experiments/synthetic.py"
+    assert "checkout" not in kept.read_yaml(kept.versions)["sae"]
     # one repetition per reader (the median one at 1 %) keeps its window, only the files the figures read
     windows = sorted(p.relative_to(kept.root).as_posix() for p in kept.metrics.rglob("*") if p.is_file())
     assert windows == sorted(rec["windows"]) and len(windows) == 2 * len(READERS)

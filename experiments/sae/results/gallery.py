@@ -6,7 +6,9 @@ A **recorded run** is a run directory trimmed to what the page draws from (:func
 ``sae gallery --record RUN_DIR``), under ``<runs>/<experiment>/``:
 
 * ``results.parquet``, ``spec.yaml``, ``plan.yaml``, ``versions.lock``, ``experiment.py``,
-  ``layout.yaml``, ``layouts/`` and ``capacities/`` as the run wrote them;
+  ``layout.yaml``, ``layouts/`` and ``capacities/`` as the run wrote them, but for the paths of the
+  machine it ran on (:func:`_without_local_paths`: the experiment file relative to the checkout,
+  no checkout path);
 * the metric windows of the repetitions the per-host figures draw (:data:`WINDOW_FILES`: the
   median repetition of each configuration, :func:`sae.results.figures.representatives`), only the
   file each figure reads: ``metrics/<point>/rep<k>/counters.parquet`` (resources) and
@@ -85,6 +87,7 @@ def record(run_dir, runs) -> Path:
         for name in KEPT_DIRS:
             if (run.root / name).is_dir():
                 shutil.copytree(run.root / name, tmp / name)
+        _without_local_paths(RunDir(tmp))
         windows = _copy_windows(run, df, tmp, figure_names(plan))
         logs = _cut_event_logs(run, tmp) if reads_event_log(plan) else []
         lock = run.read_yaml(run.versions) or {}
@@ -93,6 +96,22 @@ def record(run_dir, runs) -> Path:
             "sae": {k: (lock.get("sae") or {}).get(k) for k in ("commit", "dirty")},
             "windows": windows, "event_logs": logs})
     return target
+
+
+def _without_local_paths(run: RunDir) -> None:
+    """Drop where the run's checkout lived from a recorded run's spec.yaml (the experiment file,
+    relative to the checkout when it lay inside it, else its name) and versions.lock (sae's
+    ``checkout``): a committed record names no path of the machine it ran on."""
+    lock = run.read_yaml(run.versions) if run.versions.exists() else None
+    checkout = ((lock or {}).get("sae") or {}).pop("checkout", None) if isinstance(lock, dict) else None
+    if lock is not None:
+        run.write_yaml(run.versions, lock)
+    spec = run.read_yaml(run.spec) if run.spec.exists() else None
+    if isinstance(spec, dict) and spec.get("file"):
+        path = Path(spec["file"])
+        inside = checkout and path.is_absolute() and path.is_relative_to(checkout)
+        spec["file"] = (path.relative_to(checkout) if inside else Path(path.name)).as_posix()
+        run.write_yaml(run.spec, spec)
 
 
 def _copy_windows(run: RunDir, df: pd.DataFrame, dest: Path, figures: list[str]) -> list[str]:
