@@ -53,7 +53,8 @@ def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
                              squeeze=False)
     for ax, sel in zip(axes[0], sels):
         rep = _init_compute(df[df["selectivity"] == sel], ["object_size"] + keys)
-        confs = sorted(groups(rep, keys), key=lambda kv: readers.order(kv[1].iloc[0]["reader"]) if "reader" in keys else 0)
+        confs = sorted(groups(rep, keys),
+                       key=lambda kv: readers.order(kv[1].iloc[0]["reader"]) if "reader" in keys else 0)
         width = 0.8 / max(1, len(confs))
         named = keys or (["reader"] if "reader" in df else [])   # one reader: its name and colour
         for i, (_, grp) in enumerate(confs):
@@ -344,8 +345,8 @@ def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -
     """Per value of the stored-data ``axis`` (in run order) and configuration, as grouped bars:
     init (hatched) and compute time, bytes to the compute side, then each ``extra`` panel
     (column, y label, title) where the run has the column; a row of panels per selectivity when
-    the run has several (four panels: two rows of two). A configuration that lacks a value (e.g. a reader that cannot read a
-    format) has no bar there."""
+    the run has several (four panels: two rows of two). A configuration that lacks a value (e.g. a
+    reader that cannot read a format) has no bar there."""
     keys = others(df, axis)
     values = list(dict.fromkeys(df.sort_values("order")[axis]))
     by = [axis] + keys

@@ -76,7 +76,7 @@ def record(run_dir, runs) -> Path:
     plan = run.load_plan()
     if not run.results.exists():
         raise UsageError(f"{run.root}: no results.parquet; run 'sae report {run.root}' first, then record it")
-    df = read_results(run)
+    df = with_columns_read(read_results(run))   # grouped as the figures group it
     if not measured_any(df):
         raise UsageError(f"{run.root}: no measured query in results.parquet; record a run that measured one")
     target = Path(runs) / plan.experiment
@@ -128,7 +128,7 @@ def _copy_windows(run: RunDir, df: pd.DataFrame, dest: Path, figures: list[str])
             if (run.root / rel).exists():
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(run.root / rel, dest / rel)
-                kept.append(str(rel))
+                kept.append(rel.as_posix())
     return kept
 
 
@@ -156,7 +156,7 @@ def _cut_event_logs(run: RunDir, dest: Path) -> list[str]:
         name = name.removesuffix(Path(name).suffix) if Path(name).suffix in eventlog.CODECS else name
         (dest / rel.parent).mkdir(parents=True, exist_ok=True)
         (dest / rel.parent / name).write_text("".join(f"{line}\n" for line in lines))
-        kept.append(str(rel.parent / name))
+        kept.append((rel.parent / name).as_posix())
     return kept
 
 
