@@ -238,6 +238,29 @@ def advise(runs, validate_on, selectivities, as_json, **options):
 
 
 @main.command()
+@click.option("--runs", default="docs/runs", show_default=True, metavar="DIR",
+              help="The recorded runs, one directory per experiment.")
+@click.option("--out", default="docs", show_default=True, metavar="DIR",
+              help="Where measurements.md and gallery/ are written.")
+@click.option("--experiments", "experiments_dir", default="experiments", show_default=True, metavar="DIR",
+              help="The experiment files: the page names those without a recorded run.")
+@click.option("--record", "record_dirs", multiple=True, metavar="RUN_DIR",
+              help="First trim this finished run into --runs/<experiment>/, replacing that experiment's "
+                   "recorded run (repeatable).")
+@handle_errors
+def gallery(runs, out, experiments_dir, record_dirs):
+    """Regenerate the results page (OUT/measurements.md) and its figures (OUT/gallery/) from the
+    recorded runs, each figure and table stamped with its run and commit."""
+    from .results.gallery import generate, record
+    for run_dir in record_dirs:
+        target = record(run_dir, runs)
+        size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
+        click.echo(f"recorded {target} ({size / 1e3:.0f} kB)")
+    paths = generate(runs, out, experiments_dir)
+    click.echo(f"{paths[0]}: {len(paths) - 1} figures")
+
+
+@main.command()
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Stop the stack on these nodes (default: every cluster sae reserved).")
 @click.option("--keep-nodes", is_flag=True, help="Stop the stack but do not release the nodes.")

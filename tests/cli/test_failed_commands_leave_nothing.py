@@ -34,6 +34,9 @@ CASES = [
     ("sae", ["run", EXPERIMENT, "--provider", "ssh"], 2, "--provider ssh needs your hosts"),   # refused at load
     ("sae", ["run", EXPERIMENT, "--out", "GOOD.parquet"], 2, "cannot make a run directory"),
     ("sae", ["run", EXPERIMENT, "--out", "/proc/sae-no-such-dir"], 2, "cannot make a run directory"),
+    ("sae", ["gallery", "--record", "OUT", "--runs", "runs"], 2, "damaged plan"),          # no plan.yaml
+    ("sae", ["gallery", "--runs", "OUT", "--experiments", str(Path(EXPERIMENT).parent), "--out",
+             "/proc/sae-no-such-dir"], 2, "cannot make the directory"),
     ("data-deploy", ["ingest", "GOOD.parquet", "BAD.csv", "--out", "ingested"], 2, "no column"),
     ("data-deploy", ["ingest", "BAD.parquet", "--out", "ingested"], 2, "cannot read as TLC"),
     ("data-deploy", ["split", "BAD.parquet", "--object-size", "4MiB", "--out", "split"], 2, "cannot read inputs"),

@@ -201,7 +201,7 @@ def test_scalability_figure_draws_one_speedup_line_per_selectivity(tmp_path):
     fig = next(f for path, f in kept if path.name == "scalability.png")
     lines = [ln.get_label() for ax in fig.axes for ln in ax.get_lines() if isinstance(ln, Line2D)
              and ln.get_label().startswith("speedup")]
-    assert sorted(lines) == ["speedup (vanilla / offload), selectivity=10", "speedup (vanilla / offload), selectivity=100"]
+    assert sorted(lines) == ["speedup (vanilla / offload), 10 %", "speedup (vanilla / offload), 100 %"]
 
 
 def test_beside_a_tenant_only_what_it_touches_is_read_over_the_query(tmp_path):

@@ -1,5 +1,5 @@
 """report/index.html in a real headless browser (Debian's chromium, installed here if missing):
-the page renders and every embedded figure loads."""
+the page renders, every embedded figure loads, and it states the run's provenance and caveats."""
 import re
 import shutil
 import subprocess
@@ -37,6 +37,15 @@ def chromium():
     return path
 
 
+NODE = {"ceph": "ceph version 16.2.15 (618f440892089921c3e944a991122ddc44e60516) pacific (stable)",
+        "kernel": "6.1.0-18-amd64", "cpu_model": "Intel Xeon E5-2640", "cpus": 16, "os": "Debian GNU/Linux 12"}
+LOCK = {"version": 2, "controller": {"sae": "0.1.0"}, "sae": {"commit": "0123456789ab" + "0" * 28, "dirty": True},
+        "command": "sae run experiments/selectivity.py", "nodes": {n: NODE for n in ("node1", "node2", "node3")},
+        "spark": {"4.3.0": {n: {"spark": "4.3.0", "java": 'openjdk version "17.0.15" 2025-04-15', "python": "3.11.2",
+                                "pyarrow": "26.0.1"} for n in ("node2", "node3")}}, "builds": {}, "changes": []}
+"""A versions.lock as a run on three hosts records it."""
+
+
 def _browser(chromium, tmp_path, *args, url):
     r = subprocess.run([chromium, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args, url],
                        capture_output=True, text=True, timeout=120)
@@ -48,6 +57,7 @@ def test_index_html_renders_with_every_figure(chromium, tmp_path):
     p, run, ledger = _run(tmp_path, Sweep(cartesian={"selectivity": [1, 10, 100], "reader": READERS}),
                           figures=("selectivity", "compute-side"))
     _fill(p, run, ledger, np.random.default_rng(2))
+    run.write_yaml(run.versions, LOCK)
     write_results(run)
     paths = make_report(run.root)
     page = run.report / "index.html"
@@ -55,8 +65,13 @@ def test_index_html_renders_with_every_figure(chromium, tmp_path):
     assert page in paths and len(figures) == 4
     html = page.read_text()
     assert "src=\"data:image/png;base64," in html and "<img src=\"report" not in html   # self-contained
-    for text in ("48.9x", "no-offload", "vanilla", "p99", "Warm-up rule", "Versions", "ETA"):
+    for text in ("48.9x", "no-offload", "vanilla", "p99", "Warm-up rule", "ETA", "total CPU s off/base",
+                 "Provenance", "0123456789ab (dirty: uncommitted changes)", "16.2.15 pacific (node1, node2, node3)",
+                 "openjdk 17.0.15 (node2, node3)", "6.1.0-18-amd64 (node1, node2, node3)",
+                 "Intel Xeon E5-2640, 16 logical CPUs (node1, node2, node3)", "Caveats",
+                 "within-run intervals only"):
         assert text in html, text
+    assert html.index("At 1 % selectivity") < html.index("At 10 % selectivity") < html.index("At 100 % selectivity")
 
     probed = tmp_path / "probed.html"   # a copy with the probe: the report itself has no script
     probed.write_text(html.replace("</body>", PROBE + "</body>"))

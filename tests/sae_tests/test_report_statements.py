@@ -3,10 +3,11 @@ every ratio with its 95 % interval, the headline, the readers' definitions, the 
 and the experiment's description."""
 import numpy as np
 import pandas as pd
+import pytest
 
 import sae
 from sae.planning import readers
-from sae.results.report import correctness, make_report, summary, summary_text
+from sae.results.report import SPREAD_CAVEAT, caveats, correctness, make_report, summary, summary_text
 from sae.results.results import write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
@@ -35,16 +36,44 @@ def test_every_ratio_has_its_interval(tmp_path):
     assert "6/6" in text
 
 
-def test_summary_ends_with_correctness_and_headline(tmp_path):
+def test_summary_ends_with_correctness_and_a_headline_per_selectivity(tmp_path):
     run = _recorded(tmp_path)
     make_report(run.root)
     lines = (run.report / "summary.txt").read_text().splitlines()
-    assert lines[-2] == "correctness: every reader returned the same rows and checksum at every point"
-    head = lines[-1]
-    assert head.startswith("At 1 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer "
-                           "bytes than no-offload and 45.0x [45.0, 45.0] fewer than vanilla, and its queries "
-                           "took "), head
-    assert "of no-offload's and" in head and "of vanilla's time" in head and "n too small" not in head
+    assert lines[-3] == "correctness: every reader returned the same rows and checksum at every point"
+    low, high = lines[-2:]
+    assert low.startswith("At 1 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer "
+                          "bytes than no-offload and 45.0x [45.0, 45.0] fewer than vanilla, its queries "
+                          "took "), low
+    assert high.startswith("At 100 % selectivity offload's compute side received 50.0x [50.0, 50.0] fewer"), high
+    for head in (low, high):
+        assert "of no-offload's and" in head and "of vanilla's time" in head and "n too small" not in head
+        # 2 compute hosts x 1 + storage 3 CPU-s against 2 x 4 + 3: both sides together, 5/11 of either's
+        assert "both sides together spent 0.45x [0.45, 0.45] of no-offload's and 0.45x [0.45, 0.45] of " \
+               "vanilla's CPU-seconds" in head
+
+
+def test_total_cpu_beside_each_sides(tmp_path):
+    run = _recorded(tmp_path)
+    s = summary(sae.load_results(run.root))
+    assert (s["offload_total_cpu_s"] == s["offload_compute_cpu_s"] + s["offload_storage_cpu_s"]).all()
+    assert s["total_cpu_x"].to_numpy() == pytest.approx(11 / 5)
+    head = summary_text(s).splitlines()[1].split()
+    assert head[-6:] == ["total", "CPU", "s", "off/base", "total", "CPU"]
+
+
+def test_caveats_name_the_store_the_one_machine_the_links_and_the_intervals(tmp_path):
+    run = _recorded(tmp_path)
+    df = sae.load_results(run.root)
+    plain = df.assign(store="bluestore", link_multiplier=1)
+    assert caveats(run, plain) == [SPREAD_CAVEAT]   # no capacities recorded, no links: intervals only
+    df = df.assign(store="memstore", link_multiplier=4, rows=1_000_000)
+    said = caveats(run, df, "intervals from 3 runs")
+    assert said[0].startswith("the OSDs keep their objects in memory (memstore)")
+    assert "linked up to 4 times, so a query scans 4x the 1,000,000 stored rows" in said[1]
+    assert said[-1] == "intervals from 3 runs"
+    make_report(run.root, spread_caveat="intervals from 3 runs")
+    assert "caveat: intervals from 3 runs" in (run.report / "summary.txt").read_text()
 
 
 def test_too_few_repetitions_say_so(tmp_path):
@@ -76,19 +105,20 @@ def test_correctness_names_disagreements():
         "every reader returned the same rows and checksum at every point"
 
 
-def test_spread_only_with_enough_values_and_log_selectivity_axis(tmp_path):
+def test_percentiles_only_with_enough_values_and_log_selectivity_axis(tmp_path):
     import matplotlib.pyplot as plt
-    from sae.results.plotting import selectivity_axis, spread, stats
+    from sae.results.plotting import BAND_MIN, selectivity_axis, stats, whiskers
     from sae.results.report import point_table
     run = _recorded(tmp_path)
     df = sae.load_results(run.root)
     t = point_table(df)
     assert t["p1"].isna().all() and t["p99"].isna().all() and (t["min"] <= t["p50"]).all() and set(t["n"]) == {6}
-    fig, ax = plt.subplots()
     s = stats(df[df["reader"] == "offload"], ["selectivity"]).sort_values("selectivity")
-    assert spread(ax, s["selectivity"], s, "k") == "ticks min and max"
-    many = s.assign(n=10)
-    assert spread(ax, many["selectivity"], many, "k") == "band p1–p99"
+    few = whiskers(s)   # 6 values: the whiskers reach the min and the max
+    assert few[0] == pytest.approx(s["median"] - s["min"]) and few[1] == pytest.approx(s["max"] - s["median"])
+    many = s.assign(n=BAND_MIN)
+    assert whiskers(many)[1] == pytest.approx(s["p99"] - s["median"])
+    fig, ax = plt.subplots()
     selectivity_axis(ax, [1, 10, 50, 100])
     assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["1", "10", "50", "100"]
     plt.close(fig)

@@ -26,7 +26,8 @@ import math
 from pathlib import Path
 
 from matplotlib.colors import TwoSlopeNorm
-from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, NullLocator
 import numpy as np
 import pandas as pd
 
@@ -34,30 +35,38 @@ from metareserve import format_size
 
 from ..planning import readers
 from .eventlog import input_batches
-from .plotting import (CONFIG, columns_read, config_colour, config_label, groups, measured, median_repetitions, others,
-                       pyplot, save, selectivity_axis, shown, spread, stats, varying)
+from .plotting import (CONFIG, SPREAD_RULE, columns_read, config_colour, config_label, figure_legend, groups, log_axis,
+                       measured, median_repetitions, others, pyplot, save, selectivity_axis, shown, stats, varying,
+                       whiskers)
 from .results import RunDir
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
 
 def plot_objectsize(df: pd.DataFrame, out: Path) -> Path:
-    """Stacked init/compute bars (the median repetition's) per object size; a panel per selectivity."""
+    """Init (hatched) and compute time of the median repetition per object size, a bar per
+    configuration (reader) in its colour; a panel per selectivity."""
     sels = sorted(df["selectivity"].unique())
     keys = varying(df, [c for c in CONFIG if c != "object_size"])
-    fig, axes = plt.subplots(1, len(sels), figsize=(4 * len(sels) + 1, 4), squeeze=False)
+    sizes = sorted(df["object_size"].astype(int).unique())
+    fig, axes = plt.subplots(1, len(sels), figsize=(max(4.0, 1.2 * len(sizes) + 1.5) * len(sels) + 1, 4),
+                             squeeze=False)
     for ax, sel in zip(axes[0], sels):
-        d = df[df["selectivity"] == sel]
-        rep = _init_compute(d, ["object_size"] + keys)
-        rep = rep.assign(order=rep["object_size"].astype(int)).sort_values(["order"] + keys)
-        labels = [config_label(r, ["object_size"] + keys).replace("object_size=", "") for _, r in rep.iterrows()]
-        x = range(len(labels))
-        ax.bar(x, rep["init_s"], label="init")
-        ax.bar(x, rep["compute_s"], bottom=rep["init_s"].values, label="compute")
-        ax.set_xticks(list(x), labels, rotation=30, ha="right", fontsize="small")
-        ax.set_title(f"selectivity {sel}%")
-        ax.set_ylabel("time (s), median")
-    axes[0][0].legend()
+        rep = _init_compute(df[df["selectivity"] == sel], ["object_size"] + keys)
+        confs = sorted(groups(rep, keys),
+                       key=lambda kv: readers.order(kv[1].iloc[0]["reader"]) if "reader" in keys else 0)
+        width = 0.8 / max(1, len(confs))
+        named = keys or (["reader"] if "reader" in df else [])   # one reader: its name and colour
+        for i, (_, grp) in enumerate(confs):
+            first = grp.iloc[0] if keys else df.iloc[0]
+            grp = grp.assign(size=grp["object_size"].astype(int)).set_index("size").reindex(sizes)
+            _stacked(ax, range(len(sizes)), grp, width, config_label(first, named),
+                     offset=(i - (len(confs) - 1) / 2) * width, color=config_colour(first, named))
+        ax.set_xticks(range(len(sizes)), [format_size(v) for v in sizes])
+        ax.set_xlabel("object size")
+        ax.set_title(f"{sel:g} % of rows")
+        ax.set_ylabel("query time (s), median repetition")
+    _init_legend(fig, axes)
     return save(fig, out / "objectsize.png")
 
 
@@ -77,17 +86,18 @@ def plot_bandwidth(df: pd.DataFrame, out: Path) -> Path:
             row = grp.iloc[0]
             replies = "reader" not in row or readers.get(row["reader"]).connector   # vanilla: no replies
             shown = [k for k in keys if k != "compression" or replies]
-            ax.plot(grp["rate"], grp["median"], marker="o", label=config_label(row, shown))
+            ax.errorbar(grp["rate"], grp["median"], yerr=whiskers(grp), marker="o", capsize=3,
+                        label=config_label(row, shown), color=config_colour(row, keys))
+        log_axis(ax, "y")
         ax.set_xscale("log")
-        ax.set_yscale("log")
         ticks = sorted(set(d["rate"]))
         ax.set_xticks(ticks, [("unlimited" if t == unlimited else f"{t:g}") for t in ticks], fontsize="small")
-        ax.minorticks_off()
-        ax.set_xlabel("link rate per host (Gbit/s)")
+        ax.xaxis.set_minor_locator(NullLocator())   # a label at each measured rate, no other tick
+        ax.set_xlabel("declared link rate per host (Gbit/s, log scale)")
         ax.set_ylabel("query time (s), median, log scale")
-        ax.set_title("all" if sel is None else f"selectivity {sel:g}%")
-    axes[0][0].legend(fontsize="small")
-    return save(fig, out / "bandwidth.png")
+        ax.set_title("all" if sel is None else f"{sel:g} % of rows")
+    figure_legend(fig, axes)
+    return save(fig, out / "bandwidth.png", SPREAD_RULE)
 
 
 TENANTS = ("storage_load", "storage_scans")
@@ -97,7 +107,7 @@ TENANTS = ("storage_load", "storage_scans")
 def tenant_label(load: float, scans: int) -> str:
     """A tenant state as the contention figure's axis names it."""
     parts = ([f"CPU {load:g}x cores"] if load else []) + ([f"{scans:g} scans in flight"] if scans else [])
-    return " + ".join(parts) or "none"
+    return " +\n".join(parts) or "none"
 
 
 def plot_contention(df: pd.DataFrame, out: Path) -> Path:
@@ -125,9 +135,8 @@ def plot_contention(df: pd.DataFrame, out: Path) -> Path:
         s = s.assign(order=s["reader"].map(readers.order) if "reader" in keys else 0).sort_values(["order", "tenant_x"])
         for _, grp in groups(s, keys):
             row = grp.iloc[0]
-            top.plot(grp["tenant_x"], grp["median"], marker="o", label=config_label(row, keys),
-                     color=config_colour(row, keys))
-            spread(top, grp["tenant_x"], grp, config_colour(row, keys))
+            top.errorbar(grp["tenant_x"], grp["median"], yerr=whiskers(grp), marker="o", capsize=3,
+                         label=config_label(row, keys), color=config_colour(row, keys))
         scans = bottom.twinx()
         for (column, label), marker, ax, colour in zip(per_second.items(), ("s", "^"), (bottom, scans),
                                                        ("tab:grey", "tab:orange")):
@@ -139,21 +148,18 @@ def plot_contention(df: pd.DataFrame, out: Path) -> Path:
             ax.set_ylabel(label, color=colour, fontsize="small")
         times = s["median"].dropna()
         if not times.empty and times.min() > 0 and times.max() > 10 * times.min():
-            top.set_yscale("log")   # a tenant that slows one reader 10x would flatten the others
-            top.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            top.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-            top.yaxis.set_minor_formatter(NullFormatter())
+            log_axis(top)   # a tenant that slows one reader 10x would flatten the others
         else:
             top.set_ylim(bottom=0)
         top.set_ylabel("query time (s), median")
-        top.set_title("all" if sel is None else f"selectivity {sel:g}%")
+        top.set_title("all" if sel is None else f"{sel:g} % of rows")
         for ax in (top, bottom):
             ax.set_xticks(range(len(states)))
             ax.set_xticklabels([tenant_label(*st) for st in states] if ax is bottom else [], fontsize="small")
             ax.set_xlim(-0.5, len(states) - 0.5)
         bottom.set_xlabel("second tenant on the storage hosts (measured below, per second)")
-    axes[0][0].legend(fontsize="small")
-    return save(fig, out / "contention.png")
+    figure_legend(fig, axes[0])
+    return save(fig, out / "contention.png", SPREAD_RULE)
 
 
 def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
@@ -178,7 +184,7 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
     top.set_ylim(bottom=0)
     top.set_ylabel("query time (s)")
     top.set_title("each query in the order it ran")
-    top.legend(fontsize="small")
+    figure_legend(fig, [top])
     bottom.set_ylabel("PGs on the OSDs", fontsize="small")
     bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_xlabel("query in the series (measured repetitions)")
@@ -192,6 +198,13 @@ def _stacked(ax, x, rep: pd.DataFrame, width: float, label: str, offset: float =
                   linewidth=0.3, color=color)
     ax.bar(np.asarray(x) + offset, rep["compute_s"].values, width, bottom=rep["init_s"].values, label=label,
            color=bars.patches[0].get_facecolor(), alpha=1.0, edgecolor="black", linewidth=0.3)
+
+
+def _init_legend(fig, axes, init: str = "init") -> None:
+    """The figure's legend (:func:`~sae.results.plotting.figure_legend`) with the hatching of
+    :func:`_stacked`'s lower bars said once."""
+    figure_legend(fig, axes, extra=[(Patch(facecolor="white", edgecolor="black", hatch="//", linewidth=0.3),
+                                     f"hatched: {init}")])
 
 
 def _init_compute(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -252,9 +265,7 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
                  offset=(i - (len(confs) - 1) / 2) * width)
     ax.set_xticks(range(len(sizes)), [f"{v / 1e6:g} M rows" for v in sizes])
     ax.set_xlabel("logical dataset size (rows scanned per query; hard-link inflation)")
-    ax.set_ylabel("time (s), median (hatched: init)")
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.4)   # room for the legends above the bars
-    ax.legend(fontsize="small", loc="upper left")
+    ax.set_ylabel("query time (s), median repetition (hatched: init)")
     series = [k for k in keys if k != "reader"]   # e.g. selectivity: one speedup line each
     right, top = None, 2.0
     for j, (_, part) in enumerate(groups(stats(df, ["logical_rows"] + keys), series)):
@@ -272,8 +283,8 @@ def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
         right.axhline(1.0, color="black", linewidth=0.5, linestyle=":")
         right.set_ylabel("speedup: baseline / offload time")
         right.set_ylim(0, top)
-        right.legend(fontsize="small", loc="upper right")
     ax.set_title("Query time vs dataset size", fontsize="medium")
+    _init_legend(fig, [ax] + ([right] if right is not None else []))
     return save(fig, out / "scalability.png")
 
 
@@ -290,14 +301,15 @@ def plot_backend(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
         x = [sizes.index(v) for v in g["object_size"]]
         offset = (i - (len(sels) - 1) / 2) * width
         _stacked(ax, x, g, width, f"{sel:g} % of rows", offset=offset)
-        for xi, size, top in zip(x, g["object_size"], g["total_s"].values):
+        for xi, size, top in zip(x, g["object_size"], (g["init_s"] + g["compute_s"]).values):   # the bar's top
             ax.annotate(f"{objects[size, sel]:.0f} obj", (xi + offset, top), ha="center", va="bottom",
                         fontsize="x-small")
     ax.set_xticks(range(len(sizes)), [format_size(int(v)) for v in sizes])
     ax.set_xlabel("object size")
-    ax.set_ylabel("time (s), median (hatched: listing the objects)")
+    ax.set_ylabel("time (s), median repetition (hatched: listing the objects)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.08)   # room for the object counts
     ax.set_title("Backend-only reads: the object class's scan of every object, no Spark", fontsize="medium")
-    ax.legend(fontsize="small")
+    _init_legend(fig, [ax], "listing the objects")
     return save(fig, out / "backend.png")
 
 
@@ -307,30 +319,34 @@ def plot_batchsize(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     df = df.assign(batches=input_batches(run.root, df))
     keys = others(df, "batch_size")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (col, ylabel) in zip(axes, (("total_s", "query time (s), median, p1–p99"),
+    for ax, (col, ylabel) in zip(axes, (("total_s", "query time (s), median"),
                                         ("batches", "batches per query (Spark's input batches)"))):
         s = stats(df, keys + ["batch_size"], col).sort_values("batch_size")
         for key, grp in groups(s, keys):
-            ax.errorbar(grp["batch_size"], grp["median"], yerr=[grp["median"] - grp["p1"], grp["p99"] - grp["median"]],
-                        marker="o", capsize=3, label=config_label(grp.iloc[0], keys))
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("rows per Arrow batch (batch_size)")
+            ax.errorbar(grp["batch_size"], grp["median"], yerr=whiskers(grp), marker="o", capsize=3,
+                        label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys))
+        sizes = sorted(v for v in set(s["batch_size"].astype(float)) if v > 0)
+        if sizes:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sizes, [f"{v:g}" for v in sizes])
+            ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("rows per Arrow batch (batch_size, log scale)")
         ax.set_ylabel(ylabel)
-    axes[1].set_yscale("log")
+    if df["batches"].gt(0).any():
+        log_axis(axes[1])
     axes[0].set_ylim(bottom=0)
     axes[0].set_title("Query time vs batch size", fontsize="medium")
     axes[1].set_title("Batches Spark consumed per query", fontsize="medium")
-    if keys:
-        axes[0].legend(fontsize="small")
-    return save(fig, out / "batchsize.png")
+    figure_legend(fig, axes)
+    return save(fig, out / "batchsize.png", SPREAD_RULE)
 
 
 def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -> plt.Figure:
     """Per value of the stored-data ``axis`` (in run order) and configuration, as grouped bars:
     init (hatched) and compute time, bytes to the compute side, then each ``extra`` panel
     (column, y label, title) where the run has the column; a row of panels per selectivity when
-    the run has several. A configuration that lacks a value (e.g. a reader that cannot read a
-    format) has no bar there."""
+    the run has several (four panels: two rows of two). A configuration that lacks a value (e.g. a
+    reader that cannot read a format) has no bar there."""
     keys = others(df, axis)
     values = list(dict.fromkeys(df.sort_values("order")[axis]))
     by = [axis] + keys
@@ -338,8 +354,13 @@ def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -
               (("compute_rx_bytes", "bytes to the compute hosts (MB), median", "Network: bytes to the compute hosts"),
                *extra) if col in df]
     selectivities = sorted(df["selectivity"].unique(), reverse=True)
-    fig, axes = plt.subplots(len(selectivities), 1 + len(panels), squeeze=False,
-                             figsize=(5.5 * (1 + len(panels)), 4 * len(selectivities)))
+    lines = max(str(v).count("\n") + 1 for v in values)
+    count = 1 + len(panels)
+    across = 2 if count == 4 else count   # four panels as two rows of two, not one wide row
+    fig, grid = plt.subplots(len(selectivities) * math.ceil(count / across), across, squeeze=False,
+                             figsize=(max(5.0, 1.3 * len(values) + 1.5) * across,
+                                      (3.4 + 0.25 * lines) * len(selectivities) * math.ceil(count / across)))
+    axes = np.asarray(grid).reshape(len(selectivities), -1)
     for row, selectivity in zip(axes, selectivities):
         part = df[df["selectivity"] == selectivity]
         rep = _init_compute(part, by)
@@ -356,13 +377,13 @@ def _per_value(df: pd.DataFrame, axis: str, xlabel: str, title: str, extra=()) -
                 ax.bar(np.arange(len(values)) + offset, per_value(stats(part, by, col))["median"] / scale, width,
                        label=label, color=colour)
         at = f" ({selectivity:g} % of rows)" if len(selectivities) > 1 else ""
-        for ax, (ylabel, name) in zip(row, [("time (s), median (hatched: init)", title),
+        for ax, (ylabel, name) in zip(row, [("query time (s), median repetition", title),
                                              *((y, n) for _, y, n in panels)]):
-            ax.set_xticks(range(len(values)), values)
+            ax.set_xticks(range(len(values)), values, fontsize="small" if lines > 1 else None)
             ax.set_xlabel(xlabel)
             ax.set_ylabel(ylabel)
             ax.set_title(name + at, fontsize="medium")
-            ax.legend(fontsize="small")
+    _init_legend(fig, axes)
     return fig
 
 
@@ -400,22 +421,23 @@ def plot_projection(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     df = df.assign(columns_read=columns_read(df))
     keys = others(df, "columns_read")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (col, ylabel, scale) in zip(axes, (("total_s", "query time (s), median, p1–p99", 1.0),
+    for ax, (col, ylabel, scale) in zip(axes, (("total_s", "query time (s), median", 1.0),
                                                ("compute_rx_bytes", "bytes to the compute hosts (MB), median", 1e6))):
         if col not in df or df[col].isna().all():
             continue
         s = stats(df, keys + ["columns_read"], col).sort_values("columns_read")
         for key, grp in groups(s, keys):
-            ax.errorbar(grp["columns_read"], grp["median"] / scale,
-                        yerr=[(grp["median"] - grp["p1"]) / scale, (grp["p99"] - grp["median"]) / scale],
-                        marker="o", capsize=3, label=config_label(grp.iloc[0], keys))
+            ax.errorbar(grp["columns_read"], grp["median"] / scale, yerr=whiskers(grp, scale), marker="o", capsize=3,
+                        label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys))
+        ticks = sorted(set(s["columns_read"].dropna()))
+        ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
         ax.set_xlabel("columns the query reads")
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize="small")
     axes[0].set_title("Query time vs projection width", fontsize="medium")
     axes[1].set_title("Network: bytes to the compute hosts", fontsize="medium")
-    return save(fig, out / "projection.png")
+    figure_legend(fig, axes)
+    return save(fig, out / "projection.png", SPREAD_RULE)
 
 
 QUERY_PANELS = (("total_s", "query time (s)", 1.0, "Query time"),
@@ -442,10 +464,11 @@ def plot_queries(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
                 heights = grp.set_index("question")["median"].reindex(questions) / scale
                 ax.bar(np.arange(len(questions)) + (i - (len(confs) - 1) / 2) * width, heights, width,
                        label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys) if keys else None)
-            if col == "compute_rx_bytes":
-                ax.set_yscale("log")
-            ax.legend(fontsize="small")
+            if col == "compute_rx_bytes" and (df[col] > 0).any():
+                log_axis(ax)   # 1 % of the rows and all of them on one axis
         ax.set_xticks(range(len(questions)), questions, fontsize="small")
+        ax.set_xlabel("query" + (" and selectivity (% of rows)" if by_selectivity else ""))
         ax.set_ylabel(f"{ylabel}, median")
         ax.set_title(title, fontsize="medium")
+    figure_legend(fig, axes)
     return save(fig, out / "queries.png")

@@ -30,21 +30,26 @@ def _cores(measure) -> str:
     return f"{declared} / {measure.measured:.2f}"
 
 
+def sides_text(record: dict) -> str:
+    """A capacity record's sides and link, declared / measured: ``compute cores 1 / 0.99, storage
+    cores 1 / 0.99, link node1->node2 1.25Gbit/s / 1.201Gbit/s``."""
+    cal = Calibration.from_dict(record["calibration"])
+    link = cal.link()
+    link_text = "-" if link is None else (
+        f"{link.src}->{link.dst} {format_rate(link.declared) if link.declared else 'unlimited'} / "
+        f"{format_rate(link.measured)}")
+    return f"compute cores {_cores(cal.core('compute'))}, storage cores {_cores(cal.core('storage'))}, link {link_text}"
+
+
 def summary_lines(run: RunDir) -> list[str]:
     """One line per capacity set the run used: each side's cores and the storage → compute link,
-    declared / measured, then the calibration's warnings."""
+    declared / measured (:func:`sides_text`), then the calibration's warnings."""
     lines = []
     for record in records(run):
-        cal = Calibration.from_dict(record["calibration"])
-        link = cal.link()
-        link_text = "-" if link is None else (
-            f"{link.src}->{link.dst} {format_rate(link.declared) if link.declared else 'unlimited'} / "
-            f"{format_rate(link.measured)}")
         emulated = "" if record.get("provider", "local") == "local" else f" (provider {record['provider']}: " \
                                                                             f"measured only)"
-        lines.append(f"capacities{emulated}, declared / measured: compute cores {_cores(cal.core('compute'))}, "
-                     f"storage cores {_cores(cal.core('storage'))}, link {link_text}")
-        lines += [f"warning: {w}" for w in cal.warnings()]
+        lines.append(f"capacities{emulated}, declared / measured: {sides_text(record)}")
+        lines += [f"warning: {w}" for w in Calibration.from_dict(record["calibration"]).warnings()]
     return lines
 
 

@@ -66,6 +66,10 @@ def per_repetition(run_root: Path, df: pd.DataFrame, name: str) -> pd.Series:
                      index=df.index)
 
 
+INPUT_BATCHES = "number of input batches"
+"""The task metric :func:`input_batches` sums."""
+
+
 def input_batches(run_root: Path, df: pd.DataFrame) -> pd.Series:
-    """Columnar batches Spark consumed per repetition (``number of input batches``)."""
-    return per_repetition(run_root, df, "number of input batches")
+    """Columnar batches Spark consumed per repetition (:data:`INPUT_BATCHES`)."""
+    return per_repetition(run_root, df, INPUT_BATCHES)

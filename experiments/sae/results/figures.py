@@ -5,10 +5,10 @@ experiment declares the figures it gets (``Experiment.figures``); every report a
 report directory and returns the paths it wrote (none: nothing to draw). The figures of one
 experiment's own axis live in :mod:`sae.results.axis_figures`; here the ones many runs draw:
 
-* ``selectivity.png`` (thesis fig. 14): median query time vs selectivity (log axis), band p1–p99
-  (with fewer than 10 measured values per point: min and max as ticks), one line
-  per reader (configuration); ``compute-side.png``: bytes the compute hosts received and their
-  CPU-seconds vs selectivity.
+* ``selectivity.png`` (thesis fig. 14): median query time vs selectivity (log axis), whiskers by
+  :data:`~sae.results.plotting.SPREAD_RULE` (p1–p99 with 10 or more measured values per point, else
+  min–max), one line per reader (configuration); ``compute-side.png``: bytes the compute hosts
+  received and their CPU-seconds vs selectivity.
 * ``points.png``: median time per point.
 * ``alleviation.png`` (fig. 13): what each side spent per configuration; ``resources-disk.png``
   (fig. 12): the storage hosts' device reads and writes over time.
@@ -16,7 +16,8 @@ experiment's own axis live in :mod:`sae.results.axis_figures`; here the ones man
   network (compute hosts: received, storage hosts: sent) over the median repetition of each
   configuration at the lowest selectivity, stacked by host, compute and storage in separate rows.
 * ``time-composition.png`` (fig. 19's question): per selectivity and reader, an object request's
-  compute-side time by the connector's phases beside the class's CPU by phase.
+  compute-side time by the connector's phases beside the class's CPU by phase (hatched), each
+  phase in a colour of its own (:data:`PHASE_COLOURS`).
 * ``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per query by
   phase (read, decode, filter, aggregate, sort, project, encode, compress, reply) beside the storage hosts'
   measured CPU-seconds; ``storage-ops.png``: the OSDs' counters per query (read ops, bytes read
@@ -37,8 +38,8 @@ from monitor_deploy import read_frame
 from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
                            plot_formats, plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries,
                            plot_scaling, plot_storedcompression, plot_versions)
-from .plotting import (CONFIG, config_colour, config_label, measured, median_repetitions, pyplot, save,
-                       selectivity_axis, spread, stats, varying)
+from .plotting import (CONFIG, SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside,
+                       log_axis, measured, median_repetitions, pyplot, save, selectivity_axis, stats, varying, whiskers)
 from .results import RunDir, host_roles
 from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
 
@@ -55,21 +56,20 @@ YLABEL = {"cpu_seconds": "CPU (cores busy)", "net_rx_bytes": "received (MB/s)",
 
 
 def plot_selectivity(df: pd.DataFrame, out: Path) -> Path:
-    """Selectivity curve: median total time with a p1–p99 band per configuration (reader)."""
+    """Selectivity curve: median total time with whiskers (:func:`~sae.results.plotting.whiskers`)
+    per configuration (reader), on a log selectivity axis."""
     keys = varying(df, CONFIG)
     s = stats(df, keys + ["selectivity"]).sort_values("selectivity")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    drawn = set()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
     for _, grp in (s.groupby(keys, dropna=False) if keys else [((), s)]):
-        line, = ax.plot(grp["selectivity"], grp["median"], marker="o", label=config_label(grp.iloc[0], keys),
-                        color=config_colour(grp.iloc[0], keys))
-        drawn.add(spread(ax, grp["selectivity"], grp, line.get_color()))
+        ax.errorbar(grp["selectivity"], grp["median"], yerr=whiskers(grp), marker="o", capsize=3,
+                    label=config_label(grp.iloc[0], keys), color=config_colour(grp.iloc[0], keys))
     selectivity_axis(ax, s["selectivity"])
-    ax.set_ylabel("query time (s): median, " + " / ".join(sorted(drawn)))
+    ax.set_ylabel("query time (s), median")
     ax.set_title("Query time vs selectivity")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small")
-    return save(fig, out / "selectivity.png")
+    legend_outside(ax)
+    return save(fig, out / "selectivity.png", SPREAD_RULE)
 
 
 def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
@@ -85,10 +85,11 @@ def plot_compute_side(df: pd.DataFrame, out: Path) -> Path:
         selectivity_axis(ax, s["selectivity"])
         ax.set_ylabel(ylabel)
     if (df["compute_rx_bytes"] > 0).any() if "compute_rx_bytes" in df else False:
-        axes[0].set_yscale("log")   # nothing to scale where no window was complete
+        log_axis(axes[0])   # nothing to scale where no window was complete
+    axes[1].set_ylim(bottom=0)
     axes[0].set_title("Network: bytes to the compute hosts")
     axes[1].set_title("CPU of the compute hosts")
-    axes[0].legend(fontsize="small")
+    figure_legend(fig, axes)
     return save(fig, out / "compute-side.png")
 
 
@@ -96,12 +97,14 @@ def plot_points(df: pd.DataFrame, out: Path) -> Path:
     """Median total time per point (fallback when neither selectivity nor object size varies)."""
     keys = varying(df, list(CONFIG) + ["selectivity"])
     s = stats(df, ["order"] + keys).sort_values("order")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.bar(range(len(s)), s["median"], yerr=[s["median"] - s["p1"], s["p99"] - s["median"]])
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(s) + 2), 4))
+    ax.bar(range(len(s)), s["median"], yerr=whiskers(s), capsize=3,
+           color=[config_colour(r, ["reader"]) if "reader" in r else None for _, r in s.iterrows()])
     ax.set_xticks(range(len(s)), [config_label(r, keys) for _, r in s.iterrows()], rotation=30,
                   ha="right", fontsize="small")
-    ax.set_ylabel("query time (s), median, p1–p99")
-    return save(fig, out / "points.png")
+    ax.set_xlabel("point")
+    ax.set_ylabel("query time (s), median")
+    return save(fig, out / "points.png", SPREAD_RULE)
 
 
 def representatives(df: pd.DataFrame) -> list[tuple[str, pd.Series]]:
@@ -185,7 +188,8 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
                 ax.axvspan(0, row["end"] - row["start"], color="grey", alpha=0.08)
                 if col == 0:
                     ax.set_ylabel(f"{side} {YLABEL[counter]}")
-                    ax.legend(fontsize="x-small", loc="upper left")
+                if col == len(series) - 1 and hosts:
+                    legend_outside(ax, title=f"{side} hosts")
                 if r == 1:
                     ax.set_xlabel("seconds since the query started (shaded: the query)")
         fig.suptitle("CPU per host" if metric == "cpu" else "Network per host", fontsize="medium")
@@ -222,6 +226,23 @@ def _median_repetitions(df: pd.DataFrame, value: str, parts: list[str]) -> tuple
     return median_repetitions(df, group, value, parts), keys
 
 
+PHASE_COLOURS = {
+    "compute": {"request": "#CC79A7", "wait": "#E69F00", "decode": "#56B4E9", "spark": "#009E73"},
+    "OSD": {"read": "#0072B2", "decode": "#D55E00", "filter": "#F0E442", "aggregate": "#8C564B", "sort": "#9467BD",
+            "project": "#17BECF", "encode": "#BCBD22", "compress": "#7F7F7F", "reply": "#332288"},
+}
+"""Each side's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`, the class's
+:data:`~sae.results.storage_work.CLS_PHASES`) → a colour of its own, the same in every figure:
+the Okabe-Ito colour-blind-safe set, then matplotlib's tab10 for the class's rarer phases; no two
+phases share one, and the time composition hatches the OSD's bars besides."""
+
+
+def _drawn(med: pd.DataFrame, columns: list[str]) -> list[str]:
+    """The ``columns`` that are non-zero somewhere in ``med`` (a phase no bar has is left out of
+    the bars and the legend)."""
+    return [c for c in columns if med[c].fillna(0).abs().sum() > 0]
+
+
 def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
     """``storage-phases.png``: per selectivity and reader, the object class's CPU-seconds per
     query stacked by phase, the class's unphased rest, and the storage hosts' measured CPU-seconds
@@ -236,8 +257,10 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(med) + 2), 4.5))
     x = np.arange(len(med))
     bottom = np.zeros(len(med))
-    for col, phase in zip(phases, present):
-        ax.bar(x, med[col], bottom=bottom, label=phase)
+    for col in _drawn(med, phases):
+        phase = col[4:-2]
+        ax.bar(x, med[col], bottom=bottom, label=phase, color=PHASE_COLOURS["OSD"][phase], edgecolor="white",
+               linewidth=0.5)
         bottom += med[col].fillna(0).to_numpy()
     ax.bar(x, (med["cls_total_s"] - bottom).clip(lower=0), bottom=bottom, color="lightgrey", hatch="//",
            label="other (in the class)")
@@ -246,9 +269,10 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
                    label="storage hosts, measured")
     labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    ax.set_xlabel("selectivity and reader" if "selectivity" in med else "configuration")
     ax.set_ylabel("CPU-seconds per query, median repetition")
     ax.set_title("Storage side: the object class's phases")
-    ax.legend(fontsize="x-small", loc="upper left")
+    legend_outside(ax, title="the class's phase")
     return [save(fig, out / "storage-phases.png")]
 
 
@@ -257,10 +281,11 @@ def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
     selectivity and reader, an object request's time on the compute side stacked by the
     connector's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`; wall seconds per request)
     with its measured reading time as a black tick, and beside it the object class's CPU-seconds
-    per request stacked by phase, all of the median repetition by reading time (its phases add
-    up to its reading time; medians taken phase by phase need not). Requests are pipelined
-    (``calls_in_flight``), so the class's work overlaps the waits rather than adding to them.
-    Empty without the connector's phases (vanilla only, or runs before they were measured)."""
+    per request stacked by phase (hatched), all of the median repetition by reading time (its
+    phases add up to its reading time; medians taken phase by phase need not); every phase in
+    its own colour (:data:`PHASE_COLOURS`), those zero in every bar left out. Requests are
+    pipelined (``calls_in_flight``), so the class's work overlaps the waits rather than adding to
+    them. Empty without the connector's phases (vanilla only, or runs before they were measured)."""
     cols = [client_column(p) for p in CLIENT_PHASES]
     if not set(cols + ["client_reader_s", "cls_calls"]) <= set(df) or df["client_reader_s"].notna().sum() == 0:
         return []
@@ -268,25 +293,27 @@ def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
     d = df[df["client_reader_s"].notna() & (df["cls_calls"] > 0)]
     d = d.assign(**{c: d[c] / d["cls_calls"] for c in cols + osd + ["client_reader_s"]})
     med, keys = _median_repetitions(d, "client_reader_s", cols + osd)
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(med) + 2) + 2.5, 4.5))
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(med) + 2), 4.5))
     x = np.arange(len(med))
     width = 0.4
-    sides = ((-width / 2, "compute", cols, CLIENT_PHASES, plt.cm.tab10.colors),
-             (width / 2, "OSD", osd, [c[4:-2] for c in osd], plt.cm.Pastel1.colors))
-    for offset, side, columns, names, colours in sides:
+    sides = ((-width / 2, "compute", dict(zip(cols, CLIENT_PHASES)), None),
+             (width / 2, "OSD", {c: c[4:-2] for c in osd}, "///"))
+    for offset, side, names, hatch in sides:
         bottom = np.zeros(len(med))
-        for i, (col, name) in enumerate(zip(columns, names)):
+        for col in _drawn(med, list(names)):
+            name = names[col]
             ax.bar(x + offset, med[col] * 1e3, width, bottom=bottom, label=f"{side}: {name}",
-                   color=colours[i % len(colours)], edgecolor="white")
+                   color=PHASE_COLOURS[side][name], hatch=hatch, edgecolor="white", linewidth=0.5)
             bottom += med[col].fillna(0).to_numpy() * 1e3
     ax.scatter(x - width / 2, med["client_reader_s"] * 1e3, marker="_", s=300, color="black", zorder=3,
                label="compute: measured reading time")
     labels = [(f"{r['selectivity']:g} %\n" if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize="small")
+    ax.set_xlabel("selectivity and reader" if "selectivity" in med else "configuration")
     ax.set_ylabel("ms per object request, median repetition")
-    ax.set_title("Where a request's time went (left bar: compute side, wall; right bar: OSD, CPU)",
+    ax.set_title("Where a request's time went (left bar: compute side, wall; right bar, hatched: OSD, CPU)",
                  fontsize="medium")
-    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    legend_outside(ax)
     return [save(fig, out / "time-composition.png")]
 
 
@@ -297,38 +324,40 @@ def plot_storage_ops(df: pd.DataFrame, out: Path) -> list[Path]:
     if not panels:
         return []
     med, keys = _config_medians(df, [p[0] for p in panels])
+    keys = keys + (["selectivity"] if "selectivity" in med else [])
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels) + 1, 4), squeeze=False)
-    labels = [(f"{r['selectivity']:g} %, " if "selectivity" in med else "") + config_label(r, keys) for _, r in med.iterrows()]
     for ax, (col, title, scale) in zip(axes[0], panels):
-        ax.bar(range(len(med)), med[col] / scale)
-        ax.set_xticks(range(len(med)), labels, rotation=40, ha="right", fontsize="x-small")
+        grouped_bars(ax, med, keys, col, scale)
         ax.set_title(title, fontsize="small")
-    axes[0][0].set_ylabel("per query, median")
+        ax.set_ylabel(("MB" if scale > 1 else "count") + " per query, median")
     fig.suptitle("Storage operations (the OSDs' counters)", fontsize="medium")
+    figure_legend(fig, axes)
     return [save(fig, out / "storage-ops.png")]
 
 
-SIDES = (("compute_cpu_s", "compute CPU-s", 1.0), ("compute_rx_bytes", "compute received (MB)", 1e6),
-         ("storage_cpu_s", "storage CPU-s", 1.0), ("storage_tx_bytes", "storage sent (MB)", 1e6))
+SIDES = (("compute_cpu_s", "compute hosts: CPU", "CPU-seconds", 1.0),
+         ("compute_rx_bytes", "compute hosts: received", "MB", 1e6),
+         ("storage_cpu_s", "storage hosts: CPU", "CPU-seconds", 1.0),
+         ("storage_tx_bytes", "storage hosts: sent", "MB", 1e6))
+"""The alleviation figure's panels: results column, title, unit, scale."""
 
 
 def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per configuration, what the compute side and the storage side spent during the query
-    (medians, p1–p99): CPU-seconds and bytes (thesis fig. 13's areas under the curves)."""
-    if not any(c in df and df[c].notna().any() for c, _, _ in SIDES):
+    (medians, whiskers by :data:`~sae.results.plotting.SPREAD_RULE`): CPU-seconds and bytes (thesis
+    fig. 13's areas under the curves), a bar per reader grouped by the other parameters."""
+    if not any(c in df and df[c].notna().any() for c, _, _, _ in SIDES):
         return []
     keys = varying(df, list(CONFIG) + ["selectivity"])
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3.8))
-    for ax, (col, title, scale) in zip(axes, SIDES):
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.8))
+    for ax, (col, title, unit, scale) in zip(axes, SIDES):
         s = stats(df, keys, col) if keys else stats(df.assign(all="all"), ["all"], col)
-        labels = [config_label(r, keys) for _, r in s.iterrows()]
-        ax.bar(range(len(s)), s["median"] / scale,
-               yerr=[(s["median"] - s["p1"]) / scale, (s["p99"] - s["median"]) / scale], capsize=3,
-               color=[config_colour(r, keys) or f"C{i}" for i, (_, r) in enumerate(s.iterrows())])
-        ax.set_xticks(range(len(s)), labels, rotation=20, ha="right", fontsize="small")
+        grouped_bars(ax, s, keys, scale=scale, yerr=whiskers(s, scale))
         ax.set_title(title, fontsize="medium")
-    fig.suptitle("What each side spent during the query (median, p1–p99)", fontsize="medium")
-    return [save(fig, out / "alleviation.png")]
+        ax.set_ylabel(f"{unit} in the query, median")
+    fig.suptitle("What each side spent during the query", fontsize="medium")
+    figure_legend(fig, axes)
+    return [save(fig, out / "alleviation.png", SPREAD_RULE)]
 
 
 def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
@@ -360,8 +389,8 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
             ax.axvspan(0, row["end"] - row["start"], color="grey", alpha=0.08)
             if col == 0:
                 ax.set_ylabel(f"storage {what} (MB/s)")
-                if not wide.empty:
-                    ax.legend(fontsize="x-small", loc="upper left")
+            if col == len(reps) - 1 and not wide.empty:
+                legend_outside(ax, title="storage hosts")
             if r == 1:
                 ax.set_xlabel("seconds since the query started (shaded: the query)")
     fig.suptitle("Storage devices per host", fontsize="medium")

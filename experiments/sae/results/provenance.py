@@ -7,9 +7,11 @@ pyarrow and Python of that Spark's environment), what the build stage built from
 (``builds``: the object class's build key and the connector jar; the tree may change between the
 run's start and its build) and the changes a resume was allowed to make (``changes``).
 ``sae resume`` compares the recorded provenance with now (:func:`compare`) and refuses in one line
-naming what changed, unless ``--allow-changes``. Pure but for reading git."""
+naming what changed, unless ``--allow-changes``; :func:`facts` states it as rows for the report
+and the results page. Pure but for reading git."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +83,72 @@ def spark_nodes(recorded: dict) -> list[dict]:
     per_node = [n for nodes in spark.values() if isinstance(nodes, dict) for n in nodes.values()] if spark \
         else list((recorded.get("nodes") or {}).values())
     return [n for n in per_node if isinstance(n, dict)]
+
+
+NOT_RECORDED = "not recorded"
+
+
+def facts(recorded: dict, *, nodes_named: bool = True) -> list[tuple[str, str]]:
+    """A versions.lock as (what, value) rows, in the order a reader checks them: sae's commit and
+    dirty flag, the command, Ceph, Spark, the JDK, Python and pyarrow of the Spark nodes, the
+    kernel, the CPU (model and logical CPUs) and OS of the nodes, the builds and the controller's
+    packages. A value the nodes differ in lists each with its nodes (one value every node holds
+    too, with ``nodes_named``); what a run written before it was recorded reads
+    :data:`NOT_RECORDED`."""
+    sae = recorded.get("sae") or {}
+    commit = sae.get("commit") or NOT_RECORDED
+    dirty = {True: "dirty: uncommitted changes", False: "clean"}.get(sae.get("dirty"))
+    nodes = {n: v for n, v in (recorded.get("nodes") or {}).items() if isinstance(v, dict)}
+    spark = {f"{name} (Spark {version})" if len(recorded.get("spark") or {}) > 1 else name: v
+             for version, per_node in (recorded.get("spark") or {}).items() if isinstance(per_node, dict)
+             for name, v in per_node.items() if isinstance(v, dict)}
+    spark = spark or {n: v for n, v in nodes.items() if "spark" in v}   # runs before the spark section
+
+    def across(per_node: dict, key: str, shown=str) -> str:
+        return _across({n: shown(v[key]) for n, v in per_node.items() if v.get(key) not in (None, "")}, nodes_named)
+
+    builds = recorded.get("builds") or {}
+    controller = recorded.get("controller") or {}
+    return [("sae commit", f"{_short(commit)} ({dirty})" if dirty else _short(commit)),
+            ("command", str(recorded.get("command") or NOT_RECORDED)),
+            ("Ceph", across(nodes, "ceph", _ceph)),
+            ("Spark", across(spark, "spark")),
+            ("JDK", across(spark, "java", _java)),
+            ("Python, pyarrow (Spark nodes)", _across({n: f"{v.get('python', '?')}, {v.get('pyarrow', '?')}"
+                                                      for n, v in spark.items() if "python" in v or "pyarrow" in v},
+                                                     nodes_named)),
+            ("kernel", across(nodes, "kernel")),
+            ("CPU", _across({n: f"{v.get('cpu_model') or '?'}, {v['cpus']} logical CPUs" if v.get("cpus")
+                             else str(v.get("cpu_model") or "?") for n, v in nodes.items()
+                             if v.get("cpu_model") or v.get("cpus")}, nodes_named)),
+            ("OS", across(nodes, "os")),
+            ("builds", ", ".join(f"{k}: {v}" for k, v in builds.items()) or NOT_RECORDED),
+            ("controller packages", ", ".join(f"{k} {v}" for k, v in controller.items()) or NOT_RECORDED)]
+
+
+def _across(per_node: dict[str, str], nodes_named: bool = True) -> str:
+    """One value for every node (``v (node1, node2)``; ``v`` unless ``nodes_named``), or each value
+    with its nodes."""
+    if not per_node:
+        return NOT_RECORDED
+    by_value: dict[str, list[str]] = {}
+    for node in sorted(per_node):
+        by_value.setdefault(per_node[node], []).append(node)
+    if len(by_value) == 1 and not nodes_named:
+        return next(iter(by_value))
+    return "; ".join(f"{value} ({', '.join(names)})" for value, names in by_value.items())
+
+
+def _ceph(text) -> str:
+    """``ceph version 16.2.15 (<sha>) pacific (stable)`` as ``16.2.15 pacific``."""
+    m = re.match(r"ceph version (\S+) \(\w+\) (\w+)", str(text))
+    return f"{m.group(1)} {m.group(2)}" if m else str(text)
+
+
+def _java(text) -> str:
+    """``openjdk version "17.0.15" 2025-04-15`` as ``openjdk 17.0.15``."""
+    m = re.match(r'(\S+) version "([^"]+)"', str(text))
+    return f"{m.group(1)} {m.group(2)}" if m else str(text)
 
 
 def _nodes_changed(old: dict | None, new: dict | None) -> list[str]:

@@ -3,10 +3,12 @@
 * the figures the experiment declares (``Experiment.figures``, kept in the plan) and the standard
   ones every run gets (:data:`sae.planning.spec.STANDARD_FIGURES`), drawn by :mod:`sae.results.figures`;
 * ``summary.txt`` / ``summary.csv``: at each selectivity, each offloading reader against each
-  baseline (:mod:`sae.planning.readers`) as ratios (bytes to the compute side, compute CPU, time), with the
-  paper's figures beside ours;
-* ``index.html``: one self-contained page: summary, figures, per-point p1/p50/p99, hosts, the
-  warm-up rule, the plan and the versions.
+  baseline (:mod:`sae.planning.readers`) as ratios (bytes to the compute side, compute CPU, both
+  sides' CPU, time), with the paper's figures beside ours, then the run's provenance
+  (:func:`sae.results.provenance.facts`), its caveats (:func:`caveats`) and its headline at each
+  selectivity (:func:`headlines`);
+* ``index.html``: one self-contained page: headlines, caveats, summary, figures, per-point
+  p1/p50/p99, hosts, the warm-up rule, the plan and the provenance.
 
 Warm-up repetitions are excluded from every statistic (they stay in results.parquet).
 """
@@ -22,7 +24,7 @@ import pandas as pd
 
 from metareserve import Layout
 
-from . import capacity_report, statistics
+from . import capacity_report, provenance, statistics
 
 from ..planning import queries, readers
 from ..planning.planner import DRIFT_SUFFIX, Plan
@@ -37,8 +39,19 @@ PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 network traffic to and 8.0x less CPU on the compute cluster."""
 
 
-RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "compute_cpu_s"}
-"""Summary ratio → the measured column it divides (baseline median / offload median)."""
+RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "compute_cpu_s",
+          "total_cpu_x": "total_cpu_s"}
+"""Summary ratio → the measured column it divides (baseline median / offload median); ``total_cpu_s``
+is each repetition's compute plus storage CPU-seconds (:func:`with_total_cpu`)."""
+
+
+def with_total_cpu(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``total_cpu_s``: CPU-seconds of the compute and the storage hosts together in
+    each repetition (NaN where either side's is unknown; a host on both sides counted once per
+    side, as each side's column counts it)."""
+    if not {"compute_cpu_s", "storage_cpu_s"} <= set(df):
+        return df
+    return df.assign(total_cpu_s=df["compute_cpu_s"].astype(float) + df["storage_cpu_s"].astype(float))
 
 
 def warmup_rule(warmup: int, repetitions: int, most: int | None = None) -> str:
@@ -61,11 +74,13 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     ``<ratio>_high``: NaN when a reader has fewer than :data:`statistics.MIN_N` values;
     :mod:`sae.results.statistics`), the number of measured repetitions of each side
     (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload (the scan query:
-    the paper's question), the paper's ratios beside them. Empty unless the run has an offloading reader and a baseline."""
+    the paper's question), the paper's ratios beside them; ``total_cpu_x``: both sides' CPU-seconds
+    (:func:`with_total_cpu`). Empty unless the run has an offloading reader and a baseline."""
     if "reader" not in df or not set(readers.OFFLOADING) & set(df["reader"]):
         return pd.DataFrame()
+    df = with_total_cpu(df)
     keys = varying(df, [c for c in CONFIG if c != "reader"]) + ["selectivity"]
-    values = ["total_s", *[c for c in RESOURCES if c in df]]
+    values = ["total_s", *[c for c in (*RESOURCES, "total_cpu_s") if c in df]]
     data = measured(df).astype({v: float for v in values})
     med = data.groupby(keys + ["reader"], dropna=False)[values].median()
     groups = {k: g for k, g in data.groupby(keys + ["reader"], dropna=False)}
@@ -110,7 +125,8 @@ def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Header and formatted rows of the summary (shared by the text and the HTML table)."""
     extra = [c for c in s.columns if c in CONFIG and (c != "reader" or s["reader"].nunique() > 1)]
     head = ["sel %", *extra, "baseline", "n off/base", "time s off/base", "time", "compute rx MB off/base", "bytes",
-            "paper", "compute CPU s off/base", "CPU", "paper", "storage CPU s off/base"]
+            "paper", "compute CPU s off/base", "CPU", "paper", "storage CPU s off/base", "total CPU s off/base",
+            "total CPU"]
     rows = []
     for _, r in s.iterrows():
         rows.append([f"{r['selectivity']:g}", *[str(r[c]) for c in extra], r["baseline"],
@@ -121,34 +137,82 @@ def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
                      _x(r["paper_bytes_x"]),
                      f"{_num(r.get('offload_compute_cpu_s'))} / {_num(r.get('baseline_compute_cpu_s'))}",
                      interval(r, "compute_cpu_x").text(), _x(r["paper_compute_cpu_x"]),
-                     f"{_num(r.get('offload_storage_cpu_s'))} / {_num(r.get('baseline_storage_cpu_s'))}"])
+                     f"{_num(r.get('offload_storage_cpu_s'))} / {_num(r.get('baseline_storage_cpu_s'))}",
+                     f"{_num(r.get('offload_total_cpu_s'))} / {_num(r.get('baseline_total_cpu_s'))}",
+                     interval(r, "total_cpu_x").text() if "total_cpu_x" in r else "-"])
     return head, rows
 
 
-def headline(s: pd.DataFrame) -> str:
-    """The run's finding in one sentence: at the lowest selectivity, how many times fewer bytes
-    the first offloading reader's compute side received than each baseline's, and what share of
-    each baseline's time its queries took, each with its 95 % interval (empty without a summary)."""
+def headlines(s: pd.DataFrame) -> list[str]:
+    """The run's findings, one sentence per selectivity, lowest first (the most favourable one
+    alone would overstate it): how many times fewer bytes the first offloading reader's compute
+    side received than each baseline's, what share of each baseline's time its queries took and
+    what share of each baseline's CPU-seconds both sides spent together, each with its 95 %
+    interval. Where other parameters vary, at the configuration of the summary's first row at
+    the lowest selectivity (named in each sentence). Empty without a summary."""
     if s.empty:
-        return ""
-    low = s[s["selectivity"] == s["selectivity"].min()]
-    subject = next(r for r in readers.OFFLOADING if r in set(low["reader"]))
-    low = low[low["reader"] == subject]
-    extra = [c for c in low.columns if c in CONFIG and c != "reader"]
-    first = low.iloc[0]
-    low = low[(low[extra].astype(str) == first[extra].astype(str)).all(axis=1)] if extra else low
+        return []
+    subject = next(r for r in readers.OFFLOADING if r in set(s["reader"]))
+    rows = s[s["reader"] == subject]
+    extra = [c for c in rows.columns if c in CONFIG and c != "reader"]
+    first = rows[rows["selectivity"] == rows["selectivity"].min()].iloc[0]
+    if extra:
+        rows = rows[(rows[extra].astype(str) == first[extra].astype(str)).all(axis=1)]
     where = "".join(f", {c}={shown(c, first[c])}" for c in extra)
-    sel = f"{first['selectivity']:g}"
+    return [_finding(subject, at, where) for _, at in rows.groupby("selectivity", sort=True)]
+
+
+def _finding(subject: str, at: pd.DataFrame, where: str) -> str:
+    """One headline sentence: ``subject`` against each baseline of the summary rows ``at`` (one
+    selectivity)."""
     parts = []
-    bytes_known = low[~low["bytes_x"].isna()]
+    bytes_known = at[~at["bytes_x"].isna()]
     if not bytes_known.empty:
         parts.append(f"{subject}'s compute side received " + " and ".join(
             f"{interval(r, 'bytes_x').text()} fewer bytes than {r['baseline']}" if i == 0 else
             f"{interval(r, 'bytes_x').text()} fewer than {r['baseline']}"
             for i, (_, r) in enumerate(bytes_known.iterrows())))
-    times = [f"{interval(r, 'time_x').inverse().text()} of {r['baseline']}'s" for _, r in low.iterrows()]
+    times = [f"{interval(r, 'time_x').inverse().text()} of {r['baseline']}'s" for _, r in at.iterrows()]
     parts.append(("its" if parts else f"{subject}'s") + " queries took " + " and ".join(times) + " time")
-    return f"At {sel} % selectivity{where} " + ", and ".join(parts) + " (medians, [95 % bootstrap interval])."
+    cpu_known = at[~at["total_cpu_x"].isna()] if "total_cpu_x" in at else at.iloc[:0]
+    if not cpu_known.empty:
+        parts.append("both sides together spent " + " and ".join(
+            f"{interval(r, 'total_cpu_x').inverse().text()} of {r['baseline']}'s" for _, r in cpu_known.iterrows())
+            + " CPU-seconds")
+    sel = f"{at['selectivity'].iloc[0]:g}"
+    return f"At {sel} % selectivity{where} " + ", ".join(parts[:-1]) + (", and " if len(parts) > 1 else "") + \
+        parts[-1] + " (medians, [95 % bootstrap interval])."
+
+
+SPREAD_CAVEAT = "within-run intervals only (repetitions of one run); run-to-run spread not included"
+"""The caveat on what the intervals cover, unless a caller knows more (:func:`make_report`'s
+``spread_caveat``: e.g. a calibration against repeated runs)."""
+
+
+def caveats(run: RunDir, df: pd.DataFrame, spread_caveat: str = SPREAD_CAVEAT) -> list[str]:
+    """What limits the run's numbers, from the run itself: OSDs on memstore, every host on one
+    machine (with each side's capacities, declared / measured), data inflated by hard links,
+    and what the intervals cover (``spread_caveat``)."""
+    d = measured(df)
+    out = []
+    if "store" in d and (d["store"] == "memstore").any():
+        out.append("the OSDs keep their objects in memory (memstore): no query reads a disk, so the storage "
+                   "side's time and CPU leave out the device reads of a bluestore OSD")
+    local = [r for r in capacity_report.records(run) if r.get("provider", "local") == "local"]
+    if local:
+        hosts = sorted({h for r in local for h in (r.get("declared") or {})})
+        cpu = dict(provenance.facts(run.read_yaml(run.versions) or {}, nodes_named=False))["CPU"]
+        on = "" if cpu == provenance.NOT_RECORDED else f" ({cpu})"
+        out.append(f"all {len(hosts)} hosts are network namespaces on one machine{on}, sharing its memory, caches "
+                   f"and disk; their capacities, declared / measured: "
+                   + "; ".join(capacity_report.sides_text(r) for r in local))
+    if "link_multiplier" in d and (d["link_multiplier"].astype(float) > 1).any():
+        k = int(d["link_multiplier"].astype(float).max())
+        rows = f" {d.loc[d['link_multiplier'].astype(float) == k, 'rows'].iloc[0]:,.0f}" if "rows" in d else ""
+        out.append(f"the data are inflated by hard links: every stored object is linked up to {k} times, so a "
+                   f"query scans {k}x the{rows} stored rows, reading each object {k} times (a dataset really "
+                   f"{k}x larger would not sit in the same memory and caches)")
+    return out + [spread_caveat]
 
 
 DRIFT_LIMIT = 0.10
@@ -248,29 +312,29 @@ def summary_text(s: pd.DataFrame) -> str:
 
 @dataclasses.dataclass
 class Statements:
-    """What a report states in words: the headline, the correctness check (``agree``: no reader
+    """What a report states in words: the headlines (one per selectivity), the correctness check (``agree``: no reader
     disagreed) and the drift check (``drift_warning``: it moved by more than
     :data:`DRIFT_LIMIT`)."""
 
-    headline: str = ""
+    headlines: list[str] = dataclasses.field(default_factory=list)
     correct: str = ""
     agree: bool = True
     drift: str = ""
     drift_warning: bool = False
 
     def lines(self) -> list[str]:
-        """The summary's closing lines: correctness, drift, then the headline."""
+        """The summary's closing lines: correctness, drift, then the headlines."""
         return [*(f"correctness: {self.correct}" for _ in [1] if self.correct),
                 *((f"warning: {self.drift}" if self.drift_warning else f"drift: {self.drift}") for _ in [1]
                   if self.drift),
-                *(self.headline for _ in [1] if self.headline)]
+                *self.headlines]
 
 
 def statements(df: pd.DataFrame, s: pd.DataFrame) -> Statements:
     """The run's :class:`Statements` from its results and summary."""
     correct = correctness(df)
     text, warn = drift(df)
-    return Statements(headline(s), correct, not correct.startswith("readers disagree"), text, warn)
+    return Statements(headlines(s), correct, not correct.startswith("readers disagree"), text, warn)
 
 
 def point_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -294,7 +358,8 @@ PAGE = jinja2.Template("""<!doctype html>
 <style>
 {{ style | safe }}</style></head><body>
 <h1>{{ title }}</h1>
-{% if said.headline %}<p class="headline"><strong>{{ said.headline }}</strong></p>{% endif %}
+{% if said.headlines %}<ul class="headline">{% for line in said.headlines %}<li><strong>{{ line }}</strong></li>{% endfor %}</ul>{% endif %}
+{% if caveats %}<p class="note"><strong>Caveats:</strong></p><ul class="note">{% for line in caveats %}<li>{{ line }}</li>{% endfor %}</ul>{% endif %}
 <p>{{ description }}</p>
 {% if definitions %}<p>The readers:</p><ul>{% for name, text in definitions %}<li><strong>{{ name }}</strong>: {{ text }}</li>{% endfor %}</ul>{% endif %}
 {% if said.correct %}<p class="{{ 'note' if said.agree else 'warn' }}"><strong>Correctness:</strong> {{ said.correct }}.</p>{% endif %}
@@ -304,7 +369,7 @@ PAGE = jinja2.Template("""<!doctype html>
 {% for note in notes %}<p class="warn"><strong>Warning:</strong> {{ note }}.</p>{% endfor %}
 {% if summary %}<p class="note">Medians of the measured repetitions; ratio = baseline / offload (&gt; 1: offload
 spends less), with its 95 % interval in brackets (a percentile bootstrap of the ratio of medians, each
-reader's repetitions resampled on their own; none with fewer than {{ min_n }} repetitions per reader). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, both
+reader's repetitions resampled on their own; none with fewer than {{ min_n }} repetitions per reader). Bytes = bytes received by the compute hosts, CPU = CPU-seconds of the compute hosts, total CPU = CPU-seconds of the compute and the storage hosts together, all
 during the query. The paper's figures (at 1 %, against its no-offload baseline): {{ paper }}.</p>
 <table><tr>{% for h in summary[0] %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for r in summary[1:] %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
@@ -326,8 +391,8 @@ the cores each host got under a busy loop when the capacities were put in force.
 </table>
 <h2>Warm-up rule</h2><p>{{ warmup }}</p>
 <h2>Plan</h2><pre>{{ plan }}</pre>
-<h2>Versions</h2>
-<table>{% for k, v in versions %}<tr><td class="l">{{ k }}</td><td class="l">{{ v }}</td></tr>{% endfor %}</table>
+<h2>Provenance</h2>
+<table>{% for k, v in provenance %}<tr><td class="l">{{ k }}</td><td class="l">{{ v }}</td></tr>{% endfor %}</table>
 </body></html>
 """, autoescape=True)
 
@@ -348,10 +413,10 @@ def description(run: RunDir) -> str:
 
 
 def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Path], notes: list[str] = (),
-               said: "Statements | None" = None, crossover: list[str] = ()) -> Path:
+               said: "Statements | None" = None, crossover: list[str] = (), limits: list[str] = ()) -> Path:
     """``report/index.html``: one self-contained page (figures embedded as data URIs); ``notes``:
     its warnings (:func:`warning_lines`); ``crossover``: the measured and the cost model's crossover
-    (:func:`sae.results.advice.report_lines`)."""
+    (:func:`sae.results.advice.report_lines`); ``limits``: its caveats (:func:`caveats`)."""
     plan = run.load_plan()
     said = said or statements(df, s)
     layout = run.read_yaml(run.layout)
@@ -360,7 +425,6 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         lay = Layout.from_dict(layout)
         sides = lay.host_roles()
         hosts = [(n, sides.get(n, "-"), ", ".join(lay.roles_of(n))) for n in lay.all_names()]
-    vers = (run.read_yaml(run.versions) or {}).get("controller", {})
     page = PAGE.render(style=STYLE,
         title=f"{plan.experiment} ({plan.profile or 'default'} profile)", root=str(run.root), notes=notes,
         min_n=statistics.MIN_N, band_min=BAND_MIN,
@@ -372,7 +436,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
         points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
         host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
                                                          max(p.repetitions for p in plan.points)),
-        plan=plan.text(), versions=sorted((k, str(v)) for k, v in vers.items()))
+        plan=plan.text(), caveats=limits, provenance=provenance.facts(run.read_yaml(run.versions) or {}))
     path = run.report / "index.html"
     tmp = path.with_name("index.html.tmp")
     tmp.write_text(page)
@@ -395,30 +459,53 @@ def reads_event_log(plan: Plan) -> bool:
     return any(name in EVENT_LOG_FIGURES for name in figure_names(plan))
 
 
-def make_report(path) -> list[Path]:
+def measured_any(df: pd.DataFrame) -> bool:
+    """Whether a run's results hold a measured query time (else there is nothing to report)."""
+    return not (df.empty or df.loc[~df["warmup"], "total_s"].isna().all())
+
+
+def with_columns_read(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with ``columns_read`` (:func:`~sae.results.plotting.columns_read`) where it has ``columns``."""
+    return df.assign(columns_read=columns_read(df)) if "columns" in df else df
+
+
+def draw_figures(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
+    """Draw the run's figures (:func:`figure_names`) from its results ``df`` into ``out``; their paths."""
+    from .figures import DRAW   # the drawing modules load matplotlib (plotting.pyplot)
+    return [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, out)]
+
+
+def provenance_line(run: RunDir) -> str:
+    """The summary's provenance line: sae's commit, Ceph, Spark, the JDK, the kernel and the CPU
+    (:func:`sae.results.provenance.facts`)."""
+    shown = ("sae commit", "Ceph", "Spark", "JDK", "kernel", "CPU")
+    facts = dict(provenance.facts(run.read_yaml(run.versions) or {}, nodes_named=False))
+    return "provenance: " + "; ".join(f"{k} {facts[k]}" for k in shown)
+
+
+def make_report(path, *, spread_caveat: str = SPREAD_CAVEAT) -> list[Path]:
     """Write the run's figures (:func:`figure_names`), the summary (``summary.txt``,
     ``summary.csv``) and ``index.html`` into ``report/``; returns their paths (none when nothing is
-    measured yet)."""
+    measured yet). ``spread_caveat``: what the intervals cover (:func:`caveats`)."""
     run = RunDir.find(path)
     df = load_results(run.root)
     run.report.mkdir(exist_ok=True)
-    if df.empty or df.loc[~df["warmup"], "total_s"].isna().all():
+    if not measured_any(df):
         return []
-    if "columns" in df:
-        df = df.assign(columns_read=columns_read(df))
-    from .figures import DRAW   # the drawing modules load matplotlib (plotting.pyplot)
-    figures = [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, run.report)]
+    df = with_columns_read(df)
+    figures = draw_figures(run, df, run.report)
     s = summary(df)
     s.to_csv(run.report / "summary.csv", index=False)
     notes = warning_lines(df)
     said = statements(df, s)
     crossover = report_lines(run.root, df)
+    limits = caveats(run, df, spread_caveat)
     lines = [summary_text(s), *crossover, *(f"warning: {note}" for note in notes),
-             *capacity_report.summary_lines(run),
-             *said.lines()]
+             *capacity_report.summary_lines(run), provenance_line(run),
+             *(f"caveat: {line}" for line in limits), *said.lines()]
     (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",
-                      write_html(run, df, s, figures, notes, said, crossover)]
+                      write_html(run, df, s, figures, notes, said, crossover, limits)]
 
 
 def summary_of(path) -> str:

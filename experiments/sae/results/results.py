@@ -337,7 +337,12 @@ def load_results(path) -> pd.DataFrame:
     again at the end of the run as point ``<id>-drift``).
     Filter ``~df.warmup & ~df.drift`` for statistics. Every column: docs/results.md.
     """
-    run = RunDir.find(path)
+    return read_results(RunDir.find(path))
+
+
+def read_results(run: RunDir) -> pd.DataFrame:
+    """:func:`load_results` of the run directory ``run`` as it is (a run's own, or one trimmed
+    for the results page, :mod:`sae.results.gallery`): its results.parquet, else from its ledger."""
     if run.results.exists():
         df = read_frame(run.results)
         return _recorded_software(run, df.rename(columns={k: v for k, v in QUALIFIED.items() if v not in df}))
