@@ -215,6 +215,15 @@ class CephCluster(Service):
                     if o.get("rc") == 0 else f"unavailable: {(o.get('stderr') or '').strip()[:200]}"}
                 for n, o in r.items()}
 
+    def placement(self, path: str, *, stage: str = "ceph placement") -> dict[str, dict]:
+        """Where the data under CephFS ``path`` lives: ``{"osd.<id>": {"objects", "bytes", "pgs"}}``
+        for every OSD, counting each RADOS object once (hard links share it) at its primary OSD,
+        and the data pool's placement groups each OSD is primary of."""
+        got = self.probe("placement", stage=stage, pool=self.data_pool, fs_name=self.fs_name, path=path)
+        ids = [i for n in self.topology.osd_nodes for i in self.topology.osd_ids(n)]
+        empty = {"objects": 0, "bytes": 0, "pgs": 0}
+        return {f"osd.{i}": got.get(str(i), empty) for i in sorted(ids)}
+
     def class_version(self) -> dict:
         """``{"<node>/osd.<id>": reply of sae.version}`` for every OSD."""
         from .objclass import class_version

@@ -188,6 +188,50 @@ def class_version(conf, pool, nspace, cls, osds):
         r.shutdown()
 
 
+def placement(conf, pool, fs_name, path):
+    """Where the RADOS objects behind the CephFS files under ``path`` live: per primary OSD, how
+    many distinct objects (hard links share one) and their bytes, and the placement groups of
+    ``pool`` each OSD is primary of. Objects are named ``<inode hex>.<block>``."""
+    import cephfs
+    r = _connect(conf)
+    fs = cephfs.LibCephFS(conffile=conf)
+    try:
+        fs.mount(filesystem_name=fs_name.encode())
+        objects, stack = {}, [path.encode()]
+        while stack:
+            d = stack.pop()
+            h = fs.opendir(d)
+            try:
+                entry = fs.readdir(h)
+                while entry is not None:
+                    name = entry.d_name
+                    if name not in (b".", b".."):
+                        full = d.rstrip(b"/") + b"/" + name
+                        if entry.is_dir():
+                            stack.append(full)
+                        else:
+                            st = fs.stat(full)
+                            objects["%x.00000000" % st.st_ino] = st.st_size
+                    entry = fs.readdir(h)
+            finally:
+                fs.closedir(h)
+        out = {}
+        for oid, size in sorted(objects.items()):
+            osd = str(_mon(r, "osd map", pool=pool, object=oid)["acting_primary"])
+            got = out.setdefault(osd, {"objects": 0, "bytes": 0, "pgs": 0})
+            got["objects"] += 1
+            got["bytes"] += size
+        pool_id = next(p["pool_id"] for p in _mon(r, "osd pool ls", detail="detail") if p["pool_name"] == pool)
+        for pg in _mon(r, "pg ls", pool=pool_id).get("pg_stats", []):
+            out.setdefault(str(pg["acting_primary"]), {"objects": 0, "bytes": 0, "pgs": 0})["pgs"] += 1
+        return out
+    finally:
+        try:
+            fs.shutdown()
+        finally:
+            r.shutdown()
+
+
 if __name__ == "__main__":
     fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
     print(json.dumps(globals()[fn](**kwargs)))

@@ -37,7 +37,7 @@ def test_the_tiny_selectivity_sweeps_needs_are_its_hosts_daemons():
     n = machine.needs(_plan().points)
     # node1: mon, mgr, mds, one memstore OSD with the data, prometheus, node_exporter;
     # node2: master, worker + executor, driver; node3: worker + executor
-    data = 1_000_000 * 120
+    data = 1_000_000 * 32
     ceph = (128 + 512 + 128 + 256 << 20) + data
     spark = (512 << 20) + 2 * ((512 << 20) + (1 << 30) + (384 << 20)) + (1 << 30) + (512 << 20)
     monitor = (512 << 20) + 3 * (32 << 20)

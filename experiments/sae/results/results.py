@@ -75,6 +75,10 @@ class RunDir:
     def capacities(self, shape_key: str) -> Path:
         """Declared and measured host capacities of the points with ``shape_key``."""
         return self.root / "capacities" / f"{shape_key}.yaml"
+
+    def placement(self, point_id: str) -> Path:
+        """Where the point's data lived on the OSDs before and after its application ran."""
+        return self.root / "placement" / f"{point_id}.json"
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
@@ -233,6 +237,21 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
                for col, (side, counter) in RESOURCES.items()}}
 
 
+def placement_columns(path: Path, hosts: int) -> dict:
+    """``hosts`` and, where the run recorded where the point's data lived (before its queries),
+    ``osds``, ``objects_per_osd`` and ``bytes_per_osd`` (JSON: OSD name → count), and
+    ``placement_imbalance``: the most objects an OSD held over the mean per OSD (1: even)."""
+    out = {"hosts": hosts}
+    if not path.exists():
+        return out
+    before = json.loads(path.read_text())["before"]
+    objects = {osd: v["objects"] for osd, v in before.items()}
+    mean = sum(objects.values()) / len(objects) if objects else 0
+    return {**out, "osds": len(before), "objects_per_osd": json.dumps(objects),
+            "bytes_per_osd": json.dumps({osd: v["bytes"] for osd, v in before.items()}),
+            "placement_imbalance": max(objects.values()) / mean if mean else math.nan}
+
+
 def neighbours(entries) -> dict[tuple, tuple]:
     """(point, repetition) → (end of the previous query, start of the next one) over every
     recorded repetition of the run: None before the first (the application's start-up precedes
@@ -287,6 +306,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
             row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before,
                                       busy=busy))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
+        row.update(placement_columns(run.placement(e["point"]), p.spec.cluster.nodes))
         row.update(cls_columns(result.get("scan")))
         row.update(ops.get((e["point"], e["repetition"], e["start"]), {}))
         rows.append(row)

@@ -239,6 +239,7 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     def named() -> str:   # what the application's command lines name
         return (shared.text if shared is not None else None) or remote_out
     watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, named())) if stack.ceph else None
+    _record_placement(ctx, stack, points, "before")
     error = None
     with ops or contextlib.nullcontext(), contextlib.ExitStack() as tenants, recorder, \
             watch or contextlib.nullcontext():
@@ -264,10 +265,28 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
         recorder.replay(raw)
         recorder.finish(error or f"[{driver} spark-submit] the application ended before this point's "
                                  f"last repetition")
+    if not recorder.down:
+        _record_placement(ctx, stack, points, "after")
     recorder.hand_back(on_point)
     if recorder.down:
         error = f"[{driver} {STAGE}] stopped the application; {recorder.down}"
     return recorder.reached, error
+
+
+def _record_placement(ctx: StageContext, stack: Stack, points: list, when: str) -> None:
+    """Write where each point's data lives on the OSDs (objects, bytes and placement groups per
+    OSD; ``before`` or ``after`` its application) into the run's ``placement/<point>.json``."""
+    if stack.ceph is None:
+        return
+    by_path = {}
+    for point in points:
+        path = dataset_path(point)
+        if path not in by_path:
+            by_path[path] = stack.ceph.placement(path, stage=f"{STAGE} placement")
+        f = ctx.run.placement(point.id)
+        f.parent.mkdir(exist_ok=True)
+        record = json.loads(f.read_text()) if f.exists() else {}
+        f.write_text(json.dumps({**record, when: by_path[path]}, indent=1))
 
 
 def _tenants(ctx: StageContext, stack: Stack, point) -> list[Tenant]:
