@@ -1,4 +1,6 @@
-"""Shared CLI plumbing: one place mapping error families to exit codes and one-line messages."""
+"""Shared CLI plumbing for the six CLIs: the root group (``--version``, commands in the order they
+are declared, one-line usage errors), error families mapped to exit codes and one-line messages,
+and the options several CLIs share."""
 from __future__ import annotations
 
 import functools
@@ -18,6 +20,7 @@ from .model import ENV_RESERVATION, Reservation, load_reservation
 reservation_option = click.option(
     "--reservation", "-r", "reservation", envvar=ENV_RESERVATION, metavar="FILE",
     help=f"Reservation file (default: ${ENV_RESERVATION}).")
+verbose_option = click.option("--verbose", "-v", is_flag=True, help="Debug logging on stderr.")
 layout_options = [
     click.option("--layout", "layout_file", metavar="FILE", help="Layout file (roles → nodes)."),
     click.option("--role", "role_specs", multiple=True, metavar="ROLE=NODE[,NODE]",
@@ -47,8 +50,20 @@ def load_target(reservation, layout_file=None, role_specs=()) -> tuple[Reservati
 
 
 class Group(click.Group):
-    """A click group whose own usage errors (bad option values, unknown options, missing
-    arguments) are one line, ``error: [prog cmd] what; see 'prog cmd --help'``, exit 2."""
+    """The root group of a CLI: ``--version`` prints the installed version of the distribution
+    that defines the group's function (``sae.cli`` → ``sae``), ``--help`` lists the commands in
+    the order they are declared (the order of work), and the group's own usage errors (bad
+    option values, unknown options, missing arguments) are one line, ``error: [prog cmd] what;
+    see 'prog cmd --help'``, exit 2."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        package = self.callback.__module__.partition(".")[0]
+        click.version_option(package_name=package, message="%(prog)s %(version)s",
+                             help="Print the installed version and exit.")(self)
+
+    def list_commands(self, ctx) -> list[str]:
+        return list(self.commands)
 
     def main(self, *args, **kwargs):
         kwargs.pop("standalone_mode", None)

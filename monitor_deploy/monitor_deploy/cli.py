@@ -5,7 +5,7 @@ import dataclasses
 import functools
 
 import click
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, verbose_option, with_layout
 from metareserve.errors import OperationalError, UsageError
 from metareserve.model import read_yaml
 
@@ -38,7 +38,7 @@ def monitoring_command(fn):
     @click.option("--scrape-interval", help="Scrape and rule interval, e.g. 2s (default 2s).")
     @click.option("--retention", help="TSDB retention, e.g. 2d (default 2d).")
     @click.option("--prometheus-port", type=int, help="Prometheus port (default 9090).")
-    @click.option("--verbose", "-v", is_flag=True, help="Debug logging.")
+    @verbose_option
     @functools.wraps(fn)
     @handle_errors
     def wrapper(reservation, layout_file, role_specs, config_file, scrape_interval, retention,
@@ -65,7 +65,7 @@ def _stage(name: str, help_text: str):
 
 
 for _name, _help in [("install", "Install Prometheus and node_exporter from distribution packages."),
-                     ("start", "Write configs and start (or reload) Prometheus and node_exporters."),
+                     ("start", "Start (or reload) Prometheus and node_exporters.\n\nWrites their configs first."),
                      ("stop", "Stop Prometheus, node_exporters and the local cgroup exporter."),
                      ("uninstall", "Stop everything and remove all monitoring state from the nodes.")]:
     _stage(_name, _help)
@@ -74,7 +74,9 @@ for _name, _help in [("install", "Install Prometheus and node_exporter from dist
 @main.command()
 @monitoring_command
 def status(mon):
-    """Daemons per node and scrape-target health; exit 1 if a daemon is down."""
+    """Show the daemons per node and each scrape target's health.
+
+    Exit 1 if a daemon is down."""
     report = mon.status()
     for node, outcome in report.nodes.items():
         click.echo(f"{node}: {outcome.message}")
@@ -135,7 +137,9 @@ def _duration(ctx, param, value):
               "net_rx, net_tx, disk_read, disk_write.")
 @click.option("--overwrite", is_flag=True, help="Replace a non-empty output directory.")
 def export(mon, start, end, out_dir, step, nodes, metrics, overwrite):
-    """Per-node metrics of a window → Parquet, area under curve (Simpson) and stacked plots."""
+    """Export a time window's per-node metrics.
+
+    Parquet, the area under each curve (Simpson) and stacked plots."""
     result = mon.export(start, end, out_dir, step=step, nodes=list(nodes) or None,
                         metrics=list(metrics) or None, overwrite=overwrite)
     click.echo(result.auc.to_string(index=False))
@@ -149,7 +153,9 @@ def export(mon, start, end, out_dir, step, nodes, metrics, overwrite):
               help="Search start: epoch seconds or ISO time.")
 @click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Search end: epoch seconds or ISO time.")
 def windows(mon, start, end):
-    """Run windows published by the run marker, recovered from Prometheus."""
+    """List the run windows the run marker published.
+
+    Recovered from Prometheus: run id, point, repetition, start and end."""
     found = mon.marker.windows(start, end)
     for w in found:
         click.echo(f"{w.run_id}\t{w.point}\t{w.repetition}\t{w.start:.3f}\t{'' if w.end is None else f'{w.end:.3f}'}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import yaml
 
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, verbose_option, with_layout
 from metareserve.errors import UsageError
 
 from .cluster import SparkCluster
@@ -23,8 +23,10 @@ _OPTION_FLAGS = [
     click.option("--worker-cores", type=int, help="Cores each worker offers."),
     click.option("--worker-memory", help="Memory each worker offers (e.g. 2g)."),
     click.option("--executor-memory", help="spark.executor.memory (e.g. 1g)."),
-    click.option("--master-port", type=int), click.option("--master-ui-port", type=int),
-    click.option("--worker-port", type=int), click.option("--worker-ui-port", type=int),
+    click.option("--master-port", type=int, help="Master RPC port (default 7077)."),
+    click.option("--master-ui-port", type=int, help="Master web UI port (default 8080)."),
+    click.option("--worker-port", type=int, help="Worker RPC port (default 7078)."),
+    click.option("--worker-ui-port", type=int, help="Worker web UI port (default 8081)."),
     click.option("--metrics-namespace", help="spark.metrics.namespace (default sae)."),
     click.option("--prefix", help="Per-node state directory ({node} = node name)."),
     click.option("--class-sharing/--no-class-sharing", "class_sharing", default=None,
@@ -42,7 +44,7 @@ def spark_options(fn):
     """Add the SparkOptions flags (and --verbose) to a command."""
     for opt in reversed(_OPTION_FLAGS):
         fn = opt(fn)
-    return click.option("--verbose", "-v", is_flag=True, help="Debug logging.")(fn)
+    return verbose_option(fn)
 
 
 def cluster_options(fn):
@@ -129,7 +131,7 @@ def uninstall(reservation, layout_file, role_specs, purge, **flags):
 @cluster_options
 @handle_errors
 def status(reservation, layout_file, role_specs, **flags):
-    """Say which daemons run and how many workers are ALIVE at the master."""
+    """Show which daemons run and how many workers are ALIVE."""
     with _spark(reservation, layout_file, role_specs, **flags) as spark:
         st = spark.status()
         for d in [st.master, *st.workers]:
@@ -143,7 +145,9 @@ def status(reservation, layout_file, role_specs, **flags):
 @cluster_options
 @handle_errors
 def targets(reservation, layout_file, role_specs, **flags):
-    """Print the Prometheus scrape targets (YAML: job → metrics_path, targets, nodes)."""
+    """Print the Prometheus scrape targets of the Spark daemons.
+
+    YAML: job → metrics_path, targets, nodes."""
     with _spark(reservation, layout_file, role_specs, **flags) as spark:
         click.echo(yaml.safe_dump(spark.metrics_targets(), sort_keys=False), nl=False)
 
@@ -158,9 +162,9 @@ def targets(reservation, layout_file, role_specs, **flags):
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, required=True)
 @handle_errors
 def submit(reservation, layout_file, role_specs, log_dir, driver_env, quiet, argv, **flags):
-    """Run an application from the driver node; exits with the application's exit status.
+    """Run an application from the driver node.
 
-    ARGV is [SPARK-SUBMIT OPTIONS] APP [APP ARGS]: spark-deploy's own options come first,
+    Exits with the application's exit status. ARGV is [SPARK-SUBMIT OPTIONS] APP [APP ARGS]: spark-deploy's own options come first,
     every other option up to the application (.jar or .py) goes to spark-submit.
     """
     parsed = split_submit_args(list(argv))
