@@ -66,10 +66,11 @@ def main():
 def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_lease, settings, exclude):
     """Run an experiment file (or a directory of them) end to end.
 
-    FILE runs into a new run directory, OUT/NAME/<time>, linked as OUT/NAME/latest; the summary
-    is printed at the end and the run directory is stdout's last line. Given a directory (e.g.
-    experiments/), every experiment file in it runs, one after another on one cluster, and one
-    index page links every report (OUT/catalogue/latest/index.html)."""
+    FILE runs into a new run directory, OUT/NAME/<date-time>-<profile>, linked as
+    OUT/NAME/latest; the summary is printed at the end and the run directory is stdout's last
+    line. Given a directory (e.g. experiments/), every experiment file in it runs, one after
+    another on one cluster, and one index page links every report
+    (OUT/catalogue/latest/index.html)."""
     options = runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown, skip=skip,
                                 wait_lease=wait_lease, hosts=hosts)
     if Path(file).is_dir():

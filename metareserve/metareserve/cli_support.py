@@ -4,6 +4,7 @@ and the options several CLIs share."""
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import time
@@ -123,3 +124,33 @@ def _traceback_file(command: str) -> str:
     with os.fdopen(fd, "w") as f:
         f.write(text)
     return str(path)
+
+
+def reference(prog: str, group: click.Group) -> str:
+    """Markdown reference of the CLI ``prog`` (its root ``group``), from the click definitions:
+    a section with the group's help and options, then one per command with its usage, help and
+    options (help texts as written; usage lines at any terminal width)."""
+    root = click.Context(group, info_name=prog, terminal_width=200, max_content_width=200)
+    out = [f"## {prog}", _markdown(group.help), _options(group, root)]
+    for name, cmd in group.commands.items():
+        if not cmd.hidden:
+            ctx = click.Context(cmd, info_name=name, parent=root)
+            out += [f"### {prog} {name}", f"```text\n{ctx.get_usage()}\n```", _markdown(cmd.help), _options(cmd, ctx)]
+    return "\n\n".join(out) + "\n"
+
+
+def _markdown(help_text: str | None) -> str:
+    """A click help text as Markdown: paragraphs joined, a ``\\b`` paragraph (kept as written) fenced."""
+    paragraphs = [p for p in inspect.cleandoc(help_text or "").split("\n\n") if p.strip()]
+    return "\n\n".join(f"```text\n{p[1:].strip(chr(10))}\n```" if p.startswith("\b") else " ".join(p.split())
+                       for p in paragraphs)
+
+
+def _options(cmd: click.Command, ctx: click.Context) -> str:
+    """A table of ``cmd``'s options (names and metavar; help with default and required)."""
+    rows = [p.get_help_record(ctx) for p in cmd.get_params(ctx)
+            if isinstance(p, click.Option) and not p.hidden and p is not cmd.get_help_option(ctx)]
+    rows = [(names.replace("|", "\\|"), " ".join(text.split()).replace("|", "\\|")) for names, text in filter(None, rows)]
+    if not rows:
+        return "No options."
+    return "| option | what it does |\n|---|---|\n" + "\n".join(f"| `{names}` | {text} |" for names, text in rows)

@@ -1,17 +1,18 @@
 """What the six CLIs show a newcomer: every CLI answers ``--version`` with its installed version,
 every command's help starts with one line that the command list shows whole, every option says
-what it does, and ``--json`` prints JSON."""
+what it does, ``--json`` prints JSON, and docs/cli.md is what the CLIs define."""
 from __future__ import annotations
 
 import importlib.metadata
 import json
+from pathlib import Path
 
 import click
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from test_bad_input import CLIS
+from sae.cli_reference import CLIS
 
 WIDTH = 80
 """The terminal width at which a group's command list shows every command's first line whole."""
@@ -60,3 +61,9 @@ def test_metareserve_check_json_is_json(tmp_path, monkeypatch):
     nodes = json.loads(r.stdout)
     assert [n["node"] for n in nodes] == ["node1"] and nodes[0]["ok"] is False and "SSH" in nodes[0]["reason"]
     assert "failed the health gate" in r.stderr
+
+
+def test_docs_cli_md_is_what_the_clis_define():
+    from sae.cli_reference import COMMAND, text
+    doc = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+    assert doc.read_text() == text(), f"docs/cli.md differs from the CLIs' help: regenerate it with '.venv/bin/{COMMAND}'"
