@@ -165,3 +165,16 @@ def test_a_fact_has_one_value_in_every_document():
             stated = [next(g for g in m.groups() if g is not None) for m in pattern.finditer(text)]
             bad += [f"{doc}: {what} is {value!r}, not {v!r}" for v in stated if v != value]
     assert not bad, "\n".join(bad)
+
+
+def test_citation_states_the_released_version_and_complete_references():
+    """CITATION.cff (CFF 1.2; `cffconvert --validate` checks the whole schema) names the version
+    the packages carry, and every reference its type, title and authors, a DOI in DOI form."""
+    import importlib.metadata
+
+    import yaml
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == importlib.metadata.version("sae")
+    for ref in cff["references"]:
+        assert {"type", "title", "authors", "year"} <= set(ref), ref.get("title")
+        assert "doi" not in ref or re.fullmatch(r"10\.\d{4,9}/\S+", ref["doi"]), ref["title"]
