@@ -1,8 +1,8 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve.cli_support import (Group, handle_errors, load_target, one_line_path, reservation_option,
-                                    with_layout)
+from metareserve.cli_support import (FloatRange, Group, IntRange, handle_errors, load_target, one_line_path,
+                                    reservation_option, with_layout)
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
@@ -33,12 +33,12 @@ def main():
 
 
 @main.command()
-@click.option("--rows", type=click.IntRange(1, dd.MAX_ROWS), required=True, help="Number of trips.")
-@click.option("--seed", type=click.IntRange(0, dd.MAX_SEED), default=0, show_default=True,
+@click.option("--rows", type=IntRange(1, dd.MAX_ROWS), required=True, help="Number of trips.")
+@click.option("--seed", type=IntRange(0, dd.MAX_SEED), default=0, show_default=True,
               help="Random seed (the same seed and rows give the same trips).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
               help="Output directory.")
-@click.option("--rows-per-file", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+@click.option("--rows-per-file", type=IntRange(min=1), default=1_000_000, show_default=True,
               help="Rows per output file.")
 @handle_errors
 def generate(rows, seed, out, rows_per_file):
@@ -82,7 +82,7 @@ def split(inputs, object_size, out, fmt, compression):
 
 @main.command()
 @click.argument("source", nargs=-1, required=True)
-@click.option("--fraction", type=click.FloatRange(0, 1), required=True, help="Wanted selectivity (0.01 = 1%).")
+@click.option("--fraction", type=FloatRange(0, 1), required=True, help="Wanted selectivity (0.01 = 1%).")
 @click.option("--column", default="total_amount", show_default=True, help="Column the predicate compares.")
 @handle_errors
 def threshold(source, fraction, column):
@@ -97,9 +97,9 @@ def threshold(source, fraction, column):
 @click.argument("src")
 @click.option("--dest", default="/data/taxi", show_default=True, help="Dataset directory on the target.")
 @click.option("--object-size", required=True, help="Object size, e.g. 16MiB (multiple of 64KiB).")
-@click.option("--link-multiplier", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--link-multiplier", type=IntRange(min=1), default=1, show_default=True,
               help="Names per file: hard links inflating the dataset without storing more.")
-@click.option("--copy-multiplier", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--copy-multiplier", type=IntRange(min=1), default=1, show_default=True,
               help="Stored copies of every file.")
 @handle_errors
 def deploy(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, src, dest, object_size,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from metareserve.cli_support import Group, handle_errors, verbose_option
+from metareserve.cli_support import FLOAT, INT, FloatRange, Group, handle_errors, verbose_option, writable_dir
 from metareserve.errors import UsageError
 
 from .running import runner
@@ -54,10 +54,11 @@ def main():
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Use these reserved nodes instead of reserving (default: $SAE_RESERVATION).")
 @profile_option
-@click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
+@click.option("--out", default="results", show_default=True, metavar="DIR", callback=writable_dir,
+              help="Results root directory.")
 @click.option("--teardown", is_flag=True, help="Stop the stack (and release nodes sae reserved) at the end.")
 @click.option("--skip", multiple=True, metavar="STAGE", help="Skip a stage (repeatable), e.g. install.")
-@click.option("--wait-lease", type=float, default=0, show_default=True, metavar="SECONDS",
+@click.option("--wait-lease", type=FLOAT, default=0, show_default=True, metavar="SECONDS",
               help="Wait this long for another run holding the nodes; then refuse, naming it.")
 @set_option
 @exclude_option
@@ -198,9 +199,9 @@ def report(directory):
               help="Exit 1 when a run's ratio to the baseline lies wholly beyond it at some point (repeatable): "
                    "time>5% (its 95 % interval above 1.05), bytes<50%; metrics time, bytes, cpu, storage_cpu "
                    "or a results column.")
-@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR", callback=writable_dir,
               help="Also write the comparison as DIR/index.html with a figure per metric.")
-@click.option("--same-within", type=click.FloatRange(0, 100, max_open=True), default=5.0, show_default=True,
+@click.option("--same-within", type=FloatRange(0, 100, max_open=True), default=5.0, show_default=True,
               metavar="PCT", help="A ratio within PCT % of 1 reads 'same' even where its interval excludes 1.")
 @handle_errors
 def compare(runs, rules, html_dir, same_within):
@@ -219,11 +220,11 @@ def compare(runs, rules, html_dir, same_within):
 @main.command()
 @click.argument("experiment")
 @click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
-@click.option("--lookback", type=int, default=10, show_default=True, metavar="N",
+@click.option("--lookback", type=INT, default=10, show_default=True, metavar="N",
               help="Earlier runs each run's median is compared with (5 or more).")
-@click.option("--threshold", type=float, default=5.0, show_default=True, metavar="Z",
+@click.option("--threshold", type=FLOAT, default=5.0, show_default=True, metavar="Z",
               help="Flag a run whose |z| against the earlier runs exceeds this.")
-@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR", callback=writable_dir,
               help="Also write the history as DIR/index.html with a series figure per metric.")
 @handle_errors
 def history(experiment, out, lookback, threshold, html_dir):
@@ -242,14 +243,14 @@ def history(experiment, out, lookback, threshold, html_dir):
 @click.argument("runs", nargs=-1, type=click.Path(), metavar="RUN_DIR...")
 @click.option("--validate-on", multiple=True, type=click.Path(), metavar="RUN_DIR",
               help="Also predict these runs (not fitted on) and print the errors (repeatable).")
-@click.option("--selectivity", "selectivities", multiple=True, type=float, metavar="PCT",
+@click.option("--selectivity", "selectivities", multiple=True, type=FLOAT, metavar="PCT",
               help="Predict at this selectivity (repeatable; default 1, 10, 50, 100).")
 @click.option("--object-size", metavar="SIZE", help="Object size, e.g. 64MiB (default: the first fitted point's).")
-@click.option("--rows", type=float, metavar="N", help="Rows each query scans (default: the first fitted point's).")
+@click.option("--rows", type=FLOAT, metavar="N", help="Rows each query scans (default: the first fitted point's).")
 @click.option("--data", metavar="SIZE", help="Or the stored size each query scans, e.g. 512GiB.")
 @click.option("--link-rate", metavar="RATE", help="Link between the sides, e.g. 10gbit or unlimited.")
-@click.option("--storage-cores", type=float, metavar="N", help="Cores of the storage side.")
-@click.option("--compute-cores", type=float, metavar="N", help="Cores of the compute side.")
+@click.option("--storage-cores", type=FLOAT, metavar="N", help="Cores of the storage side.")
+@click.option("--compute-cores", type=FLOAT, metavar="N", help="Cores of the compute side.")
 @click.option("--compression", metavar="CODEC", help="Reply compression (one the fitted runs used).")
 @click.option("--shared-cores/--separate-cores", default=None, help="Whether both sides run on the same cores.")
 @click.option("--cluster", metavar="NAME", help="A what-if cluster to start from: thesis (8 + 8 m510 hosts, 10 GbE).")

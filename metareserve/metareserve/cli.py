@@ -12,7 +12,7 @@ import click
 from . import api, lease, providers
 from .calibrate import calibrate
 from .capacity import Capacities
-from .cli_support import Group, handle_errors, reservation_option
+from .cli_support import FLOAT, INT, Group, handle_errors, reservation_option
 from .errors import OperationalError, SaeError, UsageError
 from .model import load_reservation
 from .providers.local import node_names
@@ -53,7 +53,7 @@ def main():
 
 @main.command()
 @click.option("--provider", "-p", default="local", show_default=True, help="local, ssh or cloudlab.")
-@click.option("--nodes", "-n", type=int, default=None, help="Number of nodes (local: default 3).")
+@click.option("--nodes", "-n", type=INT, default=None, help="Number of nodes (local: default 3).")
 @click.option("--name", default="sae", show_default=True, help="Reservation name.")
 @click.option("--out", "-o", metavar="FILE", help="Reservation file to write (default ./NAME.yaml).")
 @click.option("--host", "hosts", multiple=True, help="ssh provider: an ~/.ssh/config alias (repeatable).")
@@ -216,7 +216,7 @@ def _report(results, err: bool = False):
 
 @main.command()
 @reservation_option
-@click.option("--hours", type=float, default=4, show_default=True, help="Hours to extend by (at most two weeks).")
+@click.option("--hours", type=FLOAT, default=4, show_default=True, help="Hours to extend by (at most two weeks).")
 @handle_errors
 def renew(reservation, hours):
     """Extend a reservation's expiration (CloudLab)."""

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import click
 
-from .errors import NothingToDo, SaeError
+from .errors import NothingToDo, SaeError, UsageError
 from .layout import Layout, resolve_layout
 from .log import setup
 from .model import ENV_RESERVATION, Reservation, load_reservation
+from .outputs import check_writable
 
 reservation_option = click.option(
     "--reservation", "-r", "reservation", envvar=ENV_RESERVATION, metavar="FILE",
@@ -29,11 +30,54 @@ layout_options = [
 ]
 
 
+class Digits:
+    """Mixed into click's number types: a number written with the digits 0-9 only. Python's
+    ``int`` and ``float`` also read other scripts' digits ('٣', '３'), so a value nobody typed as
+    a number would pass; every number option of the six CLIs uses :data:`INT`, :data:`FLOAT`,
+    :class:`IntRange` or :class:`FloatRange`."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.isascii():
+            self.fail(f"{value!r} is not a number: write it with the digits 0-9", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class _Int(Digits, click.types.IntParamType):
+    pass
+
+
+class _Float(Digits, click.types.FloatParamType):
+    pass
+
+
+class IntRange(Digits, click.IntRange):
+    """click.IntRange, digits 0-9 only."""
+
+
+class FloatRange(Digits, click.FloatRange):
+    """click.FloatRange, digits 0-9 only."""
+
+
+INT, FLOAT = _Int(), _Float()
+"""click's INT and FLOAT, digits 0-9 only (``type=INT`` where click would take ``type=int``)."""
+
+
 def one_line_path(ctx, param, value):
     """A click callback for a path option: refuse an empty path or one with control characters
     (a newline would split log lines and commands) in one line naming the option."""
     if value is not None and (not str(value) or any(ord(ch) < 32 for ch in str(value))):
         raise click.BadParameter(f"{value!r}: give a path on one line", ctx=ctx, param=param)
+    return value
+
+
+def writable_dir(ctx, param, value):
+    """A click callback for an output directory option: refuse, in one line naming the option, a
+    path where nothing can be written (under /proc, a file's name) before anything runs."""
+    if value is not None:
+        try:
+            check_writable(value, param.opts[0], directory=True)
+        except UsageError as e:
+            raise click.UsageError(str(e), ctx=ctx) from None
     return value
 
 

@@ -5,7 +5,8 @@ import dataclasses
 import functools
 
 import click
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, verbose_option, with_layout
+from metareserve.cli_support import (INT, Group, handle_errors, load_target, reservation_option, verbose_option,
+                                     with_layout, writable_dir)
 from metareserve.errors import OperationalError, UsageError
 from metareserve.model import read_yaml
 
@@ -37,7 +38,7 @@ def monitoring_command(fn):
     @click.option("--config", "config_file", metavar="FILE", help="YAML file of monitor options.")
     @click.option("--scrape-interval", help="Scrape and rule interval, e.g. 2s (default 2s).")
     @click.option("--retention", help="TSDB retention, e.g. 2d (default 2d).")
-    @click.option("--prometheus-port", type=int, help="Prometheus port (default 9090).")
+    @click.option("--prometheus-port", type=INT, help="Prometheus port (default 9090).")
     @verbose_option
     @functools.wraps(fn)
     @handle_errors
@@ -90,7 +91,7 @@ def status(mon):
 
 @main.command()
 @monitoring_command
-@click.option("--out", "out_dir", required=True, metavar="DIR", help="Where to write dashboards.")
+@click.option("--out", "out_dir", required=True, metavar="DIR", callback=writable_dir, help="Where to write dashboards.")
 def dashboard(mon, out_dir):
     """Write Grafana dashboards (grafanalib) and provisioning files."""
     from .dashboards import grafana_source_reachable, import_instructions
@@ -129,7 +130,7 @@ def _duration(ctx, param, value):
 @click.option("--from", "start", required=True, metavar="T1", callback=_time,
               help="Window start: epoch seconds or ISO time.")
 @click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Window end: epoch seconds or ISO time.")
-@click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False), callback=writable_dir,
               help="Output directory (must be new or empty).")
 @click.option("--step", callback=_duration, help="Sample step, e.g. 2s (default: the scrape interval).")
 @click.option("--node", "nodes", multiple=True, help="Only this node (repeatable).")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import INT, Group, handle_errors, load_target, reservation_option, with_layout
 
 from .cluster import CephCluster
 from .options import CephOptions
@@ -20,10 +20,10 @@ def _options(fn):
         click.option("--osd-size", default="4GiB", show_default=True,
                      help="memstore bytes, or bluestore file size, per OSD."),
         click.option("--bluestore-device", metavar="PATH", help="Block device (or file) for bluestore."),
-        click.option("--osds-per-node", type=int, default=1, show_default=True, help="OSD daemons per ceph-osd node."),
+        click.option("--osds-per-node", type=INT, default=1, show_default=True, help="OSD daemons per ceph-osd node."),
         click.option("--cephx/--no-cephx", default=True, show_default=True,
                      help="Authenticate clients and daemons with cephx keys."),
-        click.option("--op-timeout", type=int, default=30, show_default=True,
+        click.option("--op-timeout", type=INT, default=30, show_default=True,
                      help="Client rados_osd_op_timeout (s)."),
         click.option("--fs-name", default="cephfs", show_default=True, help="Name of the CephFS file system."),
         click.option("--pg-autoscale/--no-pg-autoscale", default=False, show_default=True,

@@ -1,6 +1,7 @@
 """What the six CLIs show a newcomer: every CLI answers ``--version`` with its installed version,
 every command's help starts with one line that the command list shows whole, every option says
-what it does, ``--json`` prints JSON, and docs/cli.md is what the CLIs define."""
+what it does, every number option takes the digits 0-9 only, ``--json`` prints JSON, and
+docs/cli.md is what the CLIs define."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -12,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from metareserve.cli_support import Digits
 from sae.cli_reference import CLIS
 
 WIDTH = 80
@@ -39,6 +41,9 @@ def test_a_commands_help_is_one_line_then_options_that_say_what_they_do(cli, nam
     assert first.endswith("."), f"{cli} {name}: {first!r}"
     silent = [p.opts[0] for p in cmd.params if isinstance(p, click.Option) and not p.hidden and not p.help]
     assert not silent, f"{cli} {name}: options without help: {silent}"
+    numbers = [p for p in cmd.params if isinstance(p.type, (click.types.IntParamType, click.types.FloatParamType))]
+    loose = [p.name for p in numbers if not isinstance(p.type, Digits)]
+    assert not loose, f"{cli} {name}: {loose} take other scripts' digits (use cli_support.INT/FLOAT/IntRange/FloatRange)"
 
 
 def test_sae_help_says_what_sae_is_and_shows_examples():
