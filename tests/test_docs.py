@@ -1,8 +1,11 @@
 """Docs that cannot drift: every link and every repository path a document names resolves inside
 the repository, every bench command line a document shows uses only the flags its script's
-``--help`` lists, and no document keeps a hand-written test count."""
+``--help`` lists, a fact the code owns (the class's and protocol's versions) or the README states
+(the quick-start command) has one value wherever a document states it, and no document keeps a
+hand-written test count."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -124,3 +127,54 @@ def test_docs_speak_of_the_project_as_it_is():
     bad = [f"{d}: {m.group(0)!r}" for d in DOCS if d.suffix == ".md"
            for m in re.finditer(r"\b(?:[Ii]ssues? \d+|this session)\b", _text(d))]
     assert not bad, "\n".join(bad)
+
+
+def _code_facts() -> list[tuple[str, re.Pattern, str]]:
+    """(what, the pattern of a document stating it, the value the code owns)."""
+    from rados_deploy.options import CephOptions
+    from rados_deploy.scan_protocol import SPEC
+    cls = (ROOT / "rados_deploy/rados_deploy/cls/sae.cc").read_text()
+    version = ".".join(re.search(rf"#define SAE_CLASS_{part} (\d+)", cls).group(1) for part in ("MAJOR", "MINOR"))
+    arrow = next(f.default for f in dataclasses.fields(CephOptions) if f.name == "class_arrow")
+    protocol = "the scan protocol's version (scan_protocol.json)"
+    return [("the sae class's version (cls/sae.cc)", re.compile(r'"class_version"\s*:\s*"(\d[^"]*)"'), version),
+            (protocol, re.compile(r'"protocol"\s*:\s*(\d+)'), str(SPEC.version)),
+            (protocol, re.compile(r"protocol of the `sae` object class \(version (\d+)\)|\| version \| `(\d+)`"),
+             str(SPEC.version)),
+            ("the class's Arrow (CephOptions.class_arrow)", re.compile(r'"arrow"\s*:\s*"(\d[^"]*)"'), arrow)]
+
+
+def _quick_start() -> str:
+    """The README's quick-start command: the first command of its Quick start section."""
+    section = _text(Path("README.md")).split("## Quick start", 1)[1]
+    return re.search(r"```sh\n(.+)\n", section).group(1)
+
+
+def test_a_fact_has_one_value_in_every_document():
+    """The class's and the protocol's versions as the code defines them, and the quick-start
+    command as the README gives it, wherever a document repeats them (lines joined, so a code
+    span broken over two lines counts)."""
+    facts = _code_facts()
+    quick = _quick_start()
+    assert "sae run" in quick, f"README.md: no quick-start command found ({quick!r})"
+    facts.append(("the README's quick-start command", re.compile(r"(\./setup\.sh && \S*sae run [^`\s]+)"), quick))
+    bad = []
+    for doc in DOCS:
+        text = " ".join(_text(doc).split())
+        for what, pattern, value in facts:
+            stated = [next(g for g in m.groups() if g is not None) for m in pattern.finditer(text)]
+            bad += [f"{doc}: {what} is {value!r}, not {v!r}" for v in stated if v != value]
+    assert not bad, "\n".join(bad)
+
+
+def test_citation_states_the_released_version_and_complete_references():
+    """CITATION.cff (CFF 1.2; `cffconvert --validate` checks the whole schema) names the version
+    the packages carry, and every reference its type, title and authors, a DOI in DOI form."""
+    import importlib.metadata
+
+    import yaml
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["version"] == importlib.metadata.version("sae")
+    for ref in cff["references"]:
+        assert {"type", "title", "authors", "year"} <= set(ref), ref.get("title")
+        assert "doi" not in ref or re.fullmatch(r"10\.\d{4,9}/\S+", ref["doi"]), ref["title"]

@@ -1,8 +1,8 @@
 """``data-deploy``: NYC-taxi data as fixed-size single-row-group Parquet objects in CephFS."""
 import click
 
-from metareserve.cli_support import (Group, handle_errors, load_target, one_line_path, reservation_option,
-                                    with_layout)
+from metareserve.cli_support import (FloatRange, Group, IntRange, handle_errors, load_target, one_line_path,
+                                    reservation_option, with_layout)
 from metareserve.errors import OperationalError
 
 import data_deploy as dd
@@ -33,11 +33,13 @@ def main():
 
 
 @main.command()
-@click.option("--rows", type=click.IntRange(1, dd.MAX_ROWS), required=True, help="Number of trips.")
-@click.option("--seed", type=click.IntRange(0, dd.MAX_SEED), default=0, show_default=True)
+@click.option("--rows", type=IntRange(1, dd.MAX_ROWS), required=True, help="Number of trips.")
+@click.option("--seed", type=IntRange(0, dd.MAX_SEED), default=0, show_default=True,
+              help="Random seed (the same seed and rows give the same trips).")
 @click.option("--out", required=True, type=click.Path(file_okay=False), callback=one_line_path,
               help="Output directory.")
-@click.option("--rows-per-file", type=click.IntRange(min=1), default=1_000_000, show_default=True)
+@click.option("--rows-per-file", type=IntRange(min=1), default=1_000_000, show_default=True,
+              help="Rows per output file.")
 @handle_errors
 def generate(rows, seed, out, rows_per_file):
     """Generate synthetic NYC yellow-taxi trips (TLC schema) as Parquet."""
@@ -51,7 +53,9 @@ def generate(rows, seed, out, rows_per_file):
               help="Output directory.")
 @handle_errors
 def ingest(paths, out):
-    """Convert real TLC yellow-taxi Parquet/CSV files into the generator's schema."""
+    """Convert real TLC yellow-taxi files to the generator's schema.
+
+    PATHS are TLC Parquet or CSV files."""
     files = dd.ingest(list(paths), out)
     click.echo(f"ingested {len(paths)} input(s) into {len(files)} files under {out}")
 
@@ -68,18 +72,23 @@ def ingest(paths, out):
               help="Codec of the objects (none: uncompressed; IPC: zstd or lz4).")
 @handle_errors
 def split(inputs, object_size, out, fmt, compression):
-    """Split Parquet INPUTS into files of one row group (or IPC record batch) of at most one object each."""
+    """Split Parquet INPUTS into files of one object each.
+
+    Each output file holds one row group (or one IPC record batch, or CSV lines) and is at most
+    --object-size."""
     click.echo(dd.split(list(inputs), out=out, object_size=object_size, compression=compression,
                         format=fmt).summary())
 
 
 @main.command()
 @click.argument("source", nargs=-1, required=True)
-@click.option("--fraction", type=click.FloatRange(0, 1), required=True, help="Wanted selectivity (0.01 = 1%).")
-@click.option("--column", default="total_amount", show_default=True)
+@click.option("--fraction", type=FloatRange(0, 1), required=True, help="Wanted selectivity (0.01 = 1%).")
+@click.option("--column", default="total_amount", show_default=True, help="Column the predicate compares.")
 @handle_errors
 def threshold(source, fraction, column):
-    """Print t such that 'COLUMN < t' selects FRACTION of the rows of SOURCE (Parquet)."""
+    """Print the threshold that selects a fraction of the rows.
+
+    t such that 'COLUMN < t' selects FRACTION of the rows of SOURCE (Parquet)."""
     click.echo(repr(dd.selectivity_threshold(list(source), fraction, column=column)))
 
 
@@ -88,12 +97,16 @@ def threshold(source, fraction, column):
 @click.argument("src")
 @click.option("--dest", default="/data/taxi", show_default=True, help="Dataset directory on the target.")
 @click.option("--object-size", required=True, help="Object size, e.g. 16MiB (multiple of 64KiB).")
-@click.option("--link-multiplier", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--copy-multiplier", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--link-multiplier", type=IntRange(min=1), default=1, show_default=True,
+              help="Names per file: hard links inflating the dataset without storing more.")
+@click.option("--copy-multiplier", type=IntRange(min=1), default=1, show_default=True,
+              help="Stored copies of every file.")
 @handle_errors
 def deploy(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, src, dest, object_size,
            link_multiplier, copy_multiplier):
-    """Deploy the split dataset SRC (a directory of single-row-group Parquet files)."""
+    """Deploy a split dataset onto the target.
+
+    SRC is a directory of single-row-group files ('data-deploy split' makes them)."""
     res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.deploy(res, src, plugin=plugin, dest=dest, object_size=object_size,
                         link_multiplier=link_multiplier, copy_multiplier=copy_multiplier,
@@ -107,7 +120,9 @@ def deploy(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_s
 @click.argument("dest", default="/data/taxi")
 @handle_errors
 def verify(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
-    """Check the dataset at DEST against its manifest (exit 1 on any mismatch)."""
+    """Check a deployed dataset against its manifest.
+
+    Exit 1 on any mismatch at DEST."""
     dd.check_target(dest, what="DEST", ceph_conf=ceph_conf, ceph_user=ceph_user)
     res, layout = load_target(reservation, layout_file, role_specs)
     report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,

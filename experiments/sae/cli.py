@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from metareserve.cli_support import Group, handle_errors
+from metareserve.cli_support import FLOAT, INT, FloatRange, Group, handle_errors, verbose_option, writable_dir
 from metareserve.errors import UsageError
 
 from .running import runner
@@ -27,7 +27,23 @@ hosts_option = click.option("--hosts", metavar="FILE",
 
 @click.group(cls=Group)
 def main():
-    """Plan, run, resume and report offloading experiments."""
+    """sae: compute-to-storage offloading experiments, from reservation to plot.
+
+    An experiment file (a Python module defining 'experiment = Experiment(...)', such as
+    experiments/selectivity.py) names a sweep of queries over Spark, Ceph and Arrow. 'sae run'
+    reserves hosts (a local cluster of network-namespace hosts by default, your SSH hosts with
+    --hosts, or CloudLab), installs and starts Ceph, Spark and monitoring, deploys the data, runs
+    every point and repetition and writes the results and a report into a new run directory
+    (results/NAME/latest). 'sae plan' shows what a run would do; 'sae resume' finishes an
+    interrupted run; 'sae report', 'compare', 'history' and 'advise' read run directories; 'sae
+    clean' stops everything and releases the hosts.
+
+    \b
+    Examples:
+      sae plan experiments/selectivity.py      what would run, and an ETA
+      sae run experiments/selectivity.py       the selectivity sweep on a 3-host local cluster
+      sae compare results/selectivity/RUN_A results/selectivity/latest
+    """
 
 
 @main.command()
@@ -38,19 +54,24 @@ def main():
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Use these reserved nodes instead of reserving (default: $SAE_RESERVATION).")
 @profile_option
-@click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
+@click.option("--out", default="results", show_default=True, metavar="DIR", callback=writable_dir,
+              help="Results root directory.")
 @click.option("--teardown", is_flag=True, help="Stop the stack (and release nodes sae reserved) at the end.")
 @click.option("--skip", multiple=True, metavar="STAGE", help="Skip a stage (repeatable), e.g. install.")
-@click.option("--wait-lease", type=float, default=0, show_default=True, metavar="SECONDS",
+@click.option("--wait-lease", type=FLOAT, default=0, show_default=True, metavar="SECONDS",
               help="Wait this long for another run holding the nodes; then refuse, naming it.")
 @set_option
 @exclude_option
-@click.option("--verbose", "-v", is_flag=True)
+@verbose_option
 @handle_errors
 def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_lease, settings, exclude):
-    """Run experiment FILE end to end into a new run directory; given a directory (e.g.
-    experiments/), run every experiment file in it, one after another on one cluster, and write
-    one index page linking every report (OUT/catalogue/latest/index.html)."""
+    """Run an experiment file (or a directory of them) end to end.
+
+    FILE runs into a new run directory, OUT/NAME/<date-time>-<profile>, linked as
+    OUT/NAME/latest; the summary is printed at the end and the run directory is stdout's last
+    line. Given a directory (e.g. experiments/), every experiment file in it runs, one after
+    another on one cluster, and one index page links every report
+    (OUT/catalogue/latest/index.html)."""
     options = runner.RunOptions(provider=provider, reservation=reservation, teardown=teardown, skip=skip,
                                 wait_lease=wait_lease, hosts=hosts)
     if Path(file).is_dir():
@@ -80,9 +101,11 @@ def _no_exclude(file, exclude) -> None:
 @exclude_option
 @handle_errors
 def plan(file, profile, teardown, as_json, hosts, settings, exclude):
-    """Show sweep points, stage steps in execution order and an ETA; runs nothing. Given a
-    directory, plan every experiment file in it as 'sae run DIR' runs them. With --hosts, also
-    which roles each of your hosts plays."""
+    """Show what 'sae run' would do, and an ETA; runs nothing.
+
+    Prints the sweep points, the steps in execution order and a rough ETA. Given a directory,
+    plans every experiment file in it as 'sae run DIR' runs them. With --hosts, also which
+    roles each of your hosts plays."""
     options = runner.RunOptions(teardown=teardown, hosts=hosts)
     if Path(file).is_dir():
         from .running.catalogue import plan_catalogue
@@ -128,7 +151,9 @@ def _hosts_text(p, hosts) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @handle_errors
 def status(directory, as_json):
-    """Progress of a run directory (D done, F failed, R running, T todo per repetition)."""
+    """Show a run's progress, point by point.
+
+    One letter per repetition: D done, F failed, R running, T todo."""
     info = runner.status(directory)
     click.echo(json.dumps(info, indent=1) if as_json else runner.status_text(info))
 
@@ -138,11 +163,13 @@ def status(directory, as_json):
 @click.option("--allow-changes", is_flag=True,
               help="Resume although sae's commit, a package or a node's software changed since the run "
                    "started (recorded in versions.lock).")
-@click.option("--verbose", "-v", is_flag=True)
+@verbose_option
 @handle_errors
 def resume(directory, allow_changes):
-    """Continue a run: skip what is done, retry what failed or was interrupted. Refused, naming
-    what changed, when sae's commit or the software differs from the run's versions.lock."""
+    """Continue an interrupted run where it stopped.
+
+    Skips what is done and retries what failed or was interrupted. Refused, naming what changed, when sae's commit or the software differs from the run's
+    versions.lock (unless --allow-changes)."""
     _finished(runner.resume(directory, allow_changes=allow_changes).root)
 
 
@@ -160,7 +187,10 @@ def _finished(root) -> None:
 @click.argument("directory", type=click.Path())
 @handle_errors
 def report(directory):
-    """(Re)write results.parquet and the report (index.html, summary, figures); print the summary."""
+    """Rewrite a run's results.parquet and report; print the summary.
+
+    The report is DIRECTORY/report/index.html: the summary, the figures, per-point
+    percentiles, hosts, plan and versions."""
     from .results.report import make_report, summary_of
     from .results.results import RunDir, write_results
     rd = RunDir.find(directory)
@@ -176,14 +206,16 @@ def report(directory):
               help="Exit 1 when a run's ratio to the baseline lies wholly beyond it at some point (repeatable): "
                    "time>5% (its 95 % interval above 1.05), bytes<50%; metrics time, bytes, cpu, storage_cpu "
                    "or a results column.")
-@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR", callback=writable_dir,
               help="Also write the comparison as DIR/index.html with a figure per metric.")
-@click.option("--same-within", type=click.FloatRange(0, 100, max_open=True), default=5.0, show_default=True,
+@click.option("--same-within", type=FloatRange(0, 100, max_open=True), default=5.0, show_default=True,
               metavar="PCT", help="A ratio within PCT % of 1 reads 'same' even where its interval excludes 1.")
 @handle_errors
 def compare(runs, rules, html_dir, same_within):
-    """Compare RUN_A RUN_B [RUN ...] (run directories; the first is the baseline) at every point
-    they share: medians, ratio to the baseline with its 95 % interval, better/worse/same."""
+    """Compare runs point by point against the first (the baseline).
+
+    At every point the run directories share: medians, each run's ratio to the baseline with
+    its 95 % interval, and a verdict (better, worse or same)."""
     from .results.compare import Rule, compare as compare_runs
     result = compare_runs(runs, rules=[Rule.parse(r) for r in rules], same_within=same_within / 100)
     click.echo(result.text())
@@ -195,16 +227,18 @@ def compare(runs, rules, html_dir, same_within):
 @main.command()
 @click.argument("experiment")
 @click.option("--out", default="results", show_default=True, metavar="DIR", help="Results root directory.")
-@click.option("--lookback", type=int, default=10, show_default=True, metavar="N",
+@click.option("--lookback", type=INT, default=10, show_default=True, metavar="N",
               help="Earlier runs each run's median is compared with (5 or more).")
-@click.option("--threshold", type=float, default=5.0, show_default=True, metavar="Z",
+@click.option("--threshold", type=FLOAT, default=5.0, show_default=True, metavar="Z",
               help="Flag a run whose |z| against the earlier runs exceeds this.")
-@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR", callback=writable_dir,
               help="Also write the history as DIR/index.html with a series figure per metric.")
 @handle_errors
 def history(experiment, out, lookback, threshold, html_dir):
-    """Every run of EXPERIMENT under --out, oldest first: each point's medians per run and their
-    lookback z-score, flagging runs that stray from the ones before."""
+    """List an experiment's runs, flagging those that stray.
+
+    Every run of EXPERIMENT under --out, oldest first: each point's medians per run and their
+    z-score against the --lookback runs before."""
     from .results.history import history as history_of
     result = history_of(out, experiment, lookback=lookback, threshold=threshold)
     click.echo(result.text())
@@ -216,22 +250,25 @@ def history(experiment, out, lookback, threshold, html_dir):
 @click.argument("runs", nargs=-1, type=click.Path(), metavar="RUN_DIR...")
 @click.option("--validate-on", multiple=True, type=click.Path(), metavar="RUN_DIR",
               help="Also predict these runs (not fitted on) and print the errors (repeatable).")
-@click.option("--selectivity", "selectivities", multiple=True, type=float, metavar="PCT",
+@click.option("--selectivity", "selectivities", multiple=True, type=FLOAT, metavar="PCT",
               help="Predict at this selectivity (repeatable; default 1, 10, 50, 100).")
 @click.option("--object-size", metavar="SIZE", help="Object size, e.g. 64MiB (default: the first fitted point's).")
-@click.option("--rows", type=float, metavar="N", help="Rows each query scans (default: the first fitted point's).")
+@click.option("--rows", type=FLOAT, metavar="N", help="Rows each query scans (default: the first fitted point's).")
 @click.option("--data", metavar="SIZE", help="Or the stored size each query scans, e.g. 512GiB.")
 @click.option("--link-rate", metavar="RATE", help="Link between the sides, e.g. 10gbit or unlimited.")
-@click.option("--storage-cores", type=float, metavar="N", help="Cores of the storage side.")
-@click.option("--compute-cores", type=float, metavar="N", help="Cores of the compute side.")
+@click.option("--storage-cores", type=FLOAT, metavar="N", help="Cores of the storage side.")
+@click.option("--compute-cores", type=FLOAT, metavar="N", help="Cores of the compute side.")
 @click.option("--compression", metavar="CODEC", help="Reply compression (one the fitted runs used).")
 @click.option("--shared-cores/--separate-cores", default=None, help="Whether both sides run on the same cores.")
 @click.option("--cluster", metavar="NAME", help="A what-if cluster to start from: thesis (8 + 8 m510 hosts, 10 GbE).")
 @click.option("--json", "as_json", is_flag=True, help="Print the advice as JSON.")
 @handle_errors
 def advise(runs, validate_on, selectivities, as_json, **options):
-    """Fit the cost model on RUN_DIR... and predict each reader's time at a configuration, the
-    selectivity where offloading stops paying, and (--validate-on) how well it predicts other runs."""
+    """Predict where offloading pays, from a model fitted on runs.
+
+    Fits the model on RUN_DIR... and predicts each reader's time at a configuration, the
+    selectivity where offloading stops paying, and (--validate-on) how well it predicts other
+    runs (docs/advice.md)."""
     from .results.advice import advise as advise_on
     result = advise_on(runs, validate_on=validate_on, selectivities=selectivities, **options)
     click.echo(json.dumps(result.to_dict(), indent=1, default=str) if as_json else result.text())
@@ -267,7 +304,10 @@ def gallery(runs, out, experiments_dir, record_dirs):
 @click.option("--cache", is_flag=True, help="Also delete the controller's dataset cache.")
 @handle_errors
 def clean(reservation, keep_nodes, cache):
-    """Stop Ceph, Spark and monitoring and release the nodes sae reserved."""
+    """Stop the stack and release the hosts sae reserved.
+
+    Stops Ceph, Spark and monitoring on every reservation sae made (named sae-*), or on
+    --reservation's nodes, and releases them (unless --keep-nodes)."""
     from .running.clean import clean as do_clean
     for line in do_clean(reservation=reservation, release=not keep_nodes, cache=cache):
         click.echo(line)

@@ -10,6 +10,7 @@ from .errors import NothingToDo, UsageError
 from .health import NodeHealth, check
 from .log import node_log
 from .model import Reservation, load_reservation
+from .outputs import check_writable
 
 
 def registry_dir() -> Path:
@@ -28,6 +29,7 @@ def reserve(*, provider: str = "local", name: str = "sae", nodes: int | None = N
     out = Path(out or Path.cwd() / f"{name}.yaml")
     if out.is_dir() or not out.parent.is_dir():
         raise UsageError(f"--out {out}: give a file path in an existing directory for the reservation file")
+    check_writable(out, "--out", directory=False)
     res = chosen.reserve(name=name, nodes=nodes, **options)
     path = res.save(out)
     registry_dir().mkdir(parents=True, exist_ok=True)

@@ -232,6 +232,10 @@ class HostCapacity:
         return ", ".join(p for p in parts if p) or "unlimited"
 
 
+FLAGS = {"cpus": "--cpus", "cpu_quota": "--cpu-limit", "memory": "--memory", "link_rate": "--link-rate"}
+"""The CLI flag of each host capacity (a value's error names the flag it was given with)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Capacities:
     """Declared capacities per host name (hosts not named are unlimited); ``delay`` is refused
@@ -282,7 +286,7 @@ class Capacities:
         values: dict[str, dict] = {n: {} for n in nodes}
         flags = {}
         for key, specs in (("cpus", cpus), ("cpu_quota", cpu_quota), ("memory", memory), ("link_rate", link_rate)):
-            flag = f"--{key.replace('_', '-')}"
+            flag = FLAGS[key]
             for spec in [specs] if isinstance(specs, str) else specs:
                 for node, value in _targets(spec, nodes, flag):
                     values[node][key], flags[node, key] = value, f"{flag} {spec}"

@@ -1,17 +1,18 @@
 """``metareserve``: reserve, list, show, check, extend and release nodes."""
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import sys
 from pathlib import Path
 
 import click
-import yaml
 
 from . import api, lease, providers
 from .calibrate import calibrate
 from .capacity import Capacities
-from .cli_support import Group, handle_errors, reservation_option
+from .cli_support import FLOAT, INT, Group, handle_errors, reservation_option
 from .errors import OperationalError, SaeError, UsageError
 from .model import load_reservation
 from .providers.local import node_names
@@ -52,12 +53,12 @@ def main():
 
 @main.command()
 @click.option("--provider", "-p", default="local", show_default=True, help="local, ssh or cloudlab.")
-@click.option("--nodes", "-n", type=int, default=None, help="Number of nodes.")
+@click.option("--nodes", "-n", type=INT, default=None, help="Number of nodes (local: default 3).")
 @click.option("--name", default="sae", show_default=True, help="Reservation name.")
 @click.option("--out", "-o", metavar="FILE", help="Reservation file to write (default ./NAME.yaml).")
 @click.option("--host", "hosts", multiple=True, help="ssh provider: an ~/.ssh/config alias (repeatable).")
-@click.option("--hosts-file", help="ssh provider: YAML list of hosts.")
-@click.option("--ssh-config", help="ssh provider: ssh_config file to use instead of ~/.ssh/config.")
+@click.option("--hosts-file", metavar="FILE", help="ssh provider: a hosts file (YAML list of hosts; docs/ssh.md).")
+@click.option("--ssh-config", metavar="FILE", help="ssh provider: ssh_config file to use instead of ~/.ssh/config.")
 @capacity_options
 @click.option("--option", "-O", "extra", multiple=True, metavar="KEY=VALUE",
               help="Provider option (e.g. cloudlab site=utah).")
@@ -66,7 +67,10 @@ def main():
 @handle_errors
 def reserve(provider, nodes, name, out, hosts, hosts_file, ssh_config, cpus, cpu_limit, memory, link_rate, delay,
             extra, gate):
-    """Reserve nodes and write a reservation file."""
+    """Reserve nodes and write a reservation file.
+
+    Then, unless --no-check, every node passes the health gate (nodes that fail are given back)
+    and its cores and links are measured."""
     bad = [kv for kv in extra if not kv.partition("=")[0] or "=" not in kv]
     if bad:
         raise UsageError(f"--option {bad[0]!r}: expected KEY=VALUE")
@@ -118,8 +122,10 @@ def _gate_or_give_back(res, new_dirs: list[Path]) -> None:
 @capacity_options
 @handle_errors
 def shape(reservation, cpus, cpu_limit, memory, link_rate, delay):
-    """Set a local cluster's host and link capacities (hosts left out become unlimited), then
-    measure them."""
+    """Set a local cluster's capacities, then measure them.
+
+    Host and link capacities as --cpus, --cpu-limit, --memory and --link-rate give them; hosts
+    left out become unlimited."""
     res = load_reservation(reservation)
     caps = _capacities([n.name for n in res.nodes], cpus, cpu_limit, memory, link_rate, delay) or Capacities()
     changed = api.shape(res, caps)
@@ -128,10 +134,11 @@ def shape(reservation, cpus, cpu_limit, memory, link_rate, delay):
     _calibrate(res)
 
 
-def _calibrate(res) -> None:
-    """Measure cores and links, print them beside what was declared, warn where they differ."""
+def _calibrate(res, err: bool = False) -> None:
+    """Measure cores and links, print them beside what was declared (on stderr with ``err``),
+    warn where they differ."""
     measured = calibrate(res)
-    click.echo("calibration (declared vs measured):\n" + measured.text())
+    click.echo("calibration (declared vs measured):\n" + measured.text(), err=err)
     for line in measured.warnings():
         click.echo(f"warning: {line}", err=True)
 
@@ -151,7 +158,7 @@ def list_cmd():
 @reservation_option
 @handle_errors
 def show(reservation):
-    """Print a reservation's nodes."""
+    """Print a reservation's nodes and who holds its lease."""
     res = load_reservation(reservation)
     click.echo(f"{res.name} ({res.provider}), {len(res.nodes)} nodes")
     for n in res.nodes:
@@ -168,44 +175,51 @@ def show(reservation):
 @reservation_option
 @handle_errors
 def break_lease(reservation):
-    """Remove a reservation's lease whose holder is gone for good (e.g. another machine died)."""
+    """Remove a lease whose holder is gone for good.
+
+    The lease a run holds on the reservation's nodes, left behind when the machine running it
+    died; whatever holds it, it is removed."""
     with Cluster(load_reservation(reservation)) as cluster:
         click.echo(lease.break_lease(cluster))
 
 
 @main.command()
 @reservation_option
-@click.option("--json", "as_json", is_flag=True, help="Print the per-node results as YAML/JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the per-node results as JSON on stdout (the rest goes to stderr).")
 @click.option("--calibrate/--no-calibrate", default=True, show_default=True,
               help="Measure usable cores and link throughput beside what was declared.")
 @handle_errors
 def check(reservation, as_json, calibrate):
-    """Health gate on every node (SSH, python3, root/sudo, free disk), then calibration."""
+    """Check every node, then measure its cores and links.
+
+    The health gate: SSH, python3, root or sudo, free disk."""
     res = load_reservation(reservation)
     results = api.check(res)
     if as_json:
-        click.echo(yaml.safe_dump([r.__dict__ for r in results], sort_keys=False))
-    _report(results)
+        click.echo(json.dumps([dataclasses.asdict(r) for r in results], indent=1))
+    _report(results, err=as_json)
     if calibrate:
-        _calibrate(res)
+        _calibrate(res, err=as_json)
 
 
-def _report(results):
+def _report(results, err: bool = False):
+    """Each node's health, one line each (on stderr with ``err``); OperationalError if one failed."""
     for h in results:
         status = "ok" if h.ok else f"FAILED: {h.reason}"
-        click.echo(f"[{h.node} check] {status}")
+        click.echo(f"[{h.node} check] {status}", err=err)
     bad = [h.node for h in results if not h.ok]
     if bad:
         raise OperationalError(f"[check] {len(bad)} of {len(results)} nodes failed the health gate: {', '.join(bad)}")
-    click.echo(f"all {len(results)} nodes healthy")
+    click.echo(f"all {len(results)} nodes healthy", err=err)
 
 
 @main.command()
 @reservation_option
-@click.option("--hours", type=float, default=4, show_default=True)
+@click.option("--hours", type=FLOAT, default=4, show_default=True, help="Hours to extend by (at most two weeks).")
 @handle_errors
 def renew(reservation, hours):
-    """Extend the reservation's expiration (CloudLab)."""
+    """Extend a reservation's expiration (CloudLab)."""
     if not 0 < hours <= 24 * 14:   # NaN fails too
         raise UsageError(f"--hours {hours!r}: give hours above 0 and at most {24 * 14} (two weeks)")
     click.echo(api.extend(load_reservation(reservation), hours=hours))

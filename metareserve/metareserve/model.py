@@ -23,6 +23,10 @@ MAX_FILE_BYTES = 16 << 20     # reservations, layouts and hosts files are small
 ENV_RESERVATION = "SAE_RESERVATION"
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """PyYAML's safe loader, in C where PyYAML was built with libyaml (about 8x faster)."""
+MAX_ALIAS_NODES = 100_000
+"""How many nodes aliases (``*name``) may add to a YAML document sae reads: an anchor reused a
+few times passes, an alias bomb ("billion laughs": nine lists of nine aliases of the list before)
+is refused before anything is built from it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,11 +221,74 @@ def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservati
             nodes.append(Node(**raw))
         except UsageError as e:
             raise bad(f"nodes[{i}]: {e}") from None
+    same = same_address([(n.host, n.port) for n in nodes])
+    if same:
+        first, second = (nodes[i] for i in same)
+        raise bad(f"nodes {first.name} and {second.name} are both {first.host}:{first.port}, one machine; "
+                  f"give each node its own host or port")
     state = data.get("provider_state") or {}
     if not isinstance(state, dict):
         raise bad("'provider_state' must be a mapping")
     return Reservation(name=data["name"], provider=data["provider"], nodes=nodes,
                        provider_state=state, ssh_config=data.get("ssh_config"))
+
+
+def same_address(addresses: list[tuple[str, int]]) -> tuple[int, int] | None:
+    """The indexes of the first two (host, port) pairs that reach the same sshd (host names
+    compared without case), None when every node is its own."""
+    seen: dict[tuple[str, int], int] = {}
+    for i, (host, port) in enumerate(addresses):
+        key = (host.lower().rstrip("."), port)
+        if key in seen:
+            return seen[key], i
+        seen[key] = i
+    return None
+
+
+class AliasExpansion(yaml.YAMLError):
+    """A YAML document whose aliases would expand beyond :data:`MAX_ALIAS_NODES` nodes, or into
+    themselves."""
+
+
+def load_yaml(text: str) -> Any:
+    """``text`` parsed with the safe loader, its aliases' expansion checked before the document
+    is built (:class:`AliasExpansion`); every YAML sae reads goes through here."""
+    loader = SAFE_LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        distinct, expanded = _node_counts(node)
+        if expanded is None:
+            raise AliasExpansion("an alias refers to the node that contains it (a loop)")
+        if expanded - distinct > MAX_ALIAS_NODES:
+            raise AliasExpansion(f"aliases expand {distinct} nodes into {expanded} (at most {MAX_ALIAS_NODES} more "
+                                 f"are read); write the values out")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _node_counts(root: yaml.Node) -> tuple[int, int | None]:
+    """(distinct nodes, nodes with every alias expanded or None for a loop) of a composed YAML
+    document: each node counted once, bottom up, without recursion."""
+    size: dict[int, int] = {}
+    inside: set[int] = set()   # nodes whose children are being counted
+    stack = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        children = [] if isinstance(node, yaml.ScalarNode) else \
+            node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]
+        if counted:
+            inside.discard(id(node))
+            size[id(node)] = 1 + sum(size[id(c)] for c in children)
+        elif id(node) in inside:
+            return len(size), None
+        elif id(node) not in size:
+            inside.add(id(node))
+            stack.append((node, True))
+            stack.extend((c, False) for c in children)
+    return len(size), size[id(root)]
 
 
 def read_yaml(path: str | os.PathLike, what: str) -> Any:
@@ -241,7 +308,9 @@ def read_yaml(path: str | os.PathLike, what: str) -> Any:
     except OSError as e:
         raise UsageError(f"{p}: cannot read {what}: {e.strerror}") from None
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)
+        return load_yaml(text)
+    except AliasExpansion as e:
+        raise UsageError(f"{p}: YAML refused: {e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

@@ -5,7 +5,8 @@ import dataclasses
 import functools
 
 import click
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import (INT, Group, handle_errors, load_target, reservation_option, verbose_option,
+                                     with_layout, writable_dir)
 from metareserve.errors import OperationalError, UsageError
 from metareserve.model import read_yaml
 
@@ -37,8 +38,8 @@ def monitoring_command(fn):
     @click.option("--config", "config_file", metavar="FILE", help="YAML file of monitor options.")
     @click.option("--scrape-interval", help="Scrape and rule interval, e.g. 2s (default 2s).")
     @click.option("--retention", help="TSDB retention, e.g. 2d (default 2d).")
-    @click.option("--prometheus-port", type=int, help="Prometheus port (default 9090).")
-    @click.option("--verbose", "-v", is_flag=True, help="Debug logging.")
+    @click.option("--prometheus-port", type=INT, help="Prometheus port (default 9090).")
+    @verbose_option
     @functools.wraps(fn)
     @handle_errors
     def wrapper(reservation, layout_file, role_specs, config_file, scrape_interval, retention,
@@ -65,7 +66,7 @@ def _stage(name: str, help_text: str):
 
 
 for _name, _help in [("install", "Install Prometheus and node_exporter from distribution packages."),
-                     ("start", "Write configs and start (or reload) Prometheus and node_exporters."),
+                     ("start", "Start (or reload) Prometheus and node_exporters.\n\nWrites their configs first."),
                      ("stop", "Stop Prometheus, node_exporters and the local cgroup exporter."),
                      ("uninstall", "Stop everything and remove all monitoring state from the nodes.")]:
     _stage(_name, _help)
@@ -74,7 +75,9 @@ for _name, _help in [("install", "Install Prometheus and node_exporter from dist
 @main.command()
 @monitoring_command
 def status(mon):
-    """Daemons per node and scrape-target health; exit 1 if a daemon is down."""
+    """Show the daemons per node and each scrape target's health.
+
+    Exit 1 if a daemon is down."""
     report = mon.status()
     for node, outcome in report.nodes.items():
         click.echo(f"{node}: {outcome.message}")
@@ -88,7 +91,7 @@ def status(mon):
 
 @main.command()
 @monitoring_command
-@click.option("--out", "out_dir", required=True, metavar="DIR", help="Where to write dashboards.")
+@click.option("--out", "out_dir", required=True, metavar="DIR", callback=writable_dir, help="Where to write dashboards.")
 def dashboard(mon, out_dir):
     """Write Grafana dashboards (grafanalib) and provisioning files."""
     from .dashboards import grafana_source_reachable, import_instructions
@@ -127,7 +130,7 @@ def _duration(ctx, param, value):
 @click.option("--from", "start", required=True, metavar="T1", callback=_time,
               help="Window start: epoch seconds or ISO time.")
 @click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Window end: epoch seconds or ISO time.")
-@click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False), callback=writable_dir,
               help="Output directory (must be new or empty).")
 @click.option("--step", callback=_duration, help="Sample step, e.g. 2s (default: the scrape interval).")
 @click.option("--node", "nodes", multiple=True, help="Only this node (repeatable).")
@@ -135,7 +138,9 @@ def _duration(ctx, param, value):
               "net_rx, net_tx, disk_read, disk_write.")
 @click.option("--overwrite", is_flag=True, help="Replace a non-empty output directory.")
 def export(mon, start, end, out_dir, step, nodes, metrics, overwrite):
-    """Per-node metrics of a window → Parquet, area under curve (Simpson) and stacked plots."""
+    """Export a time window's per-node metrics.
+
+    Parquet, the area under each curve (Simpson) and stacked plots."""
     result = mon.export(start, end, out_dir, step=step, nodes=list(nodes) or None,
                         metrics=list(metrics) or None, overwrite=overwrite)
     click.echo(result.auc.to_string(index=False))
@@ -149,7 +154,9 @@ def export(mon, start, end, out_dir, step, nodes, metrics, overwrite):
               help="Search start: epoch seconds or ISO time.")
 @click.option("--to", "end", required=True, metavar="T2", callback=_time, help="Search end: epoch seconds or ISO time.")
 def windows(mon, start, end):
-    """Run windows published by the run marker, recovered from Prometheus."""
+    """List the run windows the run marker published.
+
+    Recovered from Prometheus: run id, point, repetition, start and end."""
     found = mon.marker.windows(start, end)
     for w in found:
         click.echo(f"{w.run_id}\t{w.point}\t{w.repetition}\t{w.start:.3f}\t{'' if w.end is None else f'{w.end:.3f}'}")

@@ -39,6 +39,9 @@ def parse_time(value, *, what: str = "time") -> float:
         seconds = float(value)
     else:
         text = str(value).strip()
+        if not text.isascii():   # float() and fromisoformat() read other scripts' digits too
+            raise UsageError(f"{what} {value!r} is not a time: write it with the digits 0-9 "
+                             f"(e.g. 1700000000 or 2026-11-21T22:00:00)")
         try:
             seconds = float(text)
         except ValueError:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import INT, Group, handle_errors, load_target, reservation_option, with_layout
 
 from .cluster import CephCluster
 from .options import CephOptions
@@ -20,11 +20,12 @@ def _options(fn):
         click.option("--osd-size", default="4GiB", show_default=True,
                      help="memstore bytes, or bluestore file size, per OSD."),
         click.option("--bluestore-device", metavar="PATH", help="Block device (or file) for bluestore."),
-        click.option("--osds-per-node", type=int, default=1, show_default=True),
-        click.option("--cephx/--no-cephx", default=True, show_default=True),
-        click.option("--op-timeout", type=int, default=30, show_default=True,
+        click.option("--osds-per-node", type=INT, default=1, show_default=True, help="OSD daemons per ceph-osd node."),
+        click.option("--cephx/--no-cephx", default=True, show_default=True,
+                     help="Authenticate clients and daemons with cephx keys."),
+        click.option("--op-timeout", type=INT, default=30, show_default=True,
                      help="Client rados_osd_op_timeout (s)."),
-        click.option("--fs-name", default="cephfs", show_default=True),
+        click.option("--fs-name", default="cephfs", show_default=True, help="Name of the CephFS file system."),
         click.option("--pg-autoscale/--no-pg-autoscale", default=False, show_default=True,
                      help="Ceph's PG autoscaler on the CephFS pools (start puts it in force; off restores "
                           "the computed PG counts)."),
@@ -64,14 +65,18 @@ def main():
 @main.command()
 @_command
 def install(ceph):
-    """Install Ceph packages (and class build headers) on the layout's nodes."""
+    """Install Ceph packages on the layout's nodes.
+
+    With the headers the object class builds against."""
     _summary(ceph.install())
 
 
 @main.command()
 @_command
 def start(ceph):
-    """Bootstrap (or restart) the cluster and wait for HEALTH_OK."""
+    """Bootstrap or restart the cluster; wait for health.
+
+    Waits for HEALTH_OK, then prints each client node's ceph.conf and the client users."""
     report = ceph.start()
     _summary(report)
     click.echo(f"bring-up {report.details['bringup_seconds']} s; health {report.details.get('health')}")
@@ -102,7 +107,9 @@ def _directory(value: str | None, flag: str) -> str | None:
               help="Build these cls sources instead of the packaged ones.")
 @_command
 def install_class(ceph, source_dir=None):
-    """Build and install the sae object class; verify it through every OSD."""
+    """Build and install the sae object class.
+
+    Then verify it through every OSD (its version call)."""
     report = ceph.install_class(source_dir=source_dir)
     _summary(report)
     for where, reply in report.details["versions"].items():
@@ -114,7 +121,10 @@ def install_class(ceph, source_dir=None):
               help="A Ceph node or ceph-client to build on (repeatable; default: every ceph-client).")
 @_command
 def install_scan_library(ceph, nodes=()):
-    """Build the class's scan as a client library (libsae_scan.so); print its path."""
+    """Build the class's scan as a client library.
+
+    Prints its path: libsae_scan.so, which the auto reader's Spark tasks load to scan an object
+    themselves."""
     report = ceph.install_scan_library(list(nodes) or ceph.topology.clients)
     _summary(report)
     click.echo(report.details["path"])
@@ -123,7 +133,9 @@ def install_scan_library(ceph, nodes=()):
 @main.command()
 @_command
 def status(ceph):
-    """Per daemon per host: running or not; the cluster's health. Exit 1 unless all is well."""
+    """Show each daemon's state and the cluster's health.
+
+    Per daemon per host: running or not; then the health. Exit 1 unless all is well."""
     st = ceph.status()
     for line in st.lines():
         click.echo(line)
@@ -135,12 +147,16 @@ def status(ceph):
 @main.command()
 @_command
 def stop(ceph):
-    """Stop every daemon by pid (memstore keeps data only through a clean stop)."""
+    """Stop every daemon by pid.
+
+    memstore keeps its data only through a clean stop."""
     _summary(ceph.stop())
 
 
 @main.command()
 @_command
 def uninstall(ceph):
-    """Stop every daemon and remove the cluster's state (packages stay)."""
+    """Stop every daemon and remove the cluster's state.
+
+    Packages stay installed."""
     _summary(ceph.uninstall())

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
 
 import click
 import yaml
 
-from metareserve.cli_support import Group, handle_errors, load_target, reservation_option, with_layout
+from metareserve.cli_support import (INT, Group, handle_errors, load_target, reservation_option, verbose_option,
+                                     with_layout, writable_dir)
 from metareserve.errors import UsageError
 
 from .cluster import SparkCluster
@@ -20,11 +20,13 @@ _OPTION_FLAGS = [
     click.option("--spark-source", help="Spark tarball path or URL (default: pyspark from PyPI)."),
     click.option("--spark-version", "spark_version", help="pyspark version from PyPI (default 4.3.0)."),
     click.option("--pyarrow", help="pyarrow release of the nodes' Python env (default 26.0.1)."),
-    click.option("--worker-cores", type=int, help="Cores each worker offers."),
+    click.option("--worker-cores", type=INT, help="Cores each worker offers."),
     click.option("--worker-memory", help="Memory each worker offers (e.g. 2g)."),
     click.option("--executor-memory", help="spark.executor.memory (e.g. 1g)."),
-    click.option("--master-port", type=int), click.option("--master-ui-port", type=int),
-    click.option("--worker-port", type=int), click.option("--worker-ui-port", type=int),
+    click.option("--master-port", type=INT, help="Master RPC port (default 7077)."),
+    click.option("--master-ui-port", type=INT, help="Master web UI port (default 8080)."),
+    click.option("--worker-port", type=INT, help="Worker RPC port (default 7078)."),
+    click.option("--worker-ui-port", type=INT, help="Worker web UI port (default 8081)."),
     click.option("--metrics-namespace", help="spark.metrics.namespace (default sae)."),
     click.option("--prefix", help="Per-node state directory ({node} = node name)."),
     click.option("--class-sharing/--no-class-sharing", "class_sharing", default=None,
@@ -42,7 +44,7 @@ def spark_options(fn):
     """Add the SparkOptions flags (and --verbose) to a command."""
     for opt in reversed(_OPTION_FLAGS):
         fn = opt(fn)
-    return click.option("--verbose", "-v", is_flag=True, help="Debug logging.")(fn)
+    return verbose_option(fn)
 
 
 def cluster_options(fn):
@@ -76,17 +78,6 @@ def build_options(options_file=None, spark_version=None, python_packages=(), con
 def _spark(reservation, layout_file, role_specs, **flags) -> SparkCluster:
     res, layout = load_target(reservation, layout_file, role_specs)
     return SparkCluster(res, layout, build_options(**flags))
-
-
-def _log_dir(value: str | None) -> str | None:
-    """``value`` if it is, or can become, a directory: its nearest existing part is one."""
-    if value is None:
-        return None
-    path = Path(value).expanduser()
-    existing = next(p for p in (path, *path.parents) if p.exists())
-    if not existing.is_dir():
-        raise click.BadParameter(f"{value!r}: {existing} is not a directory", param_hint="--log-dir")
-    return value
 
 
 @click.group(cls=Group)
@@ -129,7 +120,7 @@ def uninstall(reservation, layout_file, role_specs, purge, **flags):
 @cluster_options
 @handle_errors
 def status(reservation, layout_file, role_specs, **flags):
-    """Say which daemons run and how many workers are ALIVE at the master."""
+    """Show which daemons run and how many workers are ALIVE."""
     with _spark(reservation, layout_file, role_specs, **flags) as spark:
         st = spark.status()
         for d in [st.master, *st.workers]:
@@ -143,14 +134,16 @@ def status(reservation, layout_file, role_specs, **flags):
 @cluster_options
 @handle_errors
 def targets(reservation, layout_file, role_specs, **flags):
-    """Print the Prometheus scrape targets (YAML: job → metrics_path, targets, nodes)."""
+    """Print the Prometheus scrape targets of the Spark daemons.
+
+    YAML: job → metrics_path, targets, nodes."""
     with _spark(reservation, layout_file, role_specs, **flags) as spark:
         click.echo(yaml.safe_dump(spark.metrics_targets(), sort_keys=False), nl=False)
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @cluster_options
-@click.option("--log-dir", metavar="DIR", callback=lambda ctx, param, value: _log_dir(value),
+@click.option("--log-dir", metavar="DIR", callback=writable_dir,
               help="Local directory for the driver log and event log (default: $SAE_HOME/spark-submits, "
                    "never the working directory).")
 @click.option("--driver-env", multiple=True, metavar="KEY=VALUE", help="Extra environment for spark-submit.")
@@ -158,10 +151,11 @@ def targets(reservation, layout_file, role_specs, **flags):
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED, required=True)
 @handle_errors
 def submit(reservation, layout_file, role_specs, log_dir, driver_env, quiet, argv, **flags):
-    """Run an application from the driver node; exits with the application's exit status.
+    """Run an application from the driver node.
 
-    ARGV is [SPARK-SUBMIT OPTIONS] APP [APP ARGS]: spark-deploy's own options come first,
-    every other option up to the application (.jar or .py) goes to spark-submit.
+    Exits with the application's exit status. ARGV is [SPARK-SUBMIT OPTIONS] APP [APP ARGS]:
+    spark-deploy's own options come first, every other option up to the application (.jar or
+    .py) goes to spark-submit.
     """
     parsed = split_submit_args(list(argv))
     env = _pairs(driver_env, "--driver-env")

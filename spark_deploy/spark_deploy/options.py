@@ -5,7 +5,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from metareserve import validate
+from metareserve import parse_size, validate
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 
@@ -36,12 +36,24 @@ def memory_bytes(value: str) -> int:
 
 
 def check_memory(value, what: str) -> None:
-    """UsageError unless ``value`` is a JVM memory size as Spark takes it (``512m``, ``2g``)."""
+    """UsageError unless ``value`` is a JVM memory size as Spark takes it (``512m``, ``2g``); for
+    a size sae reads elsewhere (``4 GiB``, ``1.5g``) the error says how Spark writes it."""
     m = _MEMORY.fullmatch(value) if isinstance(value, str) else None
     if not m:
-        raise UsageError(f"{what} must look like 512m or 2g, not {value!r}")
+        raise UsageError(f"{what} must look like 512m or 2g, not {value!r}{_spark_spelling(value)}")
     if not 0 < memory_bytes(value) <= MAX_MEMORY:
         raise UsageError(f"{what} {value!r} must be above 0 and at most 16t")
+
+
+def _spark_spelling(value) -> str:
+    """``" (Spark writes it 4g)"`` for a size :func:`metareserve.parse_size` reads in whole KiB
+    (``4 GiB``, ``1.5g``), else ``""``."""
+    try:
+        n = parse_size(value, what="memory") if isinstance(value, str) else 0
+    except UsageError:
+        return ""
+    unit = next((u for u in "tgmk" if n and n % _MEMORY_UNITS[u] == 0), None)
+    return f" (Spark writes it {n // _MEMORY_UNITS[unit]}{unit})" if unit else ""
 
 
 def check_conf(conf, what: str) -> None:

@@ -13,17 +13,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from data_deploy.cli import main as data_deploy
-from metareserve.cli import main as metareserve
-from monitor_deploy.cli import main as monitor_deploy
-from rados_deploy.cli import main as rados_deploy
-from sae.cli import main as sae
-from spark_deploy.cli import main as spark_deploy
+from sae.cli_reference import CLIS
 
 INJECT = "$(touch INJECTED)`touch INJECTED`"
 EXPERIMENT = str(Path(__file__).parents[2] / "experiments" / "selectivity.py")
-CLIS = {"metareserve": metareserve, "spark-deploy": spark_deploy, "rados-deploy": rados_deploy,
-        "data-deploy": data_deploy, "monitor-deploy": monitor_deploy, "sae": sae}
 
 # (cli, arguments, a fragment the one line must contain); RES = the reservation file
 CASES = [

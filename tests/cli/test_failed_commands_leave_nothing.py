@@ -32,8 +32,8 @@ CASES = [
     ("sae", ["run", EXPERIMENT, "-r", "RES", "--out", "new/deeper"], 1, KEPT),         # parents made for it
     ("sae", ["run", EXPERIMENT, "-r", "RES", "--out", "OUT"], 1, KEPT),                # 'latest' names a run
     ("sae", ["run", EXPERIMENT, "--provider", "ssh"], 2, "--provider ssh needs your hosts"),   # refused at load
-    ("sae", ["run", EXPERIMENT, "--out", "GOOD.parquet"], 2, "cannot make a run directory"),
-    ("sae", ["run", EXPERIMENT, "--out", "/proc/sae-no-such-dir"], 2, "cannot make a run directory"),
+    ("sae", ["run", EXPERIMENT, "--out", "GOOD.parquet"], 2, "GOOD.parquet is not a directory"),
+    ("sae", ["run", EXPERIMENT, "--out", "/proc/sae-no-such-dir"], 2, "nothing can be written in /proc"),
     ("sae", ["gallery", "--record", "OUT", "--runs", "runs"], 2, "damaged plan"),          # no plan.yaml
     ("sae", ["gallery", "--runs", "OUT", "--experiments", str(Path(EXPERIMENT).parent), "--out",
              "/proc/sae-no-such-dir"], 2, "cannot make the directory"),
@@ -43,7 +43,7 @@ CASES = [
     ("data-deploy", ["split", "BAD.parquet", "--object-size", "4MiB", "--out", "SPLIT"], 2, "cannot read inputs"),
     ("data-deploy", ["generate", "--rows", "10", "--out", "/proc/sae-no-such-dir"], 2, "cannot make the output"),
     ("data-deploy", ["deploy", "-r", "RES", "--object-size", "4MiB", "SRC"], 2, "not a readable Parquet"),
-    ("monitor-deploy", ["dashboard", "-r", "RES", "--out", "/proc/sae-no-such-dir"], 2, "cannot make"),
+    ("monitor-deploy", ["dashboard", "-r", "RES", "--out", "/proc/sae-no-such-dir"], 2, "nothing can be written in /proc"),
     ("metareserve", ["reserve", "-p", "ssh", "--host", "127.0.0.1", "--name", "gone", "--out", "gone.yaml"], 1,
      "failed the health gate"),                                                     # nothing answers on :22
 ]
@@ -59,7 +59,7 @@ def workdir(tmp_path, monkeypatch, good_parquet):
     """Unreachable ssh hosts (node1..node3 at port 1), bad inputs, an earlier run and split."""
     (tmp_path / "RES").write_text(yaml.safe_dump({
         "version": 1, "name": "failing", "provider": "ssh",
-        "nodes": [{"name": f"node{i}", "host": "127.0.0.1", "port": 1} for i in (1, 2, 3)]}))
+        "nodes": [{"name": f"node{i}", "host": f"127.0.0.{i}", "port": 1} for i in (1, 2, 3)]}))
     (tmp_path / "GOOD.parquet").write_bytes(good_parquet.read_bytes())
     (tmp_path / "BAD.parquet").write_text("not parquet")
     (tmp_path / "BAD.csv").write_text("a,b\n1,2\n")

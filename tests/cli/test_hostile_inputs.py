@@ -11,6 +11,7 @@ a value that gets past validation fails its row ("reached a host") instead of co
 """
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -32,7 +33,7 @@ MEMORY = 2 << 30   # address space a row may add: a CLI reading /dev/zero to its
 MARKS = [Path("/INJECTED"), Path("/tmp/INJECTED")]
 
 RES = {"version": 1, "name": "hostile", "provider": "ssh",
-       "nodes": [{"name": f"node{i}", "host": "127.0.0.1", "port": 1} for i in (1, 2, 3)]}
+       "nodes": [{"name": f"node{i}", "host": f"127.0.0.{i}", "port": 1} for i in (1, 2, 3)]}
 BOMB = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
         + "".join(f"{c}: &{c} [{','.join([f'*{p}'] * 9)}]\n"
                   for p, c in zip("abcdefgh", "bcdefghi")))
@@ -374,7 +375,8 @@ for label in ("negative seed", "unknown generator", "missing input", "newline co
 rows("sae", ["plan"], [
     (["missing.py"], "missing.py"), (["DIR"], "DIR"), (["FIFO"], "FIFO"), (["/dev/zero"], "/dev/zero"),
     (["EMPTY"], "EMPTY"), (["BADUTF8"], "BADUTF8"),
-    (["E.py"], "E.py", {"E.py": "1/0\n"}), (["E.py"], "experiment", {"E.py": "experiment = 5\n"}),
+    (["E.py"], "experiment file E.py: raised ZeroDivisionError: division by zero at line 1", {"E.py": "1/0\n"}),
+    (["E.py"], "experiment", {"E.py": "experiment = 5\n"}),
     (["E.py"], "E.py", {"E.py": "import sys; sys.exit(3)\n"}),
     ([EXPERIMENT, "--profile", ""], "profile"), ([EXPERIMENT, "--profile", "a\nb"], "profile"),
 ])
@@ -419,6 +421,62 @@ rows("sae", ["plan", EXPERIMENT, "--set"], [
 ])
 rows("rados-deploy", ["install-scan-library", "-r", "RES"], [
     (["--node", "node9"], "node9"), (["--node", "node1\n"], "node1"),
+])
+
+# the last bad values: digits of other scripts, sizes Spark cannot read, one machine named twice,
+# alias bombs inside otherwise good files, outputs where nothing can be written, an experiment
+# file's own code raising
+FLOW_BOMB = "[" + ", ".join(["&a [1,1,1,1,1,1,1,1,1]"] + [f"&{c} [{','.join([f'*{p}'] * 9)}]"
+                                                          for p, c in zip("abcdefgh", "bcdefghi")]) + "]"
+TWICE = {"R": res_with(nodes=[{"name": "node1", "host": "10.0.0.1"}, {"name": "node2", "host": "10.0.0.1", "port": 22}])}
+HOSTS_TWICE = {"H": yaml.safe_dump({"hosts": [{"name": "a", "host": "10.0.0.1"}, {"name": "b", "host": "10.0.0.2"},
+                                              {"name": "c", "host": "10.0.0.1"}]})}
+ROWS.extend([
+    ("spark-deploy", ["start", "-r", "RES", "--worker-cores", "３"], {}, "--worker-cores"),
+    ("spark-deploy", ["start", "-r", "RES", "--worker-cores", "٣"], {}, "--worker-cores"),
+    ("metareserve", ["reserve", "--nodes", "٣", "--out", "r.yaml"], {}, "--nodes"),
+    ("metareserve", ["reserve", "--cpu-limit", "٣", "--out", "r.yaml"], {}, "--cpu-limit"),
+    ("metareserve", ["renew", "-r", "RES", "--hours", "٣"], {}, "--hours"),
+    ("rados-deploy", ["start", "-r", "RES", "--osds-per-node", "٣"], {}, "--osds-per-node"),
+    ("data-deploy", ["generate", "--rows", "٣", "--out", "g"], {}, "--rows"),
+    ("monitor-deploy", ["windows", "-r", "RES", "--from", "٣", "--to", "٤"], {}, "--from"),
+    ("sae", ["compare", "a", "b", "--fail-on", "time>５%"], {}, "time>５%"),
+    ("sae", ["history", "x", "--lookback", "٣"], {}, "--lookback"),
+    ("sae", ["plan", EXPERIMENT, "--set", "spark.worker_cores=３"], {}, "worker_cores"),
+    ("sae", ["plan", "E.py"], experiment_file("spark=SparkSpec(worker_cores='٣')"), "worker_cores"),
+    ("sae", ["plan", "E.py"], experiment_file("workload=Workload(selectivity='１０')"), "selectivity '１０' is not a number"),
+    ("spark-deploy", ["start", "-r", "RES", "--worker-memory", "4 GiB"], {}, "(Spark writes it 4g)"),
+    ("sae", ["plan", EXPERIMENT, "--set", "spark.executor_memory=1.5 GiB"], {}, "(Spark writes it 1536m)"),
+    ("metareserve", ["show", "-r", "R"], TWICE, "R: nodes node1 and node2 are both 10.0.0.1:22"),
+    ("sae", ["run", EXPERIMENT, "-r", "R"], TWICE, "R: nodes node1 and node2 are both 10.0.0.1:22"),
+    ("metareserve", ["reserve", "-p", "ssh", "--out", "r.yaml", "--hosts-file", "H"], HOSTS_TWICE,
+     "H: hosts[0] (a) and hosts[2] (c) are both 10.0.0.1:22"),
+    ("metareserve", ["show", "-r", "R"], {"R": res_with(provider_state=None) + f"provider_state: {{x: {FLOW_BOMB}}}\n"},
+     "R: YAML refused: aliases expand"),
+    ("metareserve", ["reserve", "-p", "ssh", "--out", "r.yaml", "--hosts-file", "H"],
+     {"H": f"hosts: [{{name: a, host: h1, labels: {{x: {FLOW_BOMB}}}}}]\n"}, "H: YAML refused: aliases expand"),
+    ("spark-deploy", ["start", "-r", "RES", "--layout", "L"], {"L": f"version: 1\nroles: {{x: {FLOW_BOMB}}}\n"},
+     "L: YAML refused"),
+    ("spark-deploy", ["start", "-r", "RES", "--options", "O"], {"O": f"env: {{A: {FLOW_BOMB}}}\n"}, "O: YAML refused"),
+    ("monitor-deploy", ["start", "-r", "RES", "--config", "C"], {"C": f"extra_jobs: {FLOW_BOMB}\n"}, "C: YAML refused"),
+    ("sae", ["plan", EXPERIMENT, "--set", f"description={FLOW_BOMB}"], {}, "--set description: value refused"),
+    ("sae", ["plan", EXPERIMENT, "--set", "description=&a [*a]"], {}, "--set description: value refused: an alias"),
+    ("sae", ["resume", RUN], {f"{RUN}/spec.yaml": f"version: 1\nexperiment: {FLOW_BOMB}\n"}, "spec.yaml: YAML refused"),
+    ("sae", ["status", RUN], {f"{RUN}/lease.yaml": f"reservation: {FLOW_BOMB}\n"}, "lease.yaml: YAML refused"),
+    ("sae", ["run", EXPERIMENT, "-r", "RES", "--out", "/proc/foo"], {}, "--out /proc/foo: nothing can be written"),
+    ("sae", ["run", "DIR", "-r", "RES", "--out", "/proc/foo"], {}, "--out /proc/foo: nothing can be written"),
+    ("sae", ["compare", "a", "b", "--html", "/proc/x"], {}, "--html /proc/x"),
+    ("sae", ["history", "x", "--html", "/proc/x"], {}, "--html /proc/x"),
+    ("metareserve", ["reserve", "--out", "/proc/r.yaml"], {}, "--out /proc/r.yaml: nothing can be written"),
+    ("monitor-deploy", ["export", "-r", "RES", "--from", "0", "--to", "1", "--out", "/proc/e"], {}, "--out /proc/e"),
+    ("monitor-deploy", ["dashboard", "-r", "RES", "--out", "/proc/d"], {}, "--out /proc/d"),
+    ("spark-deploy", ["submit", "-r", "RES", "--log-dir", "/proc/l", "app.py"], {}, "--log-dir /proc/l"),
+    ("data-deploy", ["generate", "--rows", "10", "--out", "/proc/g"], {}, "/proc/g"),
+    ("sae", ["plan", "E.py"], {"E.py": "def f():\n    return {}['x']\n\nexperiment = f()\n"},
+     "experiment file E.py: raised KeyError: 'x' at line 2"),
+    ("sae", ["plan", "E.py"], {"E.py": "len(5)\n"}, "experiment file E.py: raised TypeError"),
+    ("sae", ["plan", "E.py"], experiment_file("sweep=Sweep(cartesian={'selectivity': [1, 10]}, where=lambda p: 1 / 0)"),
+     "sweep.where raised ZeroDivisionError: division by zero at line 2"),
 ])
 
 IDS = [f"{i:03d} {cli} {' '.join(a.replace(EXPERIMENT, 'selectivity.py') for a in argv)[:50]!r}"
@@ -531,3 +589,39 @@ def test_a_hostile_value_is_refused_at_load(tmp_path, monkeypatch, guarded, good
     assert fragment in lines[-1], lines[-1]
     assert _state(tmp_path) == before
     assert {m: m.exists() for m in MARKS} == outside_before
+
+
+def test_a_size_written_with_a_space_reads_as_the_same_size_everywhere(tmp_path, monkeypatch):
+    """'4 GiB' is a size wherever sae reads one (metareserve.parse_size): the same bytes as
+    '4GiB', recorded in canonical form, and the same sweep point; Spark's memory options, which
+    take the JVM's '4g', refuse it saying so (rows above)."""
+    from metareserve import Capacities
+    from rados_deploy import CephOptions
+    assert CephOptions(osd_size="4 GiB").osd_size == CephOptions(osd_size="4GiB").osd_size == 4 << 30
+    assert Capacities.parse(["node1"], memory=["node1=4 GiB"]).to_dict() == {"node1": {"memory": "4GiB"}}
+    monkeypatch.setenv("SAE_HOME", str(tmp_path))
+    plans = [CliRunner().invoke(CLIS["sae"], ["plan", EXPERIMENT, "--json", "--set", f"data.object_size={size}"])
+             for size in ("8 MiB", "8MiB")]
+    assert [r.exit_code for r in plans] == [0, 0], plans[0].output
+    spaced, plain = (json.loads(r.output)["points"] for r in plans)
+    assert [p["id"] for p in spaced] == [p["id"] for p in plain]
+    assert {p["params"]["data"]["object_size"] for p in spaced} == {8 << 20}
+
+
+def test_one_machine_twice_in_a_hosts_file_is_refused_by_sae_plan(tmp_path, monkeypatch):
+    """``sae plan --hosts`` reads the hosts file as ``sae run --hosts`` does (no host is reached)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SAE_HOME", str(tmp_path / "home"))
+    (tmp_path / "H").write_text(HOSTS_TWICE["H"])
+    r = CliRunner().invoke(CLIS["sae"], ["plan", EXPERIMENT, "--hosts", "H"])
+    assert r.exit_code == 2 and r.output.startswith("error: ") and len(r.output.splitlines()) == 1, r.output
+    assert "/H: hosts[0] (a) and hosts[2] (c) are both 10.0.0.1:22" in r.output
+
+
+def test_yaml_aliases_read_within_bounds_and_a_bomb_or_a_loop_is_refused_before_it_is_built():
+    from metareserve.model import AliasExpansion, load_yaml
+    assert load_yaml("a: &x [1, 2]\nb: *x\nc: *x\n") == {"a": [1, 2], "b": [1, 2], "c": [1, 2]}
+    for text, what in ((BOMB, "expand 28 nodes into"), (f"x: {FLOW_BOMB}", "at most 100000 more"),
+                       ("a: &x [1, *x]", "loop")):
+        with pytest.raises(AliasExpansion, match=what):
+            load_yaml(text)

@@ -4,13 +4,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import runpy
-import traceback
 from pathlib import Path
 
 from metareserve.errors import UsageError
 
 from . import spec
-from .spec import Experiment
+from .spec import Experiment, line_in, raised
 
 _UNKNOWN = re.compile(r"(\w+)\.__init__\(\) got an unexpected keyword argument '(\w+)'")
 _CLASSES = {c.__name__: c for c in (*spec.SECTIONS.values(), spec.Experiment, spec.Sweep)}
@@ -30,18 +29,18 @@ def load_experiment(path) -> Experiment:
     except SyntaxError as e:
         raise UsageError(f"{p}:{e.lineno}: syntax error: {e.msg}; fix the experiment file") from None
     except UsageError as e:
-        raise UsageError(f"{p}:{_line(e, p)}: {e}") from None
+        raise UsageError(f"{p}:{line_in(e, p)}: {e}") from None
     except TypeError as e:
         m = _UNKNOWN.search(str(e))
         if not m:
-            raise UsageError(f"{p}:{_line(e, p)}: TypeError: {e}; fix the experiment file") from None
+            raise UsageError(f"experiment file {p}: raised {raised(e, p)}; fix the file") from None
         cls = _CLASSES.get(m.group(1))
         known = f" (options: {', '.join(f.name for f in dataclasses.fields(cls))})" if cls else ""
-        raise UsageError(f"{p}:{_line(e, p)}: unknown option {m.group(2)!r} for {m.group(1)}{known}") from None
+        raise UsageError(f"{p}:{line_in(e, p)}: unknown option {m.group(2)!r} for {m.group(1)}{known}") from None
     except Exception as e:  # an experiment file may raise anything while importing
-        raise UsageError(f"{p}:{_line(e, p)}: {type(e).__name__}: {e}; fix the experiment file") from None
+        raise UsageError(f"experiment file {p}: raised {raised(e, p)}; fix the file") from None
     except SystemExit as e:   # sys.exit() or exit() in the file: it must define, not end the program
-        raise UsageError(f"{p}:{_line(e, p)}: the file called exit({e.code!r}) while loading; an experiment "
+        raise UsageError(f"{p}:{line_in(e, p)}: the file called exit({e.code!r}) while loading; an experiment "
                          f"file defines 'experiment = Experiment(...)' and exits nothing") from None
     exp = namespace.get("experiment")
     if not isinstance(exp, Experiment):
@@ -52,8 +51,3 @@ def load_experiment(path) -> Experiment:
         raise UsageError(f"{p}: {e}") from None
     return exp
 
-
-def _line(error: BaseException, path: Path) -> str:
-    lines = [f.lineno for f in traceback.extract_tb(error.__traceback__)
-             if Path(f.filename).resolve() == path.resolve()]
-    return str(lines[-1]) if lines else "?"

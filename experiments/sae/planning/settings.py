@@ -20,6 +20,7 @@ import dataclasses
 import yaml
 
 from metareserve.errors import UsageError
+from metareserve.model import AliasExpansion, load_yaml
 
 from .spec import SECTIONS, Experiment, axis_target, validate
 
@@ -46,7 +47,9 @@ def parse(settings) -> dict[str, object]:
         if not eq or not path:
             raise UsageError(f"--set {item}: give path.to.field=value, e.g. --set workload.selectivity=5")
         try:
-            out[path] = yaml.safe_load(text)
+            out[path] = load_yaml(text)
+        except AliasExpansion as e:
+            raise UsageError(f"--set {path}: value refused: {e}") from None
         except yaml.YAMLError as e:
             raise UsageError(f"--set {path}: value {text!r} is not YAML ({str(e).splitlines()[0]}); "
                              f"quote strings, write lists as [1, 10]") from None

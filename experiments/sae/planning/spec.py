@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import traceback
+from pathlib import Path
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
@@ -286,9 +288,32 @@ class Sweep:
         for combo in itertools.product(*(self.cartesian[n] for n in names)):
             for z in zipped:
                 point = dict(zip(names, combo), **z)
-                if self.where is None or self.where(point):
+                if self.where is None or self._keeps(point):
                     out.append(point)
         return out
+
+    def _keeps(self, point: dict) -> bool:
+        """``where(point)``; what it raises becomes a UsageError naming it and its line."""
+        try:
+            return self.where(point)
+        except Exception as e:   # the experiment file's own code may raise anything
+            code = getattr(self.where, "__code__", None)
+            raise UsageError(f"sweep.where raised {raised(e, code.co_filename if code else None)} for the point "
+                             f"{point}; fix the function") from None
+
+
+def raised(error: BaseException, filename=None) -> str:
+    """What an experiment file's own code raised, for a one-line error: ``ZeroDivisionError:
+    division by zero at line 3`` (:func:`line_in` ``filename``)."""
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}{': ' + text if text else ''} at line {line_in(error, filename)}"
+
+
+def line_in(error: BaseException, filename=None) -> str:
+    """The last line of ``filename`` (default: of any file) in ``error``'s traceback; ``?``."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if filename is None or Path(f.filename).resolve() == Path(filename).resolve()]
+    return str(frames[-1].lineno) if frames else "?"
 
 
 PROFILE_FIELDS = ("cluster", "spark", "ceph", "monitor", "data", "workload", "sweep", "repetitions", "warmup",
@@ -661,7 +686,9 @@ def _check(point: PointSpec, where: str) -> None:
         bad(f"workload.query {w.query} joins the zones table, which is stored as Parquet; data.format csv "
             f"takes the queries over trips alone")
     sel = w.selectivity
-    if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
+    if isinstance(sel, bool) or not isinstance(sel, (int, float)):
+        bad(f"selectivity {sel!r} is not a number (the percent of rows kept, above 0 and at most 100)")
+    if not 0 < sel <= 100:
         bad(f"selectivity {sel!r} is outside (0, 100] percent")
 
 

@@ -37,7 +37,7 @@ ALIASES = {"time": "total_s", "bytes": "compute_rx_bytes", "cpu": "compute_cpu_s
 """A rule's short metric names → their column."""
 PARAMETERS = tuple(QUALIFIED.get(f.name, f.name) for cls in SECTIONS.values() for f in dataclasses.fields(cls))
 """The parameter columns of results.parquet (one per field of the experiment's sections)."""
-RULE = re.compile(r"^\s*(\w+)\s*([<>])\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*$")
+RULE = re.compile(r"^\s*(\w+)\s*([<>])\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*$", re.ASCII)
 GRAMMAR = "METRIC>PERCENT% or METRIC<PERCENT%, METRIC one of time, bytes, cpu, storage_cpu or a results column"
 
 

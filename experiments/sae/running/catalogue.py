@@ -28,6 +28,7 @@ import jinja2
 
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import say
+from metareserve.outputs import check_writable
 
 from . import runner
 from ..planning import settings as settings_mod
@@ -107,6 +108,7 @@ def run_catalogue(directory, *, profile: str | None = None, out="results",
         entries.append(Entry(str(f.resolve()), experiment.name, experiment.description))
         profiles.add(p.profile or "default")
     label = profiles.pop() if len(profiles) == 1 else "mixed"
+    check_writable(out, "--out", directory=True)
     root = _new_root(Path(out), label)
     say(None, STAGE, f"{len(entries)} experiments; index {root / 'index.html'}")
     start, shared = time.time(), SharedApplication(root / "logs")

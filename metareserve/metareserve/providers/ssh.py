@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import validate
 from ..errors import UsageError
-from ..model import Reservation, read_yaml, reservation_from_dict
+from ..model import Reservation, read_yaml, reservation_from_dict, same_address
 from . import Provider
 
 
@@ -144,4 +144,9 @@ def load_hosts_file(path) -> tuple[list[dict], str | None]:
                              f"its own name")
         seen[h["name"]] = i
         out.append(h)
+    same = same_address([(h["host"], h.get("port", 22)) for h in out])
+    if same:
+        first, second = (out[i] for i in same)
+        raise UsageError(f"{p}: hosts[{same[0]}] ({first['name']}) and hosts[{same[1]}] ({second['name']}) are both "
+                         f"{first['host']}:{first.get('port', 22)}, one machine; list each host once")
     return out, ssh_config
