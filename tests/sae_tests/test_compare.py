@@ -1,5 +1,6 @@
-"""Pure: ``sae compare`` and ``sae history`` over synthetic run directories laid out as real ones
-(``ledger.json``, ``versions.lock``, ``results.parquet``: one row per point × repetition)."""
+"""Pure: ``sae compare``, ``sae calibrate`` and ``sae history`` over synthetic run directories laid
+out as real ones (``ledger.json``, ``versions.lock``, ``results.parquet``: one row per point ×
+repetition). Recorded runs: test_recorded.py."""
 import json
 
 import numpy as np
@@ -12,8 +13,9 @@ import sae
 from metareserve.errors import UsageError
 from monitor_deploy import write_frame
 from sae.cli import main
+from sae.results import calibration
 from sae.results.compare import Rule, compare
-from sae.results.history import history
+from sae.results.history import calibrate, history
 
 POINTS = [{"reader": "offload", "selectivity": 1}, {"reader": "offload", "selectivity": 100},
           {"reader": "vanilla", "selectivity": 100}]
@@ -21,27 +23,43 @@ BASE = {"total_s": 1.0, "compute_rx_bytes": 1e8, "compute_cpu_s": 2.0, "storage_
 
 
 def write_run(out, stamp, *, points=POINTS, slower=1.0, reps=8, seed=0, stored="none", commit="a" * 40,
-              experiment="sel", results=True):
+              experiment="sel", results=True, dirty=False, pyarrow="15.0.0", turns=False):
     """A run directory ``out/<experiment>/<stamp>-tiny`` whose every point took ``slower`` times the
-    base values (spread ±2 %), 1 warm-up (10x slower) and ``reps - 1`` measured repetitions."""
+    base values (a point's ``slower`` on top; spread ±2 %), 1 warm-up (10x slower) and ``reps - 1``
+    measured repetitions, run point after point or (``turns``) repetition after repetition."""
     root = out / experiment / f"{stamp}-tiny"
     root.mkdir(parents=True)
     (root / "ledger.json").write_text(json.dumps({"version": 1, "entries": {}}))
-    (root / "versions.lock").write_text(yaml.safe_dump({"version": 2, "controller": {"pyarrow": "15.0.0"},
-                                                        "sae": {"commit": commit, "dirty": False}, "nodes": {}}))
+    (root / "versions.lock").write_text(yaml.safe_dump({"version": 2, "controller": {"pyarrow": pyarrow},
+                                                        "sae": {"commit": commit, "dirty": dirty}, "nodes": {}}))
     rng = np.random.default_rng(seed)
     started = pd.Timestamp(stamp).timestamp()
     rows = []
     for order, p in enumerate(points):
         for rep in range(reps):
-            factor = slower * (10 if rep == 0 else rng.uniform(0.98, 1.02))
+            factor = slower * p.get("slower", 1.0) * (10 if rep == 0 else rng.uniform(0.98, 1.02))
+            at = started + 10 * (rep * len(points) + order if turns else len(rows))
             rows.append({"experiment": experiment, "profile": "tiny", "point": f"p{order}", "order": order,
-                         "repetition": rep, "warmup": rep == 0, "drift": False, "start": started + 10 * len(rows),
-                         "end": started + 10 * len(rows) + 1, **{k: v * factor for k, v in BASE.items()},
-                         "stored_compression": stored, "object_size": 16 << 20, "columns": [], **p})
+                         "repetition": rep, "warmup": rep == 0, "drift": False, "start": at, "end": at + 1,
+                         **{k: v * factor for k, v in BASE.items()}, "stored_compression": stored,
+                         "object_size": 16 << 20, "columns": [], **{k: v for k, v in p.items() if k != "slower"}})
     if results:
-        write_frame(pd.DataFrame(rows), root / "results.parquet")
+        df = pd.DataFrame(rows)
+        write_frame(df.assign(seq=df["start"].rank(method="first").astype(int) - 1), root / "results.parquet")
     return root
+
+
+@pytest.fixture(autouse=True)
+def sae_home(tmp_path, monkeypatch):
+    """Calibration records under the test's own $SAE_HOME."""
+    monkeypatch.setenv("SAE_HOME", str(tmp_path / "sae-home"))
+    return tmp_path / "sae-home"
+
+
+def calibrated(tmp_path, n=3, **kwargs):
+    """A/A calibration runs (``n``, one code, before the compared ones) recorded in $SAE_HOME."""
+    record, _ = calibrate([write_run(tmp_path, f"2023120{i + 1}-120000", seed=10 + i, **kwargs) for i in range(n)])
+    return record
 
 
 def invoke(*args):
@@ -61,12 +79,14 @@ def test_identical_runs_are_the_same_everywhere(tmp_path):
 
 
 def test_a_small_difference_the_interval_resolves_reads_same_within_the_margin(tmp_path):
-    """3 % slower with a ±2 % spread: the interval excludes 1, but the ratio is within the 5 %
-    margin (conbench's threshold), so it reads same; with no margin (--same-within 0) worse."""
-    a = write_run(tmp_path, "20240101-120000")
-    b = write_run(tmp_path, "20240102-120000", slower=1.03, seed=1)
+    """3.5 % slower with a ±2 % spread over 20 repetitions, calibrated on 6 runs: the intervals
+    exclude 1, but the ratio is within the 5 % margin (conbench's threshold), so it reads same;
+    with no margin (--same-within 0) worse."""
+    calibrated(tmp_path, n=6, reps=21)
+    a = write_run(tmp_path, "20240101-120000", reps=21)
+    b = write_run(tmp_path, "20240102-120000", slower=1.035, seed=1, reps=21)
     times = [m for m in compare([a, b]).measures if m.metric == "total_s" and m.ratio is not None]
-    assert all(m.ratio.low > 1 for m in times) and {m.verdict for m in times} == {"same"}
+    assert all(m.ratio.low > 1 and m.across.low > 1 for m in times) and {m.verdict for m in times} == {"same"}
     strict = [m for m in compare([a, b], same_within=0).measures if m.metric == "total_s" and m.ratio is not None]
     assert {m.verdict for m in strict} == {"worse"}
     r = invoke("compare", a, b, "--same-within", "0")
@@ -78,6 +98,7 @@ def test_a_small_difference_the_interval_resolves_reads_same_within_the_margin(t
 
 
 def test_a_2x_slowdown_is_worse_with_its_interval_and_fails_the_rule(tmp_path):
+    calibrated(tmp_path)
     a = write_run(tmp_path, "20240101-120000")
     b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
     c = compare([a, b], rules=["time>5%", "bytes<50%"])
@@ -111,7 +132,7 @@ def test_points_in_one_run_only_are_listed_unmatched(tmp_path):
     c = compare([a, b])
     assert [u.text() for u in c.unmatched] == ["reader=vanilla, selectivity=100 (only in A)",
                                                "reader=vanilla, selectivity=1 (only in B)"]
-    assert len(c.points) == 2 and "unmatched (not measured by every run)" in c.text()
+    assert len(c.points) == 2 and "unmatched (not measured by every side)" in c.text()
 
 
 def test_too_few_repetitions_say_so(tmp_path):
@@ -146,6 +167,7 @@ def test_rule_on_a_column_no_run_has(tmp_path):
 
 
 def test_cli_exit_codes_and_html(tmp_path):
+    calibrated(tmp_path)
     a = write_run(tmp_path, "20240101-120000")
     b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
     same = write_run(tmp_path, "20240103-120000", seed=2)
