@@ -29,7 +29,7 @@ import yaml
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 
-from .results import RunDir
+from .results import RunDir, load_results
 from .statistics import CONFIDENCE, MIN_DF, Spread, logs
 
 VERSION = 1
@@ -229,7 +229,8 @@ def caveat(path, metric: str = "total_s", confidence: float = CONFIDENCE) -> str
     on N runs`` with how far a point's median ``metric`` moves from run to run (the widest band
     over the record's points)."""
     run = RunDir.find(path)
-    experiment = (run.read_yaml(run.plan) or {}).get("experiment", MISSING)
+    experiment = (run.read_yaml(run.plan) or {}).get("experiment") or \
+        next(iter(load_results(run.root).get("experiment", [])), MISSING)
     record = find(Identity.of(run.root, run.read_yaml(run.versions) or {}, experiment))
     bands = [record.spread(k, metric).band(confidence) for k in record.points] if record else []
     bands = [b for b in bands if not math.isnan(b)]
