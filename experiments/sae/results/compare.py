@@ -15,8 +15,8 @@ What a verdict rests on (:mod:`sae.results.statistics`):
 
 * separate runs: Student's t on the logs of the sides' run medians, the run-to-run spread pooled
   from the sides' own runs and the A/A calibration of the baseline's machine and stack
-  (:mod:`sae.results.calibration`); with one run a side, the within-run bootstrap interval must
-  exclude 1 as well. Without :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread
+  (:mod:`sae.results.calibration`), the standard error no less than the within-run intervals
+  imply; with one run a side, the within-run bootstrap interval must exclude 1 as well. Without :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread
   the comparison is uncalibrated: the within-run bootstrap's p-value alone, and a verdict reads
   ``worse?`` or ``better?`` at most.
 * an axis inside one run: the within-run bootstrap; where the two values' repetitions did not
@@ -419,12 +419,12 @@ class Comparison:
                 *self.basis,
                 f"multiplicity: {MULTIPLICITY[self.multiplicity]} at {ALPHA:.0%} over the {len(self.judged)} judged "
                 f"point-metrics (p adj: each p-value adjusted)",
-                f"median (n): of the measured repetitions (a side of several runs: the geometric mean of its runs' "
-                f"medians); ratio = side / baseline (< 1: the side spends less) with its [95 % bootstrap interval] over "
-                f"the repetitions (one run a side; none below {statistics.MIN_N} repetitions) and its [95 % interval "
-                f"across runs]; verdict: worse or better when p adj < {ALPHA:g}, the ratio is more than "
-                f"{self.same_within:.0%} from 1 and the within-run interval, where there is one, excludes 1; worse? or "
-                f"better? where nothing measured the spread between runs; else same; unknown without an interval",
+                f"median (n): over the measured repetitions (several runs: the geometric mean of their medians); "
+                f"{self.sides[-1].label}/{base.label}: side / baseline (< 1: the side spends less) [95 % bootstrap "
+                f"interval over one run's repetitions, none below {statistics.MIN_N}]; across runs: [95 % interval "
+                f"from the spread between runs]; verdict: worse or better when p adj < {ALPHA:g}, the ratio is more "
+                f"than {self.same_within:.0%} from 1 and, one run a side, the within-run interval excludes 1; worse? "
+                f"or better? where nothing measured the spread between runs; else same; unknown without an interval",
                 *(["unmatched (not measured by every side): " + "; ".join(u.text() for u in self.unmatched)]
                   if self.unmatched else [])]
 
@@ -553,8 +553,9 @@ def runs_basis(cal: Calibration | None, why: str, measures: list[Measure]) -> li
     """What the verdicts of a comparison of runs rest on, in lines for its notes."""
     judged = [m for m in measures if not m.baseline and m.judgeable]
     spread = max((m.spread.df for m in judged if m.calibrated), default=0)
-    test = f"Student's t on the logs of run medians (up to {spread} degrees of freedom)"
-    lines = [f"calibration: {cal.describe()}; each point's spread between runs pooled with the compared runs' own: "
+    test = (f"Student's t on the logs of run medians (up to {spread} degrees of freedom; its standard error no "
+            f"less than the within-run intervals imply)")
+    lines = [f"calibration: {cal.describe()}: each point's spread between runs, pooled with the compared runs' own; "
              f"{test}" if cal else
              f"calibration: none ({why}); the compared runs' own spread between runs: {test}"
              if spread else
@@ -654,9 +655,8 @@ def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics
         measures[i] = measures[i].judged(p, same_within)
     measures = [m if m.baseline or m.judgeable else m.judged(math.nan, same_within) for m in measures]
     if axis is None:
-        judging = ("separate runs: the difference between runs holds what moves from one run to the next (the JIT's "
-                   "state, the page cache, the machine's speed), which no interval over one run's repetitions holds, "
-                   "so a verdict needs the spread between runs")
+        judging = ("separate runs: their difference holds what moves from one run to the next (the JIT's state, the "
+                   "page cache, the machine's speed), which no interval over one run's repetitions holds")
         basis = runs_basis(cal, why, measures)
     else:
         turns = {m.point.label for m in measures if not m.baseline and m.calibrated}
