@@ -191,7 +191,8 @@ def compare(sides, rules, html_dir, same_within, calibration, uncalibrated_ok, a
     medians, the ratio to the baseline with its intervals, better/worse/same. A side is a run
     directory, or RUN,RUN,... (runs of one code, judged across runs); with --axis, give one run."""
     from .results.compare import Rule, compare as compare_sides
-    result = compare_sides([s.split(",") if "," in s else s for s in sides], rules=[Rule.parse(r) for r in rules],
+    result = compare_sides([[p for p in s.split(",") if p] if "," in s else s for s in sides],
+                           rules=[Rule.parse(r) for r in rules],
                            same_within=same_within / 100, calibration=calibration or "auto", axis=axis,
                            multiplicity=multiplicity, uncalibrated_ok=uncalibrated_ok)
     click.echo(result.text())

@@ -280,7 +280,8 @@ def test_an_axis_inside_one_run(tmp_path):
     assert r.exit_code == 1 and "failed time>5%: B at " in r.output
     for args, message in [((turns, "--axis", "colour"), "--axis colour: not a parameter of"),
                           ((turns, "--axis", "stored_compression"), "measured one value of it (none)"),
-                          ((turns, apart, "--axis", "object_size"), "compares the points of one run")]:
+                          ((turns, apart, "--axis", "object_size"), "compares the points of one run"),
+                          ((turns, "--axis", "object_size", "--calibration", "c.yaml"), "leave --calibration out")]:
         r = invoke("compare", *args)
         assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
 

@@ -358,6 +358,11 @@ def p_text(p: float) -> str:
     return "-" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def ratio_text(ratio: float) -> str:
+    """``1.23x``; ``-`` when unknown."""
+    return "-" if math.isnan(ratio) else f"{statistics.number(ratio)}x"
+
+
 def bounds_text(iv: Interval | None) -> str:
     """``[0.85, 1.78]``; ``-`` without bounds."""
     return f"[{statistics.number(iv.low)}, {statistics.number(iv.high)}]" if iv is not None and iv.known else "-"
@@ -407,7 +412,7 @@ class Comparison:
                 rows.append([point.label, metric, *(median_text(metric, m.median, m.n) if m else "not measured"
                                                     for m in got),
                              *(c for m in got[1:] for c in (
-                                 (m.ratio.text() if m.ratio else f"{statistics.number(m.estimate)}x",
+                                 (m.ratio.text() if m.ratio else ratio_text(m.estimate),
                                   bounds_text(m.across), p_text(m.p_adjusted), m.verdict) if m else ("-",) * 4))])
         return head, rows
 
@@ -559,8 +564,8 @@ def runs_basis(cal: Calibration | None, why: str, measures: list[Measure]) -> li
              f"{test}" if cal else
              f"calibration: none ({why}); the compared runs' own spread between runs: {test}"
              if spread else
-             f"uncalibrated: {why}, and one run a side: nothing measures how far a point's median moves from one run "
-             f"to the next, so a verdict reads worse? or better? at most (the repetitions of each run support the "
+             f"uncalibrated: {why}, and too few runs a side: nothing measures how far a point's median moves from one "
+             f"run to the next, so a verdict reads worse? or better? at most (the repetitions of each run support the "
              f"difference, not that it exceeds the spread between runs); record a calibration with 'sae calibrate "
              f"RUN RUN RUN', or compare 3 runs a side; rules judge such verdicts only with --uncalibrated-ok"]
     loose = sum(not m.calibrated for m in judged)
@@ -603,6 +608,9 @@ def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics
     rules = tuple(r if isinstance(r, Rule) else Rule.parse(r) for r in rules)
     groups = [list(s) if isinstance(s, (list, tuple)) else [s] for s in sides]
     if axis is not None:
+        if calibration not in ("auto", "none", None):
+            raise UsageError(f"--axis {axis} judges inside one run, where no calibration between runs applies: "
+                             f"leave --calibration out")
         if len(groups) != 1 or len(groups[0]) != 1:
             raise UsageError(f"--axis {axis} compares the points of one run: give one run directory, got "
                              f"{sum(map(len, groups))}")
