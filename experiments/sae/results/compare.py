@@ -115,8 +115,6 @@ class Run:
         return cls(label or run.root.name, run.root, run.read_yaml(run.versions) or {}, df)
 
 
-
-
 @dataclasses.dataclass(eq=False)
 class Side:
     """One side of a comparison: its ``label`` (A, B, ...), its runs (one, several of one code, or
@@ -155,7 +153,7 @@ class Side:
 
 @dataclasses.dataclass(frozen=True)
 class Point:
-    """A configuration measured by the runs: ``label`` (``reader=offload, selectivity=1``; ``all``
+    """A configuration measured by the sides: ``label`` (``reader=offload, selectivity=1``; ``all``
     when there is one) and its parameters as text."""
 
     label: str
@@ -164,7 +162,7 @@ class Point:
 
 @dataclasses.dataclass(frozen=True)
 class Unmatched:
-    """A point not every run measured, and the runs that did."""
+    """A point not every side measured, and the sides that did."""
 
     point: Point
     runs: tuple[str, ...]
@@ -173,17 +171,17 @@ class Unmatched:
         return f"{self.point.label} (only in {', '.join(self.runs)})"
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Measure:
     """One side's ``metric`` at one point: its ``median`` (a side of several runs: the geometric
-    mean of its runs' medians) over ``n`` measured values from ``runs`` runs; but for the
-    baseline, the ratio side / baseline with ``ratio``, its bootstrap interval over the
-    repetitions (one run a side), and ``across``, its interval across runs
-    (:func:`~sae.results.statistics.across_runs`, the pooled ``spread`` behind it); whether the
+    mean of its runs' medians) over ``n`` measured values from ``runs`` runs. But for the
+    baseline: the ratio side / baseline as ``ratio``, with its bootstrap interval over the
+    repetitions (one run a side), and as ``across``, with its interval across runs
+    (:func:`~sae.results.statistics.across_runs`; the pooled ``spread`` behind it); whether the
     verdict is ``calibrated`` (the spread between runs was known, or an axis's values took turns),
-    the p-value ``p_adjusted`` for multiplicity and the ``verdict``: ``worse``, ``better``,
-    ``same``, ``unknown`` (nothing to judge by), ``baseline``; ``worse?``/``better?`` uncalibrated."""
+    the p-value adjusted for multiplicity (``p_adjusted``) and the ``verdict``: ``worse``,
+    ``better``, ``same``, ``unknown`` (nothing to judge by) or ``baseline``; ``worse?`` or
+    ``better?`` where it is not calibrated."""
 
     point: Point
     metric: str
@@ -226,14 +224,15 @@ class Measure:
 
     def judged(self, p_adjusted: float, same_within: float) -> "Measure":
         """This measure with ``p_adjusted`` and its verdict (module docstring)."""
-        verdict = "unknown" if not self.judgeable else "same"
-        if verdict == "same" and p_adjusted < ALPHA:
-            w, est = self.ratio, self.estimate
-            if est > 1 + same_within and (w is None or w.low > 1):
-                verdict = "worse"
-            elif est < 1 / (1 + same_within) and (w is None or w.high < 1):
-                verdict = "better"
-            verdict += "" if verdict == "same" or self.calibrated else HEDGED
+        w, est = self.ratio, self.estimate
+        if not self.judgeable:
+            verdict = "unknown"
+        elif p_adjusted < ALPHA and est > 1 + same_within and (w is None or w.low > 1):
+            verdict = "worse" if self.calibrated else "worse" + HEDGED
+        elif p_adjusted < ALPHA and est < 1 / (1 + same_within) and (w is None or w.high < 1):
+            verdict = "better" if self.calibrated else "better" + HEDGED
+        else:
+            verdict = "same"
         return dataclasses.replace(self, p_adjusted=p_adjusted, verdict=verdict)
 
 
@@ -560,14 +559,17 @@ def runs_basis(cal: Calibration | None, why: str, measures: list[Measure]) -> li
     spread = max((m.spread.df for m in judged if m.calibrated), default=0)
     test = (f"Student's t on the logs of run medians (up to {spread} degrees of freedom; its standard error no "
             f"less than the within-run intervals imply)")
-    lines = [f"calibration: {cal.describe()}: each point's spread between runs, pooled with the compared runs' own; "
-             f"{test}" if cal else
-             f"calibration: none ({why}); the compared runs' own spread between runs: {test}"
-             if spread else
-             f"uncalibrated: {why}, and too few runs a side: nothing measures how far a point's median moves from one "
-             f"run to the next, so a verdict reads worse? or better? at most (the repetitions of each run support the "
-             f"difference, not that it exceeds the spread between runs); record a calibration with 'sae calibrate "
-             f"RUN RUN RUN', or compare 3 runs a side; rules judge such verdicts only with --uncalibrated-ok"]
+    if cal:
+        lines = [f"calibration: {cal.describe()}: each point's spread between runs, pooled with the compared runs' "
+                 f"own; {test}"]
+    elif spread:
+        lines = [f"calibration: none ({why}); the compared runs' own spread between runs: {test}"]
+    else:
+        lines = [f"uncalibrated: {why}, and too few runs a side: nothing measures how far a point's median moves from "
+                 f"one run to the next, so a verdict reads worse? or better? at most (the repetitions of each run "
+                 f"support the difference, not that it exceeds the spread between runs); record a calibration with "
+                 f"'sae calibrate RUN RUN RUN', or compare 3 runs a side; rules judge such verdicts only with "
+                 f"--uncalibrated-ok"]
     loose = sum(not m.calibrated for m in judged)
     if cal and loose:
         lines.append(f"uncalibrated: {loose} judged point-metrics the calibration does not hold (no recorded point "
@@ -587,6 +589,45 @@ def side_warnings(sides: list[Side], cal: Calibration | None) -> list[str]:
                 out.append(f"{s.label} ran on another machine or stack than the calibration's, which holds the "
                            f"baseline's spread: {'; '.join(cal.identity.differences(other))}")
     return out
+
+
+def measure(sides: list[Side], matched: list[Point], present: dict[str, tuple[str, ...]], metrics,
+            cal: Calibration | None, axis: str | None) -> list[Measure]:
+    """Each side's :class:`Measure` of each metric at each matched point, not yet judged: across
+    runs (Student's t, the spread of ``cal`` at the baseline's point pooled in), or, along an
+    ``axis``, within the run."""
+    base = sides[0]
+    out = []
+    for point in matched:
+        rows = base.results[base.results["_point"] == point.label]
+        key = cal.match({c: rows[f"_{c}"].iloc[0] for c in PARAMETERS}) if cal else None
+        for metric in metrics:
+            base_values, base_medians = base.at(point, metric)
+            for side in [s for s in sides if s.label in present[point.label]]:
+                values, medians = side.at(point, metric)
+                median = float(values.median()) if len(side.runs) == 1 else \
+                    float(np.exp(np.nanmean(statistics.logs(medians)))) if medians else math.nan
+                m = Measure(point, metric, side, median, int(values.count()), len(side.runs))
+                if side is not base:
+                    within = statistics.ratio_of_medians(values, base_values) \
+                        if len(side.runs) == len(base.runs) == 1 else None
+                    if axis is None:
+                        across, spread = statistics.across_runs(
+                            medians, base_medians, cal.spread(key, metric) if key else Spread(),
+                            floor=statistics.log_se(within) if within else 0.0)
+                        m = dataclasses.replace(m, ratio=within, across=across, spread=spread,
+                                                calibrated=spread.df >= MIN_DF)
+                    else:
+                        m = dataclasses.replace(m, ratio=within, calibrated=took_turns(side, base, point))
+                out.append(m)
+    return out
+
+
+def judge(measures: list[Measure], multiplicity: str, same_within: float) -> list[Measure]:
+    """``measures`` with their verdicts, the p-values of the judgeable ones adjusted together."""
+    family = [m for m in measures if m.judgeable]
+    adjusted = dict(zip(map(id, family), statistics.adjust([m.p for m in family], multiplicity)))
+    return [m if m.baseline else m.judged(adjusted.get(id(m), math.nan), same_within) for m in measures]
 
 
 def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics.SAME_WITHIN, calibration="auto",
@@ -633,35 +674,7 @@ def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics
     matched = [p for p in every if loaded[0].label in present[p.label] and len(present[p.label]) > 1]
     base = loaded[0]
     cal, why = calibration_for(calibration, base) if axis is None else (None, "")
-    measures = []
-    for point in matched:
-        rows = base.results[base.results["_point"] == point.label]
-        key = cal.match({c: rows[f"_{c}"].iloc[0] for c in PARAMETERS}) if cal else None
-        for metric in metrics:
-            base_values, base_medians = base.at(point, metric)
-            for side in loaded:
-                if side.label not in present[point.label]:
-                    continue
-                values, medians = side.at(point, metric)
-                median = float(values.median()) if len(side.runs) == 1 else \
-                    float(np.exp(np.nanmean(statistics.logs(medians)))) if medians else math.nan
-                m = Measure(point, metric, side, median, int(values.count()), len(side.runs))
-                if side is not base:
-                    within = statistics.ratio_of_medians(values, base_values) \
-                        if len(side.runs) == len(base.runs) == 1 else None
-                    if axis is None:
-                        across, spread = statistics.across_runs(
-                            medians, base_medians, cal.spread(key, metric) if key else Spread(),
-                            floor=statistics.log_se(within) if within else 0.0)
-                        m = dataclasses.replace(m, ratio=within, across=across, spread=spread,
-                                                calibrated=spread.df >= MIN_DF)
-                    else:
-                        m = dataclasses.replace(m, ratio=within, calibrated=took_turns(side, base, point))
-                measures.append(m)
-    family = [i for i, m in enumerate(measures) if m.judgeable]
-    for i, p in zip(family, statistics.adjust([measures[i].p for i in family], multiplicity)):
-        measures[i] = measures[i].judged(p, same_within)
-    measures = [m if m.baseline or m.judgeable else m.judged(math.nan, same_within) for m in measures]
+    measures = judge(measure(loaded, matched, present, metrics, cal, axis), multiplicity, same_within)
     if axis is None:
         judging = ("separate runs: their difference holds what moves from one run to the next (the JIT's state, the "
                    "page cache, the machine's speed), which no interval over one run's repetitions holds")
