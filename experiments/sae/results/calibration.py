@@ -71,7 +71,8 @@ class Identity:
         nodes = {n: v for n, v in (provenance.get("nodes") or {}).items() if isinstance(v, dict)}
         controller = provenance.get("controller") or {}
         machine = {"controller": held[1].host if held else MISSING,
-                   "nodes": {n: f"{v.get('cpu_model', MISSING)}, {v.get('cpus', MISSING)} CPUs" for n, v in nodes.items()}}
+                   "nodes": {n: f"{v.get('cpu_model', MISSING)}, {v.get('cpus', MISSING)} CPUs"
+                             for n, v in nodes.items()}}
         stack = {"controller": {k: str(controller.get(k, MISSING)) for k in CONTROLLER_PACKAGES},
                  "nodes": {n: {k: str(v.get(k, MISSING)) for k in NODE_SOFTWARE} for n, v in nodes.items()},
                  "spark": {str(version): {n: {k: str(x) for k, x in sw.items()} for n, sw in per_node.items()

@@ -16,9 +16,10 @@ What a verdict rests on (:mod:`sae.results.statistics`):
 * separate runs: Student's t on the logs of the sides' run medians, the run-to-run spread pooled
   from the sides' own runs and the A/A calibration of the baseline's machine and stack
   (:mod:`sae.results.calibration`), the standard error no less than the within-run intervals
-  imply; with one run a side, the within-run bootstrap interval must exclude 1 as well. Without :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread
-  the comparison is uncalibrated: the within-run bootstrap's p-value alone, and a verdict reads
-  ``worse?`` or ``better?`` at most.
+  imply; with one run a side, the within-run bootstrap interval must exclude 1 as well. Without
+  :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread the comparison is
+  uncalibrated: the within-run bootstrap's p-value alone, and a verdict reads ``worse?`` or
+  ``better?`` at most.
 * an axis inside one run: the within-run bootstrap; where the two values' repetitions did not
   take turns (``seq``), ``worse?`` or ``better?`` at most.
 
@@ -399,10 +400,10 @@ class Comparison:
     def table(self) -> tuple[list[str], list[list[str]]]:
         """Header and rows (point × metric) shared by the text and the page."""
         base, others = self.sides[0], self.sides[1:]
-        one = len(others) == 1
+        named = (lambda s, x: x) if len(others) == 1 else (lambda s, x: f"{s.label} {x}")
         head = ["point", "metric", *(f"{s.label} median (n)" for s in self.sides),
-                *(h for s in others for h in (f"{s.label}/{base.label}", *((f"{s.label} {x}" if not one else x)
-                                                                          for x in ("across runs", "p adj", "verdict"))))]
+                *(h for s in others for h in (f"{s.label}/{base.label}",
+                                              *(named(s, x) for x in ("across runs", "p adj", "verdict"))))]
         cells = {(m.point.label, m.metric, m.side.label): m for m in self.measures}
         rows = []
         for point in self.points:
@@ -544,7 +545,8 @@ def calibration_for(choice, base: Side) -> tuple[Calibration | None, str]:
     identity = Identity.of(base.root, base.provenance, experiment)
     if isinstance(choice, str) and choice == "auto":
         found = calibrations.find(identity)
-        return found, "" if found else f"no calibration of {experiment} on this machine and stack in {calibrations.home()}"
+        return found, "" if found else \
+            f"no calibration of {experiment} on this machine and stack in {calibrations.home()}"
     cal = choice if isinstance(choice, Calibration) else calibrations.load(choice)
     if cal.identity != identity:
         raise UsageError(f"{cal.path or 'calibration'}: recorded for another machine, stack or experiment than "
