@@ -201,27 +201,63 @@ def report(directory):
 
 
 @main.command()
-@click.argument("runs", nargs=-1, type=click.Path(), metavar="RUN_A RUN_B [RUN]...")
+@click.argument("sides", nargs=-1, metavar="SIDE_A SIDE_B [SIDE]...")
 @click.option("--fail-on", "rules", multiple=True, metavar="RULE",
-              help="Exit 1 when a run's ratio to the baseline lies wholly beyond it at some point (repeatable): "
-                   "time>5% (its 95 % interval above 1.05), bytes<50%; metrics time, bytes, cpu, storage_cpu "
-                   "or a results column.")
+              help="Exit 1 when a side reads 'worse' against the baseline at some point and its ratio lies wholly "
+                   "beyond the rule (repeatable): time>5% (its 95 % interval above 1.05), bytes<50% ('better', "
+                   "below 0.50); metrics time, bytes, cpu, storage_cpu or a results column.")
 @click.option("--html", "html_dir", type=click.Path(file_okay=False), metavar="DIR", callback=writable_dir,
               help="Also write the comparison as DIR/index.html with a figure per metric.")
 @click.option("--same-within", type=FloatRange(0, 100, max_open=True), default=5.0, show_default=True,
-              metavar="PCT", help="A ratio within PCT % of 1 reads 'same' even where its interval excludes 1.")
+              metavar="PCT", help="A ratio within PCT % of 1 reads 'same' whatever the test says.")
+@click.option("--calibration", metavar="FILE|none",
+              help="The A/A calibration the runs are judged by (default: the one 'sae calibrate' recorded for "
+                   "the baseline's machine, stack and experiment, if any); none: judge without one.")
+@click.option("--uncalibrated-ok", is_flag=True,
+              help="Let rules fail on uncalibrated verdicts (worse?, better?: nothing measured the spread "
+                   "between runs).")
+@click.option("--axis", metavar="PARAM",
+              help="Compare the points of one run along this parameter (its first value the baseline), inside "
+                   "the run, instead of runs.")
+@click.option("--multiplicity", type=click.Choice(["fdr", "holm"]), default="fdr", show_default=True,
+              help="How the p-values of the judged point-metrics are adjusted together: Benjamini-Hochberg's "
+                   "false discovery rate, or Holm's step-down.")
 @handle_errors
-def compare(runs, rules, html_dir, same_within):
+def compare(sides, rules, html_dir, same_within, calibration, uncalibrated_ok, axis, multiplicity):
     """Compare runs point by point against the first (the baseline).
 
-    At every point the run directories share: medians, each run's ratio to the baseline with
-    its 95 % interval, and a verdict (better, worse or same)."""
-    from .results.compare import Rule, compare as compare_runs
-    result = compare_runs(runs, rules=[Rule.parse(r) for r in rules], same_within=same_within / 100)
+    SIDE_A SIDE_B [SIDE ...]: at every point they share, medians, the ratio to the baseline with
+    its intervals, and a verdict (better, worse or same). A side is a run directory, or
+    RUN,RUN,... (runs of one code, judged across runs); with --axis, give one run."""
+    from .results.compare import Rule, compare as compare_sides
+    result = compare_sides([[p for p in s.split(",") if p] if "," in s else s for s in sides],
+                           rules=[Rule.parse(r) for r in rules],
+                           same_within=same_within / 100, calibration=calibration or "auto", axis=axis,
+                           multiplicity=multiplicity, uncalibrated_ok=uncalibrated_ok)
     click.echo(result.text())
     if html_dir:
         click.echo(f"page: {result.html(html_dir)}", err=True)
     return 1 if result.failures else 0
+
+
+@main.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path(), metavar="RUN...")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="The record to add the runs to (default: the one of their machine, stack and experiment "
+                   "under $SAE_HOME/calibrations).")
+@handle_errors
+def calibrate(runs, out_file):
+    """Record runs of one experiment as this machine's A/A calibration.
+
+    How far each point's median moves from one run to the next on this machine and stack, which
+    'sae compare' then requires a difference to exceed. RUN is a run directory, or an experiment's
+    directory (every run in it); 3 runs of one commit at least."""
+    from .results.compare import fixed_width
+    from .results.history import calibrate as calibrate_runs
+    record, skipped = calibrate_runs(runs, out=out_file)
+    click.echo("\n".join([f"calibration: {record.describe()}", *(f"skipped {s}" for s in skipped),
+                          *fixed_width(["point", "metric", "one run's median, 95 %", "df"], record.bands())]))
+    click.echo(f"record: {record.path}", err=True)
 
 
 @main.command()

@@ -1,5 +1,6 @@
-"""Pure: ``sae compare`` and ``sae history`` over synthetic run directories laid out as real ones
-(``ledger.json``, ``versions.lock``, ``results.parquet``: one row per point × repetition)."""
+"""Pure: ``sae compare``, ``sae calibrate`` and ``sae history`` over synthetic run directories laid
+out as real ones (``ledger.json``, ``versions.lock``, ``results.parquet``: one row per point ×
+repetition). Recorded runs: test_recorded.py."""
 import json
 
 import numpy as np
@@ -12,8 +13,9 @@ import sae
 from metareserve.errors import UsageError
 from monitor_deploy import write_frame
 from sae.cli import main
+from sae.results import calibration
 from sae.results.compare import Rule, compare
-from sae.results.history import history
+from sae.results.history import calibrate, history
 
 POINTS = [{"reader": "offload", "selectivity": 1}, {"reader": "offload", "selectivity": 100},
           {"reader": "vanilla", "selectivity": 100}]
@@ -21,27 +23,45 @@ BASE = {"total_s": 1.0, "compute_rx_bytes": 1e8, "compute_cpu_s": 2.0, "storage_
 
 
 def write_run(out, stamp, *, points=POINTS, slower=1.0, reps=8, seed=0, stored="none", commit="a" * 40,
-              experiment="sel", results=True):
+              experiment="sel", results=True, dirty=False, pyarrow="15.0.0", turns=False):
     """A run directory ``out/<experiment>/<stamp>-tiny`` whose every point took ``slower`` times the
-    base values (spread ±2 %), 1 warm-up (10x slower) and ``reps - 1`` measured repetitions."""
+    base values (a point's ``slower`` on top; spread ±2 %), 1 warm-up (10x slower) and ``reps - 1``
+    measured repetitions, run point after point or (``turns``) repetition after repetition."""
     root = out / experiment / f"{stamp}-tiny"
     root.mkdir(parents=True)
     (root / "ledger.json").write_text(json.dumps({"version": 1, "entries": {}}))
-    (root / "versions.lock").write_text(yaml.safe_dump({"version": 2, "controller": {"pyarrow": "15.0.0"},
-                                                        "sae": {"commit": commit, "dirty": False}, "nodes": {}}))
+    (root / "versions.lock").write_text(yaml.safe_dump({"version": 2, "controller": {"pyarrow": pyarrow},
+                                                        "sae": {"commit": commit, "dirty": dirty}, "nodes": {}}))
     rng = np.random.default_rng(seed)
     started = pd.Timestamp(stamp).timestamp()
     rows = []
     for order, p in enumerate(points):
         for rep in range(reps):
-            factor = slower * (10 if rep == 0 else rng.uniform(0.98, 1.02))
+            factor = slower * p.get("slower", 1.0) * (10 if rep == 0 else rng.uniform(0.98, 1.02))
+            at = started + 10 * (rep * len(points) + order if turns else len(rows))
             rows.append({"experiment": experiment, "profile": "tiny", "point": f"p{order}", "order": order,
-                         "repetition": rep, "warmup": rep == 0, "drift": False, "start": started + 10 * len(rows),
-                         "end": started + 10 * len(rows) + 1, **{k: v * factor for k, v in BASE.items()},
-                         "stored_compression": stored, "object_size": 16 << 20, "columns": [], **p})
+                         "repetition": rep, "warmup": rep == 0, "drift": False, "start": at, "end": at + 1,
+                         **{k: v * factor for k, v in BASE.items()}, "stored_compression": stored,
+                         "object_size": 16 << 20, "columns": [], **{k: v for k, v in p.items() if k != "slower"}})
     if results:
-        write_frame(pd.DataFrame(rows), root / "results.parquet")
+        df = pd.DataFrame(rows)
+        write_frame(df.assign(seq=df["start"].rank(method="first").astype(int) - 1), root / "results.parquet")
     return root
+
+
+@pytest.fixture(autouse=True)
+def sae_home(tmp_path, monkeypatch):
+    """Calibration records under the test's own $SAE_HOME."""
+    monkeypatch.setenv("SAE_HOME", str(tmp_path / "sae-home"))
+    return tmp_path / "sae-home"
+
+
+def calibrated(tmp_path, n=3, day=1, **kwargs):
+    """A/A calibration runs (``n`` from December ``day`` on, one code, before the compared ones)
+    recorded in $SAE_HOME."""
+    record, _ = calibrate([write_run(tmp_path, f"202312{day + i:02d}-120000", seed=10 + day + i, **kwargs)
+                           for i in range(n)])
+    return record
 
 
 def invoke(*args):
@@ -61,12 +81,14 @@ def test_identical_runs_are_the_same_everywhere(tmp_path):
 
 
 def test_a_small_difference_the_interval_resolves_reads_same_within_the_margin(tmp_path):
-    """3 % slower with a ±2 % spread: the interval excludes 1, but the ratio is within the 5 %
-    margin (conbench's threshold), so it reads same; with no margin (--same-within 0) worse."""
-    a = write_run(tmp_path, "20240101-120000")
-    b = write_run(tmp_path, "20240102-120000", slower=1.03, seed=1)
+    """3.5 % slower with a ±2 % spread over 20 repetitions, calibrated on 6 runs: the intervals
+    exclude 1, but the ratio is within the 5 % margin (conbench's threshold), so it reads same;
+    with no margin (--same-within 0) worse."""
+    calibrated(tmp_path, n=6, reps=21)
+    a = write_run(tmp_path, "20240101-120000", reps=21)
+    b = write_run(tmp_path, "20240102-120000", slower=1.035, seed=1, reps=21)
     times = [m for m in compare([a, b]).measures if m.metric == "total_s" and m.ratio is not None]
-    assert all(m.ratio.low > 1 for m in times) and {m.verdict for m in times} == {"same"}
+    assert all(m.ratio.low > 1 and m.across.low > 1 for m in times) and {m.verdict for m in times} == {"same"}
     strict = [m for m in compare([a, b], same_within=0).measures if m.metric == "total_s" and m.ratio is not None]
     assert {m.verdict for m in strict} == {"worse"}
     r = invoke("compare", a, b, "--same-within", "0")
@@ -78,6 +100,7 @@ def test_a_small_difference_the_interval_resolves_reads_same_within_the_margin(t
 
 
 def test_a_2x_slowdown_is_worse_with_its_interval_and_fails_the_rule(tmp_path):
+    calibrated(tmp_path)
     a = write_run(tmp_path, "20240101-120000")
     b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
     c = compare([a, b], rules=["time>5%", "bytes<50%"])
@@ -111,7 +134,7 @@ def test_points_in_one_run_only_are_listed_unmatched(tmp_path):
     c = compare([a, b])
     assert [u.text() for u in c.unmatched] == ["reader=vanilla, selectivity=100 (only in A)",
                                                "reader=vanilla, selectivity=1 (only in B)"]
-    assert len(c.points) == 2 and "unmatched (not measured by every run)" in c.text()
+    assert len(c.points) == 2 and "unmatched (not measured by every side)" in c.text()
 
 
 def test_too_few_repetitions_say_so(tmp_path):
@@ -127,7 +150,8 @@ def test_frame_has_a_row_per_point_metric_and_run(tmp_path):
     df = sae.compare(runs, metrics=("time",)).frame()
     assert len(df) == 3 * 1 * 3 and set(df["run"]) == {"A", "B", "C"}
     assert set(df.loc[df["run"] == "A", "verdict"]) == {"baseline"} and df.loc[df["run"] == "A", "ratio"].isna().all()
-    assert {"reader", "selectivity", "point", "median", "n", "low", "high"} <= set(df.columns)
+    assert {"reader", "selectivity", "point", "median", "n", "low", "high", "across_low", "across_high", "df", "p",
+            "p_adjusted", "calibrated", "runs"} <= set(df.columns)
 
 
 @pytest.mark.parametrize("rule", ["time>>5%", "time>5", "speed", "time<100%", "time > -3%"])
@@ -146,6 +170,7 @@ def test_rule_on_a_column_no_run_has(tmp_path):
 
 
 def test_cli_exit_codes_and_html(tmp_path):
+    calibrated(tmp_path)
     a = write_run(tmp_path, "20240101-120000")
     b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
     same = write_run(tmp_path, "20240103-120000", seed=2)
@@ -170,6 +195,157 @@ def test_cli_refuses_missing_runs_in_one_line(tmp_path):
                           ((a, pending), "no results.parquet yet; run 'sae report")]:
         r = invoke("compare", *args)
         assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_uncalibrated_runs_read_hedged_and_fail_rules_only_when_allowed(tmp_path):
+    """Without a calibration and with one run a side nothing measured the spread between runs: a
+    2x slowdown reads worse? (the repetitions support it, nothing says it exceeds the run-to-run
+    spread) and fails a rule only with --uncalibrated-ok."""
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
+    c = compare([a, b], rules=["time>5%"])
+    assert {m.verdict for m in c.judged} == {"worse?"} and not any(m.calibrated for m in c.judged)
+    assert not c.failures and all(m.across.low != m.across.low for m in c.judged)   # no interval across runs
+    text = c.text()
+    assert "uncalibrated: no calibration of sel on this machine and stack" in text
+    assert "passed time>5% (3 of 3 ratios judged; 3 uncalibrated, which rules judge only with --uncalibrated-ok)" \
+        in text
+    allowed = compare([a, b], rules=["time>5%"], uncalibrated_ok=True)
+    assert len(allowed.failures) == 3 and allowed.failures[0].text().endswith("of A's (uncalibrated)")
+    assert invoke("compare", a, b, "--fail-on", "time>5%").exit_code == 0
+    assert invoke("compare", a, b, "--fail-on", "time>5%", "--uncalibrated-ok").exit_code == 1
+
+
+def test_a_calibration_is_of_one_machine_and_stack(tmp_path):
+    """A record of another stack is not found for these runs, and refused when named; a matching
+    one is used unless --calibration none."""
+    other = calibrated(tmp_path, pyarrow="16.0.0")
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", slower=2.0, seed=1)
+    assert not any(m.calibrated for m in compare([a, b]).judged)
+    r = invoke("compare", a, b, "--calibration", other.path)
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert "recorded for another machine, stack or experiment" in r.output
+    assert "stack.controller.pyarrow 16.0.0 -> 15.0.0" in r.output
+    record = calibrated(tmp_path, day=10)
+    c = compare([a, b])
+    assert c.calibration.path == record.path and all(m.calibrated for m in c.judged)
+    assert f"calibration: 3 runs of sel (1 commit) on this machine and stack, recorded in {record.path}" in c.text()
+    explicit = compare([a, b], calibration=str(record.path))
+    assert [m.verdict for m in explicit.judged] == [m.verdict for m in c.judged]
+    r = invoke("compare", a, b, "--calibration", "none")
+    assert r.exit_code == 0 and "uncalibrated: --calibration none" in r.output and "worse?" in r.output
+    r = invoke("compare", a, b, "--calibration", tmp_path / "nowhere.yaml")
+    assert r.exit_code == 2 and "no calibration record there" in r.output
+
+
+def test_sides_of_three_runs_are_judged_across_runs(tmp_path):
+    """3 runs a side: Student's t on their medians' logs, the spread from the runs themselves; 30 %
+    slower reads worse, the same code same; a side whose runs ran other code is warned of."""
+    olds = [write_run(tmp_path, f"2024010{i + 1}-120000", seed=i) for i in range(3)]
+    news = [write_run(tmp_path, f"2024010{i + 4}-120000", seed=i + 3, slower=1.3) for i in range(3)]
+    same = [write_run(tmp_path, f"2024011{i + 1}-120000", seed=i + 6) for i in range(3)]
+    c = compare([olds, news])
+    assert {m.verdict for m in c.judged} == {"worse"} and all(m.runs == 3 and m.spread.df == 4 for m in c.judged)
+    assert all(m.ratio is None and m.across.low > 1.2 for m in c.judged)
+    text = c.text()
+    assert "baseline A: 3 runs: " in text and "the compared runs' own spread between runs" in text
+    assert {m.verdict for m in compare([olds, same]).judged} == {"same"}
+    df = c.frame()
+    assert set(df["runs"]) == {3} and df["low"].isna().all() and df.loc[df["run"] == "B", "across_low"].notna().all()
+    r = invoke("compare", ",".join(map(str, olds)), ",".join(map(str, news)))
+    assert r.exit_code == 0 and "B: 3 runs: " in r.output and "worse" in r.output
+    mixed = write_run(tmp_path, "20240120-120000", seed=9, commit="c" * 40)
+    c = compare([olds, same[:2] + [mixed]])
+    assert f"B's runs differ: {mixed.name}: sae commit {'a' * 12} -> {'c' * 12}" in c.warnings
+
+
+def test_an_axis_inside_one_run(tmp_path):
+    """--axis object_size: one run's points compared along it. Where its values took turns the
+    verdict is plain; where they ran one after the other it reads worse? at most."""
+    two = [{**p, "object_size": size, "slower": slower} for p in POINTS[:2]
+           for size, slower in ((16 << 20, 1.0), (32 << 20, 1.5))]
+    turns = write_run(tmp_path, "20240101-120000", points=two, turns=True)
+    c = compare([turns], axis="object_size")
+    assert [s.name for s in c.sides] == ["object_size=16MiB", "object_size=32MiB"]
+    assert {m.verdict for m in c.judged if m.metric == "total_s"} == {"worse"} and len(c.points) == 2
+    text = c.text()
+    assert "judging: the axis object_size inside one run" in text and "took turns at 2 of 2 points" in text
+    assert "what differs: object_size: A 16MiB, B 32MiB" in text
+    apart = write_run(tmp_path, "20240102-120000", points=two)
+    c = compare([apart], axis="object_size")
+    assert {m.verdict for m in c.judged} == {"worse?"} and "took turns at 0 of 2 points" in c.text()
+    assert "a verdict there reads worse? or better? at most" in c.text()
+    r = invoke("compare", turns, "--axis", "object_size", "--fail-on", "time>5%")
+    assert r.exit_code == 1 and "failed time>5%: B at " in r.output
+    for args, message in [((turns, "--axis", "colour"), "--axis colour: not a parameter of"),
+                          ((turns, "--axis", "stored_compression"), "measured one value of it (none)"),
+                          ((turns, apart, "--axis", "object_size"), "compares the points of one run"),
+                          ((turns, "--axis", "object_size", "--calibration", "c.yaml"), "leave --calibration out")]:
+        r = invoke("compare", *args)
+        assert r.exit_code == 2 and message in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_multiplicity_is_stated_and_holm_is_stricter(tmp_path):
+    record = calibrated(tmp_path)
+    a = write_run(tmp_path, "20240101-120000")
+    b = write_run(tmp_path, "20240102-120000", slower=1.2, seed=1)
+    fdr, holm = compare([a, b], calibration=record), compare([a, b], calibration=record, multiplicity="holm")
+    assert "multiplicity: Benjamini-Hochberg false discovery rate at 5% over the 12 judged point-metrics" in fdr.text()
+    assert "multiplicity: Holm's step-down at 5%" in holm.text()
+    assert all(h.p_adjusted >= f.p_adjusted for h, f in zip(holm.judged, fdr.judged))
+    assert all(m.p <= m.p_adjusted for m in fdr.judged)
+    with pytest.raises(UsageError, match="multiplicity 'bonferroni': one of fdr, holm"):
+        compare([a, b], multiplicity="bonferroni")
+    r = invoke("compare", a, b, "--multiplicity", "holm")
+    assert r.exit_code == 0 and "Holm's step-down" in r.output
+
+
+def test_calibrate_records_runs_and_adds_to_the_record(tmp_path, sae_home):
+    runs = [write_run(tmp_path, f"2024010{i + 1}-120000", seed=i) for i in range(3)]
+    r = invoke("calibrate", *runs[:2])
+    assert r.exit_code == 2 and "2 runs of 1 commit give 1 degrees of freedom of spread; a calibration needs 2" \
+        in r.output and not (sae_home / "calibrations").exists()
+    dirty = write_run(tmp_path, "20240105-120000", seed=5, dirty=True)
+    r = invoke("calibrate", *runs, dirty)
+    assert r.exit_code == 2 and f"{dirty}: ran from a checkout with uncommitted changes" in r.output
+    r = invoke("calibrate", *runs)
+    assert r.exit_code == 0, r.output
+    assert "calibration: 3 runs of sel (1 commit) on this machine and stack" in r.output
+    assert "reader=offload, selectivity=1    total_s" in r.output
+    (path,) = (sae_home / "calibrations").glob("sel-*.yaml")
+    assert len(calibration.load(path).runs) == 3
+    write_run(tmp_path, "20240106-120000", seed=6, commit="b" * 40)
+    write_run(tmp_path, "20240107-120000", seed=7, commit="b" * 40)
+    write_run(tmp_path, "20231230-120000", seed=8, pyarrow="16.0.0")   # older: the newest run says the stack
+    r = invoke("calibrate", tmp_path / "sel")   # an experiment's directory: every run in it
+    assert r.exit_code == 0, r.output
+    assert "calibration: 5 runs of sel (2 commits)" in r.output
+    assert "skipped " in r.output and "uncommitted changes" in r.output and "pyarrow 15.0.0 -> 16.0.0" in r.output
+    record = calibration.load(path)
+    assert len(record.runs) == 5 and record.df() == 2 + 1
+    out = tmp_path / "mine.yaml"
+    assert invoke("calibrate", *runs, "--out", out).exit_code == 0 and len(calibration.load(out).runs) == 3
+
+
+def test_a_calibration_record_is_data_read_back_whole(tmp_path):
+    record = calibrated(tmp_path)
+    again = calibration.load(record.path)
+    assert again.to_dict() == record.to_dict() and again.identity == record.identity
+    key = next(iter(record.points))
+    assert again.spread(key, "total_s") == record.spread(key, "total_s") and again.spread(key, "total_s").df == 2
+    record.path.write_text("version: 1\nexperiment: sel\n")
+    with pytest.raises(UsageError, match=f"{record.path}: not a calibration record \\(no 'machine'\\)"):
+        calibration.load(record.path)
+
+
+def test_the_reports_caveat_says_what_its_intervals_hold(tmp_path):
+    a = write_run(tmp_path, "20240101-120000")
+    assert calibration.caveat(a).startswith("within-run only: the intervals hold the spread of this run's repetitions")
+    record = calibrated(tmp_path)
+    text = calibration.caveat(a)
+    assert text.startswith(f"calibrated on 3 runs ({record.path}): from one run to the next a point's median total_s "
+                           f"moves by up to ±")
 
 
 def steady_history(tmp_path, slowdowns):

@@ -1,14 +1,30 @@
-"""Runs compared from their results: the same points measured by two or more runs (the first is
-the baseline), each metric's median per run and the ratio run / baseline with its 95 % bootstrap
-interval (:mod:`sae.results.statistics`), and rules such as ``time>5%`` that fail on a regression
-the repetitions support.
+"""Runs compared from their results: the same points measured on two or more sides (the first is
+the baseline), each metric's median per side, the ratio side / baseline and a verdict, and rules
+such as ``time>5%`` that fail on a regression the verdict supports.
 
-Points are matched by their configuration: the parameter columns of results.parquet
-(:func:`sae.results.results.flat_params`), less the parameters that differ between the runs as a
-whole (one value in each run, not the same in all, e.g. ``stored_compression``): those are what
+A side is one run directory, several runs of one code (judged across runs), or, with ``axis``, the
+points of one run at one value of a parameter (an axis inside one run). Points are matched by
+their configuration: the parameter columns of results.parquet
+(:func:`sae.results.results.flat_params`), less the parameters that differ between the sides as a
+whole (one value on each side, not the same on all, e.g. ``stored_compression``): those are what
 the comparison is about and are shown, with the differences in the runs' provenance
 (``versions.lock``), as "what differs". Statistics are over measured repetitions only
-(:func:`sae.results.plotting.measured`)."""
+(:func:`sae.results.plotting.measured`).
+
+What a verdict rests on (:mod:`sae.results.statistics`):
+
+* separate runs: Student's t on the logs of the sides' run medians, the run-to-run spread pooled
+  from the sides' own runs and the A/A calibration of the baseline's machine and stack
+  (:mod:`sae.results.calibration`), the standard error no less than the within-run intervals
+  imply; with one run a side, the within-run bootstrap interval must exclude 1 as well. Without
+  :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread the comparison is
+  uncalibrated: the within-run bootstrap's p-value alone, and a verdict reads ``worse?`` or
+  ``better?`` at most.
+* an axis inside one run: the within-run bootstrap; where the two values' repetitions did not
+  take turns (``seq``), ``worse?`` or ``better?`` at most.
+
+Either way the p-values of every judged point-metric are adjusted together for multiplicity
+(:func:`sae.results.statistics.adjust`) and a ratio within ``same_within`` of 1 reads ``same``."""
 from __future__ import annotations
 
 import base64
@@ -26,10 +42,12 @@ import pandas as pd
 from metareserve.errors import UsageError
 
 from ..planning.spec import SECTIONS
-from . import provenance, statistics
+from . import calibration as calibrations, provenance, statistics
+from .calibration import Calibration, Identity
 from .pages import STYLE
 from .plotting import BAND_MIN, measured, pyplot, save, shown, stats
 from .results import QUALIFIED, RunDir, load_results
+from .statistics import ALPHA, MIN_DF, MULTIPLICITY, Interval, Spread
 
 METRICS = ("total_s", "compute_rx_bytes", "compute_cpu_s", "storage_cpu_s")
 """What is compared unless asked otherwise (lower is better for each)."""
@@ -39,13 +57,17 @@ PARAMETERS = tuple(QUALIFIED.get(f.name, f.name) for cls in SECTIONS.values() fo
 """The parameter columns of results.parquet (one per field of the experiment's sections)."""
 RULE = re.compile(r"^\s*(\w+)\s*([<>])\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*$", re.ASCII)
 GRAMMAR = "METRIC>PERCENT% or METRIC<PERCENT%, METRIC one of time, bytes, cpu, storage_cpu or a results column"
+HEDGED = "?"
+"""Appended to ``worse``/``better`` where nothing measured the spread the difference must exceed."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """``time>5%``: fails when, at some matched point, a run's ratio to the baseline has its whole
-    95 % interval above 1.05 (a regression beyond 5 % the repetitions support); ``time<5%``: when
-    the whole interval lies below 0.95 (a drop beyond 5 %)."""
+    """``time>5%``: fails when, at some matched point, a side's verdict is ``worse`` and its
+    ratio to the baseline lies wholly above 1.05 (the interval across runs where there is one,
+    else the within-run one): a regression beyond 5 % the verdict supports; ``time<5%``: when the
+    verdict is ``better`` and the interval lies wholly below 0.95. An uncalibrated verdict
+    (``worse?``) fails a rule only when ``uncalibrated_ok``."""
 
     text: str
     metric: str
@@ -61,11 +83,13 @@ class Rule:
             raise UsageError(f"rule {text!r}: expected {GRAMMAR} (below 100 with <), e.g. time>5%")
         return cls(text.strip(), ALIASES.get(m.group(1), m.group(1)), m.group(2) == ">", percent)
 
-    def fails(self, ratio: statistics.Interval) -> bool:
-        """Whether ``ratio`` (run / baseline) lies wholly beyond the rule's bound."""
-        if not ratio.known:
+    def fails(self, measure: "Measure", uncalibrated_ok: bool = False) -> bool:
+        """Whether ``measure``'s verdict and ratio lie beyond the rule's bound."""
+        want = "worse" if self.above else "better"
+        if measure.verdict != want and not (uncalibrated_ok and measure.verdict == want + HEDGED):
             return False
-        return ratio.low > 1 + self.percent / 100 if self.above else ratio.high < 1 - self.percent / 100
+        iv = measure.interval
+        return iv.low > 1 + self.percent / 100 if self.above else iv.high < 1 - self.percent / 100
 
 
 @dataclasses.dataclass(eq=False)
@@ -92,9 +116,45 @@ class Run:
         return cls(label or run.root.name, run.root, run.read_yaml(run.versions) or {}, df)
 
 
+@dataclasses.dataclass(eq=False)
+class Side:
+    """One side of a comparison: its ``label`` (A, B, ...), its runs (one, several of one code, or
+    the one run an axis divides), their measured repetitions (``_run``: the index of the run),
+    ``what`` it is as the notes name it, and a short ``name`` (the figures' legend)."""
+
+    label: str
+    runs: list[Run]
+    results: pd.DataFrame = dataclasses.field(repr=False)
+    what: str
+    name: str
+
+    @classmethod
+    def of_runs(cls, label: str, runs: list[Run]) -> "Side":
+        """The side of ``runs``, all their measured repetitions."""
+        one = len(runs) == 1
+        return cls(label, runs, pd.concat([r.results.assign(_run=i) for i, r in enumerate(runs)], ignore_index=True),
+                   str(runs[0].root) if one else f"{len(runs)} runs: " + ", ".join(str(r.root) for r in runs),
+                   runs[0].root.name if one else f"{len(runs)} runs")
+
+    @property
+    def provenance(self) -> dict:
+        """The provenance of its first run."""
+        return self.runs[0].provenance
+
+    @property
+    def root(self) -> Path:
+        """The directory of its first run."""
+        return self.runs[0].root
+
+    def at(self, point: "Point", metric: str) -> tuple[pd.Series, list[float]]:
+        """The measured values of ``metric`` at ``point`` and each run's median of them."""
+        rows = self.results[self.results["_point"] == point.label]
+        return rows[metric], [float(v) for v in rows.groupby("_run")[metric].median().dropna()]
+
+
 @dataclasses.dataclass(frozen=True)
 class Point:
-    """A configuration measured by the runs: ``label`` (``reader=offload, selectivity=1``; ``all``
+    """A configuration measured by the sides: ``label`` (``reader=offload, selectivity=1``; ``all``
     when there is one) and its parameters as text."""
 
     label: str
@@ -103,7 +163,7 @@ class Point:
 
 @dataclasses.dataclass(frozen=True)
 class Unmatched:
-    """A point not every run measured, and the runs that did."""
+    """A point not every side measured, and the sides that did."""
 
     point: Point
     runs: tuple[str, ...]
@@ -114,28 +174,72 @@ class Unmatched:
 
 @dataclasses.dataclass(frozen=True)
 class Measure:
-    """One run's ``metric`` at one point: median and number of measured values ``n``, and (not for
-    the baseline) the ratio run / baseline median with its interval."""
+    """One side's ``metric`` at one point: its ``median`` (a side of several runs: the geometric
+    mean of its runs' medians) over ``n`` measured values from ``runs`` runs. But for the
+    baseline: the ratio side / baseline as ``ratio``, with its bootstrap interval over the
+    repetitions (one run a side), and as ``across``, with its interval across runs
+    (:func:`~sae.results.statistics.across_runs`; the pooled ``spread`` behind it); whether the
+    verdict is ``calibrated`` (the spread between runs was known, or an axis's values took turns),
+    the p-value adjusted for multiplicity (``p_adjusted``) and the ``verdict``: ``worse``,
+    ``better``, ``same``, ``unknown`` (nothing to judge by) or ``baseline``; ``worse?`` or
+    ``better?`` where it is not calibrated."""
 
     point: Point
     metric: str
-    run: Run
+    side: Side
     median: float
     n: int
-    ratio: statistics.Interval | None
-    within: float = statistics.SAME_WITHIN
+    runs: int
+    ratio: Interval | None = None
+    across: Interval | None = None
+    spread: Spread = Spread()
+    calibrated: bool = False
+    p_adjusted: float = math.nan
+    verdict: str = "baseline"
 
     @property
-    def verdict(self) -> str:
-        """``better`` (interval wholly below 1 and the ratio below 1 - ``within``), ``worse``
-        (wholly above 1 and the ratio above 1 + ``within``), ``same`` (otherwise), ``unknown``
-        (too few values) or ``baseline`` (:func:`sae.results.statistics.verdict`)."""
-        return "baseline" if self.ratio is None else statistics.verdict(self.ratio.inverse(), self.within)
+    def baseline(self) -> bool:
+        return self.ratio is None and self.across is None
+
+    @property
+    def estimate(self) -> float:
+        """The ratio side / baseline (NaN for the baseline)."""
+        return (self.across or self.ratio or Interval(math.nan)).estimate
+
+    @property
+    def interval(self) -> Interval:
+        """The interval a rule reads: across runs where there is one, else within the run."""
+        if self.across is not None and self.across.known:
+            return self.across
+        return self.ratio or self.across or Interval(math.nan)
+
+    @property
+    def p(self) -> float:
+        """The p-value it is judged by: across runs where the spread is known, else the bootstrap's."""
+        return self.interval.p
+
+    @property
+    def judgeable(self) -> bool:
+        """Whether there is a p-value, and (one run a side) a within-run interval, to judge by."""
+        return not self.baseline and not math.isnan(self.p) and (self.ratio is None or self.ratio.known)
+
+    def judged(self, p_adjusted: float, same_within: float) -> "Measure":
+        """This measure with ``p_adjusted`` and its verdict (module docstring)."""
+        w, est = self.ratio, self.estimate
+        if not self.judgeable:
+            verdict = "unknown"
+        elif p_adjusted < ALPHA and est > 1 + same_within and (w is None or w.low > 1):
+            verdict = "worse" if self.calibrated else "worse" + HEDGED
+        elif p_adjusted < ALPHA and est < 1 / (1 + same_within) and (w is None or w.high < 1):
+            verdict = "better" if self.calibrated else "better" + HEDGED
+        else:
+            verdict = "same"
+        return dataclasses.replace(self, p_adjusted=p_adjusted, verdict=verdict)
 
 
 @dataclasses.dataclass(frozen=True)
 class Failure:
-    """A rule that failed: the run and point where the ratio lies beyond its bound."""
+    """A rule that failed: the side and point where the ratio lies beyond its bound."""
 
     rule: Rule
     measure: Measure
@@ -143,8 +247,8 @@ class Failure:
 
     def text(self) -> str:
         m = self.measure
-        return (f"failed {self.rule.text}: {m.run.label} at {m.point.label}: {m.metric} {m.ratio.text()} "
-                f"of {self.baseline}'s")
+        return (f"failed {self.rule.text}: {m.side.label} at {m.point.label}: {m.metric} {m.interval.text()} "
+                f"of {self.baseline}'s" + ("" if m.calibrated else " (uncalibrated)"))
 
 
 def value_text(column: str, value) -> str:
@@ -248,13 +352,31 @@ def write_page(out_dir, title: str, notes: list[str], warnings: list[str],
     return path
 
 
+
+def p_text(p: float) -> str:
+    """``0.012``, ``<0.001``; ``-`` when there is none."""
+    return "-" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def ratio_text(ratio: float) -> str:
+    """``1.23x``; ``-`` when unknown."""
+    return "-" if math.isnan(ratio) else f"{statistics.number(ratio)}x"
+
+
+def bounds_text(iv: Interval | None) -> str:
+    """``[0.85, 1.78]``; ``-`` without bounds."""
+    return f"[{statistics.number(iv.low)}, {statistics.number(iv.high)}]" if iv is not None and iv.known else "-"
+
+
 @dataclasses.dataclass(eq=False)
 class Comparison:
-    """The runs (the first is the baseline), what differs between them, every matched point's
-    :class:`Measure` per metric and run, the points not every run measured, and the rules with
-    the :class:`Failure` of each that failed."""
+    """The sides (the first is the baseline), what differs between them, every matched point's
+    :class:`Measure` per metric and side, the points not every side measured, the rules with the
+    :class:`Failure` of each that failed, what is judged (``judging``: runs, or an axis inside one
+    run), what the verdicts rest on (``basis``: the calibration), the multiplicity correction
+    and ``warnings``."""
 
-    runs: list[Run]
+    sides: list[Side]
     differences: list[str]
     points: list[Point]
     unmatched: list[Unmatched]
@@ -262,82 +384,110 @@ class Comparison:
     measures: list[Measure]
     rules: tuple[Rule, ...]
     failures: list[Failure]
+    judging: str
+    basis: list[str]
+    warnings: list[str]
+    calibration: Calibration | None = None
+    multiplicity: str = "fdr"
     same_within: float = statistics.SAME_WITHIN
+    uncalibrated_ok: bool = False
+
+    @property
+    def judged(self) -> list[Measure]:
+        """The measures judged (a p-value adjusted with the others)."""
+        return [m for m in self.measures if m.judgeable]
 
     def table(self) -> tuple[list[str], list[list[str]]]:
         """Header and rows (point × metric) shared by the text and the page."""
-        base, others = self.runs[0], self.runs[1:]
-        head = ["point", "metric", *(f"{r.label} median (n)" for r in self.runs),
-                *(h for r in others for h in (f"{r.label}/{base.label}", "verdict" if len(others) == 1
-                                               else f"{r.label} verdict"))]
-        cells = {(m.point.label, m.metric, m.run.label): m for m in self.measures}
+        base, others = self.sides[0], self.sides[1:]
+        named = (lambda s, x: x) if len(others) == 1 else (lambda s, x: f"{s.label} {x}")
+        head = ["point", "metric", *(f"{s.label} median (n)" for s in self.sides),
+                *(h for s in others for h in (f"{s.label}/{base.label}",
+                                              *(named(s, x) for x in ("across runs", "p adj", "verdict"))))]
+        cells = {(m.point.label, m.metric, m.side.label): m for m in self.measures}
         rows = []
         for point in self.points:
             for metric in self.metrics:
-                got = [cells.get((point.label, metric, r.label)) for r in self.runs]
+                got = [cells.get((point.label, metric, s.label)) for s in self.sides]
                 rows.append([point.label, metric, *(median_text(metric, m.median, m.n) if m else "not measured"
                                                     for m in got),
-                             *(c for m in got[1:] for c in ((m.ratio.text(), m.verdict) if m else ("-", "-")))])
+                             *(c for m in got[1:] for c in (
+                                 (m.ratio.text() if m.ratio else ratio_text(m.estimate),
+                                  bounds_text(m.across), p_text(m.p_adjusted), m.verdict) if m else ("-",) * 4))])
         return head, rows
 
     def notes(self) -> list[str]:
-        base = self.runs[0]
-        return [f"baseline {base.label}: {base.root}", *(f"{r.label}: {r.root}" for r in self.runs[1:]),
+        base = self.sides[0]
+        return [f"baseline {base.label}: {base.what}", *(f"{s.label}: {s.what}" for s in self.sides[1:]),
+                f"judging: {self.judging}",
                 "what differs: " + ("; ".join(self.differences) or "nothing recorded"),
-                f"medians of measured repetitions (n); ratio = run / baseline median (< 1: the run spends less) "
-                f"with its [95 % bootstrap interval], none below {statistics.MIN_N} repetitions per run; "
-                f"verdict: better or worse when the interval lies wholly below or above 1 and the ratio is more "
-                f"than {self.same_within:.0%} from 1, else same",
-                *(["unmatched (not measured by every run): " + "; ".join(u.text() for u in self.unmatched)]
+                *self.basis,
+                f"multiplicity: {MULTIPLICITY[self.multiplicity]} at {ALPHA:.0%} over the {len(self.judged)} judged "
+                f"point-metrics (p adj: each p-value adjusted)",
+                f"median (n): over the measured repetitions (several runs: the geometric mean of their medians); "
+                f"{self.sides[-1].label}/{base.label}: side / baseline (< 1: the side spends less) [95 % bootstrap "
+                f"interval over one run's repetitions, none below {statistics.MIN_N}]; across runs: [95 % interval "
+                f"from the spread between runs]; verdict: worse or better when p adj < {ALPHA:g}, the ratio is more "
+                f"than {self.same_within:.0%} from 1 and, one run a side, the within-run interval excludes 1; worse? "
+                f"or better? where nothing measured the spread between runs; else same; unknown without an interval",
+                *(["unmatched (not measured by every side): " + "; ".join(u.text() for u in self.unmatched)]
                   if self.unmatched else [])]
 
     def passed(self) -> list[str]:
-        """One line per rule that held, saying how many of its ratios had an interval to judge."""
+        """One line per rule that held, saying how many of its ratios it could judge."""
         failed = {f.rule for f in self.failures}
         lines = []
         for r in self.rules:
             if r in failed:
                 continue
-            ratios = [m.ratio for m in self.measures if m.metric == r.metric and m.ratio is not None]
-            judged = sum(ratio.known for ratio in ratios)
-            lines.append(f"passed {r.text} ({judged} of {len(ratios)} ratios had an interval to judge"
-                         + ("; too few repetitions to judge any" if ratios and not judged else "") + ")")
+            ratios = [m for m in self.measures if m.metric == r.metric and not m.baseline]
+            judged = [m for m in ratios if m.judgeable]
+            hedged = sum(m.verdict.endswith(HEDGED) for m in judged)
+            lines.append(f"passed {r.text} ({len(judged)} of {len(ratios)} ratios judged"
+                         + ("; too few repetitions to judge any" if ratios and not judged else "")
+                         + (f"; {hedged} uncalibrated, which rules judge only with --uncalibrated-ok"
+                            if hedged and not self.uncalibrated_ok else "") + ")")
         return lines
 
     def text(self) -> str:
-        """The comparison as a console table, with what differs, unmatched points and the rules."""
-        return "\n".join([*self.notes(), *fixed_width(*self.table()), *self.passed(),
-                          *(f.text() for f in self.failures)])
+        """The comparison as a console table, with what differs, what it rests on and the rules."""
+        return "\n".join([*self.notes(), *(f"warning: {w}" for w in self.warnings), *fixed_width(*self.table()),
+                          *self.passed(), *(f.text() for f in self.failures)])
 
     def frame(self) -> pd.DataFrame:
-        """One row per point × metric × run: the point's parameters, ``point``, ``metric``, ``run``
-        (its label), ``run_dir``, ``median``, ``n``, ``ratio``, ``low``, ``high`` (NaN for the
-        baseline and without an interval) and ``verdict``."""
-        nan = statistics.Interval(math.nan)
+        """One row per point × metric × side: the point's parameters, ``point``, ``metric``, ``run``
+        (the side's label), ``run_dir`` (its first run's directory), ``runs``, ``median``, ``n``,
+        ``ratio`` with ``low``/``high`` (its within-run interval), ``across_low``/``across_high``
+        (across runs), ``df`` (of the spread behind them), ``p`` and ``p_adjusted``,
+        ``calibrated`` and ``verdict`` (NaN where a value does not apply, e.g. for the baseline)."""
+        nan = Interval(math.nan)
         return pd.DataFrame([{**dict(m.point.params), "point": m.point.label, "metric": m.metric,
-                              "run": m.run.label, "run_dir": str(m.run.root), "median": m.median, "n": m.n,
-                              "ratio": (m.ratio or nan).estimate, "low": (m.ratio or nan).low,
-                              "high": (m.ratio or nan).high, "verdict": m.verdict} for m in self.measures])
+                              "run": m.side.label, "run_dir": str(m.side.root), "runs": m.runs, "median": m.median,
+                              "n": m.n, "ratio": m.estimate, "low": (m.ratio or nan).low,
+                              "high": (m.ratio or nan).high, "across_low": (m.across or nan).low,
+                              "across_high": (m.across or nan).high, "df": m.spread.df,
+                              "p": math.nan if m.baseline else m.p, "p_adjusted": m.p_adjusted,
+                              "calibrated": m.calibrated, "verdict": m.verdict} for m in self.measures])
 
     def figure(self, metric: str, path: Path) -> Path:
-        """The runs' medians of ``metric`` per point, side by side, with their spread (p1–p99 where
+        """The sides' medians of ``metric`` per point, side by side, with their spread (p1–p99 where
         every point has :data:`BAND_MIN` values, else min–max)."""
         plt = pyplot()
         labels = [p.label for p in self.points]
         fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 3) + 3, 4.5))
-        width = 0.8 / len(self.runs)
-        medians = [stats(r.results, ["_point"], metric).set_index("_point").reindex(labels).dropna(subset=["median"])
-                   for r in self.runs]
+        width = 0.8 / len(self.sides)
+        medians = [stats(s.results, ["_point"], metric).set_index("_point").reindex(labels).dropna(subset=["median"])
+                   for s in self.sides]
         low, high = ("p1", "p99") if all(s["n"].min() >= BAND_MIN for s in medians if len(s)) else ("min", "max")
-        for i, (run, s) in enumerate(zip(self.runs, medians)):
-            x = [labels.index(p) + (i - (len(self.runs) - 1) / 2) * width for p in s.index]
+        for i, (side, s) in enumerate(zip(self.sides, medians)):
+            x = [labels.index(p) + (i - (len(self.sides) - 1) / 2) * width for p in s.index]
             ax.errorbar(x, s["median"], yerr=[s["median"] - s[low], s[high] - s["median"]], fmt="o", capsize=3,
-                        label=f"{run.label}: {run.root.name}")
+                        label=f"{side.label}: {side.name}")
         ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
         ax.set_xlim(-0.5, len(labels) - 0.5)
         ax.set_ylabel(metric)
-        ax.set_title(f"{metric}: median per point and run, bars {low}–{high} (p1–p99 with {BAND_MIN} or more "
-                     f"values)", fontsize=10)
+        ax.set_title(f"{metric}: median per point and side over its repetitions, bars {low}–{high} (p1–p99 with "
+                     f"{BAND_MIN} or more values)", fontsize=10)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
         return save(fig, path)
 
@@ -346,48 +496,201 @@ class Comparison:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         figures = [self.figure(m, out / f"compare-{m}.png") for m in self.metrics]
-        return write_page(out, f"{len(self.runs)} runs compared", self.notes() + self.passed(),
-                          [f.text() for f in self.failures],
-                          [("Medians and ratios", *self.table())], figures)
+        return write_page(out, f"{len(self.sides)} sides compared", self.notes() + self.passed(),
+                          self.warnings + [f.text() for f in self.failures],
+                          [("Medians, ratios and verdicts", *self.table())], figures)
 
 
-def compare(runs, *, metrics=METRICS, rules=(), same_within: float = statistics.SAME_WITHIN) -> Comparison:
-    """Compare two or more run directories (the first is the baseline) at every point they share,
-    per metric (lower is better); ``rules``: :class:`Rule` or their text (``"time>5%"``), whose
-    metrics are compared too; a ratio within ``same_within`` of 1 reads ``same``. UsageError
-    naming the run directory or rule that is wrong."""
+def label(i: int) -> str:
+    """A side's label: A, B, ... Z, R27, ..."""
+    return string.ascii_uppercase[i] if i < 26 else f"R{i + 1}"
+
+
+def axis_sides(path, axis: str) -> list[Side]:
+    """The points of the run at ``path`` divided by their value of the parameter ``axis``, in the
+    order the run measured the values (the first is the baseline); UsageError naming the run when
+    ``axis`` is not a parameter of it or has one value there."""
+    run = Run.load(path)
+    column = QUALIFIED.get(axis, axis)
+    df = run.results
+    varied = ", ".join(c for c in PARAMETERS if c in df and df[c].astype(str).nunique() > 1) or "none"
+    if column not in PARAMETERS or column not in df:
+        raise UsageError(f"--axis {axis}: not a parameter of {run.root}; parameters that vary there: {varied}")
+    text = pd.Series([value_text(column, v) for v in df[column]], index=df.index)
+    values = list(dict.fromkeys(text.loc[df.sort_values("order").index] if "order" in df else text))
+    if len(values) < 2:
+        raise UsageError(f"--axis {axis}: {run.root} measured one value of it ({values[0]}); an axis needs two or "
+                         f"more; parameters that vary there: {varied}")
+    return [Side(label(i), [run], df[text == v].assign(_run=0), f"{column}={v} in {run.root}", f"{column}={v}")
+            for i, v in enumerate(values)]
+
+
+def took_turns(side: Side, base: Side, point: Point) -> bool:
+    """Whether the two sides' measured repetitions at ``point`` took turns (their places in the
+    order the run executed them, ``seq``, interleave rather than follow one another)."""
+    if "seq" not in side.results or "seq" not in base.results:
+        return False
+    a, b = (s.results.loc[s.results["_point"] == point.label, "seq"].dropna() for s in (side, base))
+    return bool(len(a) and len(b) and a.min() < b.max() and b.min() < a.max())
+
+
+def calibration_for(choice, base: Side) -> tuple[Calibration | None, str]:
+    """The calibration the baseline is judged by (``choice``: ``auto``, the record of its
+    machine, stack and experiment if there is one; a record's path or a :class:`Calibration`;
+    None or ``none``: no calibration) and, without one, why. UsageError when a given record is of
+    another machine, stack or experiment."""
+    if choice is None or choice == "none":
+        return None, "--calibration none"
+    experiment = str(base.results["experiment"].iloc[0]) if "experiment" in base.results else calibrations.MISSING
+    identity = Identity.of(base.root, base.provenance, experiment)
+    if isinstance(choice, str) and choice == "auto":
+        found = calibrations.find(identity)
+        return found, "" if found else \
+            f"no calibration of {experiment} on this machine and stack in {calibrations.home()}"
+    cal = choice if isinstance(choice, Calibration) else calibrations.load(choice)
+    if cal.identity != identity:
+        raise UsageError(f"{cal.path or 'calibration'}: recorded for another machine, stack or experiment than "
+                         f"{base.root} ({'; '.join(cal.identity.differences(identity))}); record this one with "
+                         f"'sae calibrate', or pass --calibration none")
+    return cal, ""
+
+
+def runs_basis(cal: Calibration | None, why: str, measures: list[Measure]) -> list[str]:
+    """What the verdicts of a comparison of runs rest on, in lines for its notes."""
+    judged = [m for m in measures if not m.baseline and m.judgeable]
+    spread = max((m.spread.df for m in judged if m.calibrated), default=0)
+    test = (f"Student's t on the logs of run medians (up to {spread} degrees of freedom; its standard error no "
+            f"less than the within-run intervals imply)")
+    if cal:
+        lines = [f"calibration: {cal.describe()}: each point's spread between runs, pooled with the compared runs' "
+                 f"own; {test}"]
+    elif spread:
+        lines = [f"calibration: none ({why}); the compared runs' own spread between runs: {test}"]
+    else:
+        lines = [f"uncalibrated: {why}, and too few runs a side: nothing measures how far a point's median moves from "
+                 f"one run to the next, so a verdict reads worse? or better? at most (the repetitions of each run "
+                 f"support the difference, not that it exceeds the spread between runs); record a calibration with "
+                 f"'sae calibrate RUN RUN RUN', or compare 3 runs a side; rules judge such verdicts only with "
+                 f"--uncalibrated-ok"]
+    loose = sum(not m.calibrated for m in judged)
+    if cal and loose:
+        lines.append(f"uncalibrated: {loose} judged point-metrics the calibration does not hold (no recorded point "
+                     f"with their parameters, or too few runs there): worse? or better? at most")
+    return lines
+
+
+def side_warnings(sides: list[Side], cal: Calibration | None) -> list[str]:
+    """Runs of one side that differ (code, software), and sides on another machine or stack than
+    the calibration's."""
+    out = [f"{s.label}'s runs differ: {r.root.name}: {change}" for s in sides for r in s.runs[1:]
+           for change in provenance.compare(s.runs[0].provenance, r.provenance)]
+    if cal:
+        for s in sides[1:]:
+            other = Identity.of(s.root, s.provenance, cal.identity.experiment)
+            if other != cal.identity:
+                out.append(f"{s.label} ran on another machine or stack than the calibration's, which holds the "
+                           f"baseline's spread: {'; '.join(cal.identity.differences(other))}")
+    return out
+
+
+def measure(sides: list[Side], matched: list[Point], present: dict[str, tuple[str, ...]], metrics,
+            cal: Calibration | None, axis: str | None) -> list[Measure]:
+    """Each side's :class:`Measure` of each metric at each matched point, not yet judged: across
+    runs (Student's t, the spread of ``cal`` at the baseline's point pooled in), or, along an
+    ``axis``, within the run."""
+    base = sides[0]
+    out = []
+    for point in matched:
+        rows = base.results[base.results["_point"] == point.label]
+        key = cal.match({c: rows[f"_{c}"].iloc[0] for c in PARAMETERS}) if cal else None
+        for metric in metrics:
+            base_values, base_medians = base.at(point, metric)
+            for side in [s for s in sides if s.label in present[point.label]]:
+                values, medians = side.at(point, metric)
+                median = float(values.median()) if len(side.runs) == 1 else \
+                    float(np.exp(np.nanmean(statistics.logs(medians)))) if medians else math.nan
+                m = Measure(point, metric, side, median, int(values.count()), len(side.runs))
+                if side is not base:
+                    within = statistics.ratio_of_medians(values, base_values) \
+                        if len(side.runs) == len(base.runs) == 1 else None
+                    if axis is None:
+                        across, spread = statistics.across_runs(
+                            medians, base_medians, cal.spread(key, metric) if key else Spread(),
+                            floor=statistics.log_se(within) if within else 0.0)
+                        m = dataclasses.replace(m, ratio=within, across=across, spread=spread,
+                                                calibrated=spread.df >= MIN_DF)
+                    else:
+                        m = dataclasses.replace(m, ratio=within, calibrated=took_turns(side, base, point))
+                out.append(m)
+    return out
+
+
+def judge(measures: list[Measure], multiplicity: str, same_within: float) -> list[Measure]:
+    """``measures`` with their verdicts, the p-values of the judgeable ones adjusted together."""
+    family = [m for m in measures if m.judgeable]
+    adjusted = dict(zip(map(id, family), statistics.adjust([m.p for m in family], multiplicity)))
+    return [m if m.baseline else m.judged(adjusted.get(id(m), math.nan), same_within) for m in measures]
+
+
+def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics.SAME_WITHIN, calibration="auto",
+            axis: str | None = None, multiplicity: str = "fdr", uncalibrated_ok: bool = False) -> Comparison:
+    """Compare two or more sides (the first is the baseline) at every point they share, per
+    metric (lower is better). A side is a run directory, or a list of run directories of one code
+    (judged across runs); with ``axis`` (a parameter), give one run directory: its points are
+    compared along that parameter, inside the run. ``calibration``: ``auto`` (the record of the
+    baseline's machine, stack and experiment, if any), a record's path or
+    :class:`~sae.results.calibration.Calibration`, or None; ``rules``: :class:`Rule` or their text
+    (``"time>5%"``), whose metrics are compared too, failing on an uncalibrated verdict only with
+    ``uncalibrated_ok``; a ratio within ``same_within`` of 1 reads ``same``; ``multiplicity``:
+    ``fdr`` or ``holm`` (:func:`~sae.results.statistics.adjust`). UsageError naming the run
+    directory, record or rule that is wrong."""
     if isinstance(same_within, bool) or not isinstance(same_within, (int, float)) or not 0 <= same_within < 1:
         raise UsageError(f"same within {same_within!r}: give a share of 1 from 0 to below 1 (0.05: 5 %)")
+    if multiplicity not in MULTIPLICITY:
+        raise UsageError(f"multiplicity {multiplicity!r}: one of {', '.join(MULTIPLICITY)}")
     rules = tuple(r if isinstance(r, Rule) else Rule.parse(r) for r in rules)
-    paths = list(runs)
-    if len(paths) < 2:
-        raise UsageError(f"compare needs two or more run directories (the first is the baseline), got {len(paths)}")
-    loaded = [Run.load(p, string.ascii_uppercase[i] if i < 26 else f"R{i + 1}") for i, p in enumerate(paths)]
+    groups = [list(s) if isinstance(s, (list, tuple)) else [s] for s in sides]
+    if axis is not None:
+        if calibration not in ("auto", "none", None):
+            raise UsageError(f"--axis {axis} judges inside one run, where no calibration between runs applies: "
+                             f"leave --calibration out")
+        if len(groups) != 1 or len(groups[0]) != 1:
+            raise UsageError(f"--axis {axis} compares the points of one run: give one run directory, got "
+                             f"{sum(map(len, groups))}")
+        loaded = axis_sides(groups[0][0], axis)
+    elif len(groups) < 2 or not all(groups):
+        raise UsageError(f"compare needs two or more run directories (the first is the baseline; RUN,RUN,... for a "
+                         f"side of several runs), got {len(groups)}")
+    else:
+        loaded = [Side.of_runs(label(i), [Run.load(p) for p in g]) for i, g in enumerate(groups)]
     metrics = tuple(dict.fromkeys([ALIASES.get(m, m) for m in metrics] + [r.metric for r in rules]))
     for metric in metrics:
-        if not any(metric in r.results for r in loaded):
+        if not any(metric in s.results for s in loaded):
             rule = next((f"rule {r.text!r}: " for r in rules if r.metric == metric), "")
             raise UsageError(f"{rule}no run has a column {metric!r}; metrics: {', '.join(ALIASES)} or a results "
                              f"column (docs/results.md)")
     as_numbers(loaded, metrics)
     differing, keys = configurations(loaded)
     every = points(loaded, keys)
-    present = {p.label: tuple(r.label for r in loaded if p.label in set(r.results["_point"])) for p in every}
+    present = {p.label: tuple(s.label for s in loaded if p.label in set(s.results["_point"])) for p in every}
     matched = [p for p in every if loaded[0].label in present[p.label] and len(present[p.label]) > 1]
     base = loaded[0]
-    measures = []
-    for point in matched:
-        for metric in metrics:
-            base_values = base.results.loc[base.results["_point"] == point.label, metric]
-            for run in loaded:
-                if run.label not in present[point.label]:
-                    continue
-                values = run.results.loc[run.results["_point"] == point.label, metric]
-                ratio = None if run is base else statistics.ratio_of_medians(values, base_values)
-                measures.append(Measure(point, metric, run, float(values.median()), int(values.count()), ratio,
-                                        same_within))
+    cal, why = calibration_for(calibration, base) if axis is None else (None, "")
+    measures = judge(measure(loaded, matched, present, metrics, cal, axis), multiplicity, same_within)
+    if axis is None:
+        judging = ("separate runs: their difference holds what moves from one run to the next (the JIT's state, the "
+                   "page cache, the machine's speed), which no interval over one run's repetitions holds")
+        basis = runs_basis(cal, why, measures)
+    else:
+        turns = {m.point.label for m in measures if not m.baseline and m.calibrated}
+        judging = (f"the axis {QUALIFIED.get(axis, axis)} inside one run ({base.root}): no spread between runs "
+                   f"separates its values; their repetitions took turns at {len(turns)} of {len(matched)} points")
+        basis = [] if len(turns) == len(matched) else [
+            "elsewhere its values ran one after the other, and a verdict there reads worse? or better? at most: "
+            "the machine's speed may have moved between them"]
     failures = [Failure(rule, m, base.label) for rule in rules for m in measures
-                if m.metric == rule.metric and m.ratio is not None and rule.fails(m.ratio)]
+                if m.metric == rule.metric and not m.baseline and rule.fails(m, uncalibrated_ok)]
     return Comparison(loaded, differences(loaded, differing), matched,
                       [Unmatched(p, present[p.label]) for p in every if len(present[p.label]) < len(loaded)],
-                      metrics, measures, rules, failures, same_within)
+                      metrics, measures, rules, failures, judging, basis, side_warnings(loaded, cal), cal,
+                      multiplicity, same_within, uncalibrated_ok)

@@ -4,7 +4,8 @@ z-score flagging a run whose median strays from the runs before it:
 ``z = (median − mean of the previous lookback runs' medians) / their standard deviation``
 (sample standard deviation), flagged when ``|z| > threshold``; no z with fewer than
 :data:`MIN_EARLIER` earlier runs (a deviation from two or three runs flags ordinary jitter) or
-when their medians are all equal."""
+when their medians are all equal. :func:`calibrate` records such runs as an A/A calibration
+(:mod:`sae.results.calibration`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,8 +19,12 @@ import pandas as pd
 
 from metareserve.errors import UsageError
 
-from .compare import (METRICS, Point, Run, as_numbers, configurations, differences, fixed_width, median_text, points,
-                      write_page)
+from . import calibration as calibrations
+from .calibration import Calibration, Identity, RunMedians
+from .compare import (METRICS, PARAMETERS, Point, Run, as_numbers, configurations, differences, fixed_width,
+                      median_text, points, write_page)
+from .provenance import NOT_GIT
+from .statistics import MIN_DF
 from .plotting import pyplot, save
 
 MIN_EARLIER = 5
@@ -180,13 +185,9 @@ def experiment_dir(path, experiment: str) -> Path:
                      f"'sae run' wrote to (--out) and the experiment's name")
 
 
-def history(out_root_or_experiment_dir, experiment: str, *, lookback: int = 10, threshold: float = 5.0,
-            metrics=METRICS) -> History:
-    """Every run of ``experiment`` under the results root (or its own directory), oldest first,
-    with each point's series per metric and the lookback z-score of every run (module docstring).
-    Runs without results are skipped and named."""
-    check(lookback, threshold)
-    directory = experiment_dir(out_root_or_experiment_dir, experiment)
+def runs_in(directory: Path) -> tuple[list[Run], list[str]]:
+    """The runs in an experiment's ``directory``, oldest first (by name), and why each run without
+    results was skipped."""
     runs, skipped = [], []
     for path in sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()
                        and not p.name.startswith(".")):
@@ -194,6 +195,17 @@ def history(out_root_or_experiment_dir, experiment: str, *, lookback: int = 10, 
             runs.append(Run.load(path))
         except UsageError as e:
             skipped.append(str(e))
+    return runs, skipped
+
+
+def history(out_root_or_experiment_dir, experiment: str, *, lookback: int = 10, threshold: float = 5.0,
+            metrics=METRICS) -> History:
+    """Every run of ``experiment`` under the results root (or its own directory), oldest first,
+    with each point's series per metric and the lookback z-score of every run (module docstring).
+    Runs without results are skipped and named."""
+    check(lookback, threshold)
+    directory = experiment_dir(out_root_or_experiment_dir, experiment)
+    runs, skipped = runs_in(directory)
     if not runs:
         raise UsageError(f"{directory}: no run of {experiment!r} has results yet ({len(skipped)} skipped); "
                          f"run 'sae report DIR' on a finished run")
@@ -216,3 +228,102 @@ def history(out_root_or_experiment_dir, experiment: str, *, lookback: int = 10, 
                     earlier.append(median)
     return History(experiment, directory, runs, skipped, differences(runs, differing, consecutive=True), every,
                    metrics, entries, lookback, threshold)
+
+
+def _identity(run: Run) -> Identity:
+    experiment = str(run.results["experiment"].iloc[0]) if "experiment" in run.results else calibrations.MISSING
+    return Identity.of(run.root, run.provenance, experiment)
+
+
+def _code(run: Run) -> str | None:
+    """sae's commit the run ran, or None when that does not say its code (uncommitted changes, no git)."""
+    sae = run.provenance.get("sae") or {}
+    return sae.get("commit") if sae.get("dirty") is False and sae.get("commit") not in (None, NOT_GIT) else None
+
+
+def _gather(paths) -> tuple[list[Run], list[Run], list[str]]:
+    """The runs named (run directories), those found in experiments' directories, and why each
+    run found without results was skipped."""
+    named, found, skipped = [], [], []
+    for path in paths:
+        p = Path(path)
+        if p.is_dir() and not (p / "ledger.json").exists() and any((d / "ledger.json").exists() for d in p.iterdir()):
+            runs, why = runs_in(p)
+            found += runs
+            skipped += why
+        else:
+            named.append(Run.load(p))
+    if not named and not found:
+        raise UsageError(f"calibrate needs runs: {', '.join(map(str, paths)) or 'none given'} holds none with results")
+    return named, found, skipped
+
+
+def _why_not(run: Run, identity: Identity) -> str:
+    """Why ``run`` cannot calibrate the record of ``identity`` ('' when it can)."""
+    if not _code(run):
+        return (f"{run.root}: ran from a checkout with uncommitted changes (versions.lock sae.dirty), so its code is "
+                f"unknown and it cannot calibrate; commit, then run again")
+    other = _identity(run)
+    return "" if other == identity else (f"{run.root}: another machine, stack or experiment than the calibration's: "
+                                         f"{'; '.join(identity.differences(other))}")
+
+
+def _recorded(runs: list[Run], record: Calibration) -> tuple[list[RunMedians], dict[str, dict]]:
+    """Each run's medians per point, and the points (a point the record holds keeps its key)."""
+    as_numbers(runs, [m for m in METRICS if any(m in r.results for r in runs)])
+    configurations(runs)   # each parameter as text, in _<column>
+    columns = [f"_{c}" for c in PARAMETERS]
+    measured = {}   # the parameters' text → (run, its rows there)
+    for run in runs:
+        for _, rows in run.results.groupby(columns, sort=False):
+            measured.setdefault(tuple(rows[columns].iloc[0]), []).append((run, rows))
+    varying = [c for i, c in enumerate(PARAMETERS) if len({values[i] for values in measured}) > 1]
+    points, medians = {}, {id(r): ({}, {}) for r in runs}
+    for values, by in measured.items():
+        text = dict(zip(PARAMETERS, values))
+        key = record.match(text) or calibrations.point_key(text)
+        points[key] = record.points.get(key) or {"label": ", ".join(f"{c}={text[c]}" for c in varying) or "all",
+                                                 "params": {c: v for c, v in text.items() if v != calibrations.MISSING}}
+        for run, rows in by:
+            per_metric, n = medians[id(run)]
+            per_metric[key] = {m: float(rows[m].median()) for m in METRICS if m in rows and rows[m].notna().any()}
+            n[key] = int(rows["total_s"].count()) if "total_s" in rows else len(rows)
+    return [RunMedians(r.root.name, str(r.root), _code(r), run_time(r), *medians[id(r)]) for r in runs], points
+
+
+def calibrate(paths, *, out=None) -> tuple[Calibration, list[str]]:
+    """Record runs of one experiment on one machine and stack as an A/A calibration
+    (:mod:`sae.results.calibration`): each path a run directory, or an experiment's directory
+    (every run in it, as :func:`history` lists them). The runs are added to the record at ``out``
+    (default: the one of their machine, stack and experiment under
+    :func:`sae.results.calibration.home`), which is saved; returns it and what was skipped. A run
+    whose code is unknown (uncommitted changes) or whose machine, stack or experiment differs
+    from the record's (a new record: the newest run's) is refused in one line when named, and
+    skipped and named when found in an experiment's directory; so is a record whose spread
+    would have fewer than :data:`~sae.results.statistics.MIN_DF` degrees of freedom."""
+    named, found, skipped = _gather(paths)
+    newest = max(named + found, key=lambda r: float(r.results["start"].min()) if "start" in r.results else 0.0)
+    if out is not None:
+        record = calibrations.load(out) if Path(out).exists() else None
+    else:
+        record = calibrations.find(_identity(newest))
+    record = record or Calibration(_identity(newest), {}, [])
+    runs = []
+    for run in named + found:
+        why = _why_not(run, record.identity)
+        if why and run in named:
+            raise UsageError(why)
+        if why:
+            skipped.append(why)
+        else:
+            runs.append(run)
+    if not runs:
+        raise UsageError(f"calibrate: none of the runs can calibrate ({'; '.join(skipped)})")
+    result = record.merged(*_recorded(runs, record))
+    if result.df() < MIN_DF:
+        commits = len({r.code for r in result.runs})
+        raise UsageError(f"calibrate: {len(result.runs)} runs of {commits} commit{'s' * (commits != 1)} give "
+                         f"{result.df()} degrees of freedom of spread; a calibration needs {MIN_DF}: record 3 runs "
+                         f"of one commit ('sae run' three times), then calibrate them")
+    result.save(out)
+    return result, skipped
