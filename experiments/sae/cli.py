@@ -322,8 +322,10 @@ def advise(runs, validate_on, selectivities, as_json, **options):
                    "recorded run (repeatable).")
 @handle_errors
 def gallery(runs, out, experiments_dir, record_dirs):
-    """Regenerate the results page (OUT/measurements.md) and its figures (OUT/gallery/) from the
-    recorded runs, each figure and table stamped with its run and commit."""
+    """Regenerate the results page and its figures from recorded runs.
+
+    Writes OUT/measurements.md and OUT/gallery/, each figure and table stamped with its run and
+    commit."""
     from .results.gallery import generate, record
     for run_dir in record_dirs:
         target = record(run_dir, runs)

@@ -483,11 +483,15 @@ def provenance_line(run: RunDir) -> str:
     return "provenance: " + "; ".join(f"{k} {facts[k]}" for k in shown)
 
 
-def make_report(path, *, spread_caveat: str = SPREAD_CAVEAT) -> list[Path]:
+def make_report(path, *, spread_caveat: str | None = None) -> list[Path]:
     """Write the run's figures (:func:`figure_names`), the summary (``summary.txt``,
     ``summary.csv``) and ``index.html`` into ``report/``; returns their paths (none when nothing is
-    measured yet). ``spread_caveat``: what the intervals cover (:func:`caveats`)."""
+    measured yet). ``spread_caveat``: what the intervals cover (:func:`caveats`; default: within
+    the run, or calibrated by the machine's A/A record, :func:`sae.results.calibration.caveat`)."""
     run = RunDir.find(path)
+    if spread_caveat is None:
+        from .calibration import caveat
+        spread_caveat = caveat(run.root)
     df = load_results(run.root)
     run.report.mkdir(exist_ok=True)
     if not measured_any(df):
