@@ -69,7 +69,7 @@ def test_index_html_renders_with_every_figure(chromium, tmp_path):
                  "Provenance", "0123456789ab (dirty: uncommitted changes)", "16.2.15 pacific (node1, node2, node3)",
                  "openjdk 17.0.15 (node2, node3)", "6.1.0-18-amd64 (node1, node2, node3)",
                  "Intel Xeon E5-2640, 16 logical CPUs (node1, node2, node3)", "Caveats",
-                 "within-run intervals only"):
+                 "within-run only: the intervals hold the spread of this run"):
         assert text in html, text
     assert html.index("At 1 % selectivity") < html.index("At 10 % selectivity") < html.index("At 100 % selectivity")
 
