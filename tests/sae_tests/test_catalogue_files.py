@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
            "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler", "formats",
-           "versions"}
+           "versions", "scale"}
 LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
+HOST_AXIS = {"scale"}        # sweeps the number of hosts: a stack per size
 
 
 def plans(profile: str) -> dict:
@@ -39,6 +40,8 @@ def test_catalogue_lists_every_shipped_experiment():
 def test_tiny_profiles_share_one_stack_and_their_datasets():
     tiny = plans("tiny")
     assert set(tiny) == SHIPPED
+    scale = tiny.pop("scale")
+    assert [p.spec.cluster.nodes for p in scale.points if p.stack_key != scale.points[0].stack_key][::6] == [5, 9, 17]
     assert len({p.stack_key for plan in tiny.values() for p in plan.points}) == 1
     assert {p.spec.cluster.nodes for plan in tiny.values() for p in plan.points} == {3}
     datasets = {p.data_key for plan in tiny.values() for p in plan.points}
@@ -50,7 +53,7 @@ def test_tiny_profiles_share_one_stack_and_their_datasets():
 def test_paper_profiles_are_the_thesis_cluster_and_runs():
     assert set(plans("paper")) == SHIPPED - LOCAL_ONLY
     for name, plan in plans("paper").items():
-        assert {p.spec.cluster.nodes for p in plan.points} == {17}, name
+        assert {p.spec.cluster.nodes for p in plan.points} == ({5, 9, 17} if name in HOST_AXIS else {17}), name
         assert (plan.repetitions, plan.warmup) == (21, 1), name
         assert {p.spec.ceph.store for p in plan.points} == {"bluestore"}, name
     grid = plans("paper")["objectsize_selectivity"].points
@@ -83,7 +86,7 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
             "objectsize_selectivity": ["objectsize-selectivity", "compute-side", "objectsize"],
             "scalability": ["scalability"], "batchsize": ["batchsize"], "storedcompression": ["storedcompression"],
             "projection": ["projection"], "queries": ["queries"], "contention": ["contention"],
-            "autoscaler": ["autoscaler"], "formats": ["formats"], "versions": ["versions"]}
+            "autoscaler": ["autoscaler"], "formats": ["formats"], "versions": ["versions"], "scale": ["scale"]}
 
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():

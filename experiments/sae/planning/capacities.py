@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 
 from metareserve import Capacities, CpuSet, HostCapacity, LinkRate, Size
-from metareserve.capacity import online_cpus
+from metareserve.capacity import Cores, online_cpus
 from metareserve.errors import UsageError
 
-CORES_MODES = ("sides", "shared")
+CORES_MODES = ("sides", "shared", "split")
 LOCAL_DEFAULTS = {"cores": "sides", "link_rate": LinkRate.parse("1.25gbit/core", what="LOCAL_DEFAULTS")}
 """What the local provider gets where the cluster section says None."""
 
@@ -29,7 +29,7 @@ def parse_cluster(cluster, where: str):
     if isinstance(cores, dict) and all(isinstance(k, str) for k in cores):
         cores = {n: CpuSet.parse(v, what=f"{what} {n}") for n, v in cores.items()}
     elif cores is not None and cores not in CORES_MODES:
-        raise UsageError(f"{what} {cores!r} must be 'sides', 'shared' or a mapping node -> cores "
+        raise UsageError(f"{what} {cores!r} must be 'sides', 'shared', 'split' or a mapping node -> cores "
                          f"such as {{'node1': '1', 'node2': '0'}}")
     return dataclasses.replace(
         cluster, cores=cores,
@@ -48,9 +48,10 @@ def resolve(cluster, sides: dict[str, str], nodes: list[str], where: str = "clus
     machine = online_cpus()
     cores = LOCAL_DEFAULTS["cores"] if cluster.cores is None else cluster.cores
     rate = LOCAL_DEFAULTS["link_rate"] if cluster.link_rate is None else cluster.link_rate
-    cpus = _cpusets(cores, sides, nodes, machine, where)
-    hosts = {n: HostCapacity(cpus=cpus.get(n), memory=cluster.host_memory,
-                             link_rate=rate.of_host(len(cpus[n]) if cpus.get(n) else len(machine)))
+    cpus = _cpusets("sides" if cores == "split" else cores, sides, nodes, machine, where)
+    quotas = _shares(cpus) if cores == "split" else {}
+    hosts = {n: HostCapacity(cpus=cpus.get(n), cpu_quota=quotas.get(n), memory=cluster.host_memory,
+                             link_rate=rate.of_host(quotas.get(n) or (len(cpus[n]) if cpus.get(n) else len(machine))))
              for n in nodes}
     return Capacities({n: c for n, c in hosts.items() if c.to_dict()})
 
@@ -72,6 +73,15 @@ def _cpusets(cores, sides: dict[str, str], nodes: list[str], machine: list[int],
     half = (len(machine) + 1) // 2
     own = {"compute": CpuSet(tuple(machine[:half])), "storage": CpuSet(tuple(machine[half:]))}
     return {n: own[sides[n]] for n in nodes if sides.get(n) in own}
+
+
+def _shares(cpus: dict) -> dict:
+    """``split``: where a side has more hosts than cores, each of its hosts an equal share of them
+    as a CPU quota (17 hosts on 2 cores: each of the 8 storage hosts 1/8 of one core)."""
+    hosts_on: dict = {}
+    for n, c in cpus.items():
+        hosts_on.setdefault(c, []).append(n)
+    return {n: Cores(len(c) / len(hosts_on[c])) for n, c in cpus.items() if len(hosts_on[c]) > len(c)}
 
 
 def check_provider(cluster, provider: str, where: str) -> None:

@@ -38,7 +38,7 @@ every object pushed, every object read whole, or the last half of each task's ob
 and read whole while the others' pushed replies are awaited."""
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
-           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
+           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler", "scale")
 """The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
 described in :mod:`sae.results.figures`)."""
 STANDARD_FIGURES = ("time-composition", "storage-phases", "storage-ops", "resources")
@@ -67,7 +67,9 @@ class ClusterSpec:
     """How many nodes and which roles they play (``layout``: role → node names; None = default),
     and the hosts' capacities, emulated on the local provider (:mod:`sae.planning.capacities`): ``cores``
     (``"sides"``: storage and compute hosts on disjoint halves of the machine's cores;
-    ``"shared"``: every host every core; or node → cores such as ``{"node1": "1"}``),
+    ``"split"``: as ``sides``, and where a side has more hosts than cores each host gets an equal
+    share of them as a CPU quota; ``"shared"``: every host every core; or node → cores such as
+    ``{"node1": "1"}``),
     ``link_rate`` (each host's link, both directions: ``"100mbit"``, ``"1.25gbit/core"`` per core
     of the host, ``"unlimited"``) and ``host_memory`` (each host's limit). None: the provider's
     default (local: ``sides`` and ``1.25gbit/core``, no memory limit; other providers: nothing

@@ -232,7 +232,10 @@ def caveat(path, metric: str = "total_s", confidence: float = CONFIDENCE) -> str
     run = RunDir.find(path)
     experiment = (run.read_yaml(run.plan) or {}).get("experiment") or \
         next(iter(load_results(run.root).get("experiment", [])), MISSING)
-    record = find(Identity.of(run.root, run.read_yaml(run.versions) or {}, experiment))
+    try:
+        record = find(Identity.of(run.root, run.read_yaml(run.versions) or {}, experiment))
+    except UsageError:   # a damaged record of the run's: nothing to match a calibration by
+        record = None
     bands = [record.spread(k, metric).band(confidence) for k in record.points] if record else []
     bands = [b for b in bands if not math.isnan(b)]
     if not bands:

@@ -38,6 +38,7 @@ from monitor_deploy import read_frame
 from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
                            plot_formats, plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries,
                            plot_scaling, plot_storedcompression, plot_versions)
+from .host_figures import plot_hosts
 from .plotting import (CONFIG, SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside,
                        log_axis, measured, median_repetitions, pyplot, save, selectivity_axis, stats, varying, whiskers)
 from .results import RunDir, host_roles
@@ -413,6 +414,7 @@ DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
     "projection": lambda run, df, out: [plot_projection(run, df, out)],
     "contention": lambda run, df, out: [plot_contention(df, out)],
     "autoscaler": lambda run, df, out: [p for p in [plot_autoscaler(df, out)] if p],
+    "scale": lambda run, df, out: [p for p in [plot_hosts(df, out)] if p],
     "points": lambda run, df, out: [plot_points(df, out)],
     "alleviation": plot_alleviation,
     "resources": plot_resources,

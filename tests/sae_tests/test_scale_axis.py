@@ -1,0 +1,53 @@
+"""The host-count axis without a cluster: a side with more hosts than cores gives each host an
+equal quota of them (``cores="split"``), the plan sizes memory per host count, and the scale
+figure draws each side's spending and the OSDs' balance per host count."""
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import sae
+from metareserve.capacity import online_cpus
+from sae.planning import capacities, machine
+from sae.planning.spec import ClusterSpec
+from sae.results.host_figures import plot_hosts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(len(online_cpus()) != 2, reason="the shares below are a 2-core machine's")
+def test_split_gives_each_host_its_share_of_its_sides_cores_as_a_quota():
+    names = [f"node{i}" for i in range(1, 18)]
+    sides = capacities.sides_of(machine.layout(17, None).host_roles(), names)
+    caps = capacities.resolve(ClusterSpec(nodes=17, cores="split"), sides, names)
+    storage, compute = caps.of("node1"), caps.of("node17")
+    assert (str(storage.cpus), storage.cpu_quota) == ("1", 1 / 8)    # 8 OSD hosts on one core
+    assert (str(compute.cpus), compute.cpu_quota) == ("0", 1 / 9)    # the driver's host and 8 workers
+    assert storage.link_rate == 1.25e9 / 8                            # 1.25 Gbit/s per core of its share
+    three = capacities.resolve(ClusterSpec(nodes=3, cores="split"),
+                               capacities.sides_of(machine.layout(3, None).host_roles(), names[:3]), names[:3])
+    assert three.of("node1").cpu_quota is None and three.of("node2").cpu_quota == 0.5
+
+
+def test_the_scale_experiment_plans_a_stack_per_size_and_the_memory_of_the_largest():
+    plan = sae.plan(sae.load_experiment(ROOT / "experiments" / "scale.py").with_profile("tiny"), profile="tiny")
+    sizes = {p.spec.cluster.nodes: p.stack_key for p in plan.points}
+    assert sorted(sizes) == [3, 5, 9, 17] and len(set(sizes.values())) == 4
+    assert machine.needs(plan.points).memory == max(machine.point_memory(p.spec) for p in plan.points)
+    assert machine.point_memory(next(p for p in plan.points if p.spec.cluster.nodes == 17).spec) < 20 << 30
+
+
+def test_the_scale_figure_draws_per_host_count_and_only_with_two(tmp_path):
+    rows = []
+    for hosts, osds in ((3, 1), (5, 2), (9, 4)):
+        for reader, sel, rx in (("offload", 1, 1e6), ("no-offload", 1, 1e8), ("offload", 100, 1e8)):
+            for rep in range(3):
+                rows.append({"hosts": hosts, "osds": osds, "reader": reader, "selectivity": sel, "warmup": rep == 0,
+                             "compute_rx_bytes": rx, "compute_cpu_s": 1.0 + hosts / 10, "storage_cpu_s": 0.5 * osds,
+                             "placement_imbalance": 1 + 1 / osds, "total_s": 2.0,
+                             "objects_per_osd": json.dumps({f"osd.{i}": 3 for i in range(osds)})})
+    df = pd.DataFrame(rows)
+    path = plot_hosts(df, tmp_path)
+    assert path == tmp_path / "scale.png" and path.stat().st_size > 10_000
+    assert plot_hosts(df[df["hosts"] == 3], tmp_path / "none") is None
