@@ -142,6 +142,8 @@ S = r"(?:[^.]|\.(?=[\w/]))"
 and ``selectivity.py`` stay inside)."""
 TINY = rf"\btiny\b(?:(?!\bpaper\b){S})*?"
 """A sentence on the tiny profile, up to where it turns to the paper profile."""
+TINY_DATA = rf"\b(?:tiny dataset|TINY_DATA)\b(?:(?!\bpaper\b){S})*?"
+"""A sentence on the dataset most tiny profiles share (an experiment may give its own)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,11 +216,11 @@ def _facts() -> list[Fact]:
         Fact("the tiny profile's pause", "profiles.TINY", re.compile(rf"{TINY}\b(\d+(?:\.\d+)?)-s pauses"),
              seconds(tiny["pause"])),
         Fact("the tiny dataset's rows and links", "profiles.TINY_DATA",
-             re.compile(rf"{TINY}\b(\d+(?:\.\d+)?) ?M(?: generated)?(?: taxi)? rows{S}{{0,40}}?"
+             re.compile(rf"{TINY_DATA}\b(\d+(?:\.\d+)?) ?M(?: generated)?(?: taxi)? rows{S}{{0,40}}?"
                         rf"\blinked (?:under |into )?(\d+)"),
              f"{data['rows'] / 1e6:g}/{data['link_multiplier']}"),
         Fact("the tiny dataset's object size", "profiles.TINY_DATA",
-             re.compile(rf"{TINY}\b(\d+) ?MiB objects"), data["object_size"].removesuffix("MiB")),
+             re.compile(rf"{TINY_DATA}\b(\d+) ?MiB objects"), data["object_size"].removesuffix("MiB")),
         Fact("the local link rate per core", "capacities.LOCAL_DEFAULTS",
              re.compile(r"\b(\d+(?:\.\d+)?) ?[Gg]bit(?:/s)?(?: per core\b|/core\b)"), rate.removesuffix("gbit/core")),
         Fact("the local cores' default", "capacities.LOCAL_DEFAULTS",
