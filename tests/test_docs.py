@@ -1,8 +1,8 @@
 """Docs that cannot drift: every link and every repository path a document names resolves inside
 the repository, every bench command line a document shows uses only the flags its script's
-``--help`` lists, a fact the code owns (the class's and protocol's versions) or the README states
-(the quick-start command) has one value wherever a document states it, and no document keeps a
-hand-written test count."""
+``--help`` lists, a fact with one owner (:func:`_facts`: versions and defaults the code owns, the
+README's quick-start command and the times of its commands) has one value wherever a document
+states it, no document keeps a hand-written test count, and none reads as a development log."""
 from __future__ import annotations
 
 import dataclasses
@@ -122,48 +122,128 @@ def test_no_hand_kept_test_counts():
     assert not bad, "\n".join(bad)
 
 
+DEV_LOG = re.compile(r"\b(?:issues? #?\d+|this session|last session|the session notes|this (?:2|two)-core machine"
+                     r"|first of (?:the )?(?:four|three|two) runs|slower class|my (?:last|earlier) (?:note|run)"
+                     r"|measured this turn)\b", re.I)
+"""Development-log wording (the words the project's before-stop check looks for, and a few more)."""
+
+
 def test_docs_speak_of_the_project_as_it_is():
-    """Development history (issue numbers, "this session") belongs in commit messages."""
+    """Development history (issue numbers, "this session", "this 2-core machine", the runs of a
+    measurement told one by one) belongs in commit messages, measurements on the generated
+    docs/measurements.md."""
     bad = [f"{d}: {m.group(0)!r}" for d in DOCS if d.suffix == ".md"
-           for m in re.finditer(r"\b(?:[Ii]ssues? \d+|this session)\b", _text(d))]
+           for m in DEV_LOG.finditer(" ".join(_text(d).split()))]
     assert not bad, "\n".join(bad)
 
 
-def _code_facts() -> list[tuple[str, re.Pattern, str]]:
-    """(what, the pattern of a document stating it, the value the code owns)."""
+S = r"(?:[^.]|\.(?=[\w/]))"
+"""A character of one sentence: anything but the full stop that ends it (``sae.planning``, ``1.25``
+and ``selectivity.py`` stay inside)."""
+TINY = rf"\btiny\b(?:(?!\bpaper\b){S})*?"
+"""A sentence on the tiny profile, up to where it turns to the paper profile."""
+TINY_DATA = rf"\b(?:tiny dataset|TINY_DATA)\b(?:(?!\bpaper\b){S})*?"
+"""A sentence on the dataset most tiny profiles share (an experiment may give its own)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    """A fact with one owner: the code (``value`` given) or one document (``value`` None: the
+    owner's first statement is the value). ``pattern`` finds a statement of it in any document;
+    the groups that matched, joined by ``/``, are the value stated."""
+
+    what: str
+    owner: str
+    pattern: re.Pattern
+    value: str | None = None
+
+
+def _stated(pattern: re.Pattern, text: str) -> list[str]:
+    return ["/".join(g.replace(",", "") for g in m.groups() if g is not None) for m in pattern.finditer(text)]
+
+
+def _facts() -> list[Fact]:
+    """Every fact the documents may repeat, with its owner and the pattern of a statement of it."""
     from rados_deploy.options import CephOptions
     from rados_deploy.scan_protocol import SPEC
+    from sae.planning import capacities, profiles, spec
     cls = (ROOT / "rados_deploy/rados_deploy/cls/sae.cc").read_text()
     version = ".".join(re.search(rf"#define SAE_CLASS_{part} (\d+)", cls).group(1) for part in ("MAJOR", "MINOR"))
     arrow = next(f.default for f in dataclasses.fields(CephOptions) if f.name == "class_arrow")
-    protocol = "the scan protocol's version (scan_protocol.json)"
-    return [("the sae class's version (cls/sae.cc)", re.compile(r'"class_version"\s*:\s*"(\d[^"]*)"'), version),
-            (protocol, re.compile(r'"protocol"\s*:\s*(\d+)'), str(SPEC.version)),
-            (protocol, re.compile(r"protocol of the `sae` object class \(version (\d+)\)|\| version \| `(\d+)`"),
-             str(SPEC.version)),
-            ("the class's Arrow (CephOptions.class_arrow)", re.compile(r'"arrow"\s*:\s*"(\d[^"]*)"'), arrow)]
+    options = (ROOT / "experiments/sae/connector/jvm/sae/connector/Options.java").read_text()
+    batch = re.search(r'getOrDefault\("batch_size", "(\d+)"\)', options).group(1)
+    codec = re.search(r'DEFAULT_COMPRESSION = "(\w+)"', options).group(1)
+    default = {f.name: f.default for section in (spec.MonitorSpec, spec.Experiment)
+               for f in dataclasses.fields(section)}
+    tiny, data = profiles.TINY, profiles.TINY_DATA
+    rate = str(capacities.LOCAL_DEFAULTS["link_rate"])
+    protocol = "the scan protocol's version"
+    codecs = r"`?(none|lz4|zstd)\b"
 
+    def seconds(value) -> str:   # "2s", 2.0 -> "2"
+        return f"{float(str(value).rstrip('s')):g}"
 
-def _quick_start() -> str:
-    """The README's quick-start command: the first command of its Quick start section."""
-    section = _text(Path("README.md")).split("## Quick start", 1)[1]
-    return re.search(r"```sh\n(.+)\n", section).group(1)
+    def option_row(name: str) -> str:   # a table row | `name` | values | default |
+        return rf"\| `{name}` \| [^|]*\| `?"
+
+    return [
+        Fact("the sae class's version", "rados_deploy/rados_deploy/cls/sae.cc",
+             re.compile(r'"class_version"\s*:\s*"(\d[^"]*)"'), version),
+        Fact(protocol, "scan_protocol.json", re.compile(r'"protocol"\s*:\s*(\d+)'), str(SPEC.version)),
+        Fact(protocol, "scan_protocol.json",
+             re.compile(r"protocol of the `sae` object class \(version (\d+)\)|\| version \| `(\d+)`"), str(SPEC.version)),
+        Fact("the class's Arrow", "CephOptions.class_arrow", re.compile(r'"arrow"\s*:\s*"(\d[^"]*)"'), arrow),
+        Fact("the quick-start command", "README.md", re.compile(r"(\./setup\.sh && \S*sae run [^`\s]+)")),
+        Fact("the quick start's time", "README.md",
+             re.compile(rf"(?:[Qq]uick start|[Rr]un the main job)\b{S}*?"
+                        rf"\b(\d+(?:-\d+)? min(?:utes)?\b(?: \d+ s\b)?)")),
+        Fact("the README test command's time", "README.md",
+             re.compile(rf"(?:[Rr]un the tests|test command|whole (?:test )?suite)\b{S}*?"
+                        rf"\b(\d+(?:-\d+)? min(?:utes)?\b)")),
+        Fact("the connector's default batch size", "Options.java",
+             re.compile(rf"batch_size`?{S}{{0,40}}?\bdefault(?: is)?:? `?(\d[\d,]*)"
+                        rf"|(\d[\d,]*)[- ]row batches{S}{{0,40}}?default|{option_row('batch_size')}(\d[\d,]*)"), batch),
+        Fact("the connector's default reply compression", "Options.java",
+             re.compile(rf"\bcompression`?{S}{{0,40}}?\bdefault(?: is)?:? {codecs}|{codecs}`?,? (?:is )?the connector's "
+                        rf"(?:measured )?default|{option_row('compression')}{codecs}"), codec),
+        Fact("the default scrape interval", "MonitorSpec.scrape_interval",
+             re.compile(r"\bdefaults?:? (\d+(?:\.\d+)?)-s scrapes"), seconds(default["scrape_interval"])),
+        Fact("the default pause", "Experiment.pause",
+             re.compile(r"\bdefaults?:? \d+(?:\.\d+)?-s scrapes,? (?:and )?(\d+(?:\.\d+)?)-s pauses"),
+             seconds(default["pause"])),
+        Fact("the tiny profile's scrape interval", "profiles.TINY",
+             re.compile(rf"{TINY}\b(\d+(?:\.\d+)?)-s scrapes"), seconds(tiny["monitor"]["scrape_interval"])),
+        Fact("the tiny profile's pause", "profiles.TINY", re.compile(rf"{TINY}\b(\d+(?:\.\d+)?)-s pauses"),
+             seconds(tiny["pause"])),
+        Fact("the tiny dataset's rows and links", "profiles.TINY_DATA",
+             re.compile(rf"{TINY_DATA}\b(\d+(?:\.\d+)?) ?M(?: generated)?(?: taxi)? rows{S}{{0,40}}?"
+                        rf"\blinked (?:under |into )?(\d+)"),
+             f"{data['rows'] / 1e6:g}/{data['link_multiplier']}"),
+        Fact("the tiny dataset's object size", "profiles.TINY_DATA",
+             re.compile(rf"{TINY_DATA}\b(\d+) ?MiB objects"), data["object_size"].removesuffix("MiB")),
+        Fact("the local link rate per core", "capacities.LOCAL_DEFAULTS",
+             re.compile(r"\b(\d+(?:\.\d+)?) ?[Gg]bit(?:/s)?(?: per core\b|/core\b)"), rate.removesuffix("gbit/core")),
+        Fact("the local cores' default", "capacities.LOCAL_DEFAULTS",
+             re.compile(r"`\"?(sides|shared)\"?` \(default"), capacities.LOCAL_DEFAULTS["cores"]),
+    ]
 
 
 def test_a_fact_has_one_value_in_every_document():
-    """The class's and the protocol's versions as the code defines them, and the quick-start
-    command as the README gives it, wherever a document repeats them (lines joined, so a code
-    span broken over two lines counts)."""
-    facts = _code_facts()
-    quick = _quick_start()
-    assert "sae run" in quick, f"README.md: no quick-start command found ({quick!r})"
-    facts.append(("the README's quick-start command", re.compile(r"(\./setup\.sh && \S*sae run [^`\s]+)"), quick))
+    """A fact the code owns (the class's and protocol's versions, the connector's defaults, the
+    profiles' and the capacities' defaults) or one document owns (the README's quick-start command
+    and the times of its two commands) has one value wherever a document states it (lines joined,
+    so a statement broken over two lines counts); an owning document still states it."""
+    texts = {doc: " ".join(_text(doc).split()) for doc in DOCS}
     bad = []
-    for doc in DOCS:
-        text = " ".join(_text(doc).split())
-        for what, pattern, value in facts:
-            stated = [next(g for g in m.groups() if g is not None) for m in pattern.finditer(text)]
-            bad += [f"{doc}: {what} is {value!r}, not {v!r}" for v in stated if v != value]
+    for fact in _facts():
+        value = fact.value
+        if value is None:
+            owned = _stated(fact.pattern, texts[Path(fact.owner)])
+            assert owned, f"{fact.owner} no longer states {fact.what}: reword it, or its pattern ({fact.pattern.pattern})"
+            value = owned[0]
+        stated = [(doc, v) for doc, text in texts.items() for v in _stated(fact.pattern, text)]
+        assert stated, f"no document states {fact.what}: its pattern finds nothing ({fact.pattern.pattern})"
+        bad += [f"{doc}: {fact.what} is {value!r} ({fact.owner}), not {v!r}" for doc, v in stated if v != value]
     assert not bad, "\n".join(bad)
 
 
