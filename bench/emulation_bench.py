@@ -7,7 +7,7 @@ one ``sae run``: selectivity.py's tiny profile with two capacity settings zipped
 
 both on the same stack and data (a shape step switches between them in place). Prints, per
 setting, the medians per selectivity and reader and offload's ratios against vanilla (query
-time; bytes to and CPU of the compute side), then the aims of issue 21: on ``sides`` offload's
+time; bytes to and CPU of the compute side), then its aims: on ``sides`` offload's
 query time at most 1.05x vanilla's at 100 % and at most 0.5x at 1 %, and the bytes and compute-CPU
 ratios of ``sides`` within noise of ``shared`` (the emulation must not change what it does not
 model).

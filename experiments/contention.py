@@ -18,9 +18,9 @@ answers: how much does offloading lose when the OSDs share their cores or serve 
 application's scans, and how much of it does the ``auto`` reader recover?
 
 Tiny profile: the local cluster (node1 stores on 1 core, node2-3 compute); no tenant, a CPU load
-holding four times the storage host's core (four stress-ng workers on it; measured with two: the
-tenant took 0.5-0.9 of the core while queries ran, and offload at 1 % still beat vanilla), and a
-second application with 4 scans in flight; 1 % and 100 %.
+holding four times the storage host's core (four stress-ng workers on it: with two, the tenant got
+too little of the core to slow offload down), and a second application with 4 scans in flight;
+1 % and 100 %.
 """
 from sae import ClusterSpec, Experiment, Sweep, Workload, profiles
 from sae.planning.readers import READERS, names

@@ -13,14 +13,11 @@ Tiny profile: the local cluster's 3 hosts, node1 stores (Ceph mon/mgr/mds/OSD), 
 from sae import Experiment, Sweep, Workload, profiles
 from sae.planning.readers import names
 
-# Tiny data, chosen by measurement (docs/results.md, "The tiny profile"): 1 M physical rows in
-# 16 MiB objects, each linked under 4 names (link_multiplier: no extra storage), so every query
-# scans 4 M rows (~1-2 s each on 2 cores); at that size the compute side receives ~90x fewer
-# bytes with offload than with either baseline at 1 % and the readers' query times differ by
-# more than their repetitions' spread, while the 12 points x 3 repetitions took ~2.5 minutes (the
-# profile now runs 54 repetitions, 42 measured: 6 at 100 % and 1 %, 3 at 50 % and 10 %).
-# 1-s scrapes and 2-s pauses leave a scrape between queries, so each query's bytes and
-# CPU-seconds are read from counters scraped just before and just after it.
+# Tiny data (docs/results.md, "The tiny profile"): 1 M physical rows in 16 MiB objects, each
+# linked under 4 names (link_multiplier: no extra storage), so every query scans 4 M rows: large
+# enough that the readers' times differ by more than their repetitions' spread, small enough for
+# minutes on 2 cores. 1-s scrapes and 2-s pauses leave a scrape between queries, so each query's
+# bytes and CPU-seconds are read from counters scraped just before and just after it.
 experiment = Experiment(
     name="selectivity",
     figures=("selectivity", "compute-side"),

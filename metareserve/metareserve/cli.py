@@ -33,7 +33,8 @@ def capacity_options(fn):
                          help="local provider: rate of a host's link, both directions (100mbit, 1.25gbit, "
                               "10Gbit/s; a bare number is Mbit/s; unlimited)."),
             click.option("--delay", metavar="TIME",
-                         help="local provider: link delay (needs the kernel's netem; refused where it is missing)."),
+                         help="local provider: link delay; refused in one line (the provider emulates link rates only, "
+                              "and says whether the kernel has netem)."),
     ]):
         fn = option(fn)
     return fn
