@@ -535,9 +535,9 @@ class PointSpec:
                                                                                what="object_size"))}
         for name, value in sized.items():
             object.__setattr__(self, name, value)
-        options = {"ceph_options": ceph_options(self.ceph), "spark_options": spark_options(self.spark),
-                   "monitor_options": MonitorOptions(scrape_interval=self.monitor.scrape_interval)
-                   if self.monitor.enabled else None}
+        ceph, spark = ceph_options(self.ceph), spark_options(self.spark)
+        options = {"ceph_options": ceph, "spark_options": spark,
+                   "monitor_options": monitor_options(self.monitor, spark, ceph) if self.monitor.enabled else None}
         for name, value in options.items():
             object.__setattr__(self, name, value)
 
@@ -567,6 +567,13 @@ def ceph_options(ceph: CephSpec) -> CephOptions:
     """The one translation of a ``ceph`` section into rados_deploy's options."""
     return CephOptions(store=ceph.store, osd_size=ceph.osd_size, osds_per_node=ceph.osds_per_node,
                        pg_autoscale=ceph.pg_autoscale, class_arrow=ceph.class_arrow)
+
+
+def monitor_options(monitor: MonitorSpec, spark: SparkOptions, ceph: CephOptions) -> MonitorOptions:
+    """The one translation of a ``monitor`` section into monitor_deploy's options, scraping the
+    ports the Spark daemons and the Ceph mgr serve on."""
+    return MonitorOptions(scrape_interval=monitor.scrape_interval, spark_master_ui_port=spark.master_ui_port,
+                          spark_worker_ui_port=spark.worker_ui_port, ceph_mgr_port=ceph.mgr_prometheus_port)
 
 
 def spark_options(spark: SparkSpec) -> SparkOptions:
