@@ -588,88 +588,123 @@ def spark_options(spark: SparkSpec) -> SparkOptions:
 
 
 def _check(point: PointSpec, where: str) -> None:
-    """Check one resolved point; UsageError naming ``where`` and the bad value."""
-    def bad(msg):
-        raise UsageError(f"{where}: {msg}")
-    c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
-    _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=Provider.max_nodes)
+    """Check one resolved point with each of :data:`CHECKS`; UsageError naming ``where`` and the
+    bad value."""
+    for check in CHECKS:
+        try:
+            check(point)
+        except UsageError as e:
+            raise UsageError(f"{where}: {e}") from None
+
+
+def _cluster(point: PointSpec) -> None:
+    """Node count, the second tenants' share of the storage side, and the layout's roles."""
+    c = point.cluster
+    _int(c.nodes, 1, "cluster.nodes", maximum=Provider.max_nodes)
     if not _number_in(c.storage_load, 0, MAX_STORAGE_LOAD):
-        bad(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores from 0 to "
-            f"{MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
-    _int(c.storage_scans, 0, f"{where}: cluster.storage_scans (a second application's scan calls in flight)",
+        raise UsageError(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores "
+                         f"from 0 to {MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
+    _int(c.storage_scans, 0, "cluster.storage_scans (a second application's scan calls in flight)",
          maximum=MAX_STORAGE_SCANS)
-    if c.layout is not None:
-        if not isinstance(c.layout, dict):
-            bad("cluster.layout must map roles to node names")
-        for role, names in c.layout.items():
-            if role not in ROLES:
-                bad(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
-            for n in [names] if isinstance(names, str) else names:
-                if not isinstance(n, str) or not n:
-                    bad(f"cluster.layout role {role} names {n!r}, not a node name")
+    if c.layout is None:
+        return
+    if not isinstance(c.layout, dict):
+        raise UsageError("cluster.layout must map roles to node names")
+    for role, names in c.layout.items():
+        if role not in ROLES:
+            raise UsageError(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
+        for n in [names] if isinstance(names, str) else names:
+            if not isinstance(n, str) or not n:
+                raise UsageError(f"cluster.layout role {role} names {n!r}, not a node name")
+
+
+def _ceph_and_monitor(point: PointSpec) -> None:
+    """The OSD store, size and count, the autoscaler switch, monitoring on or off (the Spark
+    section is checked by :class:`SparkOptions` when the point's options are built)."""
+    ceph = point.ceph
     if ceph.store not in STORES:
-        bad(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
-    parse_size(ceph.osd_size, what=f"{where}: ceph.osd_size")
-    _int(ceph.osds_per_node, 1, f"{where}: ceph.osds_per_node")
-    if not isinstance(ceph.pg_autoscale, bool):
-        bad(f"ceph.pg_autoscale must be true or false, not {ceph.pg_autoscale!r}")
-    if not isinstance(m.enabled, bool):
-        bad("monitor.enabled must be true or false")
+        raise UsageError(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
+    parse_size(ceph.osd_size, what="ceph.osd_size")
+    _int(ceph.osds_per_node, 1, "ceph.osds_per_node")
+    _bool(ceph.pg_autoscale, "ceph.pg_autoscale")
+    _bool(point.monitor.enabled, "monitor.enabled")
+
+
+def _data(point: PointSpec) -> None:
+    """The dataset: generated or ingested, its objects' size, format, codec and multipliers."""
+    d = point.data
     if d.generator not in GENERATORS:
-        bad(f"data.generator {d.generator!r} is not one of {', '.join(GENERATORS)}")
-    _int(d.seed, 0, f"{where}: data.seed", maximum=MAX_SEED)
+        raise UsageError(f"data.generator {d.generator!r} is not one of {', '.join(GENERATORS)}")
+    _int(d.seed, 0, "data.seed", maximum=MAX_SEED)
     if d.input is None:
-        _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
+        _int(d.rows, 1, "data.rows", maximum=MAX_ROWS)
     elif not isinstance(d.input, str) or not ingestible(d.input):
-        bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
-    try:
-        check_object_size(d.object_size, "data.object_size")
-    except UsageError as e:
-        bad(str(e))
-    _int(d.link_multiplier, 1, f"{where}: data.link_multiplier", maximum=MAX_MULTIPLIER)
-    check_format(d.format, f"{where}: data.format")
-    check_codec(d.stored_compression, f"{where}: data.stored_compression", fmt=d.format)
-    _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier", maximum=MAX_MULTIPLIER)
+        raise UsageError(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
+    check_object_size(d.object_size, "data.object_size")
+    _int(d.link_multiplier, 1, "data.link_multiplier", maximum=MAX_MULTIPLIER)
+    check_format(d.format, "data.format")
+    check_codec(d.stored_compression, "data.stored_compression", fmt=d.format)
+    _int(d.copy_multiplier, 1, "data.copy_multiplier", maximum=MAX_MULTIPLIER)
+
+
+def _reader(point: PointSpec) -> None:
+    """The reader is one of :data:`~sae.planning.readers.READERS` and reads the stored format."""
+    w, fmt = point.workload, point.data.format
     if w.reader not in readers.READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
-        bad(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
-    if why := readers.READERS[w.reader].why_not(d.format):
-        able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(d.format))
-        bad(f"workload.reader {w.reader} cannot read data.format {d.format}: {why}; use one of {able}")
+        raise UsageError(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
+    if why := readers.READERS[w.reader].why_not(fmt):
+        able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(fmt))
+        raise UsageError(f"workload.reader {w.reader} cannot read data.format {fmt}: {why}; use one of {able}")
+
+
+def _read_options(point: PointSpec) -> None:
+    """How the reader reads: reply compression (which Spark can decode), batch size, objects per
+    task, whole objects, operators and pushback."""
+    w = point.workload
     if w.compression not in COMPRESSIONS:
-        bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
+        raise UsageError(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
     if w.compression != "none" and readers.READERS[w.reader].connector \
             and ships_arrow_compression(point.spark.version) is False:   # None: not a version, SparkOptions says
-        bad(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which Spark "
-            f"{point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
+        raise UsageError(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which "
+                         f"Spark {point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
     for knob in ("batch_size", "objects_per_partition"):
         if getattr(w, knob) is not None:
-            _int(getattr(w, knob), 1, f"{where}: workload.{knob}")
+            _int(getattr(w, knob), 1, f"workload.{knob}")
     for knob in ("whole_objects", "operators"):
-        if not isinstance(getattr(w, knob), bool):
-            bad(f"workload.{knob} must be true or false, not {getattr(w, knob)!r}")
+        _bool(getattr(w, knob), f"workload.{knob}")
     if w.pushback not in PUSHBACK:
-        bad(f"workload.pushback {w.pushback!r} is not one of {', '.join(PUSHBACK)}")
+        raise UsageError(f"workload.pushback {w.pushback!r} is not one of {', '.join(PUSHBACK)}")
     if w.pushback != PUSHBACK[0] and w.reader != readers.AUTO.name:
-        bad(f"workload.pushback {w.pushback} applies to reader {readers.AUTO.name} only, not {w.reader}")
+        raise UsageError(f"workload.pushback {w.pushback} applies to reader {readers.AUTO.name} only, not {w.reader}")
+
+
+def _question(point: PointSpec) -> None:
+    """The columns and the query exist in the data, and the stored format can answer the query."""
+    w, d = point.workload, point.data
     cols = w.columns
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
-        bad(f"workload.columns must be a list of column names, not {cols!r}")
+        raise UsageError(f"workload.columns must be a list of column names, not {cols!r}")
     if d.input is None:   # generated taxi data: the schema is known now
         unknown = [c for c in [*cols, w.column] if c not in TAXI_SCHEMA.names]
         if unknown:
-            bad(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
-                f"{', '.join(TAXI_SCHEMA.names)})")
-    try:
-        question = w.question
-    except UsageError as e:
-        bad(str(e))
-    if d.format == "csv" and question.joins_zones:
-        bad(f"workload.query {w.query} joins the zones table, which is stored as Parquet; data.format csv "
-            f"takes the queries over trips alone")
+            raise UsageError(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
+                             f"{', '.join(TAXI_SCHEMA.names)})")
+    if w.question.joins_zones and d.format == "csv":   # w.question: UsageError for an unknown query
+        raise UsageError(f"workload.query {w.query} joins the zones table, which is stored as Parquet; data.format "
+                         f"csv takes the queries over trips alone")
     sel = w.selectivity
     if isinstance(sel, bool) or not isinstance(sel, (int, float)) or not 0 < sel <= 100:
-        bad(f"selectivity {sel!r} is outside (0, 100] percent")
+        raise UsageError(f"selectivity {sel!r} is outside (0, 100] percent")
+
+
+CHECKS = (_cluster, _ceph_and_monitor, _data, _reader, _read_options, _question)
+"""The checks of a resolved point, in the order their sections are written."""
+
+
+def _bool(value, what: str) -> None:
+    if not isinstance(value, bool):
+        raise UsageError(f"{what} must be true or false, not {value!r}")
 
 
 def _number_in(value, lo: float, hi: float) -> bool:
