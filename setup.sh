@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 if [ "$(id -u)" != 0 ]; then echo "setup.sh: run as root (apt and the local cluster need it)" >&2; exit 2; fi
 APT_PACKAGES="python3 python3-venv python3-dev build-essential openssh-client openssh-server rsync
-  iproute2 util-linux procps curl openjdk-17-jdk-headless"
+  iproute2 util-linux procps curl openjdk-17-jdk-headless libjna-java"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -25,15 +25,11 @@ from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
 
 from . import capacities, queries, readers
-from ..connector.protocol import CODECS
+from ..connector.options import OPTIONS as CONNECTOR_OPTIONS
+from ..connector.options import WORKLOAD
 
 STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
           "aggregate", "stop", "release")
-COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
-PUSHBACK = ("cost", "never", "always", "half")
-"""``Workload.pushback``: the auto reader's choice per object, by its cost model (the default) or forced:
-every object pushed, every object read whole, or the last half of each task's objects kept back
-and read whole while the others' pushed replies are awaited."""
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
@@ -168,21 +164,11 @@ class DataSpec:
     format: str = "parquet"
 
 
-_CONNECTOR_OPTIONS = {
-    "compression": str,
-    "batch_size": lambda rows: str(rows) if rows else None,
-    "objects_per_partition": lambda objects: str(objects) if objects else None,
-    "whole_objects": lambda on: None if on else "false",
-    "operators": lambda on: None if on else "false",
-    "pushback": lambda rule: None if rule == PUSHBACK[0] else rule,
-}
-"""How each workload field that tunes the connector becomes its option's value (None: left at
-the connector's default, the option not passed)."""
-
-READ_OPTIONS = tuple(_CONNECTOR_OPTIONS)
-"""The workload fields that say how the reader reads, which :meth:`Workload.connector_options`
-maps to the connector's options: points that differ only in these and the reader are one
-comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
+READ_OPTIONS = WORKLOAD
+"""The workload fields that say how the reader reads: the connector's options a workload sets
+(:data:`sae.connector.options.WORKLOAD`, each a field of the same name), which
+:meth:`Workload.connector_options` passes; points that differ only in these and the reader are
+one comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,12 +195,12 @@ class Workload:
     others' pushed replies are awaited."""
 
     reader: str = readers.OFFLOAD.name
-    compression: str = "zstd"
+    compression: str = CONNECTOR_OPTIONS["compression"].default
     batch_size: int | None = None
     objects_per_partition: int | None = None
     whole_objects: bool = True
     operators: bool = True
-    pushback: str = PUSHBACK[0]
+    pushback: str = CONNECTOR_OPTIONS["pushback"].default
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
@@ -235,10 +221,10 @@ class Workload:
 
     def connector_options(self) -> dict[str, str]:
         """The one mapping from this workload to the connector's tuning options
-        (:data:`READ_OPTIONS`, each as its rendering says; the reader adds its ``mode``,
-        :meth:`read_source`)."""
-        rendered = {field: render(getattr(self, field)) for field, render in _CONNECTOR_OPTIONS.items()}
-        return {field: value for field, value in rendered.items() if value is not None}
+        (:data:`READ_OPTIONS`, each left out at the connector's default; the reader adds its
+        ``mode``, :meth:`read_source`)."""
+        rendered = {name: CONNECTOR_OPTIONS[name].render(getattr(self, name)) for name in READ_OPTIONS}
+        return {name: value for name, value in rendered.items() if value is not None}
 
     def read_source(self, path: str, *, build, mount: str | None, fmt: str = "parquet") -> readers.ReadSource:
         """What the application reads for CephFS ``path`` (files stored as ``fmt``) with this
@@ -659,24 +645,19 @@ def _reader(point: PointSpec) -> None:
 
 
 def _read_options(point: PointSpec) -> None:
-    """How the reader reads: reply compression (which Spark can decode), batch size, objects per
-    task, whole objects, operators and pushback."""
-    w = point.workload
-    if w.compression not in COMPRESSIONS:
-        raise UsageError(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
-    if w.compression != "none" and readers.READERS[w.reader].connector \
+    """How the reader reads: each of :data:`READ_OPTIONS` as the connector checks it (in the
+    modes it applies to), and reply compression that the point's Spark can decode."""
+    w, reader = point.workload, readers.READERS[point.workload.reader]
+    for name in READ_OPTIONS:
+        option, value = CONNECTOR_OPTIONS[name], getattr(w, name)
+        option.check(value, f"workload.{name}")
+        if option.render(value) is not None and not option.applies_to(reader.reads.mode):
+            takers = ", ".join(r.name for r in readers.READERS.values() if option.applies_to(r.reads.mode))
+            raise UsageError(f"workload.{name} {value} applies to reader {takers} only, not {w.reader}")
+    if w.compression != "none" and reader.connector \
             and ships_arrow_compression(point.spark.version) is False:   # None: not a version, SparkOptions says
         raise UsageError(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which "
                          f"Spark {point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
-    for knob in ("batch_size", "objects_per_partition"):
-        if getattr(w, knob) is not None:
-            _int(getattr(w, knob), 1, f"workload.{knob}")
-    for knob in ("whole_objects", "operators"):
-        _bool(getattr(w, knob), f"workload.{knob}")
-    if w.pushback not in PUSHBACK:
-        raise UsageError(f"workload.pushback {w.pushback!r} is not one of {', '.join(PUSHBACK)}")
-    if w.pushback != PUSHBACK[0] and w.reader != readers.AUTO.name:
-        raise UsageError(f"workload.pushback {w.pushback} applies to reader {readers.AUTO.name} only, not {w.reader}")
 
 
 def _question(point: PointSpec) -> None:
