@@ -42,7 +42,6 @@ SIZES = ("osd_size", "object_size")
 _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='offload' or "
                  "'no-offload' (or 'vanilla'), e.g. Sweep(cartesian={'reader': [...]})")
 STORES = ("memstore", "bluestore")
-PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
 MAX_POINTS = 10_000          # sweep points of one experiment
