@@ -25,11 +25,10 @@ from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
 
 from . import capacities, queries, readers
+from .stages import STAGES
 from ..connector.options import OPTIONS as CONNECTOR_OPTIONS
 from ..connector.options import WORKLOAD
 
-STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
-          "aggregate", "stop", "release")
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler")
@@ -637,7 +636,7 @@ def _reader(point: PointSpec) -> None:
     w, fmt = point.workload, point.data.format
     if w.reader not in readers.READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
-        raise UsageError(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
+        raise UsageError(f"workload.reader {w.reader!r} is not one of {', '.join(readers.READERS)}{hint}")
     if why := readers.READERS[w.reader].why_not(fmt):
         able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(fmt))
         raise UsageError(f"workload.reader {w.reader} cannot read data.format {fmt}: {why}; use one of {able}")

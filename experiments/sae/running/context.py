@@ -22,7 +22,8 @@ from .shared_app import SharedApplication
 from ..results.ledger import RunLedger
 from ..planning.planner import PlannedPoint, Plan, digest
 from ..results.results import RunDir
-from ..planning.spec import STAGES, Experiment
+from ..planning.spec import Experiment
+from ..planning.stages import STAGES
 
 CONTROLLER = "controller"
 
@@ -66,9 +67,9 @@ class RunOptions:
         if not 0 <= self.wait_lease <= MAX_WAIT_LEASE:
             raise UsageError(f"--wait-lease {self.wait_lease}: give seconds from 0 to {MAX_WAIT_LEASE:.0f} (a week)")
         for stage in self.skip:
-            if stage not in STAGES or stage in ("reserve", "run"):
+            if stage not in STAGES or not STAGES[stage].skippable:
                 raise UsageError(f"--skip {stage!r}: not a skippable stage (skippable: "
-                                 f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
+                                 f"{', '.join(s.name for s in STAGES.values() if s.skippable)})")
 
 
 def spark_software(options: SparkOptions) -> str:

@@ -32,12 +32,14 @@ from ..planning.planner import Plan, plan as make_plan
 from ..results import provenance
 from ..results.results import RunDir, versions
 from ..planning.spec import Experiment, check_every_setting_runs
+from ..planning.stages import STAGES
 
-SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "start_key", "build": "stack_key",
-              "generate": "data_key", "deploy": "data_key"}
-APP_STAGES = ("shape", "install", "start", "build")
-"""Setup stages that change what a running Spark application runs on (daemons, connector, the
-hosts' cores): a catalogue's shared application started for other points stops before them."""
+SETUP_KEYS = {s.name: s.key for s in STAGES.values() if s.key}
+"""The setup stages and the planned point's key each is done once per."""
+APP_STAGES = tuple(s.name for s in STAGES.values() if s.scope == "group")
+"""The stages done once per application group, which change what a running Spark application
+runs on (daemons, connector, the hosts' cores): a catalogue's shared application started for
+other points stops before them."""
 
 
 def _file_hash(path: Path) -> str:
@@ -332,7 +334,7 @@ def _active_steps(p: Plan, unfinished: list[str]) -> list[tuple[int, object]]:
     """(index, step) of the plan's steps this session executes: run steps of unfinished points,
     setup steps those points need, run-wide steps."""
     points = [p.point(pid) for pid in unfinished]
-    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "start_key", "data_key", "shape_key")}
+    keys = {getattr(pt, k) for pt in points for k in set(SETUP_KEYS.values())}
     out = []
     for index, step in enumerate(p.steps):
         point = p.point(step.point) if step.point else None
@@ -443,7 +445,7 @@ def _step(ctx, index: int, stage: str, point, record) -> None:
     """Run one stage step (the experiment's own function if it replaces the stage), recording
     it in the ledger in a finally block. Setup failures stop the run; run failures are
     recorded per repetition and the next point goes on."""
-    fn = ctx.experiment.stages.get(stage) or builtin.BUILTIN[stage]
+    fn = ctx.experiment.stages.get(stage) or STAGES[stage].builtin()
     where = f"point {point.id}" if point else "run"
     ctx.console.step_started(index, stage, where)
     start, outcome, error, report = time.time(), "failed", None, None

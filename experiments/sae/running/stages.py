@@ -1,7 +1,8 @@
 """Built-in stages: each composes the deployers through their Python APIs, is idempotent and
 returns a StageReport (the second time: "no changes" per node).
 
-An experiment may replace any stage with its own ``fn(ctx: StageContext) -> StageReport | None``.
+Each is the function of a stage entry (:data:`sae.planning.stages.STAGES`); an experiment may
+replace any stage with its own ``fn(ctx: StageContext) -> StageReport | None``.
 """
 from __future__ import annotations
 
@@ -392,10 +393,3 @@ def stage_run(ctx: StageContext) -> StageReport:
     if outcomes[-1].error:
         raise OperationalError(f"point {ctx.point.id}: {outcomes[-1].error}")
     return outcomes[-1].report
-
-
-BUILTIN = {"reserve": stage_reserve, "distribute": stage_distribute, "shape": stage_shape,
-           "install": stage_install,
-           "start": stage_start, "generate": stage_generate, "deploy": stage_deploy, "build": stage_build,
-           "run": stage_run, "aggregate": stage_aggregate, "stop": stage_stop, "release": stage_release}
-"""Stage name (:data:`sae.planning.spec.STAGES`) -> the built-in function an experiment may replace."""
