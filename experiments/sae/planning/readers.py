@@ -142,10 +142,28 @@ READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA)}
 STANDARD = (OFFLOAD, NO_OFFLOAD, VANILLA)
 """The readers an experiment compares unless it names its own: offload and the thesis's two
 baselines (``auto`` is asked for by name, as experiments/contention.py does)."""
-NAMES = tuple(READERS)
-BASELINES = tuple(name for name, r in READERS.items() if r.baseline)
-OFFLOADING = tuple(name for name, r in READERS.items() if not r.baseline)
-"""The readers the summary compares against each baseline."""
+def _names() -> tuple[str, ...]:
+    return tuple(READERS)
+
+
+def _baselines() -> tuple[str, ...]:
+    return tuple(name for name, r in READERS.items() if r.baseline)
+
+
+def _offloading() -> tuple[str, ...]:
+    return tuple(name for name, r in READERS.items() if not r.baseline)
+
+
+_DERIVED = {"NAMES": _names, "BASELINES": _baselines, "OFFLOADING": _offloading}
+
+
+def __getattr__(name: str):
+    """``NAMES`` (every reader's), ``BASELINES`` and ``OFFLOADING`` (the readers the summary
+    compares against each baseline): derived from :data:`READERS` whenever they are read, so a
+    reader is one entry there and nothing else."""
+    if name in _DERIVED:
+        return _DERIVED[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(name: str, where: str = "workload.reader") -> Reader:
@@ -153,7 +171,7 @@ def get(name: str, where: str = "workload.reader") -> Reader:
     try:
         return READERS[name]
     except (KeyError, TypeError):
-        raise UsageError(f"{where} {name!r} is not one of {', '.join(NAMES)}") from None
+        raise UsageError(f"{where} {name!r} is not one of {', '.join(READERS)}") from None
 
 
 def names(*readers: Reader) -> list[str]:
@@ -165,11 +183,11 @@ def ratio_pair(present) -> tuple[str, str] | None:
     """(offloading reader, baseline): the first of each among the reader names ``present``, for
     a figure's baseline / offload ratio; None without both."""
     present = set(present)
-    subject = next((n for n in OFFLOADING if n in present), None)
-    base = next((n for n in BASELINES if n in present), None)
+    subject = next((n for n in _offloading() if n in present), None)
+    base = next((n for n in _baselines() if n in present), None)
     return (subject, base) if subject and base else None
 
 
 def order(name: str) -> int:
     """Where reader ``name`` comes in :data:`READERS` (unknown names last)."""
-    return NAMES.index(name) if name in READERS else len(NAMES)
+    return list(READERS).index(name) if name in READERS else len(READERS)

@@ -115,8 +115,6 @@ STAGES = {s.name: s for s in (
     Stage("release", f"{_HERE}:stage_release", "tail", lambda _: "release the nodes", 5, teardown=True),
 )}
 """Every stage by name, in the order a run's steps take them."""
-RUN = STAGES["run"].name
-"""The stage that runs a point's repetitions (the runner runs a group's in one warm application)."""
 APP_ETA, REP_ETA = 30, 1.5
 """Rough seconds per Spark application (points sharing stack and Spark options share one) and per
 repetition besides the pause."""
