@@ -2,51 +2,12 @@
 ``sae plan`` refuses is what the data source refuses when Spark opens it: the real planner and the
 real Options.java (compiled with the rendered OptionSpec.java and Mode.java, no cluster) are given
 each option's edge values, and for every reader."""
-import hashlib
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from metareserve.errors import UsageError
 from sae.connector import options as connector_options
-from sae.connector import spec_java
 from sae.planning import readers
 from sae.planning.spec import Experiment, Workload, validate
-
-ROOT = Path(__file__).resolve().parents[2]
-JVM = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
-JNA = "/usr/share/java/jna.jar"   # Debian's libjna-java (setup.sh): Native.java's JNA
-
-
-@pytest.fixture(scope="module")
-def java_refusals():
-    """``run(option sets) -> [None (taken) or the refusal]`` by the data source's Options."""
-    import pyspark
-    jars = Path(pyspark.__file__).parent / "jars"
-    sources = [Path(__file__).with_name("OptionsCheck.java"), *(JVM / n for n in ("Options.java", "ArrowTypes.java",
-                                                                                 "Native.java"))]
-    generated = spec_java.sources()
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + repr(sorted(generated.items())).encode())
-    out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"options-{key.hexdigest()[:16]}"
-    classpath = f"{out}:{jars}/*:{JNA}"
-    if not out.exists():
-        tmp = out.with_suffix(".tmp")
-        src = tmp.with_name(tmp.name + "-src")
-        for name, text in generated.items():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            (src / name).write_text(text)
-        subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", classpath, "-d", str(tmp), *map(str, sources),
-                        *(str(src / name) for name in generated)], check=True, capture_output=True)
-        tmp.replace(out)
-
-    def run(option_sets: list[dict]) -> list[str | None]:
-        lines = "\n".join("\t".join(f"{k}={v}" for k, v in o.items()) for o in option_sets) + "\n"
-        r = subprocess.run(["java", "-cp", classpath, "sae.connector.OptionsCheck"], input=lines, capture_output=True,
-                           text=True, check=True)
-        return [None if line == "ok" else line.removeprefix("refused ") for line in r.stdout.splitlines()]
-    return run
 
 
 def _edges(option: connector_options.Option) -> list:
@@ -68,12 +29,12 @@ def _planned(workload: Workload) -> str | None:
         return str(e)
 
 
-def test_the_plan_refuses_exactly_what_the_data_source_refuses(java_refusals):
+def test_the_plan_refuses_exactly_what_the_data_source_refuses(java_options):
     cases = [(reader, name, value) for reader in readers.READERS.values() if reader.connector
              for name in connector_options.WORKLOAD for value in _edges(connector_options.OPTIONS[name])]
     workloads = [Workload(reader=reader.name, **{name: value}) for reader, name, value in cases]
     base = {"path": "/data/taxi", "ceph_conf": "/etc/ceph/ceph.conf", "scan_library": "/opt/sae/libsae_scan.so"}
-    java = java_refusals([{**base, **w.connector_options(), "mode": readers.get(w.reader).reads.mode.name}
+    java = java_options([{**base, **w.connector_options(), "mode": readers.get(w.reader).reads.mode.name}
                           for w in workloads])
     for (reader, name, value), w, refused in zip(cases, workloads, java):
         planned = _planned(w)
