@@ -229,15 +229,14 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster
 
-    if ctx.stack_key != point.stack_key:
+    if ctx.stack is None or ctx.stack.key != point.stack_key:
         ctx.close_stack()
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
-        ctx.stack = Stack(ceph=CephCluster(res, layout, point.spec.ceph_options, cluster=cluster))
+        ctx.stack = Stack(ceph=CephCluster(res, layout, point.spec.ceph_options, cluster=cluster), key=point.stack_key)
         options = point.spec.monitor_options
         if options is not None:
             ctx.stack.monitoring = Monitoring(res, layout, options, cluster=cluster)
             ctx.stack.marker_monitoring = Monitoring(res, layout, options)
-        ctx.stack_key = point.stack_key
     if ctx.stack.start_key != point.start_key:   # what start puts in force: Spark options, Ceph's pool settings
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
         options = dataclasses.replace(point.spec.spark_options, system_packages=reader.system_packages())
