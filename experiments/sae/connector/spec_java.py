@@ -28,6 +28,11 @@ def _const(name: str) -> str:
     return name.upper().replace("-", "_")
 
 
+def _doc(text: str) -> str:
+    """``text`` as a Javadoc comment (a ``*/`` or a ``\\u`` in it would end or escape the source)."""
+    return "/** " + text.replace("*/", "* /").replace("\\u", "\\ u") + " */"
+
+
 def _class(name: str, doc: str, fields: list[str], what: str, imports: str = "import java.util.List;\n\n") -> str:
     body = "\n".join(f"  {f}" for f in fields)
     return (_HEAD.format(what=what) + imports + f"/** {doc} */\n"
@@ -84,7 +89,7 @@ def render_options(options=None) -> str:
                 "choice": f"{_strings(o.choices)}, {json.dumps(o.default)}",
                 "bool": "true" if o.default else "false"}[o.kind]
         kind = {"int": "Int", "choice": "Choice", "bool": "Flag"}[o.kind]
-        fields += [f"/** {o.doc} */",
+        fields += [_doc(o.doc),
                    f"static final Options.{kind} {_const(o.name)} = new Options.{kind}({json.dumps(o.name)}, {args}, "
                    f"{modes});"]
     return _class("OptionSpec", "The data source's tuning options (docs/connector.md).", fields,
@@ -98,7 +103,7 @@ def render_modes(readers=None) -> str:
         from ..planning.readers import READERS   # the planner's readers import the connector's build
         readers = READERS.values()
     flags = connector_options.FLAGS
-    constants = [f"  /** {r.definition} */\n  {_const(r.reads.mode.name)}({json.dumps(r.reads.mode.name)}, "
+    constants = [f"  {_doc(r.definition)}\n  {_const(r.reads.mode.name)}({json.dumps(r.reads.mode.name)}, "
                  + ", ".join("true" if getattr(r.reads.mode, f) else "false" for f in flags) + ")"
                  for r in readers if r.connector]
     return (_HEAD.format(what="the connector readers of sae/planning/readers.py")
