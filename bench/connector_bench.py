@@ -64,14 +64,16 @@ from spark_deploy import SparkCluster, SparkOptions
 
 APP = Path(__file__).with_name("connector_app.py")
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
-READERS = {"offload": (readers.OFFLOAD, {}),   # the connector's defaults (zstd)
-           "offload-none": (readers.OFFLOAD, {"compression": "none"}),
-           "offload-lz4": (readers.OFFLOAD, {"compression": "lz4"}),
-           "offload-rows": (readers.OFFLOAD, {"operators": "false"}),   # aggregates and top-k left to Spark
-           # packing by bytes at the default 16 MiB objects, against offload's one task per slot
-           "offload-4-per-task": (readers.OFFLOAD, {"objects_per_partition": "4"}),
-           "no-offload": (readers.NO_OFFLOAD, {}), "vanilla": (readers.VANILLA, {})}
-"""The bench's readers: sae's reader and the connector options it is given beyond the defaults."""
+VARIANTS = {"offload-none": (readers.OFFLOAD, {"compression": "none"}),
+            "offload-lz4": (readers.OFFLOAD, {"compression": "lz4"}),
+            "offload-rows": (readers.OFFLOAD, {"operators": "false"}),   # aggregates and top-k left to Spark
+            # packing by bytes at the default 16 MiB objects, against offload's one task per slot
+            "offload-4-per-task": (readers.OFFLOAD, {"objects_per_partition": "4"})}
+READERS = {**{r.name: (r, {}) for r in readers.READERS.values()}, **VARIANTS}
+"""The bench's readers: each of sae's at the connector's defaults, and variants of them given
+connector options beyond the defaults."""
+OFFLOAD, NO_OFFLOAD, VANILLA = readers.OFFLOAD.name, readers.NO_OFFLOAD.name, readers.VANILLA.name
+"""The readers the aims compare."""
 QUERIES = {"all": [], "proj": ["VendorID", "trip_distance", "total_amount"],
            **{name: q for name, q in sae_queries.QUERIES.items() if q.sql}}
 """The bench's queries: sae's scan over every column (``all``) or three (``proj``), and sae's
@@ -197,7 +199,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1,
                     help="rounds of every reader's queries before the measured ones (JIT warm-up)")
     ap.add_argument("--link-multiplier", type=int, default=1)
-    ap.add_argument("--readers", default=",".join(READERS), type=lambda v: _pick(v, READERS, "reader"))
+    ap.add_argument("--readers", default=",".join([*readers.names(), *VARIANTS]), type=lambda v: _pick(v, READERS, "reader"))
     ap.add_argument("--queries", default=",".join(QUERIES), type=lambda v: _pick(v, QUERIES, "query"))
     ap.add_argument("--selectivities", default=",".join(SELECTIVITIES),
                     type=lambda v: _pick(v, SELECTIVITIES, "selectivity"))
@@ -353,7 +355,7 @@ def report(queries, sampler, args, split):
     print("| sel | query | reader | rows | compute rx MB | compute CPU s | own | worker CPU s | storage CPU s | own | "
           "wall s | M rows/s | rx vs vanilla | compute CPU vs vanilla | own vs vanilla | wall vs vanilla |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    ref = "vanilla" if "vanilla" in args.readers else next(iter(args.readers))
+    ref = VANILLA if VANILLA in args.readers else next(iter(args.readers))
     keys = ("net", "client_cpu", "client_own", "worker_cpu", "driver_cpu", "storage_cpu", "storage_own", "wall",
             "osd_read_ops", "osd_store_read_bytes", "osd_read_reply_bytes",
             *(f"cls_{p}_ns" for p in PHASES), "cls_total_ns", "cls_calls", "cls_reply_wait_ns")
@@ -376,8 +378,8 @@ def report(queries, sampler, args, split):
             if len(checks) != 1:
                 print(f"WARNING: readers disagree at {sel} % {query}: {checks}")
             aims += _aims(sel, query, cell)
-        if {"groupby", "all"} <= set(args.queries) and "offload" in args.readers:
-            g, a = med[(sel, "groupby", "full", "offload")], med[(sel, "all", "full", "offload")]
+        if {"groupby", "all"} <= set(args.queries) and OFFLOAD in args.readers:
+            g, a = med[(sel, "groupby", "full", OFFLOAD)], med[(sel, "all", "full", OFFLOAD)]
             r = g["storage_cpu"] / max(a["storage_cpu"], 1e-3)
             aims.append((f"{sel} %: offload's storage CPU per query, groupby <= 1.3x scan", f"{r:.2f}x", r <= 1.3))
     storage_table(med, args)
@@ -566,9 +568,9 @@ vanilla's; query time: at most this share of vanilla's), at 100 % (issue #29).""
 
 def _shape_aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
     """Issue #29's aims for a query shape at 100 %: offload against vanilla."""
-    if sel != "100" or query not in SHAPE_AIMS or not {"offload", "vanilla"} <= set(med):
+    if sel != "100" or query not in SHAPE_AIMS or not {OFFLOAD, VANILLA} <= set(med):
         return []
-    off, van = med["offload"], med["vanilla"]
+    off, van = med[OFFLOAD], med[VANILLA]
     rx, cpu, wall = SHAPE_AIMS[query]
     out = [(f"100 % {query}: compute side receives >= {rx}x fewer bytes than vanilla",
             f"{van['net'] / max(off['net'], 1):.0f}x", van["net"] >= rx * off["net"])]
@@ -583,23 +585,23 @@ def _shape_aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
 
 def _aims(sel: str, query: str, med: dict) -> list[tuple[str, str, bool]]:
     """The aims for one (selectivity, query) cell of the full table, where its readers were measured."""
-    if query != "all" or "offload" not in med:
+    if query != "all" or OFFLOAD not in med:
         return _shape_aims(sel, query, med)
-    off, out = med["offload"], []
+    off, out = med[OFFLOAD], []
     phases = [off.get(f"cls_{p}_ns") for p in PHASES]
     if all(v is not None for v in phases) and off["storage_own"] > 0:
         ratio = sum(phases) / 1e9 / off["storage_own"]
         out.append((f"{sel} %: offload's storage phases within 10 % of the storage hosts' own CPU-s",
                     f"{sum(phases) / 1e9:.2f} vs {off['storage_own']:.2f} s ({ratio:.2f}x)", abs(ratio - 1) <= 0.1))
-    if sel == "100" and "no-offload" in med:
-        r = off["storage_cpu"] / max(med["no-offload"]["storage_cpu"], 1e-3)
+    if sel == "100" and NO_OFFLOAD in med:
+        r = off["storage_cpu"] / max(med[NO_OFFLOAD]["storage_cpu"], 1e-3)
         out.append(("100 %: offload's storage CPU <= 0.5x no-offload's (whole objects sent as stored, not re-encoded)",
-                    f"{r:.2f}x ({off['storage_cpu']:.2f} vs {med['no-offload']['storage_cpu']:.2f} s)", r <= 0.5))
-    if sel == "1" and "vanilla" in med:
-        van = med["vanilla"]
+                    f"{r:.2f}x ({off['storage_cpu']:.2f} vs {med[NO_OFFLOAD]['storage_cpu']:.2f} s)", r <= 0.5))
+    if sel == "1" and VANILLA in med:
+        van = med[VANILLA]
         # Other readers of the connector in the same application warm offload's code paths too.
         shared = " (other connector readers in this run warmed its JIT: compare offload alone)" \
-            if set(med) - {"offload", "vanilla"} else ""
+            if set(med) - {OFFLOAD, VANILLA} else ""
         for key, what in (("client_cpu", "compute CPU"), ("client_own", "own compute CPU")):
             r = van[key] / max(off[key], 1e-3)
             out.append((f"1 %: offload's {what} >= 8x below vanilla's{shared}",

@@ -48,6 +48,8 @@ def analyse(run: Path) -> bool:
     """Print the tables and the aims; True when every aim is met."""
     sys.path.insert(0, str(ROOT / "experiments"))
     import sae
+    from sae.planning.readers import NO_OFFLOAD, OFFLOAD, VANILLA
+    off, van, no_off = OFFLOAD.name, VANILLA.name, NO_OFFLOAD.name
     df = sae.load_results(run)
     df = df[~df["warmup"]]
     med = df.groupby(["cluster_cores", "selectivity", "reader"])[list(COLUMNS)].median()
@@ -68,10 +70,10 @@ def analyse(run: Path) -> bool:
     for sel in sorted(df["selectivity"].unique(), reverse=True):
         for mode in MODES:
             m = med.loc[(mode, sel)]
-            r = (m.loc["offload", "total_s"] / m.loc["vanilla", "total_s"],
-                 m.loc["vanilla", "compute_rx_bytes"] / m.loc["offload", "compute_rx_bytes"],
-                 m.loc["vanilla", "compute_cpu_s"] / m.loc["offload", "compute_cpu_s"],
-                 m.loc["offload", "total_s"] / m.loc["no-offload", "total_s"])
+            r = (m.loc[off, "total_s"] / m.loc[van, "total_s"],
+                 m.loc[van, "compute_rx_bytes"] / m.loc[off, "compute_rx_bytes"],
+                 m.loc[van, "compute_cpu_s"] / m.loc[off, "compute_cpu_s"],
+                 m.loc[off, "total_s"] / m.loc[no_off, "total_s"])
             ratios[mode, sel] = r
             print(f"{sel:>6g} {mode:<8}{r[0]:>13.2f}x{r[1]:>14.1f}x{r[2]:>12.2f}x{r[3]:>16.2f}x")
     aims = [(f"sides 100 %: offload time <= 1.05x vanilla's", ratios[("sides", 100)][0] <= 1.05),

@@ -51,17 +51,19 @@ def _pytest(*args, cwd):
 
 
 def test_cluster_tier_is_what_uses_a_cluster_fixture():
-    r = _pytest("--collect-only", "-q", "-m", "cluster", TESTS, cwd=TESTS.parent)
-    cluster = {line.split("[")[0] for line in r.stdout.splitlines() if "::" in line}
-    assert {"tests/sae_tests/test_e2e.py::test_reserve_and_teardown_without_reservation",    # own_reservations
-            "tests/sae_tests/test_e2e.py::test_tiny_selectivity_end_to_end",                 # env <- own_local_cluster
-            "tests/monitor_deploy_tests/test_monitor_lifecycle.py::test_lifecycle",
-            "tests/metareserve_tests/test_local_cluster.py::test_release_leaves_nothing",
-            "tests/connector/test_spark.py::test_selectivities_agree_across_readers",  # answers <- spark_cluster
-            "tests/rados_deploy_tests/test_ceph_cli.py::test_layout_without_osds_is_a_usage_error"} <= cluster
-    assert not {"tests/metareserve_tests/test_local_cluster.py::test_not_root_is_one_line_error",
-                "tests/rados_deploy_tests/test_ceph_cli.py::test_bad_store_is_a_usage_error",
-                "tests/connector/test_protocol.py::test_java_encodes_every_vector_alike"} & cluster
+    cluster = {"tests/sae_tests/test_e2e.py::test_reserve_and_teardown_without_reservation",    # own_reservations
+               "tests/sae_tests/test_e2e.py::test_tiny_selectivity_end_to_end",                 # env <- own_local_cluster
+               "tests/monitor_deploy_tests/test_monitor_lifecycle.py::test_lifecycle",
+               "tests/metareserve_tests/test_local_cluster.py::test_release_leaves_nothing",
+               "tests/connector/test_spark.py::test_selectivities_agree_across_readers",  # answers <- spark_cluster
+               "tests/rados_deploy_tests/test_ceph_cli.py::test_layout_without_osds_is_a_usage_error"}
+    pure = {"tests/metareserve_tests/test_local_cluster.py::test_not_root_is_one_line_error",
+            "tests/rados_deploy_tests/test_ceph_cli.py::test_bad_store_is_a_usage_error",
+            "tests/connector/test_protocol.py::test_java_encodes_every_vector_alike"}
+    files = sorted({TESTS.parent / t.split("::")[0] for t in cluster | pure})   # their files, collected whole
+    r = _pytest("--collect-only", "-q", "-m", "cluster", *files, cwd=TESTS.parent)
+    marked = {line.split("[")[0] for line in r.stdout.splitlines() if "::" in line}
+    assert cluster <= marked and not pure & marked, r.stdout[-3000:]
 
 
 def test_guard_fails_pure_tests_that_start_or_leave_daemons(tmp_path):

@@ -115,18 +115,23 @@ def deploy(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_s
     click.echo(report.summary())
 
 
+def _on_dataset(action, dest, reservation, layout_file, role_specs, nodes, **client):
+    """``action`` (``dd.verify``, ``dd.clean``) on the dataset at DEST, checked before any node is
+    reached (``client``: the plugin and its Ceph client options)."""
+    dd.check_target(dest, what="DEST", ceph_conf=client["ceph_conf"], ceph_user=client["ceph_user"])
+    res, layout = load_target(reservation, layout_file, role_specs)
+    return action(res, dest, node=list(nodes) or None, layout=layout, **client)
+
+
 @main.command()
 @with_target
 @click.argument("dest", default="/data/taxi")
 @handle_errors
-def verify(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
+def verify(dest, **target):
     """Check a deployed dataset against its manifest.
 
     Exit 1 on any mismatch at DEST."""
-    dd.check_target(dest, what="DEST", ceph_conf=ceph_conf, ceph_user=ceph_user)
-    res, layout = load_target(reservation, layout_file, role_specs)
-    report = dd.verify(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
-                       ceph_user=ceph_user)
+    report = _on_dataset(dd.verify, dest, **target)
     if not report.ok:
         raise OperationalError(report.summary() + "; run 'data-deploy deploy' again to repair, or clean")
     click.echo(report.summary())
@@ -136,10 +141,6 @@ def verify(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_s
 @with_target
 @click.argument("dest", default="/data/taxi")
 @handle_errors
-def clean(reservation, plugin, nodes, ceph_conf, ceph_user, layout_file, role_specs, dest):
+def clean(dest, **target):
     """Remove the dataset at DEST and the nodes' staging copies."""
-    dd.check_target(dest, what="DEST", ceph_conf=ceph_conf, ceph_user=ceph_user)
-    res, layout = load_target(reservation, layout_file, role_specs)
-    report = dd.clean(res, dest, plugin=plugin, node=list(nodes) or None, layout=layout, ceph_conf=ceph_conf,
-                      ceph_user=ceph_user)
-    click.echo(report.summary())
+    click.echo(_on_dataset(dd.clean, dest, **target).summary())

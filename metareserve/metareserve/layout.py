@@ -22,6 +22,10 @@ from .model import Node, Reservation, read_yaml
 
 ROLES = ("spark-master", "spark-worker", "driver", "ceph-mon", "ceph-mgr", "ceph-osd",
          "ceph-mds", "ceph-client", "prometheus")
+METRICS_PORTS = {"spark-master": 8080, "spark-worker": 8081, "driver": 4040, "ceph-mgr": 9283}
+"""The port each role serves its metrics on unless told otherwise (Spark's master, worker and
+driver web UIs, the Ceph mgr's prometheus module): the deployer that starts the role and the
+monitoring that scrapes it both default to it."""
 
 
 @dataclasses.dataclass

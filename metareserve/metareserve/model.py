@@ -18,7 +18,6 @@ from .capacity import Capacities, online_cpus
 from .errors import UsageError
 
 FORMAT_VERSION = 1
-PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_FILE_BYTES = 16 << 20     # reservations, layouts and hosts files are small
 ENV_RESERVATION = "SAE_RESERVATION"
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -191,8 +190,10 @@ def reservation_from_dict(data: Any, source: str = "<reservation>") -> Reservati
     for key in ("name", "provider"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise bad(f"'{key}' must be a non-empty string")
-    if data["provider"] not in PROVIDERS:
-        raise bad(f"provider {data['provider']!r} is not one of {', '.join(PROVIDERS)}")
+    from .providers import known   # the providers import this module
+    if data["provider"] not in known():
+        raise bad(f"provider {data['provider']!r} is not one of {', '.join(known())} (the installed "
+                  f"metareserve.providers entry points)")
     try:
         validate.name(data["name"], "reservation name")
         if data.get("ssh_config") is not None:

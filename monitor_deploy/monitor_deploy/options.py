@@ -6,6 +6,7 @@ import datetime as dt
 import re
 
 from metareserve import validate
+from metareserve.layout import METRICS_PORTS
 from metareserve.errors import UsageError
 
 _DURATION = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)", re.ASCII)
@@ -76,10 +77,10 @@ class MonitorOptions:
     retention: str = "2d"
     prometheus_port: int = 9090
     node_exporter_port: int = 9100
-    spark_master_ui_port: int = 8080
-    spark_worker_ui_port: int = 8081
-    driver_ui_port: int = 4040
-    ceph_mgr_port: int = 9283
+    spark_master_ui_port: int = METRICS_PORTS["spark-master"]
+    spark_worker_ui_port: int = METRICS_PORTS["spark-worker"]
+    driver_ui_port: int = METRICS_PORTS["driver"]
+    ceph_mgr_port: int = METRICS_PORTS["ceph-mgr"]
     driver_address: str | None = None
     extra_jobs: list = dataclasses.field(default_factory=list)
     vhost_interval: float = 0.5

@@ -5,6 +5,7 @@ import dataclasses
 import re
 
 from metareserve import UsageError, parse_size, validate
+from metareserve.layout import METRICS_PORTS
 
 SERVER_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common", "ceph-base",
                    "python3-rados", "python3-cephfs", "uuid-runtime"]
@@ -46,7 +47,7 @@ class CephOptions:
     class_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(CLASS_BUILD_PACKAGES))
     library_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(LIBRARY_BUILD_PACKAGES))
     mgr_prometheus: bool = True
-    mgr_prometheus_port: int = 9283
+    mgr_prometheus_port: int = METRICS_PORTS["ceph-mgr"]
     fs_name: str = "cephfs"
     replicas: int = 1
     pgs_per_osd: int = 16

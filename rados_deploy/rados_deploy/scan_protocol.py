@@ -46,6 +46,9 @@ class ScanProtocol:
     max_limit: int
     max_sort_keys: int
     key_flags: dict
+    ordered_types: tuple
+    grouped_types: tuple
+    sums: dict
     nodes: dict
     cmp_ops: tuple
     literals: dict
@@ -68,7 +71,7 @@ def load(path=None) -> ScanProtocol:
     path = Path(path) if path else spec_path()
     try:
         raw = json.loads(path.read_text())
-        req, agg, topk, filt = raw["request"], raw["aggregate"], raw["top_k"], raw["filter"]
+        req, agg, topk, filt, types = raw["request"], raw["aggregate"], raw["top_k"], raw["filter"], raw["types"]
         reply, err = raw["reply"], raw["error"]
         spec = ScanProtocol(
             version=_int(raw["version"], "version", 1, 0xFFFF),
@@ -85,6 +88,8 @@ def load(path=None) -> ScanProtocol:
             max_limit=_int(topk["max_limit"], "top_k.max_limit", 1, 0xFFFFFFFF),
             max_sort_keys=_int(topk["max_sort_keys"], "top_k.max_sort_keys", 0, 0xFFFF),
             key_flags={k: _int(v, f"top_k.key_flags.{k}", 1, 0x80) for k, v in topk["key_flags"].items()},
+            ordered_types=_types(types["ordered"], "types.ordered"), grouped_types=_types(types["grouped"], "types.grouped"),
+            sums=dict(zip(_types(types["sums"], "types.sums"), _types(types["sums"].values(), "types.sums"))),
             nodes={k: _int(v, f"filter.nodes.{k}", 1, 0xFF) for k, v in filt["nodes"].items()},
             cmp_ops=tuple(filt["cmp_ops"]),
             literals={k: _int(v, f"filter.literals.{k}", 1, 0xFF) for k, v in filt["literals"].items()},
@@ -107,6 +112,14 @@ def _int(v, what: str, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise ValueError(f"{what} must be a whole number in {lo}..{hi}, not {v!r}")
     return v
+
+
+def _types(names, what: str) -> tuple:
+    """Arrow C++ type id names (``INT8``, ``LARGE_STRING``)."""
+    names = tuple(names)
+    if not all(isinstance(n, str) and n.isidentifier() and n.isupper() for n in names):
+        raise ValueError(f"{what} must name Arrow type ids such as INT64 or LARGE_STRING, not {list(names)!r}")
+    return names
 
 
 def _magic(v, what: str) -> bytes:
@@ -148,6 +161,11 @@ def cxx_header(spec: ScanProtocol) -> str:
              *(f"inline constexpr uint8_t kLiteral{_camel(k)} = {v};" for k, v in spec.literals.items()),
              *(f"inline constexpr uint16_t kBody{_camel(b)} = {i};" for i, b in enumerate(spec.bodies)),
              f"inline constexpr uint8_t kCmpOpCount = {len(spec.cmp_ops)};", "",
+             "// The Arrow types the class orders (min, max, top-k sort keys), groups by, and sums (and",
+             "// the type of the sum): X(type id), X(type id, sum's type id).",
+             "#define SAE_ORDERED_TYPES(X) " + " ".join(f"X({t})" for t in spec.ordered_types),
+             "#define SAE_GROUPED_TYPES(X) " + " ".join(f"X({t})" for t in spec.grouped_types),
+             "#define SAE_SUMMED_TYPES(X) " + " ".join(f"X({t}, {s})" for t, s in spec.sums.items()), "",
              "// The reply's stats, in wire order (one u64 each).",
              "enum Stat : int {",
              *(f"  k{_camel(s.name)} = {i},  // {s.unit}: {s.doc}" for i, s in enumerate(spec.stats)),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from metareserve import Layout, Reservation, Service, StageReport, node_agent, runtime
 from metareserve.errors import RemoteError, UsageError
+from metareserve.layout import METRICS_PORTS
 from metareserve.log import node_log
 
 from . import remote, software
@@ -168,7 +169,7 @@ class SparkCluster(Service):
         Driver and executor endpoints answer only while an application runs.
         """
         m, ui = self.master_node, self.options.master_ui_port
-        driver_port = int(self.options.conf.get("spark.ui.port", 4040))
+        driver_port = int(self.options.conf.get("spark.ui.port", METRICS_PORTS["driver"]))
         job = lambda path, pairs: {"metrics_path": path, "targets": [f"{self.address(n)}:{p}" for n, p in pairs],  # noqa: E731
                                    "nodes": [n for n, _ in pairs]}
         return {

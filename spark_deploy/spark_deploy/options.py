@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from metareserve import parse_size, validate
+from metareserve.layout import METRICS_PORTS
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 
@@ -130,9 +131,9 @@ class SparkOptions:
     worker_memory: str = "2g"
     executor_memory: str = "1g"
     master_port: int = 7077
-    master_ui_port: int = 8080
+    master_ui_port: int = METRICS_PORTS["spark-master"]
     worker_port: int = 7078
-    worker_ui_port: int = 8081
+    worker_ui_port: int = METRICS_PORTS["spark-worker"]
     metrics_namespace: str = "sae"
     python_packages: list = dataclasses.field(default_factory=list)
     system_packages: list = dataclasses.field(default_factory=list)

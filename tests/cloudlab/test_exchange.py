@@ -23,6 +23,15 @@ def reserve(provider, credentials, **options):
     return provider.reserve(name="paper", nodes=4, credentials=str(credentials), **{**FAST, **options})
 
 
+def refusal(replay, credentials, scenario: str, **options) -> str:
+    """The one-line error a reservation replaying ``scenario`` fails with, every recorded call made."""
+    provider, transport = replay(scenario)
+    with pytest.raises(OperationalError) as e:
+        reserve(provider, credentials, **options)
+    transport.assert_done()
+    return str(e.value)
+
+
 def test_create_polls_until_ready_and_writes_the_reservation(replay, credentials, tmp_path):
     provider, transport = replay("reserve")
     res = reserve(provider, credentials, gate=False)
@@ -50,11 +59,7 @@ def test_failed_node_is_replaced_by_requesting_the_sliver_again(replay, credenti
 
 
 def test_nodes_bad_on_every_attempt_release_everything(replay, credentials):
-    provider, transport = replay("giveup")
-    with pytest.raises(OperationalError) as e:
-        reserve(provider, credentials, gate=False, attempts=2)
-    transport.assert_done()  # both attempts' slivers were deleted
-    msg = str(e.value)
+    msg = refusal(replay, credentials, "giveup", gate=False, attempts=2)   # both attempts' slivers deleted
     assert msg.startswith("[paper cloudlab reserve] slice 'paper' at cl-utah")
     assert "node3: geni_failed: node ms0813 failed to boot" in msg and "after attempt 2 of 2" in msg
     assert "\n" not in msg
@@ -63,23 +68,16 @@ def test_nodes_bad_on_every_attempt_release_everything(replay, credentials):
 def test_nodes_failing_the_real_health_gate_are_released(replay, credentials):
     # The recorded hosts do not resolve from here, so the real gate (SSH) fails on every node;
     # a gate failing everywhere points at the user's side: no second attempt despite attempts=3.
-    provider, transport = replay("gate")
-    with pytest.raises(OperationalError) as e:
-        reserve(provider, credentials, attempts=3)
-    transport.assert_done()
-    msg = str(e.value)
+    msg = refusal(replay, credentials, "gate", attempts=3)
     assert all(f"node{i}: health gate failed" in msg for i in range(1, 5)), msg
     assert "after attempt 1 of 3" in msg and "check ssh_private_key" in msg
 
 
 def test_refusal_names_slice_call_and_what_to_do(replay, credentials):
-    provider, transport = replay("refused")
-    with pytest.raises(OperationalError) as e:
-        reserve(provider, credentials)
-    transport.assert_done()
-    assert str(e.value) == ("[paper cloudlab Allocate] slice 'paper' at cl-utah: REFUSED (7): Not enough nodes "
-                            "with type m510 available (need 4, have 2); the site may lack free nodes of that "
-                            "type: try fewer nodes, another hardware type or site")
+    assert refusal(replay, credentials, "refused") == (
+        "[paper cloudlab Allocate] slice 'paper' at cl-utah: REFUSED (7): Not enough nodes with type m510 "
+        "available (need 4, have 2); the site may lack free nodes of that type: try fewer nodes, another "
+        "hardware type or site")
 
 
 def test_reattach_to_an_existing_slice_allocates_nothing(replay, credentials):
@@ -151,9 +149,6 @@ def test_policy_decision(states, timed_out, expected):
 
 
 def test_failed_provision_deletes_the_allocation_and_names_the_call(replay, credentials):
-    provider, transport = replay("provision-fails")
-    with pytest.raises(OperationalError) as e:
-        reserve(provider, credentials)
-    transport.assert_done()
-    assert str(e.value) == ("[paper cloudlab Provision] slice 'paper' at cl-utah: ERROR (2): "
-                            "Could not map to resources: *** ms0813 is down")
+    assert refusal(replay, credentials, "provision-fails") == (
+        "[paper cloudlab Provision] slice 'paper' at cl-utah: ERROR (2): Could not map to resources: "
+        "*** ms0813 is down")

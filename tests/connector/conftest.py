@@ -1,21 +1,26 @@
 """Connector tests: the C++ harness and the test vectors (the shared stack fixtures come from
 tests/conftest.py)."""
+import fcntl
 import hashlib
 import json
 import math
 import os
 import re
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from rados_deploy import objclass
+from rados_deploy import objclass, remote
 from sae.connector.protocol import decode_request
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors" / "scan"
+JVM = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
+JNA = "/usr/share/java/jna.jar"   # Debian's libjna-java (setup.sh): Native.java's JNA
 
 
 @pytest.fixture(scope="session")
@@ -25,26 +30,51 @@ def vectors():
             json.loads((VECTORS / "results.json").read_text()))
 
 
+def _cached(name: str, sources: dict[str, str], build, also: str = "") -> Path:
+    """``$SAE_HOME/connector/<name>-<hash of sources and also>``, made by ``build(sources dir,
+    output)`` unless made before: under a lock beside it, so test sessions (and the workers of
+    one) at the same time build it once; ``sources`` (path -> text) are written out for the build."""
+    key = hashlib.sha256(repr((sorted(sources.items()), also)).encode()).hexdigest()[:16]
+    out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"{name}-{key}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(out.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            with tempfile.TemporaryDirectory(dir=out.parent, prefix=f"{out.name}.") as tmp:
+                for path, text in sources.items():
+                    (Path(tmp) / "src" / path).parent.mkdir(parents=True, exist_ok=True)
+                    (Path(tmp) / "src" / path).write_text(text)
+                build(Path(tmp) / "src", Path(tmp) / "out")
+                (Path(tmp) / "out").replace(out)
+    return out
+
+
 @pytest.fixture(scope="session")
-def harness():
-    """The scan core (rados_deploy's :func:`~rados_deploy.objclass.core_sources`) compiled with
-    the C++ harness (cached under $SAE_HOME by source hash and by the pyarrow library directory
-    it links against by path, which another checkout's environment has elsewhere)."""
-    sources = {**objclass.core_sources(), "harness.cc": (ROOT / "tests" / "connector" / "harness.cc").read_text()}
+def scan_library() -> Path:
+    """The directory of the class's scan built as a client library (rados_deploy's
+    ``libsae_scan.so``: the scan core and the C call mode auto uses), as a node builds it, with its
+    sources in ``src/`` (cached under $SAE_HOME by build key)."""
+    files = objclass.library_sources()
+    key = objclass.build_key(files, pa.__version__, objclass.LIBRARY_FLAGS)
+    root = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"scanlib-{key}"
+    remote.build_class(str(root), files, sys.executable, objclass.arrow_libs(pa.__version__), objclass.LIBRARY_FLAGS)
+    return root
+
+
+@pytest.fixture(scope="session")
+def harness(scan_library):
+    """tests/connector/harness.cc linked with the scan core of :func:`scan_library` (the build
+    the Spark nodes and, but for the C call, the OSDs run), cached under $SAE_HOME by source and
+    library."""
     lib = pa.get_library_dirs()[0]
-    key = hashlib.sha256(repr((sorted(sources.items()), lib)).encode()).hexdigest()[:16]
-    out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"harness-{key}"
-    if not out.exists():
-        src = out.with_name(out.name + ".src")
-        src.mkdir(parents=True, exist_ok=True)
-        for name, text in sources.items():
-            (src / name).write_text(text)
-        tmp = out.with_suffix(".tmp")
-        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{src}", f"-I{pa.get_include()}", "-o", str(tmp),
-                        *(str(src / n) for n in sorted(sources) if n.endswith(".cc")), f"-L{lib}",
-                        "-l:libparquet.so.2600", "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600",
-                        f"-Wl,-rpath,{lib}"], check=True)
-        tmp.replace(out)
+
+    def build(src: Path, out: Path) -> None:
+        subprocess.run(["g++", "-std=c++20", "-O1", f"-I{scan_library / 'src'}", f"-I{pa.get_include()}", "-o", str(out),
+                        str(src / "harness.cc"), f"-L{scan_library}", f"-l:{objclass.LIBRARY_FLAGS['output']}",
+                        f"-L{lib}", "-l:libparquet.so.2600", "-l:libarrow_compute.so.2600", "-l:libarrow.so.2600",
+                        f"-Wl,-rpath,{scan_library}:{lib}"], check=True)
+    out = _cached("harness", {"harness.cc": (ROOT / "tests" / "connector" / "harness.cc").read_text()}, build,
+                  also=f"{scan_library} {lib}")
 
     def run(*commands: str) -> list[str]:
         r = subprocess.run([str(out)], input="\n".join(commands) + "\n", capture_output=True, text=True, errors="replace",
@@ -53,33 +83,57 @@ def harness():
     return run
 
 
+def _javac(*sources: Path, generated: dict[str, str] | None = None, name: str):
+    """The Java ``sources`` (with the ``generated`` ones, path -> text, rendered as the jar build
+    renders them) compiled against Spark's jars and JNA, cached by source hash: ``run(main, *args,
+    **subprocess.run's keywords) -> stdout lines``."""
+    import pyspark
+    classpath = f"{Path(pyspark.__file__).parent / 'jars'}/*:{JNA}"
+    texts = {**{f"given/{p.name}": p.read_text() for p in sources}, **(generated or {})}
+
+    def build(src: Path, out: Path) -> None:
+        subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", classpath, "-d", str(out),
+                        *(str(src / n) for n in texts)], check=True, capture_output=True)
+    out = _cached(name, texts, build)
+
+    def run(main: str, *args: str, **kwargs) -> list[str]:
+        r = subprocess.run(["java", "-cp", f"{out}:{classpath}", main, *args], capture_output=True, text=True,
+                           check=True, **kwargs)
+        return r.stdout.splitlines()
+    return run
+
+
+@pytest.fixture(scope="session")
+def javac():
+    """:func:`_javac`: Java sources compiled once (across sessions and workers) for a test."""
+    return _javac
+
+
 @pytest.fixture(scope="session")
 def java_protocol():
     """Runs tests/connector/ProtocolVectors.java (the connector's Java encoder, filter translation
     and reply decoder, with ProtocolSpec.java rendered from the spec as the jar build does),
     compiled against Spark's jars (cached by source hash): ``run(*args) -> stdout lines``."""
-    import pyspark
     from sae.connector import spec_java
-    jars = Path(pyspark.__file__).parent / "jars"
-    jvm = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
-    sources = [ROOT / "tests" / "connector" / "ProtocolVectors.java", jvm / "Protocol.java", jvm / "Filters.java"]
-    generated = spec_java.render()
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources) + generated.encode()).hexdigest()[:16]
-    out = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"java-vectors-{key}"
-    if not out.exists():
-        tmp = out.with_suffix(".tmp")
-        spec = tmp.with_name(tmp.name + "-src") / spec_java.FILE
-        spec.parent.mkdir(parents=True, exist_ok=True)
-        spec.write_text(generated)
-        subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", f"{jars}/*", "-d", str(tmp),
-                        *map(str, sources), str(spec)], check=True, capture_output=True)
-        tmp.replace(out)
+    run = _javac(ROOT / "tests" / "connector" / "ProtocolVectors.java", JVM / "Protocol.java", JVM / "Filters.java",
+                 generated={spec_java.FILE: spec_java.render()}, name="java-vectors")
+    return lambda *args: run("ProtocolVectors", *args)
 
-    def run(*args: str) -> list[str]:
-        r = subprocess.run(["java", "-cp", f"{out}:{jars}/*", "ProtocolVectors", *args],
-                           capture_output=True, text=True, check=True)
-        return r.stdout.splitlines()
-    return run
+
+@pytest.fixture(scope="session")
+def java_options():
+    """The data source's option checks (Options.java, with OptionSpec.java and Mode.java rendered
+    as the jar build renders them) run by tests/connector/OptionsCheck.java on option sets:
+    ``run(option sets) -> [None (taken) or the refusal]``."""
+    from sae.connector import spec_java
+    run = _javac(ROOT / "tests" / "connector" / "OptionsCheck.java", JVM / "Options.java", JVM / "ArrowTypes.java",
+                 JVM / "Native.java", generated=spec_java.sources(), name="options")
+
+    def check(option_sets: list[dict]) -> list[str | None]:
+        lines = run("sae.connector.OptionsCheck",
+                    input="\n".join("\t".join(f"{k}={v}" for k, v in o.items()) for o in option_sets) + "\n")
+        return [None if line == "ok" else line.removeprefix("refused ") for line in lines]
+    return check
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ cost ~3 %, OSDs short of CPU seen in the replies at once, idle ones at the next 
 of another tenant's calls, which both ways wait in, not mistaken for either; and how many objects
 a task keeps back to scan while its pushed replies are awaited."""
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,11 @@ LAG, OBJECTS = 4, 600
 
 
 @pytest.fixture(scope="module")
-def printed(tmp_path_factory) -> dict[str, str]:
+def printed(javac) -> dict[str, str]:
     """PushbackRule's lines, by their first word: each scenario's choices, and ``osd-work``."""
-    out = tmp_path_factory.mktemp("pushback")
-    subprocess.run(["javac", "--release", "17", "-nowarn", "-d", str(out), str(JVM / "Pushback.java"),
-                    str(Path(__file__).with_name("PushbackRule.java"))], check=True, capture_output=True)
-    r = subprocess.run(["java", "-cp", str(out), "sae.connector.PushbackRule", str(LAG), str(OBJECTS)],
-                       capture_output=True, text=True, check=True, env={**os.environ, "JAVA_TOOL_OPTIONS": ""})
-    return dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    run = javac(JVM / "Pushback.java", Path(__file__).with_name("PushbackRule.java"), name="pushback")
+    lines = run("sae.connector.PushbackRule", str(LAG), str(OBJECTS), env={**os.environ, "JAVA_TOOL_OPTIONS": ""})
+    return dict(line.split(" ", 1) for line in lines)
 
 
 @pytest.fixture(scope="module")

@@ -4,28 +4,21 @@ every test vector gives the reply the class's core gives (the C++ harness), byte
 the stats, errors as the same error frames; threads calling at once get the same replies; bad
 requests and objects are error frames, never a crash."""
 import ctypes
-import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-from rados_deploy import objclass, remote
+from rados_deploy import objclass
 from sae.connector.protocol import Request, decode_error, decode_reply
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "scan"
 
 
 @pytest.fixture(scope="module")
-def scan():
+def scan(scan_library):
     """``scan(object bytes, request bytes) -> reply bytes`` through the library's C call."""
-    files = objclass.library_sources()
-    key = objclass.build_key(files, pa.__version__, objclass.LIBRARY_FLAGS)
-    root = Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "connector" / f"scanlib-{key}"
-    remote.build_class(str(root), files, sys.executable, objclass.arrow_libs(pa.__version__), objclass.LIBRARY_FLAGS)
-    lib = ctypes.CDLL(str(root / objclass.LIBRARY_FLAGS["output"]))
+    lib = ctypes.CDLL(str(scan_library / objclass.LIBRARY_FLAGS["output"]))
     out_ptr = ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8))
     lib.sae_scan_local.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64, out_ptr,
                                    ctypes.POINTER(ctypes.c_int64)]

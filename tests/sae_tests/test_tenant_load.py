@@ -78,6 +78,6 @@ def test_each_load_level_is_its_own_shape_step_and_application():
 
 
 def test_auto_is_a_reader_experiments_name_and_the_standard_three_are_the_default():
-    assert "auto" in NAMES and AUTO.connector and not AUTO.baseline and AUTO.reads.mode == "auto"
+    assert "auto" in NAMES and AUTO.connector and not AUTO.baseline and AUTO.reads.mode.name == "auto" and AUTO.reads.mode.pushback
     assert names() == [r.name for r in STANDARD] == ["offload", "no-offload", "vanilla"]
     assert names(AUTO) == ["auto"]

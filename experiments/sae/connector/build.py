@@ -67,28 +67,31 @@ def jvm_sources() -> list[Path]:
     return sorted(p for p in _JVM.rglob("*") if p.is_file())
 
 
-def _digest(paths: list[Path], generated: str) -> str:
+def _digest(paths: list[Path], generated: dict[str, str], spark_id: str) -> str:
     h = hashlib.sha256()
     for p in sorted(paths):
         h.update(p.relative_to(_HERE).as_posix().encode() + b"\0" + p.read_bytes())
-    h.update(spec_java.FILE.encode() + b"\0" + generated.encode())
+    for name, text in sorted(generated.items()):
+        h.update(name.encode() + b"\0" + text.encode())
+    h.update(spark_id.encode())
     return h.hexdigest()[:16]
 
 
 def connector_jar(spark, *, out_dir: Path | None = None, stage: str = "connector build") -> tuple[Path, bool]:
-    """The data source jar (``jvm/`` plus ``ProtocolSpec.java`` rendered from the protocol spec),
+    """The data source jar (``jvm/`` plus the sources :mod:`~sae.connector.spec_java` renders),
     compiled by spark_deploy on the driver node against that node's Spark jars and JNA, cached by
     source digest and Spark (a jar per Spark version: each compiles against its own Spark's and
     Scala's classes); returns (local jar path, whether built now)."""
-    generated = spec_java.render()
+    generated = spec_java.sources()
     spark_id = spark.options.spark_source or spark.options.version
-    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources(), generated + spark_id)}.jar"
+    out = (out_dir or cache_dir()) / f"sae-connector-{_digest(jvm_sources(), generated, spark_id)}.jar"
     if out.exists():
         return out, False
     with tempfile.TemporaryDirectory(prefix="sae-connector-src-") as tmp:
         src = Path(tmp) / "jvm"
         shutil.copytree(_JVM, src)
-        (src / spec_java.FILE).write_text(generated)
+        for name, text in generated.items():
+            (src / name).write_text(text)
         return spark.compile_jar(src, out, classpath=[JNA_JAR], stage=stage), True
 
 

@@ -470,17 +470,12 @@ def aggregate(table, group_by: list, aggregates: list):
     pyarrow's own group_by has other rules for NaN and integer overflow."""
     import pyarrow as pa
 
-    def field(name):
-        f = table.schema.field(name)
-        return f, _ordered(f.type)
-
     einval, eoverflow = SPEC.errnos["EINVAL"], SPEC.errnos["EOVERFLOW"]
     for name in group_by:
-        f, ordered = field(name)
-        if pa.types.is_floating(f.type):
-            raise ScanError(einval, f"cannot group by floating-point column '{name}' in the OSD")
-        if not ordered:
-            raise ScanError(einval, f"cannot group by column '{name}' of type {f.type} in the OSD")
+        t = table.schema.field(name).type
+        if not _takes(SPEC.grouped_types, t):
+            what = f"floating-point column '{name}'" if pa.types.is_floating(t) else f"column '{name}' of type {t}"
+            raise ScanError(einval, f"cannot group by {what} in the OSD")
     values = {name: _values(table.column(name)) for name in {*group_by, *(c for _, c in aggregates if c)}}
     keys = zip(*(values[c] for c in group_by)) if group_by else [()] * table.num_rows
     groups: dict = {} if group_by else {(): []}   # NULL is a key value of its own (None == None)
@@ -492,19 +487,20 @@ def aggregate(table, group_by: list, aggregates: list):
         if fn == "count_star":
             out.append(pa.array([len(r) for r in rows], pa.int64()))
             continue
-        f, ordered = field(col)
+        t = table.schema.field(col).type
         got = [[values[col][j] for j in r if values[col][j] is not None] for r in rows]
+        sum_type = next((s for name, s in SPEC.sums.items() if _takes((name,), t)), None)
         if fn == "count":
             out.append(pa.array([len(g) for g in got], pa.int64()))
-        elif fn == "sum" and pa.types.is_floating(f.type) and ordered:
+        elif fn == "sum" and sum_type == "DOUBLE":
             out.append(pa.array([_double_sum(g) if g else None for g in got], pa.float64()))
-        elif fn == "sum" and pa.types.is_signed_integer(f.type):
+        elif fn == "sum" and sum_type == "INT64":
             sums = [sum(g) if g else None for g in got]
             if any(s is not None and not -2 ** 63 <= s < 2 ** 63 for s in sums):
                 raise ScanError(eoverflow, f"sum of column '{col}' overflows a 64-bit integer in this object")
             out.append(pa.array(sums, pa.int64()))
-        elif fn in ("min", "max") and ordered:
-            out.append(pa.array([_extreme(fn, g) for g in got], f.type))
+        elif fn in ("min", "max") and _takes(SPEC.ordered_types, t):
+            out.append(pa.array([_extreme(fn, g) for g in got], t))
         else:
             verb = "sum" if fn == "sum" else f"take the {fn} of"
             raise ScanError(einval, f"cannot {verb} column '{col}' of type {f.type} in the OSD")
@@ -524,7 +520,7 @@ def top_k(table, order_by: list, limit: int):
     keys = []
     for col, desc, nulls_first in order_by:
         f = table.schema.field(col)
-        if not _ordered(f.type):
+        if not _takes(SPEC.ordered_types, f.type):
             raise ScanError(SPEC.errnos["EINVAL"], f"cannot sort by column '{col}' of type {f.type} in the OSD")
         keys.append((_values(table.column(col)), desc, nulls_first))
 
@@ -550,13 +546,11 @@ def _compare(a, b, descending: bool = False, nulls_first: bool = False) -> int:
     return -c if descending else c
 
 
-def _ordered(t) -> bool:
-    """Types the class orders (min, max, top-k) and groups (but floating point): integers, float,
-    double, bool, strings, date32, timestamp."""
+def _takes(type_ids, t) -> bool:
+    """Whether pyarrow type ``t`` is one of ``type_ids`` (Arrow C++ type id names, as the
+    protocol's ``types`` lists name them: the types the class orders, groups by, sums)."""
     import pyarrow as pa
-    return any(f(t) for f in (pa.types.is_integer, pa.types.is_float32, pa.types.is_float64, pa.types.is_boolean,
-                              pa.types.is_string, pa.types.is_large_string, pa.types.is_date32,
-                              pa.types.is_timestamp))
+    return any(t.id == getattr(pa.lib, f"Type_{name}") for name in type_ids)
 
 
 def _values(column) -> list:

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 
-from metareserve import format_size
 from rados_deploy import CephOptions
 
-from .capacities import LOCAL_DEFAULTS
-from .spec import DRIFT_MIN, SIZES, Experiment, PointSpec, validate
+from .spec import DRIFT_MIN, Experiment, PointSpec, validate
+from .stages import APP_ETA, REP_ETA, STAGES
 
-GLOBAL_HEAD = ("reserve", "distribute")
 DRIFT_SUFFIX = "-drift"
 """The drift check's point id: its reference's id and this (``Experiment.drift``)."""
-GLOBAL_TAIL = ("aggregate", "stop", "release")
-# Rough seconds per stage on the local cluster (2 cores; a first run on a new machine, node
-# software installed then); run = per point, app = per Spark application (points sharing stack and
-# Spark options share one), rep = per repetition besides the pause.
-_ETA = {"reserve": 5, "distribute": 1, "shape": 8, "install": 60, "start": 30, "generate": 5, "deploy": 10,
-        "build": 25, "run": 2, "app": 30, "rep": 1.5, "aggregate": 5, "stop": 15, "release": 5}
 
 
 def digest(value, n: int = 12) -> str:
@@ -177,8 +170,9 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
     is built once, every dataset deployed once per stack, and capacities change as rarely as
     possible (each change is a ``shape`` step: capacities put in force and measured). The
     datasets of consecutive points that share Spark options and capacities are generated and
-    deployed before their runs, so those runs share one warm Spark application. With
-    ``teardown`` the plan ends with stop/release.
+    deployed before their runs, so those runs share one warm Spark application. Each stage's
+    steps go where its entry says (:data:`sae.planning.stages.STAGES`); with ``teardown`` the
+    plan ends with stop/release.
     """
     points = [PlannedPoint.of(i, axes, spec, experiment.sweep.repetitions_of(axes, experiment.repetitions))
               for i, (axes, spec) in enumerate(validate(experiment))]
@@ -192,37 +186,19 @@ def plan(experiment: Experiment, *, profile: str | None = None, teardown: bool =
         ref = next(p for p in points if p.stack_key == points[-1].stack_key)
         points.append(dataclasses.replace(ref, id=f"{ref.id}{DRIFT_SUFFIX}", drift_of=ref.id,
                                           repetitions=max(ref.repetitions - experiment.warmup, DRIFT_MIN)))
-    steps = [Step("reserve", None, "nodes for the largest point"),
-             Step("distribute", None, "roles to nodes (layout)")]
-    seen: set[str] = set()
-    shape = start = None
+    steps = [Step(s.name, None, s.why(None)) for s in STAGES.values() if s.scope == "head"]
+    seen = {name: set() for name in STAGES}
+    last = {name: [] for name in STAGES}
+    middle = [s for s in STAGES.values() if s.scope in ("group", "point")]
     for group in _app_groups(points):
-        first = group[0]
-        if first.shape_key != shape:
-            steps.append(Step("shape", first.id, "host capacities: " + _capacities(first.spec)))
-            shape = first.shape_key
-        if first.stack_key not in seen:
-            steps += [Step("install", first.id, "new stack: " + _describe(first.spec, "cluster", "ceph", "monitor")),
-                      Step("start", first.id, "start Ceph, Spark, monitoring")]
-        elif first.start_key != start:   # back to an earlier setting too (a drift check after a change)
-            steps.append(Step("start", first.id, "put in force: " + _describe(first.spec, "spark") + "; ceph "
-                              + ", ".join(f"{k}={getattr(first.spec.ceph, k)}" for k in START_CEPH)))
-        start = first.start_key
-        for p in group:   # every dataset of the group first: its runs then share one application
-            if p.data_key not in seen:
-                steps += [Step("generate", p.id, "dataset " + _describe(p.spec, "data")),
-                          Step("deploy", p.id, "deploy the dataset into CephFS")]
-                seen.add(p.data_key)
-        if first.stack_key not in seen:
-            steps.append(Step("build", first.id, "connector and object class for this stack"))
-        seen.add(first.stack_key)
-        steps += [Step("run", p.id, f"drift check: {p.repetitions} repetitions of point {p.drift_of} again"
-                       if p.drift_of else f"{p.repetitions} repetitions in one Spark application") for p in group]
-    steps.append(Step("aggregate", None, "results.parquet and report"))
-    if teardown:
-        steps += [Step("stop", None, "stop the stack"), Step("release", None, "release the nodes")]
-    eta = sum(_ETA[s.stage] for s in steps) + len({p.start_key for p in points}) * _ETA["app"] + sum(
-        p.repetitions for p in points) * (_ETA["rep"] + experiment.pause)
+        for scope, run in itertools.groupby(middle, key=lambda s: s.scope):   # point stages point by point
+            run = list(run)
+            for p in group if scope == "point" else group[:1]:
+                steps += [Step(s.name, p.id, s.why(p)) for s in run if s.due(p, seen[s.name], last[s.name])]
+    steps += [Step(s.name, None, s.why(None)) for s in STAGES.values()
+              if s.scope == "tail" and (teardown or not s.teardown)]
+    eta = sum(STAGES[s.stage].eta for s in steps) + len({p.start_key for p in points}) * APP_ETA + sum(
+        p.repetitions for p in points) * (REP_ETA + experiment.pause)
     return Plan(experiment.name, profile, experiment.repetitions, experiment.warmup, points, steps, eta,
                 tuple(experiment.figures))
 
@@ -238,16 +214,3 @@ def _app_groups(points: list[PlannedPoint]) -> list[list[PlannedPoint]]:
         else:
             groups.append([p])
     return groups
-
-
-def _capacities(spec: PointSpec) -> str:
-    given = {k: v for k, v in spec.cluster.capacity_params.items() if v is not None and v != 0}
-    return ", ".join(f"{k}={v}" for k, v in given.items()) or \
-        "the provider's defaults (local: " + ", ".join(f"{k}={v}" for k, v in LOCAL_DEFAULTS.items()) + ")"
-
-
-def _describe(spec: PointSpec, *sections: str) -> str:
-    params = spec.params()
-    shaped = spec.cluster.capacity_params   # put in force by shape steps, not by a new stack
-    return ", ".join(f"{k}={format_size(v) if k in SIZES else v}" for s in sections
-                     for k, v in params[s].items() if v not in (None, {}) and not (s == "cluster" and k in shaped))

@@ -89,7 +89,6 @@ QUERIES = {q.name: q for q in (
                     "AND tpep_pickup_datetime < TIMESTAMP '2024-01-03 09:00:00'",
           "every column of the trips from one pickup zone in one hour (a point lookup; no threshold)"),
 )}
-NAMES = tuple(QUERIES)
 CUSTOM = "sql"
 """``workload.query`` of a user's own statement (``workload.sql``)."""
 
@@ -105,7 +104,15 @@ def get(name: str, sql: str | None = None, where: str = "workload.query") -> Que
     try:
         return QUERIES[name]
     except (KeyError, TypeError):
-        raise UsageError(f"{where} {name!r} is not one of {', '.join(NAMES)} (or give workload.sql)") from None
+        raise UsageError(f"{where} {name!r} is not one of {', '.join(QUERIES)} (or give workload.sql)") from None
+
+
+def __getattr__(name: str):
+    """``NAMES``: every query's name, derived from :data:`QUERIES` whenever it is read (a query
+    is one entry there and nothing else)."""
+    if name == "NAMES":
+        return tuple(QUERIES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_sql(sql) -> str:

@@ -1,10 +1,12 @@
 """The readers a workload reads its data with (``workload.reader``), each defined once: its name,
 legend label and colour, whether it is a baseline offloading is measured against, and how it
-reads (:class:`ConnectorRead`: the sae-ceph connector in one of its modes, whose code is
-``Mode.java``; :class:`SparkFiles`: Spark's own Parquet or CSV reader over a CephFS mount).
+reads (:class:`ConnectorRead`: the sae-ceph connector in one of its modes, a
+:class:`~sae.connector.options.Mode`, from which the data source's ``Mode.java`` is rendered;
+:class:`SparkFiles`: Spark's own Parquet or CSV reader over a CephFS mount).
 
-Adding a reader is one entry in :data:`READERS` plus its code (docs/conventions.md, "Adding a
-reader"); the spec, the run stage, the report, the figures and the benchmarks all read it here.
+Adding a reader is one entry in :data:`READERS` (docs/conventions.md, "Adding a reader"); the
+spec, the connector, the run stage, the cost model, the report, the figures and the benchmarks
+all read it here.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import ClassVar
 from metareserve.errors import UsageError
 
 from ..connector.build import SubmitSpec
+from ..connector.options import Mode
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,18 +62,18 @@ def _csv_schema(fmt: str) -> str | None:
 
 @dataclasses.dataclass(frozen=True)
 class ConnectorRead:
-    """Through the sae-ceph connector, its ``mode`` option set to ``mode`` (one of Mode.java's
-    constants, which hold what the mode pushes into the OSDs)."""
+    """Through the sae-ceph connector in ``mode`` (what the mode leaves to the OSDs; the data
+    source's ``Mode.java`` is rendered from the connector readers' modes)."""
 
-    mode: str
+    mode: Mode
     needs_mount: ClassVar[bool] = False
 
     def source(self, path: str, *, build: SubmitSpec, mount: str | None, options: dict[str, str],
                fmt: str = "parquet") -> ReadSource:
         """The read of CephFS ``path`` (objects stored as ``fmt``): the connector's ``options``
         (compression, batch size, ...) on top of what its build needs (Ceph configuration and user)."""
-        return ReadSource(build.format, path, {**build.options, **options, "mode": self.mode}, tuple(build.register),
-                          _csv_schema(fmt))
+        return ReadSource(build.format, path, {**build.options, **options, "mode": self.mode.name},
+                          tuple(build.register), _csv_schema(fmt))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +82,7 @@ class SparkFiles:
     (a header line, the data's schema given)."""
 
     needs_mount: ClassVar[bool] = True
+    mode: ClassVar[None] = None   # no connector mode
 
     def source(self, path: str, *, build: SubmitSpec | None, mount: str | None, options: dict[str, str],
                fmt: str = "parquet") -> ReadSource:
@@ -113,18 +117,18 @@ class Reader:
         return isinstance(self.reads, ConnectorRead)
 
 
-OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead("offload"),
+OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead(Mode("offload", pushdown=True)),
                  "the sae-ceph connector with the filter and the projection pushed into the Ceph OSDs, "
                  "which return only the rows and columns the query keeps")
 """The connector with the filters and the projection in the OSDs."""
-AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead("auto"),
+AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead(Mode("auto", pushdown=True, pushback=True)),
               "the sae-ceph connector deciding per object: the scan (filter, projection, aggregates, "
               "top-k) pushed into the OSD as offload does, or the object read whole and the same scan "
               "run by the Spark task (the class's code as a library), whichever its cost model, fed by "
               "the OSDs' reported scan work, says costs less (pushback), and the objects that fit in a "
               "task's waits for its pushed replies scanned by the task meanwhile")
 """The connector choosing per object between offload and reading the object whole (pushback)."""
-NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead("no-offload"),
+NO_OFFLOAD = Reader("no-offload", "no-offload", "tab:orange", True, ConnectorRead(Mode("no-offload", pushdown=False)),
                     "the same connector, the OSDs returning every row and column; Spark filters "
                     "(the thesis's baseline)")
 """The same connector, the OSDs returning every row and column (the thesis's baseline)."""
@@ -138,10 +142,28 @@ READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA)}
 STANDARD = (OFFLOAD, NO_OFFLOAD, VANILLA)
 """The readers an experiment compares unless it names its own: offload and the thesis's two
 baselines (``auto`` is asked for by name, as experiments/contention.py does)."""
-NAMES = tuple(READERS)
-BASELINES = tuple(name for name, r in READERS.items() if r.baseline)
-OFFLOADING = tuple(name for name, r in READERS.items() if not r.baseline)
-"""The readers the summary compares against each baseline."""
+def _names() -> tuple[str, ...]:
+    return tuple(READERS)
+
+
+def _baselines() -> tuple[str, ...]:
+    return tuple(name for name, r in READERS.items() if r.baseline)
+
+
+def _offloading() -> tuple[str, ...]:
+    return tuple(name for name, r in READERS.items() if not r.baseline)
+
+
+_DERIVED = {"NAMES": _names, "BASELINES": _baselines, "OFFLOADING": _offloading}
+
+
+def __getattr__(name: str):
+    """``NAMES`` (every reader's), ``BASELINES`` and ``OFFLOADING`` (the readers the summary
+    compares against each baseline): derived from :data:`READERS` whenever they are read, so a
+    reader is one entry there and nothing else."""
+    if name in _DERIVED:
+        return _DERIVED[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(name: str, where: str = "workload.reader") -> Reader:
@@ -149,7 +171,7 @@ def get(name: str, where: str = "workload.reader") -> Reader:
     try:
         return READERS[name]
     except (KeyError, TypeError):
-        raise UsageError(f"{where} {name!r} is not one of {', '.join(NAMES)}") from None
+        raise UsageError(f"{where} {name!r} is not one of {', '.join(READERS)}") from None
 
 
 def names(*readers: Reader) -> list[str]:
@@ -161,11 +183,11 @@ def ratio_pair(present) -> tuple[str, str] | None:
     """(offloading reader, baseline): the first of each among the reader names ``present``, for
     a figure's baseline / offload ratio; None without both."""
     present = set(present)
-    subject = next((n for n in OFFLOADING if n in present), None)
-    base = next((n for n in BASELINES if n in present), None)
+    subject = next((n for n in _offloading() if n in present), None)
+    base = next((n for n in _baselines() if n in present), None)
     return (subject, base) if subject and base else None
 
 
 def order(name: str) -> int:
     """Where reader ``name`` comes in :data:`READERS` (unknown names last)."""
-    return NAMES.index(name) if name in READERS else len(NAMES)
+    return list(READERS).index(name) if name in READERS else len(READERS)

@@ -27,15 +27,10 @@ from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
 
 from . import capacities, queries, readers
-from ..connector.protocol import CODECS
+from .stages import STAGES
+from ..connector.options import OPTIONS as CONNECTOR_OPTIONS
+from ..connector.options import WORKLOAD
 
-STAGES = ("reserve", "distribute", "shape", "install", "start", "generate", "deploy", "build", "run",
-          "aggregate", "stop", "release")
-COMPRESSIONS = tuple(CODECS)   # the wire protocol's codecs
-PUSHBACK = ("cost", "never", "always", "half")
-"""``Workload.pushback``: the auto reader's choice per object, by its cost model (the default) or forced:
-every object pushed, every object read whole, or the last half of each task's objects kept back
-and read whole while the others' pushed replies are awaited."""
 FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
            "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
            "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler", "scale")
@@ -48,7 +43,6 @@ SIZES = ("osd_size", "object_size")
 _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='offload' or "
                  "'no-offload' (or 'vanilla'), e.g. Sweep(cartesian={'reader': [...]})")
 STORES = ("memstore", "bluestore")
-PROVIDERS = ("local", "ssh", "cloudlab")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
 MAX_POINTS = 10_000          # sweep points of one experiment
@@ -172,21 +166,11 @@ class DataSpec:
     format: str = "parquet"
 
 
-_CONNECTOR_OPTIONS = {
-    "compression": str,
-    "batch_size": lambda rows: str(rows) if rows else None,
-    "objects_per_partition": lambda objects: str(objects) if objects else None,
-    "whole_objects": lambda on: None if on else "false",
-    "operators": lambda on: None if on else "false",
-    "pushback": lambda rule: None if rule == PUSHBACK[0] else rule,
-}
-"""How each workload field that tunes the connector becomes its option's value (None: left at
-the connector's default, the option not passed)."""
-
-READ_OPTIONS = tuple(_CONNECTOR_OPTIONS)
-"""The workload fields that say how the reader reads, which :meth:`Workload.connector_options`
-maps to the connector's options: points that differ only in these and the reader are one
-comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
+READ_OPTIONS = WORKLOAD
+"""The workload fields that say how the reader reads: the connector's options a workload sets
+(:data:`sae.connector.options.WORKLOAD`, each a field of the same name), which
+:meth:`Workload.connector_options` passes; points that differ only in these and the reader are
+one comparison, whose repetitions take turns (:func:`sae.running.execute.comparison_key`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,12 +197,12 @@ class Workload:
     others' pushed replies are awaited."""
 
     reader: str = readers.OFFLOAD.name
-    compression: str = "zstd"
+    compression: str = CONNECTOR_OPTIONS["compression"].default
     batch_size: int | None = None
     objects_per_partition: int | None = None
     whole_objects: bool = True
     operators: bool = True
-    pushback: str = PUSHBACK[0]
+    pushback: str = CONNECTOR_OPTIONS["pushback"].default
     column: str = "total_amount"
     selectivity: float = 100.0
     columns: tuple = ()
@@ -239,10 +223,10 @@ class Workload:
 
     def connector_options(self) -> dict[str, str]:
         """The one mapping from this workload to the connector's tuning options
-        (:data:`READ_OPTIONS`, each as its rendering says; the reader adds its ``mode``,
-        :meth:`read_source`)."""
-        rendered = {field: render(getattr(self, field)) for field, render in _CONNECTOR_OPTIONS.items()}
-        return {field: value for field, value in rendered.items() if value is not None}
+        (:data:`READ_OPTIONS`, each left out at the connector's default; the reader adds its
+        ``mode``, :meth:`read_source`)."""
+        rendered = {name: CONNECTOR_OPTIONS[name].render(getattr(self, name)) for name in READ_OPTIONS}
+        return {name: value for name, value in rendered.items() if value is not None}
 
     def read_source(self, path: str, *, build, mount: str | None, fmt: str = "parquet") -> readers.ReadSource:
         """What the application reads for CephFS ``path`` (files stored as ``fmt``) with this
@@ -562,9 +546,9 @@ class PointSpec:
                                                                                what="object_size"))}
         for name, value in sized.items():
             object.__setattr__(self, name, value)
-        options = {"ceph_options": ceph_options(self.ceph), "spark_options": spark_options(self.spark),
-                   "monitor_options": MonitorOptions(scrape_interval=self.monitor.scrape_interval)
-                   if self.monitor.enabled else None}
+        ceph, spark = ceph_options(self.ceph), spark_options(self.spark)
+        options = {"ceph_options": ceph, "spark_options": spark,
+                   "monitor_options": monitor_options(self.monitor, spark, ceph) if self.monitor.enabled else None}
         for name, value in options.items():
             object.__setattr__(self, name, value)
 
@@ -596,6 +580,13 @@ def ceph_options(ceph: CephSpec) -> CephOptions:
                        pg_autoscale=ceph.pg_autoscale, class_arrow=ceph.class_arrow)
 
 
+def monitor_options(monitor: MonitorSpec, spark: SparkOptions, ceph: CephOptions) -> MonitorOptions:
+    """The one translation of a ``monitor`` section into monitor_deploy's options, scraping the
+    ports the Spark daemons and the Ceph mgr serve on."""
+    return MonitorOptions(scrape_interval=monitor.scrape_interval, spark_master_ui_port=spark.master_ui_port,
+                          spark_worker_ui_port=spark.worker_ui_port, ceph_mgr_port=ceph.mgr_prometheus_port)
+
+
 def spark_options(spark: SparkSpec) -> SparkOptions:
     """The one translation of a ``spark`` section into spark_deploy's options (the application's
     driver memory and ``conf`` travel with the submit, checked as Spark would)."""
@@ -608,90 +599,120 @@ def spark_options(spark: SparkSpec) -> SparkOptions:
 
 
 def _check(point: PointSpec, where: str) -> None:
-    """Check one resolved point; UsageError naming ``where`` and the bad value."""
-    def bad(msg):
-        raise UsageError(f"{where}: {msg}")
-    c, _, ceph, m, d, w = (getattr(point, s) for s in SECTIONS)   # spark: checked by SparkOptions
-    _int(c.nodes, 1, f"{where}: cluster.nodes", maximum=Provider.max_nodes)
+    """Check one resolved point with each of :data:`CHECKS`; UsageError naming ``where`` and the
+    bad value."""
+    for check in CHECKS:
+        try:
+            check(point)
+        except UsageError as e:
+            raise UsageError(f"{where}: {e}") from None
+
+
+def _cluster(point: PointSpec) -> None:
+    """Node count, the second tenants' share of the storage side, and the layout's roles."""
+    c = point.cluster
+    _int(c.nodes, 1, "cluster.nodes", maximum=Provider.max_nodes)
     if not _number_in(c.storage_load, 0, MAX_STORAGE_LOAD):
-        bad(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores from 0 to "
-            f"{MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
-    _int(c.storage_scans, 0, f"{where}: cluster.storage_scans (a second application's scan calls in flight)",
+        raise UsageError(f"cluster.storage_load {c.storage_load!r} is not a share of each storage host's cores "
+                         f"from 0 to {MAX_STORAGE_LOAD:g} (0.5: half of them busy with a second tenant's CPU load)")
+    _int(c.storage_scans, 0, "cluster.storage_scans (a second application's scan calls in flight)",
          maximum=MAX_STORAGE_SCANS)
-    if c.layout is not None:
-        if not isinstance(c.layout, dict):
-            bad("cluster.layout must map roles to node names")
-        for role, names in c.layout.items():
-            if role not in ROLES:
-                bad(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
-            for n in [names] if isinstance(names, str) else names:
-                if not isinstance(n, str) or not n:
-                    bad(f"cluster.layout role {role} names {n!r}, not a node name")
+    if c.layout is None:
+        return
+    if not isinstance(c.layout, dict):
+        raise UsageError("cluster.layout must map roles to node names")
+    for role, names in c.layout.items():
+        if role not in ROLES:
+            raise UsageError(f"unknown role {role!r} in cluster.layout (roles: {', '.join(ROLES)})")
+        for n in [names] if isinstance(names, str) else names:
+            if not isinstance(n, str) or not n:
+                raise UsageError(f"cluster.layout role {role} names {n!r}, not a node name")
+
+
+def _ceph_and_monitor(point: PointSpec) -> None:
+    """The OSD store, size and count, the autoscaler switch, monitoring on or off (the Spark
+    section is checked by :class:`SparkOptions` when the point's options are built)."""
+    ceph = point.ceph
     if ceph.store not in STORES:
-        bad(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
-    parse_size(ceph.osd_size, what=f"{where}: ceph.osd_size")
-    _int(ceph.osds_per_node, 1, f"{where}: ceph.osds_per_node")
-    if not isinstance(ceph.pg_autoscale, bool):
-        bad(f"ceph.pg_autoscale must be true or false, not {ceph.pg_autoscale!r}")
-    if not isinstance(m.enabled, bool):
-        bad("monitor.enabled must be true or false")
+        raise UsageError(f"ceph.store {ceph.store!r} is not one of {', '.join(STORES)}")
+    parse_size(ceph.osd_size, what="ceph.osd_size")
+    _int(ceph.osds_per_node, 1, "ceph.osds_per_node")
+    _bool(ceph.pg_autoscale, "ceph.pg_autoscale")
+    _bool(point.monitor.enabled, "monitor.enabled")
+
+
+def _data(point: PointSpec) -> None:
+    """The dataset: generated or ingested, its objects' size, format, codec and multipliers."""
+    d = point.data
     if d.generator not in GENERATORS:
-        bad(f"data.generator {d.generator!r} is not one of {', '.join(GENERATORS)}")
-    _int(d.seed, 0, f"{where}: data.seed", maximum=MAX_SEED)
+        raise UsageError(f"data.generator {d.generator!r} is not one of {', '.join(GENERATORS)}")
+    _int(d.seed, 0, "data.seed", maximum=MAX_SEED)
     if d.input is None:
-        _int(d.rows, 1, f"{where}: data.rows", maximum=MAX_ROWS)
+        _int(d.rows, 1, "data.rows", maximum=MAX_ROWS)
     elif not isinstance(d.input, str) or not ingestible(d.input):
-        bad(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
-    try:
-        check_object_size(d.object_size, "data.object_size")
-    except UsageError as e:
-        bad(str(e))
-    _int(d.link_multiplier, 1, f"{where}: data.link_multiplier", maximum=MAX_MULTIPLIER)
-    check_format(d.format, f"{where}: data.format")
-    check_codec(d.stored_compression, f"{where}: data.stored_compression", fmt=d.format)
-    _int(d.copy_multiplier, 1, f"{where}: data.copy_multiplier", maximum=MAX_MULTIPLIER)
+        raise UsageError(f"data.input {d.input!r} is not a Parquet or CSV file or a directory of them on this machine")
+    check_object_size(d.object_size, "data.object_size")
+    _int(d.link_multiplier, 1, "data.link_multiplier", maximum=MAX_MULTIPLIER)
+    check_format(d.format, "data.format")
+    check_codec(d.stored_compression, "data.stored_compression", fmt=d.format)
+    _int(d.copy_multiplier, 1, "data.copy_multiplier", maximum=MAX_MULTIPLIER)
+
+
+def _reader(point: PointSpec) -> None:
+    """The reader is one of :data:`~sae.planning.readers.READERS` and reads the stored format."""
+    w, fmt = point.workload, point.data.format
     if w.reader not in readers.READERS:
         hint = "; " + _OFFLOAD_GONE if w.reader == "connector" else ""
-        bad(f"workload.reader {w.reader!r} is not one of {', '.join(readers.NAMES)}{hint}")
-    if why := readers.READERS[w.reader].why_not(d.format):
-        able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(d.format))
-        bad(f"workload.reader {w.reader} cannot read data.format {d.format}: {why}; use one of {able}")
-    if w.compression not in COMPRESSIONS:
-        bad(f"workload.compression {w.compression!r} is not one of {', '.join(COMPRESSIONS)}")
-    if w.compression != "none" and readers.READERS[w.reader].connector \
+        raise UsageError(f"workload.reader {w.reader!r} is not one of {', '.join(readers.READERS)}{hint}")
+    if why := readers.READERS[w.reader].why_not(fmt):
+        able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(fmt))
+        raise UsageError(f"workload.reader {w.reader} cannot read data.format {fmt}: {why}; use one of {able}")
+
+
+def _read_options(point: PointSpec) -> None:
+    """How the reader reads: each of :data:`READ_OPTIONS` as the connector checks it (in the
+    modes it applies to), and reply compression that the point's Spark can decode."""
+    w, reader = point.workload, readers.READERS[point.workload.reader]
+    for name in READ_OPTIONS:
+        option, value = CONNECTOR_OPTIONS[name], getattr(w, name)
+        option.check(value, f"workload.{name}")
+        if option.render(value) is not None and not option.applies_to(reader.reads.mode):
+            takers = ", ".join(r.name for r in readers.READERS.values() if option.applies_to(r.reads.mode))
+            raise UsageError(f"workload.{name} {value} applies to reader {takers} only, not {w.reader}")
+    if w.compression != "none" and reader.connector \
             and ships_arrow_compression(point.spark.version) is False:   # None: not a version, SparkOptions says
-        bad(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which Spark "
-            f"{point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
-    for knob in ("batch_size", "objects_per_partition"):
-        if getattr(w, knob) is not None:
-            _int(getattr(w, knob), 1, f"{where}: workload.{knob}")
-    for knob in ("whole_objects", "operators"):
-        if not isinstance(getattr(w, knob), bool):
-            bad(f"workload.{knob} must be true or false, not {getattr(w, knob)!r}")
-    if w.pushback not in PUSHBACK:
-        bad(f"workload.pushback {w.pushback!r} is not one of {', '.join(PUSHBACK)}")
-    if w.pushback != PUSHBACK[0] and w.reader != readers.AUTO.name:
-        bad(f"workload.pushback {w.pushback} applies to reader {readers.AUTO.name} only, not {w.reader}")
+        raise UsageError(f"workload.compression {w.compression} needs Arrow's compression module in Spark, which "
+                         f"Spark {point.spark.version} does not ship (Spark 4.1 and later do): use compression none")
+
+
+def _question(point: PointSpec) -> None:
+    """The columns and the query exist in the data, and the stored format can answer the query."""
+    w, d = point.workload, point.data
     cols = w.columns
     if isinstance(cols, str) or not all(isinstance(c, str) and c for c in cols):
-        bad(f"workload.columns must be a list of column names, not {cols!r}")
+        raise UsageError(f"workload.columns must be a list of column names, not {cols!r}")
     if d.input is None:   # generated taxi data: the schema is known now
         unknown = [c for c in [*cols, w.column] if c not in TAXI_SCHEMA.names]
         if unknown:
-            bad(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
-                f"{', '.join(TAXI_SCHEMA.names)})")
-    try:
-        question = w.question
-    except UsageError as e:
-        bad(str(e))
-    if d.format == "csv" and question.joins_zones:
-        bad(f"workload.query {w.query} joins the zones table, which is stored as Parquet; data.format csv "
-            f"takes the queries over trips alone")
+            raise UsageError(f"workload: unknown column(s) {', '.join(map(repr, unknown))} (the taxi data has "
+                             f"{', '.join(TAXI_SCHEMA.names)})")
+    if w.question.joins_zones and d.format == "csv":   # w.question: UsageError for an unknown query
+        raise UsageError(f"workload.query {w.query} joins the zones table, which is stored as Parquet; data.format "
+                         f"csv takes the queries over trips alone")
     sel = w.selectivity
     if isinstance(sel, bool) or not isinstance(sel, (int, float)):
-        bad(f"selectivity {sel!r} is not a number (the percent of rows kept, above 0 and at most 100)")
+        raise UsageError(f"selectivity {sel!r} is not a number (the percent of rows kept, above 0 and at most 100)")
     if not 0 < sel <= 100:
-        bad(f"selectivity {sel!r} is outside (0, 100] percent")
+        raise UsageError(f"selectivity {sel!r} is outside (0, 100] percent")
+
+
+CHECKS = (_cluster, _ceph_and_monitor, _data, _reader, _read_options, _question)
+"""The checks of a resolved point, in the order their sections are written."""
+
+
+def _bool(value, what: str) -> None:
+    if not isinstance(value, bool):
+        raise UsageError(f"{what} must be true or false, not {value!r}")
 
 
 def _number_in(value, lo: float, hi: float) -> bool:

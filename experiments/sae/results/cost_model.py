@@ -37,9 +37,19 @@ from .compare import Run
 from .storage_work import json_lines
 
 PUSHDOWN, SHIP, FILES = "pushdown", "ship", "files"
-PATHS = {readers.OFFLOAD.name: PUSHDOWN, readers.NO_OFFLOAD.name: SHIP, readers.VANILLA.name: FILES}
-"""The readers the model covers and how each reads: the OSDs filter, the OSDs ship every row,
-Spark reads the stored files (a reader deciding per object, such as ``auto``, is not modelled)."""
+
+
+def _path_of(reader: readers.Reader) -> str | None:
+    """How ``reader`` reads, by its entry: the OSDs filter, the OSDs ship every row, Spark reads
+    the stored files; None for a reader deciding per object (pushback), which is not modelled."""
+    mode = reader.reads.mode
+    if mode is None:
+        return FILES
+    return None if mode.pushback else PUSHDOWN if mode.pushdown else SHIP
+
+
+PATHS = {name: path for name, reader in readers.READERS.items() if (path := _path_of(reader))}
+"""The readers the model covers and how each reads (:func:`_path_of`)."""
 GRID = 991
 """Selectivities the crossover search evaluates between its bounds (then refined by bisection)."""
 

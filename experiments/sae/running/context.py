@@ -22,7 +22,8 @@ from .shared_app import SharedApplication
 from ..results.ledger import RunLedger
 from ..planning.planner import PlannedPoint, Plan, digest
 from ..results.results import RunDir
-from ..planning.spec import STAGES, Experiment
+from ..planning.spec import Experiment
+from ..planning.stages import STAGES
 
 CONTROLLER = "controller"
 
@@ -66,9 +67,9 @@ class RunOptions:
         if not 0 <= self.wait_lease <= MAX_WAIT_LEASE:
             raise UsageError(f"--wait-lease {self.wait_lease}: give seconds from 0 to {MAX_WAIT_LEASE:.0f} (a week)")
         for stage in self.skip:
-            if stage not in STAGES or stage in ("reserve", "run"):
+            if stage not in STAGES or not STAGES[stage].skippable:
                 raise UsageError(f"--skip {stage!r}: not a skippable stage (skippable: "
-                                 f"{', '.join(s for s in STAGES if s not in ('reserve', 'run'))})")
+                                 f"{', '.join(s.name for s in STAGES.values() if s.skippable)})")
 
 
 def spark_software(options: SparkOptions) -> str:
@@ -83,7 +84,7 @@ def spark_software(options: SparkOptions) -> str:
 @dataclasses.dataclass
 class Stack:
     """The live deployer objects of one stack (nodes, layout, Ceph, monitoring), built once per
-    stack key; ``spark`` and ``ceph`` are rebuilt when what the start stage puts in force
+    stack ``key``; ``spark`` and ``ceph`` are rebuilt when what the start stage puts in force
     (``start_key``: Spark options, Ceph's pool settings) changes. The
     build stage adds the connector's ``build`` (for the Spark of ``build_spark`` and the object
     class's Arrow of ``build_arrow``; the start stage builds again when a point switches either)
@@ -91,6 +92,7 @@ class Stack:
     software (:func:`spark_software`) installed on this stack."""
 
     ceph: CephCluster
+    key: str | None = None
     monitoring: Monitoring | None = None
     marker_monitoring: Monitoring | None = None   # own connections: it publishes while spark-submit streams
     spark: SparkCluster | None = None
@@ -128,7 +130,6 @@ class StageContext:
     reservation: Reservation | None = None
     cluster: Cluster | None = None
     stack: Stack | None = None
-    stack_key: str | None = None
     console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
     apps: int = 0   # Spark applications submitted in this session (names their raw files)
     lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation

@@ -37,7 +37,7 @@ from ..app import APP, BACKEND_SCAN, EVENT_TAG as TAG
 from ..connector.protocol import Request
 from ..planning import queries
 from ..planning.planner import digest
-from ..planning.spec import READ_OPTIONS
+from ..planning.spec import CONNECTOR_OPTIONS, READ_OPTIONS
 from .reader import app_config
 from .context import Stack, StageContext, dataset_dirs, dataset_path
 from .shared_app import stop_applications, stop_leftovers
@@ -111,9 +111,10 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
             **app_config(dataclasses.replace(ctx, point=point), stack)}
 
 
-READER_FIELDS = ("reader", "pushback")
-"""The workload fields that say which reader reads a point (``pushback``: the auto reader's
-choice, forced or not, makes variants of it); each is pre-warmed once per application."""
+READER_FIELDS = ("reader", *(name for name in READ_OPTIONS if CONNECTOR_OPTIONS[name].needs))
+"""The workload fields that say which reader reads a point: the reader, and the options only some
+modes take (``pushback``: the auto reader's choice, forced or not, makes variants of it); each is
+pre-warmed once per application."""
 
 
 def reader_of(point) -> tuple:

@@ -33,12 +33,18 @@ from ..planning.planner import Plan, plan as make_plan
 from ..results import provenance
 from ..results.results import RunDir, versions
 from ..planning.spec import Experiment, check_every_setting_runs
+from ..planning.stages import STAGES
 
-SETUP_KEYS = {"shape": "shape_key", "install": "stack_key", "start": "start_key", "build": "stack_key",
-              "generate": "data_key", "deploy": "data_key"}
-APP_STAGES = ("shape", "install", "start", "build")
-"""Setup stages that change what a running Spark application runs on (daemons, connector, the
-hosts' cores): a catalogue's shared application started for other points stops before them."""
+def _setup_keys() -> dict[str, str]:
+    """The setup stages and the planned point's key each is done once per."""
+    return {s.name: s.key for s in STAGES.values() if s.key}
+
+
+def _app_stage(stage: str) -> bool:
+    """Whether ``stage`` is done once per application group: it changes what a running Spark
+    application runs on (daemons, connector, the hosts' cores), so a catalogue's shared
+    application started for other points stops before it."""
+    return STAGES[stage].scope == "group"
 
 
 def _file_hash(path: Path) -> str:
@@ -335,13 +341,14 @@ def _active_steps(p: Plan, unfinished: list[str]) -> list[tuple[int, object]]:
     """(index, step) of the plan's steps this session executes: run steps of unfinished points,
     setup steps those points need, run-wide steps."""
     points = [p.point(pid) for pid in unfinished]
-    keys = {getattr(pt, k) for pt in points for k in ("stack_key", "start_key", "data_key", "shape_key")}
+    setup = _setup_keys()
+    keys = {getattr(pt, k) for pt in points for k in set(setup.values())}
     out = []
     for index, step in enumerate(p.steps):
         point = p.point(step.point) if step.point else None
         if step.stage == "run" and step.point not in unfinished:
             continue
-        if step.stage in SETUP_KEYS and getattr(point, SETUP_KEYS[step.stage]) not in keys:
+        if step.stage in setup and getattr(point, setup[step.stage]) not in keys:
             continue
         out.append((index, step))
     return out
@@ -392,7 +399,7 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
                 elif step.stage == "run" and "run" not in experiment.stages:
                     _run_group(ctx, group, record)
                 else:
-                    if ctx.shared is not None and ctx.point is not None and step.stage in APP_STAGES:
+                    if ctx.shared is not None and ctx.point is not None and _app_stage(step.stage):
                         ctx.shared.stop_unless_for(ctx.point.app_key)
                     _step(ctx, index, step.stage, ctx.point, record)
                     if step.stage == "start" and ctx.stack is not None:
@@ -446,7 +453,7 @@ def _step(ctx, index: int, stage: str, point, record) -> None:
     """Run one stage step (the experiment's own function if it replaces the stage), recording
     it in the ledger in a finally block. Setup failures stop the run; run failures are
     recorded per repetition and the next point goes on."""
-    fn = ctx.experiment.stages.get(stage) or builtin.BUILTIN[stage]
+    fn = ctx.experiment.stages.get(stage) or STAGES[stage].builtin()
     where = f"point {point.id}" if point else "run"
     ctx.console.step_started(index, stage, where)
     start, outcome, error, report = time.time(), "failed", None, None

@@ -1,7 +1,8 @@
 """Built-in stages: each composes the deployers through their Python APIs, is idempotent and
 returns a StageReport (the second time: "no changes" per node).
 
-An experiment may replace any stage with its own ``fn(ctx: StageContext) -> StageReport | None``.
+Each is the function of a stage entry (:data:`sae.planning.stages.STAGES`); an experiment may
+replace any stage with its own ``fn(ctx: StageContext) -> StageReport | None``.
 """
 from __future__ import annotations
 
@@ -228,15 +229,14 @@ def _stack(ctx: StageContext, point: PlannedPoint) -> Stack:
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster
 
-    if ctx.stack_key != point.stack_key:
+    if ctx.stack is None or ctx.stack.key != point.stack_key:
         ctx.close_stack()
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
-        ctx.stack = Stack(ceph=CephCluster(res, layout, point.spec.ceph_options, cluster=cluster))
+        ctx.stack = Stack(ceph=CephCluster(res, layout, point.spec.ceph_options, cluster=cluster), key=point.stack_key)
         options = point.spec.monitor_options
         if options is not None:
             ctx.stack.monitoring = Monitoring(res, layout, options, cluster=cluster)
             ctx.stack.marker_monitoring = Monitoring(res, layout, options)
-        ctx.stack_key = point.stack_key
     if ctx.stack.start_key != point.start_key:   # what start puts in force: Spark options, Ceph's pool settings
         res, layout, cluster = ctx.reservation_for(point), ctx.layout_for(point), ctx.connect()
         options = dataclasses.replace(point.spec.spark_options, system_packages=reader.system_packages())
@@ -392,10 +392,3 @@ def stage_run(ctx: StageContext) -> StageReport:
     if outcomes[-1].error:
         raise OperationalError(f"point {ctx.point.id}: {outcomes[-1].error}")
     return outcomes[-1].report
-
-
-BUILTIN = {"reserve": stage_reserve, "distribute": stage_distribute, "shape": stage_shape,
-           "install": stage_install,
-           "start": stage_start, "generate": stage_generate, "deploy": stage_deploy, "build": stage_build,
-           "run": stage_run, "aggregate": stage_aggregate, "stop": stage_stop, "release": stage_release}
-"""Stage name (:data:`sae.planning.spec.STAGES`) -> the built-in function an experiment may replace."""

@@ -78,8 +78,13 @@ class Count : public Accumulator {
   std::vector<int64_t> counts_;
 };
 
-// sum: integers exactly in 128 bits (the total must fit int64, whatever the rows' order), floating
-// point as double (a float widened first, as Spark's SUM(float) is a double); NULL without values.
+// What a sum of the protocol's sum type (scan_protocol.json's types.sums) adds in: an int64 sum
+// exactly in 128 bits (the total must fit int64, whatever the rows' order), a double sum in double.
+template <arrow::Type::type kSum> struct SumAcc;
+template <> struct SumAcc<arrow::Type::INT64> { using type = __int128; };
+template <> struct SumAcc<arrow::Type::DOUBLE> { using type = double; };
+
+// sum: in Acc (SumAcc), a float widened first, as Spark's SUM(float) is a double; NULL without values.
 template <typename T, typename Acc>
 class Sum : public Accumulator {
  public:
@@ -165,15 +170,15 @@ std::unique_ptr<Accumulator> MakeAccumulator(const Aggregate& agg, const arrow::
     case pr::kAggCount:
       return std::make_unique<Count>();
     case pr::kAggSum:
-      Ordered(field->type()->id(), [&](auto t) {
-        using T = typename decltype(t)::type;
-        if constexpr (arrow::is_floating_type<T>::value) {
-          acc = std::make_unique<Sum<T, double>>(agg.column);
-        } else if constexpr (arrow::is_integer_type<T>::value) {
-          if constexpr (std::is_signed_v<typename T::c_type>) acc = std::make_unique<Sum<T, __int128>>(agg.column);
-        }
-      });
-      return acc;
+      switch (field->type()->id()) {
+#define SAE_SUM_CASE(type_id, sum_id)                                                      \
+  case arrow::Type::type_id:                                                               \
+    return std::make_unique<Sum<arrow::TypeIdTraits<arrow::Type::type_id>::Type,           \
+                                typename SumAcc<arrow::Type::sum_id>::type>>(agg.column);
+        SAE_SUMMED_TYPES(SAE_SUM_CASE)
+#undef SAE_SUM_CASE
+        default: return nullptr;
+      }
     default:   // min, max
       Ordered(field->type()->id(), [&](auto t) {
         using T = typename decltype(t)::type;
@@ -214,11 +219,12 @@ bool Aggregation::Make(const Request& req, const std::shared_ptr<arrow::Schema>&
   for (const auto& name : req.group_by) {
     int pos = input->GetFieldIndex(name);
     const auto& f = *input->field(pos);
-    if (arrow::is_floating(f.type()->id())) {   // Spark normalizes NaN and -0.0 in keys: left to Spark
+    if (!Grouped(f.type()->id())) {
+      if (!arrow::is_floating(f.type()->id())) return refuse("group by", f);
+      // a floating-point key: Spark normalizes NaN and -0.0 in keys, so it groups them itself
       *err = Error{EINVAL, "cannot group by floating-point column '" + name + "' in the OSD"};
       return false;
     }
-    if (!Ordered(f.type()->id(), [](auto) {})) return refuse("group by", f);
     a->key_pos_.push_back(pos);
     key_types.emplace_back(f.type());
     fields.push_back(arrow::field(name, f.type()));

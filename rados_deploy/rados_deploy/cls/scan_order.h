@@ -14,27 +14,26 @@
 
 namespace sae::scan {
 
-// Calls f(std::type_identity<T>{}) with the Arrow type class of an ordered type (integers,
-// float, double, bool, strings, date32, timestamp); false for any other type.
+// Calls f(std::type_identity<T>{}) with the Arrow type class of a type the class orders
+// (scan_protocol.json's types.ordered); false for any other type.
 template <typename F>
 bool Ordered(arrow::Type::type id, F&& f) {
-  using arrow::Type;
   switch (id) {
-    case Type::INT8: f(std::type_identity<arrow::Int8Type>{}); return true;
-    case Type::INT16: f(std::type_identity<arrow::Int16Type>{}); return true;
-    case Type::INT32: f(std::type_identity<arrow::Int32Type>{}); return true;
-    case Type::INT64: f(std::type_identity<arrow::Int64Type>{}); return true;
-    case Type::UINT8: f(std::type_identity<arrow::UInt8Type>{}); return true;
-    case Type::UINT16: f(std::type_identity<arrow::UInt16Type>{}); return true;
-    case Type::UINT32: f(std::type_identity<arrow::UInt32Type>{}); return true;
-    case Type::UINT64: f(std::type_identity<arrow::UInt64Type>{}); return true;
-    case Type::FLOAT: f(std::type_identity<arrow::FloatType>{}); return true;
-    case Type::DOUBLE: f(std::type_identity<arrow::DoubleType>{}); return true;
-    case Type::BOOL: f(std::type_identity<arrow::BooleanType>{}); return true;
-    case Type::STRING: f(std::type_identity<arrow::StringType>{}); return true;
-    case Type::LARGE_STRING: f(std::type_identity<arrow::LargeStringType>{}); return true;
-    case Type::DATE32: f(std::type_identity<arrow::Date32Type>{}); return true;
-    case Type::TIMESTAMP: f(std::type_identity<arrow::TimestampType>{}); return true;
+#define SAE_ORDERED_CASE(type_id) \
+  case arrow::Type::type_id: f(std::type_identity<arrow::TypeIdTraits<arrow::Type::type_id>::Type>{}); return true;
+    SAE_ORDERED_TYPES(SAE_ORDERED_CASE)
+#undef SAE_ORDERED_CASE
+    default: return false;
+  }
+}
+
+// Whether the class groups by a column of this type (scan_protocol.json's types.grouped).
+inline bool Grouped(arrow::Type::type id) {
+  switch (id) {
+#define SAE_GROUPED_CASE(type_id) case arrow::Type::type_id:
+    SAE_GROUPED_TYPES(SAE_GROUPED_CASE)
+#undef SAE_GROUPED_CASE
+      return true;
     default: return false;
   }
 }

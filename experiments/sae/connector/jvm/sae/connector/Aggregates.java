@@ -25,17 +25,19 @@ import org.apache.spark.sql.types.StructType;
  * and Spark aggregates the rows itself.
  */
 final class Aggregates {
-  private static final Set<DataType> INTEGERS = Set.of(DataTypes.ByteType, DataTypes.ShortType,
-      DataTypes.IntegerType, DataTypes.LongType);
-  private static final Set<DataType> FLOATS = Set.of(DataTypes.FloatType, DataTypes.DoubleType);
-  /** Group key types: floating keys stay in Spark, which normalizes NaN and -0.0 in keys. */
-  private static final Set<DataType> KEYS = Set.of(DataTypes.ByteType, DataTypes.ShortType, DataTypes.IntegerType,
-      DataTypes.LongType, DataTypes.BooleanType, DataTypes.StringType, DataTypes.DateType, DataTypes.TimestampType,
-      DataTypes.TimestampNTZType);
-  /** MIN/MAX types: the keys' and floating point (NaN above every number, as Spark orders it). */
-  private static final Set<DataType> ORDERED = Set.of(DataTypes.ByteType, DataTypes.ShortType,
-      DataTypes.IntegerType, DataTypes.LongType, DataTypes.FloatType, DataTypes.DoubleType, DataTypes.BooleanType,
-      DataTypes.StringType, DataTypes.DateType, DataTypes.TimestampType, DataTypes.TimestampNTZType);
+  /** Group key types (the protocol's; floating keys stay in Spark, which normalizes NaN and -0.0 in keys). */
+  private static final Set<DataType> KEYS = ArrowTypes.spark(ProtocolSpec.GROUPED_TYPES);
+  /** MIN/MAX and sort key types (the protocol's; NaN above every number, as Spark orders it). */
+  private static final Set<DataType> ORDERED = ArrowTypes.spark(ProtocolSpec.ORDERED_TYPES);
+  /** The type of the class's SUM of each type it sums (the protocol's). */
+  private static final java.util.Map<DataType, DataType> SUMS = sums();
+
+  private static java.util.Map<DataType, DataType> sums() {
+    java.util.Map<DataType, DataType> out = new java.util.HashMap<>();
+    ProtocolSpec.SUMS.forEach((in, sum) -> ArrowTypes.spark(List.of(in))
+        .forEach(t -> out.put(t, ArrowTypes.spark(List.of(sum)).iterator().next())));
+    return java.util.Map.copyOf(out);
+  }
 
   /** A translated aggregation: the request's parts and the schema the replies have. */
   record Pushed(List<String> groupBy, List<Protocol.Aggregate> functions, StructType schema) implements java.io.Serializable {
@@ -101,7 +103,7 @@ final class Aggregates {
       DataType t = f.dataType();
       DataType out = switch (fn) {
         case "count" -> DataTypes.LongType;
-        case "sum" -> INTEGERS.contains(t) ? DataTypes.LongType : FLOATS.contains(t) ? DataTypes.DoubleType : null;
+        case "sum" -> SUMS.get(t);
         default -> ORDERED.contains(t) ? t : null;
       };
       if (out == null) throw new Refused(a.describe() + ": " + t.simpleString() + " is not summed or ordered in the OSD");

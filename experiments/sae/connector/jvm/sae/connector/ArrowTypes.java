@@ -41,6 +41,31 @@ final class ArrowTypes {
   }
 
   /**
+   * The Spark types of the Arrow types named as Arrow C++ names them (the protocol's type lists,
+   * {@link ProtocolSpec#ORDERED_TYPES}): the types {@link #toSpark(Field, String)} reads them as.
+   * Unsigned integers have none (Spark has no unsigned types).
+   */
+  static java.util.Set<DataType> spark(java.util.Collection<String> arrowTypes) {
+    java.util.Set<DataType> out = new java.util.HashSet<>();
+    for (String t : arrowTypes) {
+      out.addAll(switch (t) {
+        case "INT8" -> java.util.List.of(DataTypes.ByteType);
+        case "INT16" -> java.util.List.of(DataTypes.ShortType);
+        case "INT32" -> java.util.List.of(DataTypes.IntegerType);
+        case "INT64" -> java.util.List.of(DataTypes.LongType);
+        case "FLOAT" -> java.util.List.of(DataTypes.FloatType);
+        case "DOUBLE" -> java.util.List.of(DataTypes.DoubleType);
+        case "BOOL" -> java.util.List.of(DataTypes.BooleanType);
+        case "STRING", "LARGE_STRING" -> java.util.List.of(DataTypes.StringType);
+        case "DATE32" -> java.util.List.of(DataTypes.DateType);
+        case "TIMESTAMP" -> java.util.List.of(DataTypes.TimestampType, DataTypes.TimestampNTZType);
+        default -> java.util.List.<DataType>of();
+      });
+    }
+    return java.util.Set.copyOf(out);
+  }
+
+  /**
    * The Arrow schema of a CSV file whose columns are {@code schema}'s (what the class parses each
    * column as): the inverse of {@link #toSpark(Field, String)}; a TIMESTAMP (with local time zone)
    * column is UTC, so its text needs a zone offset.

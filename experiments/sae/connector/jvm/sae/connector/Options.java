@@ -5,48 +5,34 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The data source's options (all strings), validated; IllegalArgumentException naming the option
- * and the fix otherwise.
+ * and the fix otherwise. The tuning options (compression, batch_size, objects_per_partition,
+ * whole_objects, operators, pushback, calls_in_flight, max_reply, timeout) and their rules are
+ * {@link OptionSpec}'s, rendered from sae/connector/options.json, which sae checks experiments
+ * against when it plans; the others:
  *
  * <pre>
  * path                   CephFS file or directory (load(path)); *.parquet, *.arrow (Arrow IPC) and *.csv files are
  *                        read (CSV: a header line, columns by position of the schema given with spark.read.schema)
- * mode                   how the OSDs serve the scan (Mode.java): offload (default): filter and project in
- *                        the OSDs; auto: per object, as offload or the object read whole and scanned in
- *                        the task (the class's scan, scan_library), whichever the task measured cheaper
- *                        (Pushback.java); no-offload: the OSDs return every row and column and Spark filters
+ * mode                   how the OSDs serve the scan ({@link Mode}, one constant per connector reader of sae's):
+ *                        offload (default): filter and project in the OSDs; auto: per object, as offload or the
+ *                        object read whole and scanned in the task (the class's scan, scan_library), whichever
+ *                        the task measured cheaper (Pushback.java); no-offload: the OSDs return every row and
+ *                        column and Spark filters
  * scan_library           mode auto: the absolute path, on every Spark node, of the class's scan as a client
  *                        library (libsae_scan.so, rados_deploy's install_scan_library; sae's build passes it)
- * pushback               mode auto: cost (default): each object the way the cost model says is cheaper;
- *                        never: every object pushed into its OSD; always: every object read whole and
- *                        scanned in the task; half: the last half of each task's objects kept back, read
- *                        whole and scanned while the others' pushed replies are awaited
- * compression            reply body compression: none, lz4, zstd (default: see DEFAULT_COMPRESSION)
- * whole_objects          with mode offload, true (default): an object whose every row passes, when every column
- *                        is asked for, comes back as stored (Parquet, decoded by Spark's reader) instead
- *                        of decoded and re-encoded in the OSD; false: always Arrow IPC
- * operators              with mode offload or auto, true (default): a GROUP BY and COUNT/SUM/MIN/MAX (AVG as SUM and
- *                        COUNT) run in the OSDs as per-object partials Spark merges, and an ORDER BY ...
- *                        LIMIT or LIMIT as each object's top rows, where the class computes them exactly;
- *                        false: the OSDs return the filtered rows and Spark does the rest
- * batch_size             rows per Arrow batch (default 65536)
  * columns                comma-separated columns to narrow the table to (queries are pruned anyway)
  * ceph_conf              client ceph.conf (default $CEPH_CONF)
  * ceph_user              cephx client id, e.g. sae-scan for client.sae-scan (default admin); its
  *                        keyring is the one ceph_conf names for it
- * objects_per_partition  objects per task (default 0: offload one task per slot, auto and
- *                        no-offload objects packed by bytes as Spark packs files)
- * calls_in_flight        asynchronous class calls a task keeps in flight (default 4)
- * max_reply              largest reply accepted, bytes (default 8x the object size, at least 64 MiB)
- * timeout                seconds before a Ceph call fails instead of hanging (default 120)
  * </pre>
  */
 final class Options implements Serializable {
   private static final long serialVersionUID = 1L;
   static final String FORMAT = "sae-ceph";
-  static final String DEFAULT_COMPRESSION = "zstd";   // measured: docs/connector.md
   final String path;
   final Mode mode;
   final String scanLibrary;
@@ -64,6 +50,15 @@ final class Options implements Serializable {
   final long maxReply;
   final int timeout;
 
+  /** A tuning option that is its default ({@code fallback}) or a whole number from min to max. */
+  record Int(String name, long min, long max, long fallback, Predicate<Mode> modes) {}
+
+  /** A tuning option that is one of its choices. */
+  record Choice(String name, List<String> choices, String fallback, Predicate<Mode> modes) {}
+
+  /** A tuning option that is true or false. */
+  record Flag(String name, boolean fallback, Predicate<Mode> modes) {}
+
   Options(Map<String, String> raw) {
     Map<String, String> o = new java.util.HashMap<>();
     raw.forEach((k, v) -> o.put(k.toLowerCase(Locale.ROOT), v));
@@ -79,25 +74,19 @@ final class Options implements Serializable {
           + "task: give the absolute path of libsae_scan.so on the Spark nodes (rados_deploy's install_scan_library "
           + "builds it; sae's connector build passes it)");
     }
-    pushback = o.getOrDefault("pushback", "cost").strip().toLowerCase(Locale.ROOT);
-    if (!List.of("cost", "never", "always", "half").contains(pushback)) {
-      bad("pushback", pushback, "use cost, never, always or half");
-    }
-    if (!mode.pushback && o.containsKey("pushback")) bad("pushback", pushback, "it applies to mode auto only");
-    compression = o.getOrDefault("compression", DEFAULT_COMPRESSION).toLowerCase(Locale.ROOT);
-    wholeObjects = bool(o.getOrDefault("whole_objects", "true"), "whole_objects");
-    operators = bool(o.getOrDefault("operators", "true"), "operators");
-    if (!Protocol.CODECS.contains(compression)) bad("compression", compression, "use none, lz4 or zstd");
+    pushback = choice(o, OptionSpec.PUSHBACK);
+    compression = choice(o, OptionSpec.COMPRESSION);
+    wholeObjects = flag(o, OptionSpec.WHOLE_OBJECTS);
+    operators = flag(o, OptionSpec.OPERATORS);
     if (!compression.equals("none") && !ArrowTypes.compressedReplies()) {
       bad("compression", compression, "this Spark ships no Arrow compression module (arrow-compression), so its "
           + "tasks cannot read compressed replies; use none");
     }
-    batchRows = (int) number(o.getOrDefault("batch_size", "65536"), "batch_size", 1, 1 << 24);
-    objectsPerPartition = (int) number(o.getOrDefault("objects_per_partition", "0"), "objects_per_partition", 0,
-        1 << 16);
-    callsInFlight = (int) number(o.getOrDefault("calls_in_flight", "4"), "calls_in_flight", 1, 256);
-    maxReply = number(o.getOrDefault("max_reply", "0"), "max_reply", 0, 1L << 31);
-    timeout = (int) number(o.getOrDefault("timeout", "120"), "timeout", 1, 86400);
+    batchRows = (int) number(o, OptionSpec.BATCH_SIZE);
+    objectsPerPartition = (int) number(o, OptionSpec.OBJECTS_PER_PARTITION);
+    callsInFlight = (int) number(o, OptionSpec.CALLS_IN_FLIGHT);
+    maxReply = number(o, OptionSpec.MAX_REPLY);
+    timeout = (int) number(o, OptionSpec.TIMEOUT);
     String conf = o.getOrDefault("ceph_conf", System.getenv("CEPH_CONF"));
     if (conf == null || conf.isEmpty()) bad("ceph_conf", null, "pass .option('ceph_conf', PATH) or set CEPH_CONF");
     cephConf = conf;
@@ -134,7 +123,23 @@ final class Options implements Serializable {
         + " is invalid; " + fix);
   }
 
-  private static boolean bool(String v, String name) {
+  /** The value of option {@code name} if given, refused outside the modes it applies to; null if not given. */
+  private String given(Map<String, String> o, String name, Predicate<Mode> modes) {
+    String v = o.get(name);
+    if (v != null && !modes.test(mode)) bad(name, v, "it applies to mode " + Mode.names(modes) + " only");
+    return v;
+  }
+
+  private String choice(Map<String, String> o, Choice spec) {
+    String given = given(o, spec.name(), spec.modes());
+    String v = given == null ? spec.fallback() : given.strip().toLowerCase(Locale.ROOT);
+    if (!spec.choices().contains(v)) bad(spec.name(), v, "use " + oneOf(spec.choices()));
+    return v;
+  }
+
+  private boolean flag(Map<String, String> o, Flag spec) {
+    String v = given(o, spec.name(), spec.modes());
+    if (v == null) return spec.fallback();
     switch (v.toLowerCase(Locale.ROOT)) {
       case "true", "1", "yes", "on" -> {
         return true;
@@ -142,18 +147,28 @@ final class Options implements Serializable {
       case "false", "0", "no", "off" -> {
         return false;
       }
-      default -> throw bad(name, v, "use true or false");
+      default -> throw bad(spec.name(), v, "use true or false");
     }
   }
 
-  private static long number(String v, String name, long lo, long hi) {
+  private long number(Map<String, String> o, Int spec) {
+    String v = given(o, spec.name(), spec.modes());
+    if (v == null) return spec.fallback();
+    String range = spec.min() + ".." + spec.max()
+        + (spec.fallback() < spec.min() ? " (or " + spec.fallback() + ", the default)" : "");
     long n;
     try {
       n = Long.parseLong(v.strip());
     } catch (NumberFormatException e) {
-      throw bad(name, v, "use a whole number in " + lo + ".." + hi);
+      throw bad(spec.name(), v, "use a whole number in " + range);
     }
-    if (n < lo || n > hi) throw bad(name, v, "use a whole number in " + lo + ".." + hi);
+    if (n != spec.fallback() && (n < spec.min() || n > spec.max())) throw bad(spec.name(), v, "use a whole number in " + range);
     return n;
+  }
+
+  /** "a, b or c". */
+  private static String oneOf(List<String> choices) {
+    int last = choices.size() - 1;
+    return last == 0 ? choices.get(0) : String.join(", ", choices.subList(0, last)) + " or " + choices.get(last);
   }
 }

@@ -52,8 +52,6 @@ import org.apache.spark.sql.types.StructType;
  */
 final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRuntimeV2Filtering {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SaeScan.class);
-  /** The largest LIMIT pushed to the OSDs (the protocol's bound); a larger one stays in Spark. */
-  private static final int MAX_LIMIT = 1 << 24;
   private final Options options;
   private final StructType table;
   private final StructType readSchema;
@@ -325,15 +323,15 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     }
 
     @Override
-    public boolean pushLimit(int limit) {
-      if (!options.pushesOperators() || limit < 1 || limit > MAX_LIMIT) return false;
+    public boolean pushLimit(int limit) {   // a LIMIT beyond the protocol's bound stays in Spark
+      if (!options.pushesOperators() || limit < 1 || limit > ProtocolSpec.MAX_LIMIT) return false;
       topK = new TopK(limit, List.of());
       return true;
     }
 
     @Override
     public boolean pushTopN(SortOrder[] orders, int limit) {
-      if (!options.pushesOperators() || limit < 1 || limit > MAX_LIMIT) return false;
+      if (!options.pushesOperators() || limit < 1 || limit > ProtocolSpec.MAX_LIMIT) return false;
       List<Protocol.SortKey> keys = new ArrayList<>();
       for (SortOrder o : orders) {
         String why = Aggregates.orderable(o.expression(), table);
