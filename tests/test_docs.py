@@ -170,9 +170,8 @@ def _facts() -> list[Fact]:
     cls = (ROOT / "rados_deploy/rados_deploy/cls/sae.cc").read_text()
     version = ".".join(re.search(rf"#define SAE_CLASS_{part} (\d+)", cls).group(1) for part in ("MAJOR", "MINOR"))
     arrow = next(f.default for f in dataclasses.fields(CephOptions) if f.name == "class_arrow")
-    options = (ROOT / "experiments/sae/connector/jvm/sae/connector/Options.java").read_text()
-    batch = re.search(r'getOrDefault\("batch_size", "(\d+)"\)', options).group(1)
-    codec = re.search(r'DEFAULT_COMPRESSION = "(\w+)"', options).group(1)
+    from sae.connector.options import OPTIONS
+    batch, codec = str(OPTIONS["batch_size"].default), str(OPTIONS["compression"].default)
     default = {f.name: f.default for section in (spec.MonitorSpec, spec.Experiment)
                for f in dataclasses.fields(section)}
     tiny, data = profiles.TINY, profiles.TINY_DATA
