@@ -48,8 +48,9 @@ def main():
 
 @main.command()
 @click.argument("file", type=click.Path(exists=True))
-@click.option("--provider", type=click.Choice(["local", "ssh", "cloudlab"]), default=None,
-              help="Where sae reserves nodes when no --reservation is given (default: local; ssh with --hosts).")
+@click.option("--provider", default=None, metavar="NAME", callback=lambda ctx, param, value: _provider(value),
+              help="Where sae reserves nodes when no --reservation is given: a metareserve provider "
+                   "(default: local; ssh with --hosts).")
 @hosts_option
 @click.option("--reservation", "-r", envvar="SAE_RESERVATION", metavar="FILE",
               help="Use these reserved nodes instead of reserving (default: $SAE_RESERVATION).")
@@ -82,6 +83,17 @@ def run(file, provider, hosts, reservation, profile, out, teardown, skip, wait_l
         return
     _no_exclude(file, exclude)
     _finished(runner.run(file, profile=profile, out=out, options=options, set=settings).root)
+
+
+def _provider(name: str | None) -> str | None:
+    """``name`` if metareserve has a provider of that name (its entry points), else UsageError."""
+    if name is not None:
+        from metareserve import providers
+        try:
+            providers.get(name)
+        except UsageError as e:
+            raise click.BadParameter(str(e)) from None
+    return name
 
 
 def _no_exclude(file, exclude) -> None:

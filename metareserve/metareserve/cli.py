@@ -53,7 +53,8 @@ def main():
 
 
 @main.command()
-@click.option("--provider", "-p", default="local", show_default=True, help="local, ssh or cloudlab.")
+@click.option("--provider", "-p", default="local", show_default=True,
+              help=f"A provider: {', '.join(providers.known())} (the installed entry points).")
 @click.option("--nodes", "-n", type=INT, default=None, help="Number of nodes (local: default 3).")
 @click.option("--name", default="sae", show_default=True, help="Reservation name.")
 @click.option("--out", "-o", metavar="FILE", help="Reservation file to write (default ./NAME.yaml).")
