@@ -97,3 +97,33 @@ def test_a_toy_stage_is_planned_skippable_and_replaceable(toy_stage):
     _plan(stages={"warm": lambda ctx: None})   # an experiment may replace it
     with pytest.raises(UsageError, match="--skip 'run': not a skippable stage"):
         RunOptions(skip=("run",))
+
+
+def test_a_toy_figure_is_declared_and_drawn_from_its_entry_alone(monkeypatch, tmp_path):
+    """A figure entry naming a function: an experiment may declare it, the report draws it (the
+    function takes what it asks for) and a name without an entry is refused."""
+    from sae.planning import figures
+    from sae.results.report import draw_figures, figure_names, reads_event_log
+    module = tmp_path / "toy_figure.py"
+    module.write_text(textwrap.dedent("""
+        def draw(df, out):
+            path = out / "toy.png"
+            path.write_bytes(b"toy:%d" % len(df))
+            return path
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    toy = figures.Figure("toy", "toy_figure:draw", reads_event_log=True)
+    monkeypatch.setattr(figures, "FIGURES", {**figures.FIGURES, "toy": toy})
+    p = _plan(figures=("toy",))
+    assert figure_names(p)[0] == "toy" and reads_event_log(p)
+
+    class Run:   # what drawing needs of a run directory
+        def load_plan(self):
+            return p
+    import pandas as pd
+    # the standard figures need real results: one toy standard figure stands for them
+    monkeypatch.setattr(figures, "FIGURES", {"toy": toy, "std": figures.Figure("std", "toy_figure:draw", standard=True)})
+    assert draw_figures(Run(), pd.DataFrame({"x": [1, 2]}), tmp_path) == [tmp_path / "toy.png"] * 2
+    assert (tmp_path / "toy.png").read_bytes() == b"toy:2"
+    with pytest.raises(UsageError, match="unknown figure 'nope'"):
+        _plan(figures=("nope",))

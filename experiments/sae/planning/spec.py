@@ -26,18 +26,11 @@ from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
 
-from . import capacities, queries, readers
+from . import capacities, figures, queries, readers
 from .stages import STAGES
 from ..connector.options import OPTIONS as CONNECTOR_OPTIONS
 from ..connector.options import WORKLOAD
 
-FIGURES = ("selectivity", "compute-side", "bandwidth", "objectsize", "objectsize-selectivity", "backend",
-           "scalability", "batchsize", "storedcompression", "formats", "versions", "projection", "points", "alleviation", "resources",
-           "resources-disk", "storage-phases", "storage-ops", "time-composition", "queries", "contention", "autoscaler", "scale")
-"""The figures an experiment may declare (``Experiment.figures``; drawn by :data:`sae.results.figures.DRAW`,
-described in :mod:`sae.results.figures`)."""
-STANDARD_FIGURES = ("time-composition", "storage-phases", "storage-ops", "resources")
-"""The figures every report draws after the declared ones (each draws nothing without its data)."""
 SIZES = ("osd_size", "object_size")
 """Size parameters: any spelling in an experiment file, bytes once validated."""
 _OFFLOAD_GONE = ("workload.offload was folded into workload.reader: use reader='offload' or "
@@ -381,8 +374,8 @@ class Profile:
 class Experiment:
     """One experiment: stack, data, workload, sweep, repetitions (the first ``warmup`` of each
     point are kept in raw data but left out of statistics), profiles, stage overrides and the
-    ``figures`` its report draws (names in :data:`FIGURES`; the report adds
-    :data:`STANDARD_FIGURES`).
+    ``figures`` its report draws (names in :data:`sae.planning.figures.FIGURES`; the report
+    adds the standard ones).
 
     ``pause`` seconds separate repetitions so their metric windows do not overlap; with
     monitoring on it must be at least the scrape interval plus :data:`WINDOW_MARGIN` (checked at
@@ -748,8 +741,8 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     if isinstance(experiment.figures, str) or not isinstance(experiment.figures, (list, tuple)):
         raise UsageError(f"{where}: figures must be a list of figure names, not {experiment.figures!r}")
     for figure in experiment.figures:
-        if figure not in FIGURES:
-            raise UsageError(f"{where}: figures: unknown figure {figure!r} (figures: {', '.join(FIGURES)})")
+        if figure not in figures.FIGURES:
+            raise UsageError(f"{where}: figures: unknown figure {figure!r} (figures: {', '.join(figures.names())})")
     _int(experiment.repetitions, 1, f"{where}: repetitions", maximum=MAX_REPETITIONS)
     if not _number_in(experiment.pause, 0, MAX_PAUSE):
         raise UsageError(f"{where}: pause must be a number of seconds from 0 to {MAX_PAUSE}, "

@@ -1,4 +1,4 @@
-"""The figures of one experiment's own axis (:data:`sae.results.figures.DRAW` names them), each in
+"""The figures of one experiment's own axis (their entries in :mod:`sae.planning.figures` name them), each in
 the shape of the thesis's (or the Arrow-Spark paper's) figure for that axis:
 
 * ``objectsize.png`` (fig. 15): stacked init/compute bars per object size, a panel per selectivity.

@@ -1,8 +1,8 @@
 """Every figure a report can draw, in the shape of the thesis's (or the Arrow-Spark paper's) figure
-for its axis, and :data:`DRAW`: figure name (:data:`sae.planning.spec.FIGURES`) → its function. An
-experiment declares the figures it gets (``Experiment.figures``); every report also draws
-:data:`sae.planning.spec.STANDARD_FIGURES`. Each function takes the run directory, its results and the
-report directory and returns the paths it wrote (none: nothing to draw). The figures of one
+for its axis, each named by its entry in :mod:`sae.planning.figures`. An experiment declares the
+figures it gets (``Experiment.figures``); every report also draws the standard ones. Each function
+takes its results (and the run directory where it reads more) and the report directory and returns
+what it wrote (nothing: nothing to draw). The figures of one
 experiment's own axis live in :mod:`sae.results.axis_figures`; here the ones many runs draw:
 
 * ``selectivity.png`` (thesis fig. 14): median query time vs selectivity (log axis), whiskers by
@@ -28,17 +28,12 @@ Medians over measured repetitions (warm-ups left out), as everywhere in the repo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from monitor_deploy import read_frame
 
-from .axis_figures import (plot_autoscaler, plot_backend, plot_bandwidth, plot_batchsize, plot_contention,
-                           plot_formats, plot_objectsize, plot_objectsize_selectivity, plot_projection, plot_queries,
-                           plot_scaling, plot_storedcompression, plot_versions)
-from .host_figures import plot_hosts
 from .plotting import (CONFIG, SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside,
                        log_axis, measured, median_repetitions, pyplot, save, selectivity_axis, stats, varying, whiskers)
 from .results import RunDir, host_roles
@@ -396,31 +391,3 @@ def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
                 ax.set_xlabel("seconds since the query started (shaded: the query)")
     fig.suptitle("Storage devices per host", fontsize="medium")
     return [save(fig, out / "resources-disk.png")]
-
-
-DRAW: dict[str, Callable[[RunDir, pd.DataFrame, Path], list[Path]]] = {
-    "queries": lambda run, df, out: [plot_queries(run, df, out)],
-    "selectivity": lambda run, df, out: [plot_selectivity(df, out)],
-    "compute-side": lambda run, df, out: [plot_compute_side(df, out)],
-    "bandwidth": lambda run, df, out: [plot_bandwidth(df, out)],
-    "objectsize": lambda run, df, out: [plot_objectsize(df, out)],
-    "objectsize-selectivity": lambda run, df, out: [plot_objectsize_selectivity(run, df, out)],
-    "backend": lambda run, df, out: [plot_backend(run, df, out)],
-    "scalability": lambda run, df, out: [plot_scaling(run, df, out)],
-    "batchsize": lambda run, df, out: [plot_batchsize(run, df, out)],
-    "storedcompression": lambda run, df, out: [plot_storedcompression(df, out)],
-    "formats": lambda run, df, out: [plot_formats(df, out)],
-    "versions": lambda run, df, out: [plot_versions(df, out)],
-    "projection": lambda run, df, out: [plot_projection(run, df, out)],
-    "contention": lambda run, df, out: [plot_contention(df, out)],
-    "autoscaler": lambda run, df, out: [p for p in [plot_autoscaler(df, out)] if p],
-    "scale": lambda run, df, out: [p for p in [plot_hosts(df, out)] if p],
-    "points": lambda run, df, out: [plot_points(df, out)],
-    "alleviation": plot_alleviation,
-    "resources": plot_resources,
-    "resources-disk": plot_devices,
-    "storage-phases": lambda run, df, out: plot_storage_phases(df, out),
-    "time-composition": lambda run, df, out: plot_time_composition(df, out),
-    "storage-ops": lambda run, df, out: plot_storage_ops(df, out),
-}
-"""Figure name (:data:`sae.planning.spec.FIGURES`, the names an experiment declares) → its function."""

@@ -13,7 +13,7 @@ A **recorded run** is a run directory trimmed to what the page draws from (:func
   median repetition of each configuration, :func:`sae.results.figures.representatives`), only the
   file each figure reads: ``metrics/<point>/rep<k>/counters.parquet`` (resources) and
   ``metrics.parquet`` (resources-disk); every other figure and table reads results.parquet;
-* where a figure reads Spark's event log (:data:`sae.results.report.EVENT_LOG_FIGURES`), the
+* where a figure reads Spark's event log (``reads_event_log`` in :mod:`sae.planning.figures`), the
   log cut to its task-end events and the task metrics the figures sum
   (:data:`EVENT_METRICS`), as plain text at the log's place under ``logs/``;
 * ``recorded.yaml``: the run's id (the name of the directory it ran in), where it was recorded
@@ -43,7 +43,7 @@ from metareserve.errors import UsageError
 
 from . import capacity_report, eventlog, provenance
 from .plotting import stamping
-from .report import (EVENT_LOG_FIGURES, SPREAD_CAVEAT, caveats, draw_figures, figure_names, measured_any, point_table,
+from .report import (SPREAD_CAVEAT, caveats, draw_figures, figure_names, measured_any, point_table,
                      reads_event_log, statements, summary, summary_rows, warning_lines, warmup_rule, with_columns_read)
 from .results import RunDir, read_results
 
@@ -55,7 +55,7 @@ KEPT_DIRS = ("layouts", "capacities")
 WINDOW_FILES = {"resources": "counters.parquet", "resources-disk": "metrics.parquet"}
 """Figure → the metric-window file it reads for each representative repetition."""
 EVENT_METRICS = (eventlog.INPUT_BATCHES,)
-"""The task metrics the event-log figures (:data:`~sae.results.report.EVENT_LOG_FIGURES`) sum."""
+"""The task metrics the event-log figures (``reads_event_log``) sum."""
 PAGE = "measurements.md"
 GALLERY = "gallery"
 
@@ -273,7 +273,7 @@ def _section(run: RunDir, gallery: Path, out: Path, spread: str) -> dict | None:
                                                                  points.itertuples(index=False)]),
             "warmup": warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
                                   max(p.repetitions for p in plan.points)),
-            "event_log": any(f in EVENT_LOG_FIGURES for f in figure_names(plan))}
+            "event_log": reads_event_log(plan)}
 
 
 def _compact(path: Path) -> None:

@@ -1,7 +1,7 @@
 """The report of a run, from its tidy results, metric windows and plan.
 
 * the figures the experiment declares (``Experiment.figures``, kept in the plan) and the standard
-  ones every run gets (:data:`sae.planning.spec.STANDARD_FIGURES`), drawn by :mod:`sae.results.figures`;
+  ones every run gets (:func:`sae.planning.figures.standard`), each drawn by its entry's function;
 * ``summary.txt`` / ``summary.csv``: at each selectivity, each offloading reader against each
   baseline (:mod:`sae.planning.readers`) as ratios (bytes to the compute side, compute CPU, both
   sides' CPU, time), with the paper's figures beside ours, then the run's provenance
@@ -32,7 +32,7 @@ from .advice import report_lines
 from .pages import STYLE
 from .plotting import BAND_MIN, CONFIG, columns_read, measured, shown, stats, varying
 from .results import RESOURCES, RunDir, load_results
-from ..planning.spec import STANDARD_FIGURES
+from ..planning import figures as figure_entries
 
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
@@ -446,17 +446,13 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
 
 def figure_names(plan: Plan) -> list[str]:
     """The figures of a run, in report order: what its experiment declared, then the standard ones."""
-    return list(dict.fromkeys([*plan.figures, *STANDARD_FIGURES]))
-
-
-EVENT_LOG_FIGURES = ("batchsize",)
-"""Figures drawn from Spark's event log (sae.results.eventlog)."""
+    return list(dict.fromkeys([*plan.figures, *figure_entries.standard()]))
 
 
 def reads_event_log(plan: Plan) -> bool:
     """Whether the run's report reads its applications' event logs: a shared application's
     (sae.running.shared_app) is then copied into the run after each of its jobs."""
-    return any(name in EVENT_LOG_FIGURES for name in figure_names(plan))
+    return any(figure_entries.get(name).reads_event_log for name in figure_names(plan))
 
 
 def measured_any(df: pd.DataFrame) -> bool:
@@ -471,8 +467,7 @@ def with_columns_read(df: pd.DataFrame) -> pd.DataFrame:
 
 def draw_figures(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Draw the run's figures (:func:`figure_names`) from its results ``df`` into ``out``; their paths."""
-    from .figures import DRAW   # the drawing modules load matplotlib (plotting.pyplot)
-    return [path for name in figure_names(run.load_plan()) for path in DRAW[name](run, df, out)]
+    return [path for name in figure_names(run.load_plan()) for path in figure_entries.get(name)(run, df, out)]
 
 
 def provenance_line(run: RunDir) -> str:
