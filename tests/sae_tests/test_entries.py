@@ -14,7 +14,7 @@ from sae.connector.options import Mode
 from sae.planning import queries, readers, stages
 from sae.planning.planner import plan
 from sae.planning.spec import DataSpec, Experiment, Sweep, Workload
-from sae.results import cost_model
+from sae.results.analysis import cost_model
 from sae.running.context import RunOptions
 
 TOY_READER = readers.Reader("toy", "toy", "tab:gray", False, readers.ConnectorRead(Mode("toy", pushdown=True)),
@@ -103,7 +103,7 @@ def test_a_toy_figure_is_declared_and_drawn_from_its_entry_alone(monkeypatch, tm
     """A figure entry naming a function: an experiment may declare it, the report draws it (the
     function takes what it asks for) and a name without an entry is refused."""
     from sae.planning import figures
-    from sae.results.report import draw_figures, figure_names, reads_event_log
+    from sae.results.drawing.report import draw_figures, figure_names, reads_event_log
     module = tmp_path / "toy_figure.py"
     module.write_text(textwrap.dedent("""
         def draw(df, out):

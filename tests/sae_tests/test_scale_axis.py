@@ -11,7 +11,7 @@ import sae
 from metareserve.capacity import online_cpus
 from sae.planning import capacities, machine
 from sae.planning.spec import ClusterSpec
-from sae.results.host_figures import plot_hosts
+from sae.results.drawing.host_figures import plot_hosts
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -42,8 +42,8 @@ class Figure:
         return [] if got is None else [got] if isinstance(got, Path) else list(got)
 
 
-_FIGURES = "sae.results.figures"
-_AXIS = "sae.results.axis_figures"
+_FIGURES = "sae.results.drawing.figures"
+_AXIS = "sae.results.drawing.axis_figures"
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (
     Figure("selectivity", f"{_FIGURES}:plot_selectivity"),
@@ -64,7 +64,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
     Figure("queries", f"{_AXIS}:plot_queries"),
     Figure("contention", f"{_AXIS}:plot_contention"),
     Figure("autoscaler", f"{_AXIS}:plot_autoscaler"),
-    Figure("scale", "sae.results.host_figures:plot_hosts"),
+    Figure("scale", "sae.results.drawing.host_figures:plot_hosts"),
     Figure("time-composition", f"{_FIGURES}:plot_time_composition", standard=True),
     Figure("storage-phases", f"{_FIGURES}:plot_storage_phases", standard=True),
     Figure("storage-ops", f"{_FIGURES}:plot_storage_ops", standard=True),

@@ -3,7 +3,7 @@
     h = sae.run("experiments/selectivity.py", options=sae.RunOptions(reservation="cluster.yaml"))
     h.root            # the run directory
     h.results         # results.parquet as a DataFrame (sae.load_results)
-    h.summary         # offload against each baseline per selectivity (sae.results.report.summary)
+    h.summary         # offload against each baseline per selectivity (sae.results.drawing.report.summary)
     h.figures()       # the report's figures as matplotlib Figures, by file name
 
 Interrupting (Ctrl-C, or the kernel's interrupt) stops the Spark application and leaves the run
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import plotting, report
-from .results import RunDir, load_results
+from .drawing import plotting, report
+from .run.directory import RunDir, load_results
 
 
 @dataclasses.dataclass(frozen=True)

@@ -35,8 +35,8 @@ from ..planning import settings as settings_mod
 from ..planning.loader import load_experiment
 from .context import RunOptions
 from .shared_app import SharedApplication
-from ..results.report import figure_names
-from ..results.results import RunDir
+from ..results.drawing.report import figure_names
+from ..results.run.directory import RunDir
 
 STAGE = "sae catalogue"
 set_ = set   # ``set`` names the settings below

@@ -1,11 +1,11 @@
 """Every run of an experiment on this machine, oldest first: per point (matched as
-:mod:`sae.results.compare` matches them) a series of each metric's median, and conbench's lookback
+:mod:`sae.results.analysis.compare` matches them) a series of each metric's median, and conbench's lookback
 z-score flagging a run whose median strays from the runs before it:
 ``z = (median − mean of the previous lookback runs' medians) / their standard deviation``
 (sample standard deviation), flagged when ``|z| > threshold``; no z with fewer than
 :data:`MIN_EARLIER` earlier runs (a deviation from two or three runs flags ordinary jitter) or
 when their medians are all equal. :func:`calibrate` records such runs as an A/A calibration
-(:mod:`sae.results.calibration`)."""
+(:mod:`sae.results.analysis.calibration`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,9 +23,9 @@ from . import calibration as calibrations
 from .calibration import Calibration, Identity, RunMedians
 from .compare import (METRICS, PARAMETERS, Point, Run, as_numbers, configurations, differences, fixed_width,
                       median_text, points, write_page)
-from .provenance import NOT_GIT
+from ..run.provenance import NOT_GIT
 from .statistics import MIN_DF
-from .plotting import pyplot, save
+from ..drawing.plotting import pyplot, save
 
 MIN_EARLIER = 5
 """Fewest earlier runs a z-score is computed from."""
@@ -293,14 +293,14 @@ def _recorded(runs: list[Run], record: Calibration) -> tuple[list[RunMedians], d
 
 def calibrate(paths, *, out=None) -> tuple[Calibration, list[str]]:
     """Record runs of one experiment on one machine and stack as an A/A calibration
-    (:mod:`sae.results.calibration`): each path a run directory, or an experiment's directory
+    (:mod:`sae.results.analysis.calibration`): each path a run directory, or an experiment's directory
     (every run in it, as :func:`history` lists them). The runs are added to the record at ``out``
     (default: the one of their machine, stack and experiment under
-    :func:`sae.results.calibration.home`), which is saved; returns it and what was skipped. A run
+    :func:`sae.results.analysis.calibration.home`), which is saved; returns it and what was skipped. A run
     whose code is unknown (uncommitted changes) or whose machine, stack or experiment differs
     from the record's (a new record: the newest run's) is refused in one line when named, and
     skipped and named when found in an experiment's directory; so is a record whose spread
-    would have fewer than :data:`~sae.results.statistics.MIN_DF` degrees of freedom."""
+    would have fewer than :data:`~sae.results.analysis.statistics.MIN_DF` degrees of freedom."""
     named, found, skipped = _gather(paths)
     newest = max(named + found, key=lambda r: float(r.results["start"].min()) if "start" in r.results else 0.0)
     if out is not None:

@@ -5,26 +5,26 @@ such as ``time>5%`` that fail on a regression the verdict supports.
 A side is one run directory, several runs of one code (judged across runs), or, with ``axis``, the
 points of one run at one value of a parameter (an axis inside one run). Points are matched by
 their configuration: the parameter columns of results.parquet
-(:func:`sae.results.results.flat_params`), less the parameters that differ between the sides as a
+(:func:`sae.results.run.directory.flat_params`), less the parameters that differ between the sides as a
 whole (one value on each side, not the same on all, e.g. ``stored_compression``): those are what
 the comparison is about and are shown, with the differences in the runs' provenance
 (``versions.lock``), as "what differs". Statistics are over measured repetitions only
-(:func:`sae.results.plotting.measured`).
+(:func:`sae.results.drawing.plotting.measured`).
 
-What a verdict rests on (:mod:`sae.results.statistics`):
+What a verdict rests on (:mod:`sae.results.analysis.statistics`):
 
 * separate runs: Student's t on the logs of the sides' run medians, the run-to-run spread pooled
   from the sides' own runs and the A/A calibration of the baseline's machine and stack
-  (:mod:`sae.results.calibration`), the standard error no less than the within-run intervals
+  (:mod:`sae.results.analysis.calibration`), the standard error no less than the within-run intervals
   imply; with one run a side, the within-run bootstrap interval must exclude 1 as well. Without
-  :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread the comparison is
+  :data:`~sae.results.analysis.statistics.MIN_DF` degrees of freedom of spread the comparison is
   uncalibrated: the within-run bootstrap's p-value alone, and a verdict reads ``worse?`` or
   ``better?`` at most.
 * an axis inside one run: the within-run bootstrap; where the two values' repetitions did not
   take turns (``seq``), ``worse?`` or ``better?`` at most.
 
 Either way the p-values of every judged point-metric are adjusted together for multiplicity
-(:func:`sae.results.statistics.adjust`) and a ratio within ``same_within`` of 1 reads ``same``."""
+(:func:`sae.results.analysis.statistics.adjust`) and a ratio within ``same_within`` of 1 reads ``same``."""
 from __future__ import annotations
 
 import base64
@@ -41,12 +41,13 @@ import pandas as pd
 
 from metareserve.errors import UsageError
 
-from ..planning.spec import SECTIONS
-from . import calibration as calibrations, provenance, statistics
+from ...planning.spec import SECTIONS
+from ..run import provenance
+from ..run.directory import QUALIFIED, RunDir, load_results
+from . import calibration as calibrations, statistics
 from .calibration import Calibration, Identity
-from .pages import STYLE
-from .plotting import BAND_MIN, measured, pyplot, save, shown, stats
-from .results import QUALIFIED, RunDir, load_results
+from ..drawing.pages import STYLE
+from ..drawing.plotting import BAND_MIN, measured, pyplot, save, shown, stats
 from .statistics import ALPHA, MIN_DF, MULTIPLICITY, Interval, Spread
 
 METRICS = ("total_s", "compute_rx_bytes", "compute_cpu_s", "storage_cpu_s")
@@ -178,7 +179,7 @@ class Measure:
     mean of its runs' medians) over ``n`` measured values from ``runs`` runs. But for the
     baseline: the ratio side / baseline as ``ratio``, with its bootstrap interval over the
     repetitions (one run a side), and as ``across``, with its interval across runs
-    (:func:`~sae.results.statistics.across_runs`; the pooled ``spread`` behind it); whether the
+    (:func:`~sae.results.analysis.statistics.across_runs`; the pooled ``spread`` behind it); whether the
     verdict is ``calibrated`` (the spread between runs was known, or an axis's values took turns),
     the p-value adjusted for multiplicity (``p_adjusted``) and the ``verdict``: ``worse``,
     ``better``, ``same``, ``unknown`` (nothing to judge by) or ``baseline``; ``worse?`` or
@@ -639,10 +640,10 @@ def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics
     (judged across runs); with ``axis`` (a parameter), give one run directory: its points are
     compared along that parameter, inside the run. ``calibration``: ``auto`` (the record of the
     baseline's machine, stack and experiment, if any), a record's path or
-    :class:`~sae.results.calibration.Calibration`, or None; ``rules``: :class:`Rule` or their text
+    :class:`~sae.results.analysis.calibration.Calibration`, or None; ``rules``: :class:`Rule` or their text
     (``"time>5%"``), whose metrics are compared too, failing on an uncalibrated verdict only with
     ``uncalibrated_ok``; a ratio within ``same_within`` of 1 reads ``same``; ``multiplicity``:
-    ``fdr`` or ``holm`` (:func:`~sae.results.statistics.adjust`). UsageError naming the run
+    ``fdr`` or ``holm`` (:func:`~sae.results.analysis.statistics.adjust`). UsageError naming the run
     directory, record or rule that is wrong."""
     if isinstance(same_within, bool) or not isinstance(same_within, (int, float)) or not 0 <= same_within < 1:
         raise UsageError(f"same within {same_within!r}: give a share of 1 from 0 to below 1 (0.05: 5 %)")

@@ -5,7 +5,7 @@
 * ``summary.txt`` / ``summary.csv``: at each selectivity, each offloading reader against each
   baseline (:mod:`sae.planning.readers`) as ratios (bytes to the compute side, compute CPU, both
   sides' CPU, time), with the paper's figures beside ours, then the run's provenance
-  (:func:`sae.results.provenance.facts`), its caveats (:func:`caveats`) and its headline at each
+  (:func:`sae.results.run.provenance.facts`), its caveats (:func:`caveats`) and its headline at each
   selectivity (:func:`headlines`);
 * ``index.html``: one self-contained page: headlines, caveats, summary, figures, per-point
   p1/p50/p99, hosts, the warm-up rule, the plan and the provenance.
@@ -24,15 +24,16 @@ import pandas as pd
 
 from metareserve import Layout
 
-from . import capacity_report, provenance, statistics
+from ..analysis import statistics
+from ..run import capacities, provenance
 
-from ..planning import queries, readers
-from ..planning.planner import DRIFT_SUFFIX, Plan
-from .advice import report_lines
+from ...planning import queries, readers
+from ...planning.planner import DRIFT_SUFFIX, Plan
+from ..analysis.advice import report_lines
 from .pages import STYLE
 from .plotting import BAND_MIN, CONFIG, columns_read, measured, shown, stats, varying
-from .results import RESOURCES, RunDir, load_results
-from ..planning import figures as figure_entries
+from ..run.directory import RESOURCES, RunDir, load_results
+from ...planning import figures as figure_entries
 
 PAPER = {"bytes_x": 48.9, "compute_cpu_x": 8.0}
 """The paper's figures at 1 % selectivity, offload against its no-offload baseline: 48.9x less
@@ -72,7 +73,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     baseline / offload (``time_x``, ``bytes_x``: bytes to the compute side, ``compute_cpu_x``;
     > 1 means offload spends less) with their 95 % bootstrap intervals (``<ratio>_low``,
     ``<ratio>_high``: NaN when a reader has fewer than :data:`statistics.MIN_N` values;
-    :mod:`sae.results.statistics`), the number of measured repetitions of each side
+    :mod:`sae.results.analysis.statistics`), the number of measured repetitions of each side
     (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload (the scan query:
     the paper's question), the paper's ratios beside them; ``total_cpu_x``: both sides' CPU-seconds
     (:func:`with_total_cpu`). Empty unless the run has an offloading reader and a baseline."""
@@ -198,14 +199,14 @@ def caveats(run: RunDir, df: pd.DataFrame, spread_caveat: str = SPREAD_CAVEAT) -
     if "store" in d and (d["store"] == "memstore").any():
         out.append("the OSDs keep their objects in memory (memstore): no query reads a disk, so the storage "
                    "side's time and CPU leave out the device reads of a bluestore OSD")
-    local = [r for r in capacity_report.records(run) if r.get("provider", "local") == "local"]
+    local = [r for r in capacities.records(run) if r.get("provider", "local") == "local"]
     if local:
         hosts = sorted({h for r in local for h in (r.get("declared") or {})})
         cpu = dict(provenance.facts(run.read_yaml(run.versions) or {}, nodes_named=False))["CPU"]
         on = "" if cpu == provenance.NOT_RECORDED else f" ({cpu})"
         out.append(f"all {len(hosts)} hosts are network namespaces on one machine{on}, sharing its memory, caches "
                    f"and disk; their capacities, declared / measured: "
-                   + "; ".join(capacity_report.sides_text(r) for r in local))
+                   + "; ".join(capacities.sides_text(r) for r in local))
     if "link_multiplier" in d and (d["link_multiplier"].astype(float) > 1).any():
         k = int(d["link_multiplier"].astype(float).max())
         rows = f" {d.loc[d['link_multiplier'].astype(float) == k, 'rows'].iloc[0]:,.0f}" if "rows" in d else ""
@@ -416,7 +417,7 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
                said: "Statements | None" = None, crossover: list[str] = (), limits: list[str] = ()) -> Path:
     """``report/index.html``: one self-contained page (figures embedded as data URIs); ``notes``:
     its warnings (:func:`warning_lines`); ``crossover``: the measured and the cost model's crossover
-    (:func:`sae.results.advice.report_lines`); ``limits``: its caveats (:func:`caveats`)."""
+    (:func:`sae.results.analysis.advice.report_lines`); ``limits``: its caveats (:func:`caveats`)."""
     plan = run.load_plan()
     said = said or statements(df, s)
     layout = run.read_yaml(run.layout)
@@ -433,8 +434,8 @@ def write_html(run: RunDir, df: pd.DataFrame, s: pd.DataFrame, figures: list[Pat
                      if "reader" in df and r.name in set(df["reader"])],
         summary=[] if s.empty else [summary_rows(s)[0], *summary_rows(s)[1]], crossover=crossover, paper=f"{PAPER['bytes_x']}x less network, {PAPER['compute_cpu_x']}x less CPU",
         figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures],
-        points=_cells(point_table(df)), hosts=capacity_report.host_rows(run, hosts),
-        host_head=capacity_report.HOST_HEAD, capacities=capacity_report.summary_lines(run), warmup=warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
+        points=_cells(point_table(df)), hosts=capacities.host_rows(run, hosts),
+        host_head=capacities.HOST_HEAD, capacities=capacities.summary_lines(run), warmup=warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
                                                          max(p.repetitions for p in plan.points)),
         plan=plan.text(), caveats=limits, provenance=provenance.facts(run.read_yaml(run.versions) or {}))
     path = run.report / "index.html"
@@ -461,7 +462,7 @@ def measured_any(df: pd.DataFrame) -> bool:
 
 
 def with_columns_read(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with ``columns_read`` (:func:`~sae.results.plotting.columns_read`) where it has ``columns``."""
+    """``df`` with ``columns_read`` (:func:`~sae.results.drawing.plotting.columns_read`) where it has ``columns``."""
     return df.assign(columns_read=columns_read(df)) if "columns" in df else df
 
 
@@ -472,7 +473,7 @@ def draw_figures(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
 
 def provenance_line(run: RunDir) -> str:
     """The summary's provenance line: sae's commit, Ceph, Spark, the JDK, the kernel and the CPU
-    (:func:`sae.results.provenance.facts`)."""
+    (:func:`sae.results.run.provenance.facts`)."""
     shown = ("sae commit", "Ceph", "Spark", "JDK", "kernel", "CPU")
     facts = dict(provenance.facts(run.read_yaml(run.versions) or {}, nodes_named=False))
     return "provenance: " + "; ".join(f"{k} {facts[k]}" for k in shown)
@@ -482,10 +483,10 @@ def make_report(path, *, spread_caveat: str | None = None) -> list[Path]:
     """Write the run's figures (:func:`figure_names`), the summary (``summary.txt``,
     ``summary.csv``) and ``index.html`` into ``report/``; returns their paths (none when nothing is
     measured yet). ``spread_caveat``: what the intervals cover (:func:`caveats`; default: within
-    the run, or calibrated by the machine's A/A record, :func:`sae.results.calibration.caveat`)."""
+    the run, or calibrated by the machine's A/A record, :func:`sae.results.analysis.calibration.caveat`)."""
     run = RunDir.find(path)
     if spread_caveat is None:
-        from .calibration import caveat
+        from ..analysis.calibration import caveat
         spread_caveat = caveat(run.root)
     df = load_results(run.root)
     run.report.mkdir(exist_ok=True)
@@ -500,7 +501,7 @@ def make_report(path, *, spread_caveat: str | None = None) -> list[Path]:
     crossover = report_lines(run.root, df)
     limits = caveats(run, df, spread_caveat)
     lines = [summary_text(s), *crossover, *(f"warning: {note}" for note in notes),
-             *capacity_report.summary_lines(run), provenance_line(run),
+             *capacities.summary_lines(run), provenance_line(run),
              *(f"caveat: {line}" for line in limits), *said.lines()]
     (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
     return figures + [run.report / "summary.txt", run.report / "summary.csv",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from metareserve import Calibration, Capacities, format_rate, format_size
 
-from .results import RunDir
+from .directory import RunDir
 
 HOST_HEAD = ["host", "side", "roles", "cores", "memory", "link", "usable cores (measured)"]
 

@@ -2,8 +2,8 @@
 measured repetitions, how a configuration is labelled and coloured, the spread every figure draws
 (:func:`whiskers`, by :data:`SPREAD_RULE`), labelled log axes, legends outside the data, and where
 a figure is saved (with its notes and, inside :func:`stamping`, the run it comes from; kept as a
-matplotlib Figure too inside :func:`keeping_figures`). Below both :mod:`sae.results.figures`
-and :mod:`sae.results.report`. matplotlib is imported by the first figure drawn (:func:`pyplot`), so
+matplotlib Figure too inside :func:`keeping_figures`). Below both :mod:`sae.results.drawing.figures`
+and :mod:`sae.results.drawing.report`. matplotlib is imported by the first figure drawn (:func:`pyplot`), so
 ``import sae`` and every command that draws nothing load no figure library (a third of the import's time)."""
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pandas as pd
 from data_deploy import SCHEMA
 from metareserve import format_size
 
-from ..planning import readers
-from ..planning.spec import SIZES
+from ...planning import readers
+from ...planning.spec import SIZES
 
 CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression", "data_format",
           "spark_version", "spark_pyarrow", "spark_jit", "class_arrow",
