@@ -248,7 +248,8 @@ def compare(sides, rules, html_dir, same_within, calibration, uncalibrated_ok, a
                            multiplicity=multiplicity, uncalibrated_ok=uncalibrated_ok)
     click.echo(result.text())
     if html_dir:
-        click.echo(f"page: {result.html(html_dir)}", err=True)
+        from .results.drawing.pages import comparison_page
+        click.echo(f"page: {comparison_page(result, html_dir)}", err=True)
     return 1 if result.failures else 0
 
 
@@ -291,7 +292,8 @@ def history(experiment, out, lookback, threshold, html_dir):
     result = history_of(out, experiment, lookback=lookback, threshold=threshold)
     click.echo(result.text())
     if html_dir:
-        click.echo(f"page: {result.html(html_dir)}", err=True)
+        from .results.drawing.pages import history_page
+        click.echo(f"page: {history_page(result, html_dir)}", err=True)
 
 
 @main.command()

@@ -12,7 +12,8 @@ from monitor_deploy import read_frame
 from metareserve.errors import UsageError
 from sae.results.run.ledger import RunLedger
 from sae.planning.planner import plan
-from sae.results.drawing.report import make_report, summary, summary_text
+from sae.results.analysis.summary import summary, summary_text
+from sae.results.drawing.report import make_report
 from sae.results.run.directory import RunDir, versions, write_results
 from sae.planning.spec import Experiment, SparkSpec, Sweep
 

@@ -7,7 +7,8 @@ import pytest
 
 import sae
 from sae.planning import readers
-from sae.results.drawing.report import SPREAD_CAVEAT, caveats, correctness, make_report, summary, summary_text
+from sae.results.analysis.summary import SPREAD_CAVEAT, caveats, correctness, summary, summary_text
+from sae.results.drawing.report import make_report
 from sae.results.run.directory import write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
@@ -107,8 +108,9 @@ def test_correctness_names_disagreements():
 
 def test_percentiles_only_with_enough_values_and_log_selectivity_axis(tmp_path):
     import matplotlib.pyplot as plt
-    from sae.results.drawing.plotting import BAND_MIN, selectivity_axis, stats, whiskers
-    from sae.results.drawing.report import point_table
+    from sae.results.analysis.measured import BAND_MIN, stats
+    from sae.results.analysis.summary import point_table
+    from sae.results.drawing.plotting import selectivity_axis, whiskers
     run = _recorded(tmp_path)
     df = sae.load_results(run.root)
     t = point_table(df)

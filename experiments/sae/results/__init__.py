@@ -5,7 +5,8 @@ calibration, the cost model and its advice) and what is drawn from them (:mod:`.
 the report, the pages, the gallery); beside them the notebook's handle on a run (:mod:`.handle`).
 Imports planning, never running."""
 from .analysis.advice import advise
-from .drawing.report import make_report, summary, summary_text
+from .analysis.summary import summary, summary_text
+from .drawing.report import make_report
 from .handle import RunHandle
 from .run.directory import RunDir, load_results, write_results
 from .run.ledger import RunLedger

@@ -34,11 +34,11 @@ import pandas as pd
 from metareserve import format_size
 
 from ...planning import readers
-from ..run.eventlog import input_batches
-from .plotting import (CONFIG, SPREAD_RULE, columns_read, config_colour, config_label, figure_legend, groups, log_axis,
-                       measured, median_repetitions, others, pyplot, save, selectivity_axis, shown, stats, varying,
-                       whiskers)
+from ..analysis.measured import CONFIG, columns_read, measured, median_repetitions, shown, stats, varying
 from ..run.directory import RunDir
+from ..run.eventlog import input_batches
+from .plotting import (SPREAD_RULE, config_colour, config_label, figure_legend, groups, log_axis, others, pyplot, save,
+                       selectivity_axis, whiskers)
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
@@ -209,7 +209,7 @@ def _init_legend(fig, axes, init: str = "init") -> None:
 
 def _init_compute(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Per group of ``by``, ``total_s``, ``init_s`` and ``compute_s`` of the median repetition by
-    query time (:func:`~sae.results.drawing.plotting.median_repetitions`): stacked, init and compute reach
+    query time (:func:`~sae.results.analysis.measured.median_repetitions`): stacked, init and compute reach
     the median query time, where the two medians taken apart need not."""
     return median_repetitions(df, by, "total_s", ["init_s", "compute_s"])
 

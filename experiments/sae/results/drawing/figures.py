@@ -34,10 +34,11 @@ import pandas as pd
 
 from monitor_deploy import read_frame
 
-from .plotting import (CONFIG, SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside,
-                       log_axis, measured, median_repetitions, pyplot, save, selectivity_axis, stats, varying, whiskers)
+from ..analysis.measured import CONFIG, measured, median_repetitions, stats, varying
 from ..run.directory import RunDir, host_roles
 from ..run.storage_work import CLIENT_PHASES, CLS_PHASES, client_column
+from .plotting import (SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside, log_axis,
+                       pyplot, save, selectivity_axis, whiskers)
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
@@ -217,7 +218,7 @@ def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame,
 
 def _median_repetitions(df: pd.DataFrame, value: str, parts: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """Per configuration and selectivity, ``value`` and ``parts`` of the median repetition
-    (:func:`~sae.results.drawing.plotting.median_repetitions`), and the configuration keys."""
+    (:func:`~sae.results.analysis.measured.median_repetitions`), and the configuration keys."""
     keys, group = _config_groups(df)
     return median_repetitions(df, group, value, parts), keys
 

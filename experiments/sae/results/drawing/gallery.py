@@ -41,11 +41,12 @@ import pyarrow as pa
 
 from metareserve.errors import UsageError
 
+from ..analysis.measured import measured_any, with_columns_read
+from ..analysis.summary import SPREAD_CAVEAT, caveats, point_table, statements, summary, summary_rows, warning_lines
 from ..run import capacities, eventlog, provenance
-from .plotting import stamping
-from .report import (SPREAD_CAVEAT, caveats, draw_figures, figure_names, measured_any, point_table,
-                     reads_event_log, statements, summary, summary_rows, warning_lines, warmup_rule, with_columns_read)
 from ..run.directory import RunDir, read_results
+from .plotting import stamping
+from .report import draw_figures, figure_names, reads_event_log, warmup_rule
 
 RECORDED = "recorded.yaml"
 """The file that makes a directory a recorded run."""
@@ -203,7 +204,7 @@ def generate(runs="docs/runs", out="docs", experiments=None, *,
     """Draw every recorded run's figures under ``runs`` into ``out/gallery/<experiment>/`` (the
     directory replaced: nothing stale stays) and write ``out/measurements.md``; returns the page
     and the figures. ``experiments``: a directory of experiment files, to name those without a
-    recorded run; ``spread_caveat``: what a run's intervals cover (:func:`sae.results.drawing.report.caveats`).
+    recorded run; ``spread_caveat``: what a run's intervals cover (:func:`sae.results.analysis.summary.caveats`).
     Each experiment's section is headed by its name with ``-`` for ``_`` (one anchor in every
     Markdown renderer)."""
     found = recorded_runs(runs)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .plotting import config_colour, config_label, figure_legend, log_axis, measured, pyplot, save
+from ..analysis.measured import measured
+from .plotting import config_colour, config_label, figure_legend, log_axis, pyplot, save
 
 plt = pyplot()
 
