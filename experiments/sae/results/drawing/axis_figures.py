@@ -249,7 +249,7 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
     return save(fig, out / "objectsize-selectivity.png")
 
 
-def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
+def plot_scalability(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Init (hatched) and compute bars per logical dataset size, one bar per reader, and the
     speedup of offload over the baseline (baseline / offload median time) on the right axis."""
     df = df.assign(logical_rows=df["rows"] * df["link_multiplier"] * df["copy_multiplier"])

@@ -357,7 +357,7 @@ def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     return [save(fig, out / "alleviation.png", SPREAD_RULE)]
 
 
-def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
+def plot_resources_disk(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """The storage hosts' device reads and writes (MB/s, stacked by host) over the representative
     repetition of each configuration (thesis fig. 12). On the local cluster the rates are the
     host's processes' storage I/O; a memstore OSD reads RAM, which the title says."""

@@ -229,8 +229,7 @@ def generate(runs="docs/runs", out="docs", experiments=None, *,
 
 def _experiments(directory) -> dict[str, str]:
     """Experiment name → description of every experiment file in ``directory``."""
-    from ...planning.loader import load_experiment
-    from ...running.catalogue import experiment_files
+    from ...planning.loader import experiment_files, load_experiment
     return {e.name: e.description for e in map(load_experiment, experiment_files(directory))}
 
 

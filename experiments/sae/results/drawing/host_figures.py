@@ -21,7 +21,7 @@ PANELS = (("compute_rx_bytes", 1e6, "MB to the compute hosts", True),
           ("total_s", 1.0, "query time (s): this machine's, shared cores", False))
 
 
-def plot_hosts(df: pd.DataFrame, out: Path) -> Path | None:
+def plot_scale(df: pd.DataFrame, out: Path) -> Path | None:
     """The scale figure, or None where the run swept no host count."""
     if "hosts" not in df or df["hosts"].nunique() < 2:
         return None
