@@ -19,8 +19,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import struct
 from collections.abc import Iterable
 
+from pyspark.errors import IllegalArgumentException
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
@@ -99,24 +101,25 @@ class IndexedFrame:
         DataFrame of the source's schema held on the driver: what ``df.filter(col(key).isin(keys))``
         returns. None matches nothing; dates and times may be given as Python objects. Runs one
         job, over the partitions the keys hash to only."""
-        values = self._keys(keys, "get_rows")
-        return DataFrame(_jvm(lambda: self._j.getRows(values), "get_rows"), self._session)
+        packed = self._packed(keys, "get_rows")
+        return DataFrame(_jvm(lambda: self._j.getRowsPacked(packed)), self._session)
 
     def partitions_of(self, keys) -> list[int]:
         """The partitions :meth:`get_rows` of ``keys`` reads."""
-        return list(_jvm(lambda: self._j.partitionsOf(self._keys(keys, "partitions_of")), "partitions_of"))
+        packed = self._packed(keys, "partitions_of")
+        return list(_jvm(lambda: self._j.partitionsOfPacked(packed)))
 
     def join(self, other: DataFrame, column: str) -> DataFrame:
         """The inner join of the index with ``other`` on ``other[column]`` = the key: the index's
         columns, then ``other``'s, as ``df.join(other, df[key] == other[column])`` gives. ``other``
         is shuffled to the index's partitions; the index's rows stay where they are."""
         _field(other.schema, column, "join")
-        return DataFrame(_jvm(lambda: self._j.join(other._jdf, column), "join"), self._session)
+        return DataFrame(_jvm(lambda: self._j.join(other._jdf, column)), self._session)
 
     def append_rows(self, df: DataFrame) -> IndexedFrame:
         """A new version with ``df``'s rows added (columns matched by name, the same types); this
         version stays readable and unchanged. Builds the new version's partitions before returning."""
-        return IndexedFrame(_jvm(lambda: self._j.appendRows(df._jdf), "append_rows"), self._session)
+        return IndexedFrame(_jvm(lambda: self._j.appendRows(df._jdf)), self._session)
 
     @property
     def df(self) -> DataFrame:
@@ -133,17 +136,23 @@ class IndexedFrame:
         """Drop this version's cached partitions (newer versions keep what they share)."""
         self._j.unpersist()
 
-    def _keys(self, keys, what: str) -> list:
+    def _packed(self, keys, what: str) -> bytes:
+        """``keys`` as :meth:`IndexedFrame.getRowsPacked` takes them (keys that match nothing left out):
+        one call through Py4J however many keys (Py4J converts a list an element per call)."""
         if keys is None or isinstance(keys, (str, bytes, int, datetime.date)) or not isinstance(keys, Iterable):
             keys = [keys]
-        return [self._internal(k, what) for k in keys]
+        values = [v for v in (self._internal(k, what) for k in keys) if v is not None]
+        if isinstance(self._key_type, T.StringType):
+            return b"".join(struct.pack("<i", len(b)) + b for b in (v.encode() for v in values))
+        return struct.pack(f"<{len(values)}q", *values)
 
     def _internal(self, k, what: str):
+        """The key's internal value (days for a date, microseconds for a time); None if it equals no key."""
         t = self._key_type
         if k is None:
             return None
         if isinstance(t, _INTEGRAL) and isinstance(k, int) and not isinstance(k, bool):
-            return k if -2**63 <= k < 2**63 else None   # outside a long: equals no key
+            return k if -2**63 <= k < 2**63 else None
         if isinstance(t, T.StringType) and isinstance(k, str):
             return k
         if isinstance(t, T.DateType) and isinstance(k, datetime.date) and not isinstance(k, datetime.datetime):
@@ -173,8 +182,7 @@ def create_index(df: DataFrame, column: str, partitions: int | None = None) -> I
     if not isinstance(cls, JavaClass):
         raise UsageError("create_index: the session has no sae.indexed classes; start it with "
                          ".config('spark.jars', str(sae.indexed.jar()))")
-    jframe = _jvm(lambda: cls.create(df._jdf, f.name) if partitions is None else cls.create(df._jdf, f.name, partitions),
-                  "create_index")
+    jframe = _jvm(lambda: cls.create(df._jdf, f.name) if partitions is None else cls.create(df._jdf, f.name, partitions))
     return IndexedFrame(jframe, session)
 
 
@@ -187,13 +195,9 @@ def _field(schema: T.StructType, column: str, what: str) -> T.StructField:
     return loose[0]
 
 
-def _jvm(call, what: str):
+def _jvm(call):
     """``call()``; a JVM IllegalArgumentException (bad input the Java side found) as a UsageError."""
-    from py4j.protocol import Py4JJavaError
     try:
         return call()
-    except Py4JJavaError as e:
-        j = e.java_exception
-        if j.getClass().getName() == "java.lang.IllegalArgumentException":
-            raise UsageError(j.getMessage()) from None
-        raise
+    except IllegalArgumentException as e:
+        raise UsageError(str(e).split("\n\nJVM stacktrace:", 1)[0]) from None

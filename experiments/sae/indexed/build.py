@@ -31,23 +31,26 @@ def spark_jars() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
-def _digest(jars: Path) -> str:
-    h = hashlib.sha256()
-    for p in jvm_sources():
-        h.update(p.relative_to(_JVM).as_posix().encode() + b"\0" + p.read_bytes())
-    spark = sorted(p.name for p in jars.glob("spark-*.jar"))   # names carry Spark's and Scala's versions
-    h.update("\0".join(spark).encode())
-    return h.hexdigest()[:16]
-
-
 def jar(*, jars: Path | None = None, out_dir: Path | None = None) -> Path:
     """The jar of ``sae.indexed`` compiled against the Spark jars in ``jars`` (default
     :func:`spark_jars`), built once per source digest and Spark under ``out_dir`` (default
     :func:`cache_dir`); put it on a session with ``.config("spark.jars", str(jar()))``."""
+    return compile_jar(jvm_sources(), "sae-indexed", jars=jars, out_dir=out_dir)
+
+
+def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out_dir: Path | None = None) -> Path:
+    """``sources`` (Java files) compiled with ``javac --release 17`` against the Spark jars in
+    ``jars`` (default :func:`spark_jars`) into ``out_dir/<name>-<digest>.jar`` (default
+    :func:`cache_dir`), the digest of the sources and of Spark's jar names (its and Scala's
+    versions); built only when that jar is missing."""
     jars = Path(jars) if jars else spark_jars()
     if not any(jars.glob("spark-core_*.jar")):
         raise UsageError(f"indexed build: {jars} holds no spark-core jar; give the jars directory of a Spark installation")
-    out = Path(out_dir or cache_dir()) / f"sae-indexed-{_digest(jars)}.jar"
+    h = hashlib.sha256()
+    for p in sorted(sources):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h.update("\0".join(sorted(p.name for p in jars.glob("spark-*.jar"))).encode())
+    out = Path(out_dir or cache_dir()) / f"{name}-{h.hexdigest()[:16]}.jar"
     if out.exists():
         return out
     for tool in ("javac", "jar"):
@@ -57,7 +60,7 @@ def jar(*, jars: Path | None = None, out_dir: Path | None = None) -> Path:
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:   # same disk: atomic rename
         classes, built = Path(tmp) / "classes", Path(tmp) / out.name
         _run(["javac", "--release", "17", "-nowarn", "-cp", f"{jars}/*", "-d", str(classes),
-              *map(str, jvm_sources())])
+              *map(str, sources)])
         _run(["jar", "cf", str(built), "-C", str(classes), "."])
         built.replace(out)
     return out

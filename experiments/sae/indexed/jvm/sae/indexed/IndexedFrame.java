@@ -1,5 +1,7 @@
 package sae.indexed;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -25,6 +27,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -104,9 +107,37 @@ public final class IndexedFrame {
     return getRows(Arrays.asList(keys));
   }
 
+  /** {@link #getRows(Collection)} of keys packed in one array (one call from Python, however many
+   * keys): internal values (days for dates, microseconds for times) as 8-byte little-endian longs
+   * for an integral key; for a string key each key's UTF-8 length as a 4-byte little-endian int,
+   * then its bytes. */
+  public Dataset<Row> getRowsPacked(byte[] keys) {
+    return getRows(unpackKeys(keys));
+  }
+
   /** The partitions a lookup of ``keys`` touches, in order. */
   public int[] partitionsOf(Collection<?> keys) {
     return touched(byPartition(keys, "partitionsOf"));
+  }
+
+  /** {@link #partitionsOf} of keys packed as for {@link #getRowsPacked}. */
+  public int[] partitionsOfPacked(byte[] keys) {
+    return partitionsOf(unpackKeys(keys));
+  }
+
+  private List<Object> unpackKeys(byte[] packed) {
+    ByteBuffer in = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+    List<Object> out = new ArrayList<>();
+    while (in.hasRemaining()) {
+      if (key.string) {
+        int length = in.getInt();
+        out.add(UTF8String.fromBytes(packed, in.position(), length));
+        in.position(in.position() + length);
+      } else {
+        out.add(in.getLong());
+      }
+    }
+    return out;
   }
 
   /** Distinct internal keys by the partition they hash to (null: none there). */
@@ -118,7 +149,7 @@ public final class IndexedFrame {
     }
     List<List<Object>> lists = new ArrayList<>(Collections.nCopies(key.numPartitions, null));
     for (Object k : distinct) {
-      int p = k instanceof Long ? key.partitionOf((Long) k) : key.partitionOf((org.apache.spark.unsafe.types.UTF8String) k);
+      int p = k instanceof Long ? key.partitionOf((Long) k) : key.partitionOf((UTF8String) k);
       if (lists.get(p) == null) lists.set(p, new ArrayList<>());
       lists.get(p).add(k);
     }
