@@ -60,14 +60,17 @@ public final class IndexModel {
         fail = check(parts.get(i), models.get(i), string, 3 * largest + 5);
         if (fail != null) fail = "version " + i + ": " + fail;
       }
-      System.out.println(name + " " + (fail == null ? "ok " + parts.size() + " versions, at most " + maxMaps + " maps" : "FAIL " + fail));
+      System.out.println(name + " " + (fail == null
+          ? "ok " + parts.size() + " versions, at most " + maxMaps + " maps" : "FAIL " + fail));
     }
   }
 
   /** Every key's rows (and absent keys' none) and the scan, against the model. */
   private static String check(IndexedPartition p, List<Object[]> model, boolean string, int keys) {
     Map<Long, List<Long>> byKey = new HashMap<>();
-    for (Object[] r : model) if (r[0] != null) byKey.computeIfAbsent((Long) r[0], x -> new ArrayList<>()).add((Long) r[1]);
+    for (Object[] r : model) {
+      if (r[0] != null) byKey.computeIfAbsent((Long) r[0], x -> new ArrayList<>()).add((Long) r[1]);
+    }
     for (long k = 0; k < keys; k++) {
       Object internal = string ? UTF8String.fromString("key-" + k) : (Object) k;
       List<Long> got = new ArrayList<>();

@@ -59,7 +59,8 @@ def rows(df) -> list[tuple]:
 
 def fingerprint(df) -> tuple[int, int]:
     """(rows, sum of each row's xxhash64): equal for equal multisets, computed in Spark."""
-    r = df.agg(F.count(F.lit(1)), F.sum(F.xxhash64(*[F.col(f"`{c}`") for c in df.columns]).cast("decimal(38,0)"))).first()
+    hashes = F.xxhash64(*[F.col(f"`{c}`") for c in df.columns]).cast("decimal(38,0)")
+    r = df.agg(F.count(F.lit(1)), F.sum(hashes)).first()
     return r[0], int(r[1] or 0)
 
 
@@ -166,8 +167,8 @@ class Scenario:
         times = [r[0] for r in df.select("tpep_pickup_datetime").limit(5).collect()]
         frame = ix.create_index(df, "tpep_pickup_datetime", PARTITIONS)
         keys = times + [datetime.datetime(1999, 1, 1)]
-        out = {"index": rows(frame.get_rows(keys)),
-               "spark": rows(df.filter(F.col("tpep_pickup_datetime").isin(keys))), "type": frame.schema["tpep_pickup_datetime"].dataType}
+        out = {"index": rows(frame.get_rows(keys)), "spark": rows(df.filter(F.col("tpep_pickup_datetime").isin(keys))),
+               "type": frame.schema["tpep_pickup_datetime"].dataType}
         frame.unpersist()
         return out
 
@@ -230,23 +231,25 @@ class Scenario:
         v2 = v1.append_rows(more)
         union = self.df.unionByName(more)
         keys = list(range(12)) + [ROWS * 10 + k for k in (0, 5, 299, 300)]
-        probe = self.probe_ids().unionByName(self.spark.createDataFrame([(ROWS * 10 + 7, 9.0)], "tid int, probe_fare double"))
+        new_id = self.spark.createDataFrame([(ROWS * 10 + 7, 9.0)], "tid int, probe_fare double")
+        probe = self.probe_ids().unionByName(new_id)
         return {"v2": rows(v2.get_rows(keys)), "spark_v2": rows(union.filter(F.col("trip_id").isin(keys))),
                 "v1_before": before, "v1_after": rows(v1.get_rows(list(range(12)))),
                 "v1_new_keys": rows(v1.get_rows(keys[12:])),
-                "join_v2": rows(v2.join(probe, "tid")), "spark_join_v2": rows(union.join(probe, union.trip_id == probe.tid)),
+                "join_v2": rows(v2.join(probe, "tid")),
+                "spark_join_v2": rows(union.join(probe, union.trip_id == probe.tid)),
                 "v1_memory": v1.memory().total, "v2_memory": v2.memory(), "versions": (v1.version, v2.version),
                 "appended_rows": more.count(), "appended_nulls": more.where("trip_id is null").count()}
 
     @case
     def append_branches(self) -> dict:
         v1 = self.by_id
-        a = v1.append_rows(self.appended(ROWS * 20, 50, 2.5))
-        b = v1.append_rows(self.appended(ROWS * 30, 50, 3.5))
+        more_a, more_b = self.appended(ROWS * 20, 50, 2.5), self.appended(ROWS * 30, 50, 3.5)
+        a, b = v1.append_rows(more_a), v1.append_rows(more_b)
         keys = [3, ROWS * 20 + 1, ROWS * 30 + 1]
         return {"a": rows(a.get_rows(keys)), "b": rows(b.get_rows(keys)),
-                "spark_a": rows(self.df.unionByName(self.appended(ROWS * 20, 50, 2.5)).filter(F.col("trip_id").isin(keys))),
-                "spark_b": rows(self.df.unionByName(self.appended(ROWS * 30, 50, 3.5)).filter(F.col("trip_id").isin(keys)))}
+                "spark_a": rows(self.df.unionByName(more_a).filter(F.col("trip_id").isin(keys))),
+                "spark_b": rows(self.df.unionByName(more_b).filter(F.col("trip_id").isin(keys)))}
 
     @case
     def append_many(self) -> dict:
@@ -305,7 +308,8 @@ class Scenario:
             "eq": rows(eq), "spark_eq": rows(df.filter(F.col("trip_id") == key)),
             "eq_plan": eq._jdf.queryExecution().executedPlan().toString(),
             "eq_tasks": tasks_of(self.spark, "planner-eq", lambda: eq.collect()),
-            "sql": rows(sql), "spark_sql": rows(df.where(F.col("trip_id").isin(keys[:2])).select("trip_id", "fare_amount")),
+            "sql": rows(sql),
+            "spark_sql": rows(df.where(F.col("trip_id").isin(keys[:2])).select("trip_id", "fare_amount")),
             "either": rows(either), "spark_either": rows(df.filter(F.col("trip_id").isin(keys))),
             "other": rows(other), "spark_other": rows(df.filter(F.col("fare_amount") > 150)),
             "count": frame.df.count(), "spark_count": df.count(),
@@ -331,7 +335,8 @@ class Scenario:
             "key_type": message(lambda: self.by_id.get_rows(["12"])),
             "probe_type": message(lambda: self.by_id.join(df.select("zone"), "zone")),
             "probe_column": message(lambda: self.by_id.join(df, "nope")),
-            "append_type": message(lambda: self.by_id.append_rows(df.withColumn("trip_id", F.col("trip_id").cast("string")))),
+            "append_type": message(lambda: self.by_id.append_rows(
+                df.withColumn("trip_id", F.col("trip_id").cast("string")))),
             "append_missing": message(lambda: self.by_id.append_rows(df.drop("zone"))),
         }
 
@@ -357,7 +362,8 @@ def main(work: Path, out: Path) -> None:
     spark = (SparkSession.builder.master("local[2]").appName("sae indexed tests")
              .config("spark.jars", f"{ix.jar()},{faults}").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "4").config("spark.sql.codegen.wholeStage", "false").config("spark.driver.memory", "2g")
+             .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", "2g")
+             .config("spark.sql.codegen.wholeStage", "false")   # fewer classes to compile: ~10 % less CPU
              .config("spark.local.dir", str(work / "spark")).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     outcomes = {}

@@ -182,7 +182,8 @@ def create_index(df: DataFrame, column: str, partitions: int | None = None) -> I
     if not isinstance(cls, JavaClass):
         raise UsageError("create_index: the session has no sae.indexed classes; start it with "
                          ".config('spark.jars', str(sae.indexed.jar()))")
-    jframe = _jvm(lambda: cls.create(df._jdf, f.name) if partitions is None else cls.create(df._jdf, f.name, partitions))
+    args = (df._jdf, f.name) if partitions is None else (df._jdf, f.name, partitions)
+    jframe = _jvm(lambda: cls.create(*args))
     return IndexedFrame(jframe, session)
 
 

@@ -45,7 +45,8 @@ def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out
     versions); built only when that jar is missing."""
     jars = Path(jars) if jars else spark_jars()
     if not any(jars.glob("spark-core_*.jar")):
-        raise UsageError(f"indexed build: {jars} holds no spark-core jar; give the jars directory of a Spark installation")
+        raise UsageError(f"indexed build: {jars} holds no spark-core jar; "
+                         "give the jars directory of a Spark installation")
     h = hashlib.sha256()
     for p in sorted(sources):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
@@ -55,7 +56,8 @@ def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out
         return out
     for tool in ("javac", "jar"):
         if shutil.which(tool) is None:
-            raise UsageError(f"indexed build: '{tool}' not found; install a JDK 17 (./setup.sh installs openjdk-17-jdk-headless)")
+            raise UsageError(f"indexed build: '{tool}' not found; install a JDK 17 "
+                             "(./setup.sh installs openjdk-17-jdk-headless)")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:   # same disk: atomic rename
         classes, built = Path(tmp) / "classes", Path(tmp) / out.name

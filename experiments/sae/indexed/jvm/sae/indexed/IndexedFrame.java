@@ -98,7 +98,8 @@ public final class IndexedFrame {
     }
     @SuppressWarnings({"unchecked", "rawtypes"})
     LocalRelation local = new LocalRelation((scala.collection.immutable.Seq) DataTypeUtils$.MODULE$.toAttributes(
-        key.schema), (scala.collection.immutable.Seq) CollectionConverters.asScala(rows).toSeq(), false, Option.empty());
+        key.schema), (scala.collection.immutable.Seq) CollectionConverters.asScala(rows).toSeq(), false,
+        Option.empty());
     return org.apache.spark.sql.classic.Dataset.ofRows(session, local);
   }
 
@@ -284,6 +285,7 @@ public final class IndexedFrame {
   }
 
   JavaRDD<IndexedPartition> partitions() { return rdd; }
+  SparkSession session() { return session; }
   KeyColumn key() { return key; }
 
   // --- helpers ---
@@ -300,7 +302,9 @@ public final class IndexedFrame {
     StructField found = null;
     for (StructField f : schema.fields()) {
       if (f.name().equalsIgnoreCase(name)) {
-        if (found != null) throw new IllegalArgumentException(what + ": column " + name + " is ambiguous; name it exactly");
+        if (found != null) {
+          throw new IllegalArgumentException(what + ": column " + name + " is ambiguous; name it exactly");
+        }
         found = f;
       }
     }

@@ -45,7 +45,7 @@ final class IndexedRelation extends BaseRelation implements PrunedFilteredScan {
 
   @Override
   public SQLContext sqlContext() {
-    return org.apache.spark.sql.classic.SparkSession.active().sqlContext();
+    return frame.session().sqlContext();
   }
 
   @Override
