@@ -115,7 +115,7 @@ def test_a_hundred_keys_with_absent_null_and_repeated_ones_match_isin(seen):
 
 def test_ten_thousand_keys_match_a_semi_join(seen):
     got = seen("lookup_ten_thousand")
-    assert got["index"] == got["spark"] and got["spark"][0] == 10_000
+    assert got["index"] == got["spark"] and len(got["spark"]) == 10_000
 
 
 def test_every_row_of_a_repeated_key_is_returned(seen):
