@@ -112,7 +112,8 @@ class IndexedFrame:
     def join(self, other: DataFrame, column: str) -> DataFrame:
         """The inner join of the index with ``other`` on ``other[column]`` = the key: the index's
         columns, then ``other``'s, as ``df.join(other, df[key] == other[column])`` gives. ``other``
-        is shuffled to the index's partitions; the index's rows stay where they are."""
+        is shuffled to the index's partitions (now, with adaptive execution on) and looks its keys up
+        when the answer is read; the index's rows stay where they are."""
         _field(other.schema, column, "join")
         return DataFrame(_jvm(lambda: self._j.join(other._jdf, column)), self._session)
 

@@ -198,7 +198,9 @@ public final class IndexedFrame {
    * The inner equi-join of this index with ``probe`` on ``column`` = the key: the index's columns,
    * then the probe's, as Spark's {@code index.join(probe, key == column, "inner")} gives. The probe
    * side (its rows with a key that can match) is shuffled into the index's partitioning and each
-   * of its rows looks its key up; the index's rows do not move. Lazy, like any DataFrame.
+   * of its rows looks its key up; the index's rows do not move. The probe's shuffle runs here
+   * (adaptive execution runs an exchange's map stage when its RDD is made), the lookups when the
+   * answer is read.
    */
   public Dataset<Row> join(Dataset<Row> probe, String column) {
     StructField f = field(probe.schema(), column, "join");
