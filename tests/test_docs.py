@@ -257,3 +257,10 @@ def test_citation_states_the_released_version_and_complete_references():
     for ref in cff["references"]:
         assert {"type", "title", "authors", "year"} <= set(ref), ref.get("title")
         assert "doi" not in ref or re.fullmatch(r"10\.\d{4,9}/\S+", ref["doi"]), ref["title"]
+
+
+def test_ci_runs_the_readme_test_command():
+    """.ci/run's last line is the README's second quick-start command, to the letter."""
+    blocks = re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert len(blocks) >= 2 and blocks[1].strip() == ci, (blocks[:2], ci)
