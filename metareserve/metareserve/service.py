@@ -11,8 +11,9 @@ from .remote import Cluster
 class Service(abc.ABC):
     """A deployable service (Ceph, Spark, monitoring) with idempotent lifecycle stages.
 
-    ``cluster`` (an open :class:`Cluster`) is reused when given; otherwise one is opened on first
-    use and closed by :meth:`close` or the ``with`` block. Stages run on every node concerned in
+    ``cluster`` (an open :class:`Cluster`) is reused when given, over this service's nodes only
+    when it was opened on more (:meth:`Cluster.over`); otherwise one is opened on first use and
+    closed by :meth:`close` or the ``with`` block. Stages run on every node concerned in
     parallel and return a :class:`metareserve.StageReport`.
     """
 
@@ -20,7 +21,7 @@ class Service(abc.ABC):
                  cluster: Cluster | None = None):
         self.reservation = reservation
         self.layout = layout or Layout.default(reservation)
-        self._cluster = cluster
+        self._cluster = cluster.over(reservation) if cluster is not None else None
         self._own_cluster = cluster is None
 
     @property

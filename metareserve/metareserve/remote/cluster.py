@@ -6,7 +6,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
-from ..errors import GroupError, RemoteError
+from ..errors import GroupError, RemoteError, UsageError
 from ..log import node_log, progress
 from ..model import Node, Reservation
 from . import node_agent
@@ -50,6 +50,18 @@ class Cluster:
         for c in self._conns.values():
             c.close()
         self._conns.clear()
+
+    def over(self, reservation: Reservation) -> "Cluster":
+        """This cluster's connections, fanning out over ``reservation``'s nodes by default (a part
+        of this one's, e.g. a point on fewer hosts than were reserved); closing it closes them."""
+        if reservation.nodes == self.reservation.nodes:
+            return self
+        unknown = {n.name for n in reservation.nodes} - {n.name for n in self.reservation.nodes}
+        if unknown:
+            raise UsageError(f"nodes {', '.join(sorted(unknown))} are not in reservation {self.reservation.name!r}")
+        part = Cluster(reservation, max_workers=self.max_workers)
+        part._conns = self._conns
+        return part
 
     def select(self, nodes: Iterable[Node | str] | None = None) -> list[Node]:
         """Nodes by name or object (all nodes if ``None``)."""
