@@ -318,12 +318,17 @@ def link_conf(path, target, valid):
 
 def fuse_mount(conf, mountpoint, user, cache=False):
     """Mount CephFS at ``mountpoint`` with ceph-fuse as cephx ``client.<user>`` (its keyring is
-    the one the conf names) unless something is mounted there; without ``cache`` no client data
-    cache (every read reaches the OSDs). True if mounted now."""
+    the one the conf names) unless a live mount is there (one whose ceph-fuse died, e.g. with the
+    cluster it mounted, is unmounted first); without ``cache`` no client data cache (every read
+    reaches the OSDs). True if mounted now."""
+    if _mounted(mountpoint):
+        try:
+            os.stat(mountpoint)
+            return False
+        except OSError:   # its ceph-fuse is gone ("Transport endpoint is not connected")
+            _run(["umount", "-l", mountpoint], "umount -l %s" % mountpoint)
     made = not os.path.exists(mountpoint)
     os.makedirs(mountpoint, exist_ok=True)
-    if os.path.ismount(mountpoint):
-        return False
     argv = ["ceph-fuse", "-c", conf, "--id", user]
     argv += [] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"]
     try:
@@ -340,10 +345,18 @@ def fuse_mount(conf, mountpoint, user, cache=False):
     return True
 
 
+def _mounted(mountpoint):
+    """Whether this mount namespace has something mounted at ``mountpoint``, from its mountinfo:
+    a FUSE mount whose daemon died counts, though ``os.path.ismount`` cannot stat it."""
+    target = os.path.abspath(mountpoint).replace("\\", "\\134").replace(" ", "\\040")
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == target for line in f)
+
+
 def fuse_unmount(mountpoint):
     """Unmount ``mountpoint`` if mounted (lazily if busy); True if it was mounted. The directory
     stays: on hosts sharing a disk, removing it would detach other hosts' mounts of it."""
-    if not os.path.ismount(mountpoint):
+    if not _mounted(mountpoint):
         return False
     r = subprocess.run(["umount", mountpoint], capture_output=True, text=True)
     if r.returncode != 0:

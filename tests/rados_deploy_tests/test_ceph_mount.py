@@ -1,5 +1,6 @@
-"""ceph-fuse mounts made by :meth:`CephCluster.mount` read what CephFS holds, are idempotent, and
-never outlive the cluster: ``stop`` unmounts them on every node first."""
+"""ceph-fuse mounts made by :meth:`CephCluster.mount` read what CephFS holds, are idempotent, are
+made again where their ceph-fuse died (as with a stack replaced under them), and never outlive
+the cluster: ``stop`` unmounts them on every node first."""
 from __future__ import annotations
 
 from fixtures.ceph import client_python, sibling
@@ -13,6 +14,12 @@ fd = fs.open("/mounted.txt", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
 fs.write(fd, b"through the mount", 0); fs.close(fd); fs.shutdown()
 print("0")
 """
+
+KILL_FUSE = """for p in $(pgrep -x ceph-fuse); do
+  [ "$(readlink /proc/$p/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ] || continue
+  kill -9 $p; i=0; while [ -e /proc/$p/ns ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; done"""
+"""Kill -9 the ceph-fuse of this node's mount namespace only, and wait until it is gone: its mount
+stays, dead."""
 
 
 def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster):
@@ -33,6 +40,13 @@ def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster)
         for node in readers:
             text = cluster.run(["cat", f"{ceph.mountpoint}/mounted.txt"], nodes=[node], stage="test read")
             assert text[node]["stdout"] == "through the mount"
+        cluster.run(["sh", "-c", KILL_FUSE], nodes=["node3"], stage="test kill ceph-fuse")
+        dead = cluster.run(["stat", ceph.mountpoint], nodes=["node3"], stage="test", check=False)["node3"]
+        assert dead["rc"] != 0 and "not connected" in dead["stderr"], dead
+        again = ceph.mount(readers)
+        assert {n: o.changed for n, o in again.nodes.items()} == {"node2": False, "node3": True}
+        text = cluster.run(["cat", f"{ceph.mountpoint}/mounted.txt"], nodes=["node3"], stage="test read")
+        assert text["node3"]["stdout"] == "through the mount"
         stopped = ceph.stop()
         for node in readers:
             assert stopped.nodes[node].message == f"unmounted {ceph.mountpoint}"
