@@ -39,6 +39,17 @@ CEPH_PANELS = [
     ("OSD write bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w_in_bytes[{w}]))', "{{ceph_daemon}}", "Bps"),
     ("OSD class calls/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_rw[{w}]))', "{{ceph_daemon}}", "ops"),
 ]
+RGW_PANELS = [
+    ("RGW requests/s", 'sum by (ceph_daemon) (rate(ceph_rgw_req[{w}]))', "{{ceph_daemon}}", "reqps"),
+    ("RGW failed requests/s", 'sum by (ceph_daemon) (rate(ceph_rgw_failed_req[{w}]))', "{{ceph_daemon}}", "reqps"),
+    ("RGW PUTs/s", 'sum by (ceph_daemon) (rate(ceph_rgw_put[{w}]))', "{{ceph_daemon}}", "reqps"),
+    ("RGW GETs/s", 'sum by (ceph_daemon) (rate(ceph_rgw_get[{w}]))', "{{ceph_daemon}}", "reqps"),
+    ("RGW bytes put/s", 'sum by (ceph_daemon) (rate(ceph_rgw_put_b[{w}]))', "{{ceph_daemon}}", "Bps"),
+    ("RGW bytes got/s", 'sum by (ceph_daemon) (rate(ceph_rgw_get_b[{w}]))', "{{ceph_daemon}}", "Bps"),
+]
+"""The RADOS Gateway's perf counters as the mgr's prometheus module exports them (Ceph 16 counts
+requests, failed ones, GETs and PUTs and their bytes; operations by type: rados_deploy's
+``CephCluster.op_counters``): a dashboard of their own, empty where no gateway runs."""
 
 
 def _panels(specs, *, window: str = "", width: int = 12, height: int = 8) -> list[TimeSeries]:
@@ -55,7 +66,7 @@ def node_panel_specs() -> list[tuple[str, str, str, str]]:
 
 
 def build_dashboards(reservation_name: str, scrape_interval: float) -> dict[str, Dashboard]:
-    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph.
+    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph, its RADOS Gateways.
 
     Spark and Ceph rates span four scrapes of those (slow, see ``targets.SLOW_INTERVAL``) jobs.
     """
@@ -71,7 +82,8 @@ def build_dashboards(reservation_name: str, scrape_interval: float) -> dict[str,
                          panels=panels, **common, **extra).auto_panel_ids()
     return {"sae-nodes": dash("sae-nodes", "nodes", _panels(node_panel_specs()), templating=node_var),
             "sae-spark": dash("sae-spark", "Spark", _panels(SPARK_PANELS, window=window)),
-            "sae-ceph": dash("sae-ceph", "Ceph", _panels(CEPH_PANELS, window=window))}
+            "sae-ceph": dash("sae-ceph", "Ceph", _panels(CEPH_PANELS, window=window)),
+            "sae-rgw": dash("sae-rgw", "RADOS Gateway", _panels(RGW_PANELS, window=window))}
 
 
 def panel_queries(dashboard_json: dict) -> list[tuple[str, str]]:
