@@ -39,16 +39,17 @@ def start(cc) -> StageReport:
         state = _restart(cc, facts, fsid, report)
     else:
         state = _bootstrap(cc, report)
+    cluster_fsid = fsid or state["fsid"]
     state = _pools_in_force(cc, state, report)
     if cc.options.cephx:
         _ensure_users(cc, report)
     if topo.rgws:
         from .rgw import ensure_gateways
-        ensure_gateways(cc, report, fsid or state["fsid"])
+        ensure_gateways(cc, report, cluster_fsid)
     if fsid:   # a cluster that ran before may hold sessions of clients killed since
         for node, evicted in evict_dead_clients(cc).items():
             add_outcome(report, node, True, f"evicted the CephFS sessions of dead clients: {', '.join(map(str, evicted))}")
-    report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
+    report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=cluster_fsid,
                           pgs=state.get("pgs_expected"), health=state.get("health"))
     return report
 

@@ -9,7 +9,8 @@
   writes to RADOS per flush; the ops log goes to a file, so it adds no RADOS op. ``rgw_failed``:
   those answered with HTTP 400 or above; ``rgw_bytes``: bytes received and sent.
 - ``rgw_rados``: the RADOS ops the gateways sent, by type (their objecter's ``op_r``, ``op_w``,
-  ``op_rmw`` and ``osdop_*``: ``osdop_read``, ``osdop_writefull``, ``osdop_call``, ...).
+  ``op_rmw``, ``osdop_*``: ``osdop_read``, ``osdop_writefull``, ``osdop_call``, ..., and
+  ``omap_*``).
 - ``mds``: MDS requests by type (``create``, ``open``, ``rename``, ``unlink``, ``lookup``,
   ``getattr``, ``readdir``, ``mkdir``, ``setattr``, ...: the count of each ``mds_server``
   ``req_<type>_latency``) and ``client_requests`` (``handle_client_request``).
@@ -37,7 +38,7 @@ OSD_FIELDS = ("op", "op_r", "op_w", "op_rw", "op_in_bytes", "op_out_bytes", "op_
               "op_r_out_bytes", "op_rw_out_bytes")
 """The ``osd`` section's counters an :class:`OpCounts` keeps."""
 _MDS_REQUEST = re.compile(r"req_(\w+)_latency")
-_RADOS_OP = re.compile(r"op_r|op_w|op_rmw|osdop_\w+")
+_RADOS_OP = re.compile(r"op_r|op_w|op_rmw|osdop_\w+|omap_\w+")
 
 
 @dataclasses.dataclass(frozen=True)
