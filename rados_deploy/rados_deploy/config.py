@@ -88,7 +88,9 @@ memstore device bytes = {{ o.osd_size }}
 {% else %}bluestore block create = true
 bluestore block size = {{ o.osd_size }}
 {% endif %}{% endif %}
-{% if rgw %}
+{% for osd in osds %}{% if o.bluestore_device %}[osd.{{ osd }}]
+bluestore block path = {{ o.bluestore_device }}
+{% endif %}{% endfor %}{% if rgw %}
 [client.rgw.{{ node }}]
 rgw data = {{ state }}/data/rgw.{{ node }}
 {% if cephx %}keyring = {{ state }}/data/rgw.{{ node }}/keyring
@@ -99,10 +101,7 @@ rgw enable ops log = true
 rgw ops log rados = false
 rgw ops log file path = {{ state }}/log/{{ ops_log }}
 rgw log nonexistent bucket = true
-{% endif %}
-{% for osd in osds %}{% if o.bluestore_device %}[osd.{{ osd }}]
-bluestore block path = {{ o.bluestore_device }}
-{% endif %}{% endfor %}""")
+{% endif %}""")
 
 CONF_FORMAT = 2
 """Version of the generated ceph.conf; 2: every client user reads its own keyring
