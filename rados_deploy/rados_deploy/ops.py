@@ -20,8 +20,8 @@
   ``op_rw_out_bytes``), the gateway's own traffic included.
 
 Perf counters are read from the daemons' admin sockets; the ops log after a fence
-(:func:`rados_deploy.remote.ops_log_counts`), so a snapshot taken after a client's last answer
-counts its last request.
+(:func:`rados_deploy.remote.ops_log_counts`): the gateway logs each request right after answering
+it, in order, so a snapshot taken after a client's last answer counts its last request.
 """
 from __future__ import annotations
 
