@@ -98,11 +98,15 @@ def snapshot(cc, *, stage: str = "ceph op counters") -> OpCounts:
     got = cc.cluster.call(remote, "op_counters", nodes=nodes, stage=stage, timeout=120, per_node=lambda n: {
         "state": cc.state_dir(n.name), "perf": perf[n.name],
         "gateways": [[cc.ops_log_path(n.name), cc.s3_endpoint_of(n.name), FENCE_PREFIX]] if n.name in topo.rgws else []})
-    end = time.time()
+    return collect(begin, time.time(), [got[n] for n in nodes])
+
+
+def collect(begin: float, end: float, parts: list[dict]) -> OpCounts:
+    """The :class:`OpCounts` of the nodes' :func:`rados_deploy.remote.op_counters` answers."""
     groups: dict[str, dict[str, int]] = {g: {} for g in GROUPS}
     pids = {}
-    for node in nodes:
-        for daemon, (pid, sections) in got[node]["perf"].items():
+    for part in parts:
+        for daemon, (pid, sections) in part["perf"].items():
             pids[daemon] = pid
             for key, value in sections.get("osd", {}).items():
                 if key in OSD_FIELDS:
@@ -114,7 +118,7 @@ def snapshot(cc, *, stage: str = "ceph op counters") -> OpCounts:
             for key, value in sections.get("objecter", {}).items():
                 if _RADOS_OP.fullmatch(key):
                     _add(groups["rgw_rados"], key, value)
-        for counts in got[node]["rgw"]:
+        for counts in part["rgw"]:
             for kind, (requests, failed, received, sent) in counts.items():
                 _add(groups["rgw"], kind, requests)
                 _add(groups["rgw_failed"], kind, failed)

@@ -130,6 +130,35 @@ def test_op_counts_delta_and_flat():
     assert OpCounts.from_dict(json.loads(json.dumps(b.to_dict()))) == b
 
 
+def test_collect_sums_daemons_and_keeps_the_types():
+    from rados_deploy.ops import collect
+    osd = {"osd": {"op": 9, "op_r": 4, "op_w": 5, "op_in_bytes": 700, "numpg": 16, "op_rw": 0}}
+    mds = {"mds_server": {"handle_client_request": 6, "req_create_latency": {"avgcount": 2, "sum": 0.1},
+                          "req_rename_latency": {"avgcount": 1, "sum": 0.0}, "dispatch_client_request": 9}}
+    gateway = {"objecter": {"op_w": 3, "osdop_writefull": 2, "osdop_call": 4, "omap_wr": 1, "op_active": 0}}
+    parts = [{"perf": {"osd.0": [11, osd], "mds.node1": [12, mds]}, "rgw": []},
+             {"perf": {"osd.1": [13, osd], "rgw.node2": [14, gateway]},
+              "rgw": [{"put_obj": [3, 1, 3000, 0], "head_obj": [1, 0, 0, 0]}]}]
+    c = collect(1.0, 2.0, parts)
+    assert c.osd == {"op": 18, "op_r": 8, "op_w": 10, "op_in_bytes": 1400, "op_rw": 0}
+    assert c.mds == {"client_requests": 6, "create": 2, "rename": 1}
+    assert c.rgw_rados == {"op_w": 3, "osdop_writefull": 2, "osdop_call": 4, "omap_wr": 1}
+    assert (c.rgw, c.rgw_failed, c.rgw_bytes) == ({"head_obj": 1, "put_obj": 3}, {"head_obj": 0, "put_obj": 1},
+                                                  {"received": 3000, "sent": 0})
+    assert c.pids == {"mds.node1": 12, "osd.0": 11, "osd.1": 13, "rgw.node2": 14}
+
+
+def test_private_files_and_a_gateway_that_exits(tmp_path):
+    secret = tmp_path / "s"
+    secret.write_text("k")
+    secret.chmod(0o644)
+    with pytest.raises(RuntimeError, match="readable by others"):
+        remote.read_private(str(secret))
+    secret.chmod(0o600)
+    assert remote.read_private(str(secret)) == "k" and remote.read_private(str(tmp_path / "none")) is None
+    assert remote.wait_http("http://127.0.0.1:9/", str(tmp_path / "no.pid"), 5) is None
+
+
 # -- a Ceph with a gateway ----------------------------------------------------------------------
 NODE = "node3"
 
