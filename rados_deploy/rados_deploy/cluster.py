@@ -253,7 +253,7 @@ class CephCluster(Service):
     def versions(self) -> dict[str, dict]:
         """``{node: {"ceph": "ceph version ..."}}`` on every Ceph node, for a run's provenance
         (``"unavailable: ..."`` where the command fails; never raises for a node)."""
-        nodes = self.layout.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-client")
+        nodes = self.layout.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-rgw", "ceph-client")
         r = self.cluster.run(["ceph", "--version"], nodes=nodes, stage="ceph versions", check=False, timeout=60)
         return {n: {"ceph": f"unavailable: {o}" if isinstance(o, BaseException) else o["stdout"].strip()
                     if o.get("rc") == 0 else f"unavailable: {(o.get('stderr') or '').strip()[:200]}"}
