@@ -472,25 +472,25 @@ def _perf_sections(state, daemon, sections):
     return [read_pid("%s/run/ceph-%s.pid" % (state, daemon)), {s: dump.get(s, {}) for s in sections}]
 
 
-def _ops_log_entries(path):
-    """The complete JSON entries of a gateway's ops log (objects one after another; a batch
-    ends with a newline, an entry being written is left for the next read)."""
-    try:
-        with open(path) as f:
-            text = f.read()
-    except FileNotFoundError:
-        return []
-    decoder, at, out = json.JSONDecoder(), 0, []
+def _entries(data):
+    """The complete JSON entries at the start of ``data`` (bytes of a gateway's ops log: objects
+    one after another, a batch ending with a newline) and how many bytes they took; an entry
+    being written is left for the next read."""
+    text = data.decode("utf-8", "surrogateescape")
+    decoder, at, done, out = json.JSONDecoder(), 0, 0, []
     while True:
         while at < len(text) and text[at] in " \t\r\n,":
             at += 1
         if at >= len(text):
-            return out
+            done = at
+            break
         try:
             entry, at = decoder.raw_decode(text, at)
         except ValueError:
-            return out
+            break
         out.append(entry)
+        done = at
+    return out, len(text[:done].encode("utf-8", "surrogateescape"))
 
 
 def _op_type(entry):
@@ -508,8 +508,11 @@ def _op_type(entry):
 def ops_log_counts(path, endpoint, fence_prefix, timeout=30.0):
     """Requests in the gateway's ops log by type: {type: [requests, failed (HTTP >= 400),
     bytes received, bytes sent]}. First a fence: an anonymous request for a bucket of its own
-    name, then wait until its entry is in the log; the gateway logs in order, so every request
-    it logged before the fence is counted. Fences are not counted."""
+    name, then read the log until the fence's entry is there; the gateway logs in order, so every
+    request it logged before the fence is counted. Fences are not counted. The counts so far and
+    the offset read to are kept beside the log (``<log>.counts``), so a read takes only what the
+    gateway logged since the last one."""
+    import fcntl
     import time
     import urllib.error
     import urllib.request
@@ -520,23 +523,44 @@ def ops_log_counts(path, endpoint, fence_prefix, timeout=30.0):
     except urllib.error.HTTPError:
         pass   # 404: no such bucket, and logged as such
     deadline = time.time() + timeout
-    while True:
-        entries = _ops_log_entries(path)
-        if any(e.get("bucket") == fence for e in entries):
-            break
-        if time.time() > deadline:
-            raise RuntimeError("the gateway logged no entry of fence %s in %s within %ds" % (fence, path, timeout))
-        time.sleep(0.02)
-    out = {}
-    for e in entries:
-        if str(e.get("bucket", "")).startswith(fence_prefix):
-            continue
-        c = out.setdefault(_op_type(e), [0, 0, 0, 0])
-        c[0] += 1
-        c[1] += int(int(e.get("http_status") or 200) >= 400)
-        c[2] += int(e.get("bytes_received", 0))
-        c[3] += int(e.get("bytes_sent", 0))
-    return out
+    with open(path + ".counts", "a+") as saved:   # also the lock of this log's readers
+        fcntl.flock(saved, fcntl.LOCK_EX)
+        saved.seek(0)
+        text = saved.read()
+        state = json.loads(text) if text.strip() else {}
+        while True:
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                st = None
+            inode = st.st_ino if st else None
+            if inode != state.get("inode") or (st and st.st_size < state.get("offset", 0)):
+                state = {"inode": inode, "offset": 0, "counts": {}}   # a new log
+            seen = False
+            if st and st.st_size > state["offset"]:
+                with open(path, "rb") as f:
+                    f.seek(state["offset"])
+                    entries, used = _entries(f.read())
+                state["offset"] += used
+                for e in entries:
+                    bucket = str(e.get("bucket", ""))
+                    if bucket.startswith(fence_prefix):
+                        seen = seen or bucket == fence
+                        continue
+                    c = state["counts"].setdefault(_op_type(e), [0, 0, 0, 0])
+                    c[0] += 1
+                    c[1] += int(int(e.get("http_status") or 200) >= 400)
+                    c[2] += int(e.get("bytes_received", 0))
+                    c[3] += int(e.get("bytes_sent", 0))
+            if seen:
+                break
+            if time.time() > deadline:
+                raise RuntimeError("the gateway logged no entry of fence %s in %s within %ds" % (fence, path, timeout))
+            time.sleep(0.02)
+        saved.seek(0)
+        saved.truncate()
+        saved.write(json.dumps(state))
+    return state["counts"]
 
 
 def op_counters(state, perf, gateways):

@@ -104,18 +104,18 @@ def test_credentials_file_round_trip_and_repr():
     assert "SECRET" not in repr(creds) and "AK" in repr(creds)
 
 
-def test_ops_log_parsing_and_types(tmp_path):
+def test_ops_log_parsing_and_types():
     entries = [{"bucket": "b", "operation": "get_obj", "uri": "HEAD /b/k HTTP/1.1", "http_status": "200"},
                {"bucket": "b", "operation": "put_obj", "uri": "PUT /b/k?partNumber=1&uploadId=2~x HTTP/1.1"},
                {"bucket": "b", "operation": "put_obj", "uri": "PUT /b/k HTTP/1.1", "http_status": "403"},
                {"bucket": "b", "operation": "get_obj", "uri": "GET /b/k HTTP/1.1"}]
-    log = tmp_path / "ops.log"
-    log.write_text(json.dumps(entries[0]) + json.dumps(entries[1]) + "\n" + json.dumps(entries[2]) + "\n"
-                   + json.dumps(entries[3]) + "\n" + '{"bucket": "b", "oper')   # the last one being written
-    got = remote._ops_log_entries(str(log))
-    assert got == entries
+    text = (json.dumps(entries[0]) + json.dumps(entries[1]) + "\n" + json.dumps(entries[2]) + "\n"
+            + json.dumps(entries[3]) + "\n")
+    partial = '{"bucket": "b\u00e9", "oper'.encode()[:-1] + "é".encode()[:1]   # cut mid-character too
+    got, used = remote._entries(text.encode() + partial)
+    assert got == entries and text.encode()[used:].strip() == b""
     assert [remote._op_type(e) for e in got] == ["head_obj", "put_part", "put_obj", "get_obj"]
-    assert remote._ops_log_entries(str(tmp_path / "none.log")) == []
+    assert remote._entries(b"") == ([], 0)
 
 
 def test_op_counts_delta_and_flat():
