@@ -58,7 +58,7 @@ from metareserve.providers import cgroups
 from rados_deploy import CephCluster, CephOptions, CounterSnapshot
 from sae import connector, readers
 from sae.planning import queries as sae_queries
-from sae.results.storage_work import CLS_PHASES as PHASES
+from sae.results.run.storage_work import CLS_PHASES as PHASES
 from sae.app import APP as RUN_POINTS
 from spark_deploy import SparkCluster, SparkOptions
 

@@ -30,7 +30,7 @@ experiment = Experiment(
         # strongest filter last: by then every reader's code paths are compiled (JIT) in the one
         # warm application, so the 1 % point is not charged for warming up
         # 5 measured repetitions per reader at 100 % and 1 % (the headline ratios' intervals need
-        # 5, sae.results.statistics.MIN_N), 2 at 50 % and 10 %; 1 warm-up each
+        # 5, sae.results.analysis.statistics.MIN_N), 2 at 50 % and 10 %; 1 warm-up each
         "tiny": profiles.tiny(sweep=Sweep(cartesian={"selectivity": [100, 50, 10, 1], "reader": names()},
                                           repetitions={"selectivity": {100: 6, 1: 6}})),
         "paper": profiles.paper(),

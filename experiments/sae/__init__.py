@@ -13,9 +13,9 @@ beside them the connector (:mod:`sae.connector`) and the programs run on nodes (
 from .planning import (CephSpec, ClusterSpec, DataSpec, Experiment, MonitorSpec, Plan, SparkSpec, Sweep, Workload,
                        load_experiment, plan, profiles, readers)
 from .results import RunDir, RunHandle, RunLedger, load_results, make_report
-from .results.advice import advise
-from .results.compare import compare
-from .results.history import history
+from .results.analysis.advice import advise
+from .results.analysis.compare import compare
+from .results.analysis.history import history
 from .results.handle import figures
 from .running import RunOptions, resume, run, run_catalogue, status
 

@@ -188,7 +188,7 @@ def resume(directory, allow_changes):
 def _finished(root) -> None:
     """The report's summary and where the report is (stderr, for the person), then the run
     directory (stdout's last line, for scripts)."""
-    from .results.report import summary_of
+    from .results.drawing.report import summary_of
     report = root / "report" / "index.html"
     if report.exists():
         click.echo(f"{summary_of(root)}\nreport: {report}", err=True)
@@ -203,8 +203,8 @@ def report(directory):
 
     The report is DIRECTORY/report/index.html: the summary, the figures, per-point
     percentiles, hosts, plan and versions."""
-    from .results.report import make_report, summary_of
-    from .results.results import RunDir, write_results
+    from .results.drawing.report import make_report, summary_of
+    from .results.run.directory import RunDir, write_results
     rd = RunDir.find(directory)
     write_results(rd)
     for path in make_report(rd.root):
@@ -241,14 +241,15 @@ def compare(sides, rules, html_dir, same_within, calibration, uncalibrated_ok, a
     SIDE_A SIDE_B [SIDE ...]: at every point they share, medians, the ratio to the baseline with
     its intervals, and a verdict (better, worse or same). A side is a run directory, or
     RUN,RUN,... (runs of one code, judged across runs); with --axis, give one run."""
-    from .results.compare import Rule, compare as compare_sides
+    from .results.analysis.compare import Rule, compare as compare_sides
     result = compare_sides([[p for p in s.split(",") if p] if "," in s else s for s in sides],
                            rules=[Rule.parse(r) for r in rules],
                            same_within=same_within / 100, calibration=calibration or "auto", axis=axis,
                            multiplicity=multiplicity, uncalibrated_ok=uncalibrated_ok)
     click.echo(result.text())
     if html_dir:
-        click.echo(f"page: {result.html(html_dir)}", err=True)
+        from .results.drawing.pages import comparison_page
+        click.echo(f"page: {comparison_page(result, html_dir)}", err=True)
     return 1 if result.failures else 0
 
 
@@ -264,8 +265,8 @@ def calibrate(runs, out_file):
     How far each point's median moves from one run to the next on this machine and stack, which
     'sae compare' then requires a difference to exceed. RUN is a run directory, or an experiment's
     directory (every run in it); 3 runs of one commit at least."""
-    from .results.compare import fixed_width
-    from .results.history import calibrate as calibrate_runs
+    from .results.analysis.compare import fixed_width
+    from .results.analysis.history import calibrate as calibrate_runs
     record, skipped = calibrate_runs(runs, out=out_file)
     click.echo("\n".join([f"calibration: {record.describe()}", *(f"skipped {s}" for s in skipped),
                           *fixed_width(["point", "metric", "one run's median, 95 %", "df"], record.bands())]))
@@ -287,11 +288,12 @@ def history(experiment, out, lookback, threshold, html_dir):
 
     Every run of EXPERIMENT under --out, oldest first: each point's medians per run and their
     z-score against the --lookback runs before."""
-    from .results.history import history as history_of
+    from .results.analysis.history import history as history_of
     result = history_of(out, experiment, lookback=lookback, threshold=threshold)
     click.echo(result.text())
     if html_dir:
-        click.echo(f"page: {result.html(html_dir)}", err=True)
+        from .results.drawing.pages import history_page
+        click.echo(f"page: {history_page(result, html_dir)}", err=True)
 
 
 @main.command()
@@ -317,7 +319,7 @@ def advise(runs, validate_on, selectivities, as_json, **options):
     Fits the model on RUN_DIR... and predicts each reader's time at a configuration, the
     selectivity where offloading stops paying, and (--validate-on) how well it predicts other
     runs (docs/advice.md)."""
-    from .results.advice import advise as advise_on
+    from .results.analysis.advice import advise as advise_on
     result = advise_on(runs, validate_on=validate_on, selectivities=selectivities, **options)
     click.echo(json.dumps(result.to_dict(), indent=1, default=str) if as_json else result.text())
 
@@ -338,7 +340,7 @@ def gallery(runs, out, experiments_dir, record_dirs):
 
     Writes OUT/measurements.md and OUT/gallery/, each figure and table stamped with its run and
     commit."""
-    from .results.gallery import generate, record
+    from .results.drawing.gallery import generate, record
     for run_dir in record_dirs:
         target = record(run_dir, runs)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())

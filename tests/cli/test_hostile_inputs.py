@@ -501,7 +501,7 @@ def run_template(tmp_path_factory) -> dict[str, bytes]:
     """The files of a fresh run directory of the selectivity experiment (nothing run)."""
     from sae.planning.planner import plan as make_plan
     from sae.planning.loader import load_experiment
-    from sae.results.ledger import RunLedger
+    from sae.results.run.ledger import RunLedger
     from sae.running import runner
     experiment = load_experiment(EXPERIMENT).with_profile("tiny")
     p = make_plan(experiment, profile="tiny")

@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 import sae
-from sae.results.results import write_results
+from sae.results.run.directory import write_results
 from sae.planning.spec import Sweep
 
 _spec = importlib.util.spec_from_file_location(

@@ -1,4 +1,4 @@
-"""Pure: ``sae advise``, the cost model fitted on runs (sae/results/advice.py): it recovers known
+"""Pure: ``sae advise``, the cost model fitted on runs (sae/results/analysis/advice.py): it recovers known
 constants from synthetic runs, predicts, finds the crossover (or says there is none), validates on
 runs it was not fitted on, refuses bad input in one line, and on real recorded runs
 (tests/fixtures/advice/) picks the fastest reader where they measured one."""
@@ -16,7 +16,7 @@ import sae
 from metareserve.errors import UsageError
 from monitor_deploy import write_frame
 from sae.cli import main
-from sae.results import advice, cost_model
+from sae.results.analysis import advice, cost_model
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "advice"
 STORED, REPLY = 30.0, 32.0   # bytes per row stored and per zstd reply row

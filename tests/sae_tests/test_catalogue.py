@@ -18,8 +18,8 @@ import sae
 from sae.planning import queries
 from sae.planning.planner import PlannedPoint
 from monitor_deploy import read_frame
-from sae.results.eventlog import input_batches
-from sae.results.storage_work import json_lines
+from sae.results.run.eventlog import input_batches
+from sae.results.run.storage_work import json_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))

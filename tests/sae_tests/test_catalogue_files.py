@@ -11,10 +11,10 @@ from click.testing import CliRunner
 
 import sae
 from metareserve import Layout, Node, Reservation
-from sae.running.catalogue import experiment_files
+from sae.planning.loader import experiment_files
 from sae.cli import main
 from metareserve.errors import UsageError
-from sae.results.report import figure_names
+from sae.results.drawing.report import figure_names
 from sae.planning.figures import FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]

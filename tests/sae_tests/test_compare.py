@@ -13,9 +13,9 @@ import sae
 from metareserve.errors import UsageError
 from monitor_deploy import write_frame
 from sae.cli import main
-from sae.results import calibration
-from sae.results.compare import Rule, compare
-from sae.results.history import calibrate, history
+from sae.results.analysis import calibration
+from sae.results.analysis.compare import Rule, compare
+from sae.results.analysis.history import calibrate, history
 
 POINTS = [{"reader": "offload", "selectivity": 1}, {"reader": "offload", "selectivity": 100},
           {"reader": "vanilla", "selectivity": 100}]

@@ -8,9 +8,9 @@ import sae
 from metareserve.errors import UsageError
 from sae.planning.planner import Plan, plan
 from sae.planning.spec import Experiment, Sweep
-from sae.results.ledger import RunLedger
-from sae.results.report import drift, point_table, statements, summary
-from sae.results.results import RunDir, versions, write_results
+from sae.results.run.ledger import RunLedger
+from sae.results.analysis.summary import drift, point_table, statements, summary
+from sae.results.run.directory import RunDir, versions, write_results
 from sae.running.execute import comparison_key, interleave
 from test_ledger_results import READERS, _fill
 

@@ -245,7 +245,7 @@ HEADLINE = ("--set", "sweep.cartesian.selectivity=[100, 1]", "--set", "repetitio
 (the default capacities, the warm-up and the drift check kept), its JVMs compiling with C1 only
 (its cold application's three pre-warm queries on one compute core are mostly C2 compiling; the
 default JIT adds no flag, jit_conf's tests show): the 50 and 10 % points are the same code at
-other thresholds, and the intervals the README's 6 repetitions give are sae.results.statistics's,
+other thresholds, and the intervals the README's 6 repetitions give are sae.results.analysis.statistics's,
 tested on their own; the README's first command, measured on a new machine, runs it all."""
 
 
@@ -331,7 +331,7 @@ def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
     """The report draws each host's CPU over the interval it was measured in: after the reading
     that closes a query's window, the storage host (node1) is back to idle until the next query
     (drawn at the scrape times, the cgroup exporter's lag pushed query work past it)."""
-    from sae.results.figures import host_rates
+    from sae.results.drawing.figures import host_rates
     queries = sorted((e["start"], e["end"]) for f in (run / "raw").glob("*.jsonl") if not f.name.endswith(".ceph.jsonl")
                      for e in map(json.loads, f.read_text().splitlines()) if e.get("event") == "rep")
     checked = 0

@@ -14,7 +14,7 @@ from sae.connector.options import Mode
 from sae.planning import queries, readers, stages
 from sae.planning.planner import plan
 from sae.planning.spec import DataSpec, Experiment, Sweep, Workload
-from sae.results import cost_model
+from sae.results.analysis import cost_model
 from sae.running.context import RunOptions
 
 TOY_READER = readers.Reader("toy", "toy", "tab:gray", False, readers.ConnectorRead(Mode("toy", pushdown=True)),
@@ -103,16 +103,18 @@ def test_a_toy_figure_is_declared_and_drawn_from_its_entry_alone(monkeypatch, tm
     """A figure entry naming a function: an experiment may declare it, the report draws it (the
     function takes what it asks for) and a name without an entry is refused."""
     from sae.planning import figures
-    from sae.results.report import draw_figures, figure_names, reads_event_log
+    from sae.results.drawing.report import draw_figures, figure_names, reads_event_log
     module = tmp_path / "toy_figure.py"
     module.write_text(textwrap.dedent("""
-        def draw(df, out):
+        def plot_toy(df, out):
             path = out / "toy.png"
             path.write_bytes(b"toy:%d" % len(df))
             return path
+
+        plot_std = plot_toy
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
-    toy = figures.Figure("toy", "toy_figure:draw", reads_event_log=True)
+    toy = figures.Figure("toy", "toy_figure", reads_event_log=True)
     monkeypatch.setattr(figures, "FIGURES", {**figures.FIGURES, "toy": toy})
     p = _plan(figures=("toy",))
     assert figure_names(p)[0] == "toy" and reads_event_log(p)
@@ -122,7 +124,7 @@ def test_a_toy_figure_is_declared_and_drawn_from_its_entry_alone(monkeypatch, tm
             return p
     import pandas as pd
     # the standard figures need real results: one toy standard figure stands for them
-    monkeypatch.setattr(figures, "FIGURES", {"toy": toy, "std": figures.Figure("std", "toy_figure:draw", standard=True)})
+    monkeypatch.setattr(figures, "FIGURES", {"toy": toy, "std": figures.Figure("std", "toy_figure", standard=True)})
     assert draw_figures(Run(), pd.DataFrame({"x": [1, 2]}), tmp_path) == [tmp_path / "toy.png"] * 2
     assert (tmp_path / "toy.png").read_bytes() == b"toy:2"
     with pytest.raises(UsageError, match="unknown figure 'nope'"):

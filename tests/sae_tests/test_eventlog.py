@@ -1,4 +1,4 @@
-"""Pure: Spark's own task metrics read out of a run's event logs (sae.results.eventlog): an
+"""Pure: Spark's own task metrics read out of a run's event logs (sae.results.run.eventlog): an
 application's own (closed, zstd) and a catalogue's shared application's (copied while it ran:
 plain text, other runs' tasks in it, possibly ending mid-line), rolling (Spark 4) or single files
 (Spark 3.5); each repetition sums the tasks that finished inside it."""
@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pyarrow as pa
 
-from sae.results.eventlog import input_batches
+from sae.results.run.eventlog import input_batches
 
 METRIC = "number of input batches"
 

@@ -1,4 +1,4 @@
-"""Pure: the results page (sae.results.gallery). The committed page is what `sae gallery` makes
+"""Pure: the results page (sae.results.drawing.gallery). The committed page is what `sae gallery` makes
 of the committed recorded runs, every figure and table stamped with its run and commit; recording
 a run keeps what the page draws from (the representative repetitions' metric windows, the event
 log cut to what the figures sum) and nothing else, and a failed recording leaves nothing."""
@@ -16,9 +16,9 @@ from PIL import Image
 import sae
 from metareserve.errors import UsageError
 from sae.cli import main as sae_cli
-from sae.results import gallery
-from sae.results.eventlog import input_batches
-from sae.results.results import RunDir, read_results, write_results
+from sae.results.drawing import gallery
+from sae.results.run.eventlog import input_batches
+from sae.results.run.directory import RunDir, read_results, write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
 

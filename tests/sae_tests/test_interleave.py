@@ -8,7 +8,7 @@ import sae
 from sae.planning.planner import plan
 from sae.planning.spec import READ_OPTIONS, Experiment, Sweep, Workload
 from sae.running.execute import comparison_key, interleave, reader_of
-from sae.results.results import write_results
+from sae.results.run.directory import write_results
 from test_ledger_results import READERS, _fill, _run
 
 

@@ -10,10 +10,11 @@ import pytest
 import sae
 from monitor_deploy import read_frame
 from metareserve.errors import UsageError
-from sae.results.ledger import RunLedger
+from sae.results.run.ledger import RunLedger
 from sae.planning.planner import plan
-from sae.results.report import make_report, summary, summary_text
-from sae.results.results import RunDir, versions, write_results
+from sae.results.analysis.summary import summary, summary_text
+from sae.results.drawing.report import make_report
+from sae.results.run.directory import RunDir, versions, write_results
 from sae.planning.spec import Experiment, SparkSpec, Sweep
 
 
@@ -195,7 +196,7 @@ def test_scalability_figure_draws_one_speedup_line_per_selectivity(tmp_path):
     _fill(p, run, ledger, np.random.default_rng(3))
     write_results(run)
     from matplotlib.lines import Line2D
-    from sae.results.plotting import keeping_figures
+    from sae.results.drawing.plotting import keeping_figures
     with keeping_figures() as kept:
         make_report(run.root)
     fig = next(f for path, f in kept if path.name == "scalability.png")
@@ -210,7 +211,7 @@ def test_beside_a_tenant_only_what_it_touches_is_read_over_the_query(tmp_path):
     the compute side's bytes, which arrive in a burst between two scrapes, stay read at the
     quiet scrapes around the query: all 1000 of them, where interpolation would miss part."""
     from monitor_deploy import write_frame
-    from sae.results.results import TENANT_TOUCHED, side_resources
+    from sae.results.run.directory import TENANT_TOUCHED, side_resources
 
     def burst(t):   # bytes to node2 during the query [10.3, 11.6]; nothing in the pauses
         return 1000 * min(max((t - 10.3) / 0.3, 0), 1)

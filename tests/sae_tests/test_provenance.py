@@ -2,7 +2,7 @@
 a temporary git repository, no nodes)."""
 import subprocess
 
-from sae.results import provenance
+from sae.results.run import provenance
 
 
 def git(repo, *args):

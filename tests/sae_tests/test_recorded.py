@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 import sae
-from sae.results.compare import compare
-from sae.results.history import calibrate
+from sae.results.analysis.compare import compare
+from sae.results.analysis.history import calibrate
 
 RECORDED = Path(__file__).parent / "recorded"
 PAIRS = {p.name: yaml.safe_load((p / "pair.yaml").read_text()) for p in sorted(RECORDED.iterdir())

@@ -10,9 +10,9 @@ from rich.console import Console
 import metareserve.log as mlog
 from sae.running.console import RunConsole
 from sae.running.execute import TAG, Recorder
-from sae.results.ledger import RunLedger
+from sae.results.run.ledger import RunLedger
 from sae.planning.planner import plan
-from sae.results.results import RunDir, versions
+from sae.results.run.directory import RunDir, versions
 from sae.planning.spec import Experiment, Sweep
 from sae.running.context import Stack, StageContext
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from sae.results.report import make_report
-from sae.results.results import write_results
+from sae.results.drawing.report import make_report
+from sae.results.run.directory import write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
 

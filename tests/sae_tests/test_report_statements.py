@@ -7,8 +7,9 @@ import pytest
 
 import sae
 from sae.planning import readers
-from sae.results.report import SPREAD_CAVEAT, caveats, correctness, make_report, summary, summary_text
-from sae.results.results import write_results
+from sae.results.analysis.summary import SPREAD_CAVEAT, caveats, correctness, summary, summary_text
+from sae.results.drawing.report import make_report
+from sae.results.run.directory import write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
 
@@ -107,8 +108,9 @@ def test_correctness_names_disagreements():
 
 def test_percentiles_only_with_enough_values_and_log_selectivity_axis(tmp_path):
     import matplotlib.pyplot as plt
-    from sae.results.plotting import BAND_MIN, selectivity_axis, stats, whiskers
-    from sae.results.report import point_table
+    from sae.results.analysis.measured import BAND_MIN, stats
+    from sae.results.analysis.summary import point_table
+    from sae.results.drawing.plotting import selectivity_axis, whiskers
     run = _recorded(tmp_path)
     df = sae.load_results(run.root)
     t = point_table(df)
@@ -128,7 +130,7 @@ def test_compute_side_figure_without_any_complete_window(tmp_path):
     """Prometheus down for the whole run: no bytes or CPU anywhere, the figure is still drawn
     (a log axis over no positive value is not)."""
     import numpy as np
-    from sae.results.figures import plot_compute_side
+    from sae.results.drawing.figures import plot_compute_side
     df = pd.DataFrame({"selectivity": [50, 50, 100, 100], "reader": ["offload"] * 4, "point": ["a", "a", "b", "b"],
                        "repetition": [0, 1, 0, 1], "warmup": [False] * 4, "drift": [False] * 4,
                        "compute_rx_bytes": [np.nan] * 4, "compute_cpu_s": [np.nan] * 4,

@@ -3,9 +3,9 @@ measured in (no cluster; tests/sae_tests/test_e2e.py checks the same on a real r
 import numpy as np
 import pandas as pd
 
-from sae.results import plotting
-from sae.results.figures import host_rates, plot_storage_ops, plot_storage_phases, plot_time_composition
-from sae.results.storage_work import CLIENT_PHASES, CLS_PHASES
+from sae.results.drawing import plotting
+from sae.results.drawing.figures import host_rates, plot_storage_ops, plot_storage_phases, plot_time_composition
+from sae.results.run.storage_work import CLIENT_PHASES, CLS_PHASES
 
 
 def counters(times, values, measured=None, node="node1", counter="cpu_seconds"):
@@ -111,7 +111,7 @@ def test_the_composition_is_one_repetitions_so_its_phases_add_up_to_its_reading_
 def test_init_and_compute_bars_reach_the_median_query_time(tmp_path):
     """Init and compute whose medians, taken apart, add up to less than the median query time:
     the stacked bar is the median repetition's (of two, the mean of both), up to the median."""
-    from sae.results.axis_figures import plot_objectsize
+    from sae.results.drawing.axis_figures import plot_objectsize
     rows = []
     for size, splits in ((4 << 20, [(0.1, 1.9), (0.9, 0.3), (0.2, 0.4)]), (16 << 20, [(0.5, 1.0), (0.3, 2.0)])):
         for rep, (init, compute) in enumerate(splits):

@@ -11,7 +11,7 @@ import sae
 from metareserve.capacity import online_cpus
 from sae.planning import capacities, machine
 from sae.planning.spec import ClusterSpec
-from sae.results.host_figures import plot_hosts
+from sae.results.drawing.host_figures import plot_scale
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +48,6 @@ def test_the_scale_figure_draws_per_host_count_and_only_with_two(tmp_path):
                              "placement_imbalance": 1 + 1 / osds, "total_s": 2.0,
                              "objects_per_osd": json.dumps({f"osd.{i}": 3 for i in range(osds)})})
     df = pd.DataFrame(rows)
-    path = plot_hosts(df, tmp_path)
+    path = plot_scale(df, tmp_path)
     assert path == tmp_path / "scale.png" and path.stat().st_size > 10_000
-    assert plot_hosts(df[df["hosts"] == 3], tmp_path / "none") is None
+    assert plot_scale(df[df["hosts"] == 3], tmp_path / "none") is None

@@ -9,7 +9,7 @@ from pathlib import Path
 from sae.app import EVENT_TAG, run_points
 from sae.planning.loader import load_experiment
 from sae.planning.planner import plan
-from sae.results.report import reads_event_log
+from sae.results.drawing.report import reads_event_log
 
 ROOT = Path(__file__).resolve().parents[2]
 

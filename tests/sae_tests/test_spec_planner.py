@@ -296,9 +296,9 @@ def test_selectivity_tiny_covers_the_papers_points_with_three_readers():
 def test_selectivity_tiny_gives_the_headline_points_five_measured_repetitions_per_reader(tmp_path):
     """statistics.MIN_N measured repetitions per reader at 1 % and 100 % (the headline ratios get
     an interval), 2 at 10 % and 50 %; one warm-up each; in the plan, plan.yaml and the ledger."""
-    from sae.results.ledger import RunLedger
-    from sae.results.results import versions
-    from sae.results.statistics import MIN_N
+    from sae.results.run.ledger import RunLedger
+    from sae.results.run.directory import versions
+    from sae.results.analysis.statistics import MIN_N
     from sae.planning.planner import Plan
     e = sae.load_experiment("experiments/selectivity.py").with_profile("tiny")
     p = plan(e, profile="tiny")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sae.results.statistics import (Interval, Spread, across_runs, adjust, bootstrap_p, log_se, ratio_of_medians,
-                                    verdict)
+from sae.results.analysis.statistics import (Interval, Spread, across_runs, adjust, bootstrap_p, log_se,
+                                             ratio_of_medians, verdict)
 
 
 def test_ratio_of_medians_interval_contains_the_truth_and_is_reproducible():

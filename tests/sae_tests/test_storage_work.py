@@ -3,7 +3,7 @@ queries (kept only where both edges were read inside the pauses) and from the co
 import json
 
 from rados_deploy import CounterSnapshot, OsdCounters
-from sae.results.storage_work import cls_columns, osd_ops
+from sae.results.run.storage_work import cls_columns, osd_ops
 
 
 def snap(t, reads, pid=7, store=True, pgs=None):

@@ -22,7 +22,7 @@ rows in that order. Otherwise (the ``scan`` query) it keeps rows with ``column <
 computes the row count plus an order-independent checksum over ``columns`` (every column when
 empty): the connector reads just the columns the query uses.
 For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
-query (the object class's phase times and counts, calls, reply waits; sae.results.storage_work).
+query (the object class's phase times and counts, calls, reply waits; sae.results.run.storage_work).
 Queries run in ``schedule`` order (sae.running.execute.interleave: the readers of a comparison
 take turns), several points being open at once; ``seq`` in a ``rep`` event is the query's place
 in the application's order. Events go to stdout prefixed ``sae-rep`` (the runner records them as they arrive) and, except

@@ -1,6 +1,6 @@
 """The figures a report can draw, each one :class:`Figure` entry in :data:`FIGURES`: its name (what
-an experiment declares in ``Experiment.figures``), the function that draws it
-(``"module:function"``, imported when a report draws it: planning loads no matplotlib), whether
+an experiment declares in ``Experiment.figures``), the module whose ``plot_<name>`` draws it
+(imported when a report draws it: planning loads no matplotlib), whether
 every report draws it, and whether it reads Spark's event log (a shared application's log is then
 copied into the run). The spec's check, the report and the gallery read them here: adding a
 figure is one entry (and its function).
@@ -19,17 +19,19 @@ from typing import Callable
 
 @dataclasses.dataclass(frozen=True)
 class Figure:
-    """One figure: ``name``, its drawing function ``draw`` (``"module:function"``), whether every
-    report draws it (``standard``) and whether it ``reads_event_log``."""
+    """One figure: ``name``, the ``module`` whose ``plot_<name>`` draws it (dashes as underscores:
+    ``time-composition`` is ``plot_time_composition``), whether every report draws it
+    (``standard``) and whether it ``reads_event_log``."""
 
     name: str
-    draw: str
+    module: str
     standard: bool = False
     reads_event_log: bool = False
 
-    def __post_init__(self):
-        if ":" not in self.draw:
-            raise ValueError(f"figure {self.name}: draw must be 'module:function', not {self.draw!r}")
+    @property
+    def draw(self) -> str:
+        """Its drawing function as ``"module:function"``."""
+        return f"{self.module}:plot_{self.name.replace('-', '_')}"
 
     def function(self) -> Callable:
         module, _, name = self.draw.partition(":")
@@ -42,33 +44,20 @@ class Figure:
         return [] if got is None else [got] if isinstance(got, Path) else list(got)
 
 
-_FIGURES = "sae.results.figures"
-_AXIS = "sae.results.axis_figures"
+_DRAWING = "sae.results.drawing"
+COMMON = f"{_DRAWING}.figures"       # the figures many runs draw
+AXIS = f"{_DRAWING}.axis_figures"     # one experiment's own axis
+HOSTS = f"{_DRAWING}.host_figures"    # the host-count axis
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (
-    Figure("selectivity", f"{_FIGURES}:plot_selectivity"),
-    Figure("compute-side", f"{_FIGURES}:plot_compute_side"),
-    Figure("bandwidth", f"{_AXIS}:plot_bandwidth"),
-    Figure("objectsize", f"{_AXIS}:plot_objectsize"),
-    Figure("objectsize-selectivity", f"{_AXIS}:plot_objectsize_selectivity"),
-    Figure("backend", f"{_AXIS}:plot_backend"),
-    Figure("scalability", f"{_AXIS}:plot_scaling"),
-    Figure("batchsize", f"{_AXIS}:plot_batchsize", reads_event_log=True),
-    Figure("storedcompression", f"{_AXIS}:plot_storedcompression"),
-    Figure("formats", f"{_AXIS}:plot_formats"),
-    Figure("versions", f"{_AXIS}:plot_versions"),
-    Figure("projection", f"{_AXIS}:plot_projection"),
-    Figure("points", f"{_FIGURES}:plot_points"),
-    Figure("alleviation", f"{_FIGURES}:plot_alleviation"),
-    Figure("resources-disk", f"{_FIGURES}:plot_devices"),
-    Figure("queries", f"{_AXIS}:plot_queries"),
-    Figure("contention", f"{_AXIS}:plot_contention"),
-    Figure("autoscaler", f"{_AXIS}:plot_autoscaler"),
-    Figure("scale", "sae.results.host_figures:plot_hosts"),
-    Figure("time-composition", f"{_FIGURES}:plot_time_composition", standard=True),
-    Figure("storage-phases", f"{_FIGURES}:plot_storage_phases", standard=True),
-    Figure("storage-ops", f"{_FIGURES}:plot_storage_ops", standard=True),
-    Figure("resources", f"{_FIGURES}:plot_resources", standard=True),
+    *(Figure(name, COMMON) for name in ("selectivity", "compute-side", "points", "alleviation", "resources-disk")),
+    *(Figure(name, AXIS) for name in ("bandwidth", "objectsize", "objectsize-selectivity", "backend", "scalability",
+                                      "storedcompression", "formats", "versions", "projection", "queries",
+                                      "contention", "autoscaler")),
+    Figure("batchsize", AXIS, reads_event_log=True),
+    Figure("scale", HOSTS),
+    *(Figure(name, COMMON, standard=True) for name in ("time-composition", "storage-phases", "storage-ops",
+                                                         "resources")),
 )}
 """Every figure by name, the standard ones last (in the order every report draws them)."""
 

@@ -15,6 +15,16 @@ _UNKNOWN = re.compile(r"(\w+)\.__init__\(\) got an unexpected keyword argument '
 _CLASSES = {c.__name__: c for c in (*spec.SECTIONS.values(), spec.Experiment, spec.Sweep)}
 
 
+def experiment_files(directory) -> list[Path]:
+    """The experiment files of ``directory``: its ``*.py`` files (not ``_*``), by name."""
+    d = Path(directory)
+    files = sorted(f for f in d.glob("*.py") if not f.name.startswith("_"))
+    if not files:
+        raise UsageError(f"{d}: no experiment files (*.py) in this directory; give a directory of experiment "
+                         f"files such as experiments/, or one file")
+    return files
+
+
 def load_experiment(path) -> Experiment:
     """Import the experiment file at ``path`` and return its ``experiment``.
 

@@ -401,7 +401,7 @@ class Experiment:
     """The drift check: the reference point (the first point that runs on the last stack) is run
     again at the end of the run, as many measured repetitions as its own (at least
     :data:`DRIFT_MIN`), kept out of every other statistic; the report compares its end with its
-    start (``sae.results.report.drift``)."""
+    start (``sae.results.analysis.summary.drift``)."""
 
     def __post_init__(self):
         """Profiles given as dicts become :class:`Profile` objects (checked, one line naming the

@@ -1,13 +1,15 @@
-"""Results: a run's directory (:mod:`.results`) and ledger (:mod:`.ledger`), the tidy results
-table, the storage side's work (:mod:`.storage_work`), the figures (:mod:`.figures`, drawn with
-:mod:`.plotting`) and the report (:mod:`.report`), the notebook handle (:mod:`.handle`) and the
-cost model fitted on runs (:mod:`.advice`).
+"""Results, in three groups whose imports point one way (run ← analysis ← drawing): a run's own
+state (:mod:`.run`: its directory and results table, ledger, provenance, what it recorded), what
+is computed from runs (:mod:`.analysis`: statistics, the summary, comparisons, history,
+calibration, the cost model and its advice) and what is drawn from them (:mod:`.drawing`: figures,
+the report, the pages, the gallery); beside them the notebook's handle on a run (:mod:`.handle`).
 Imports planning, never running."""
-from .advice import advise
+from .analysis.advice import advise
+from .analysis.summary import summary, summary_text
+from .drawing.report import make_report
 from .handle import RunHandle
-from .ledger import RunLedger
-from .report import make_report, summary, summary_text
-from .results import RunDir, load_results, write_results
+from .run.directory import RunDir, load_results, write_results
+from .run.ledger import RunLedger
 
 __all__ = ["RunDir", "RunLedger", "RunHandle", "load_results", "write_results", "make_report", "summary",
            "summary_text", "advise"]

@@ -3,7 +3,7 @@
     h = sae.run("experiments/selectivity.py", options=sae.RunOptions(reservation="cluster.yaml"))
     h.root            # the run directory
     h.results         # results.parquet as a DataFrame (sae.load_results)
-    h.summary         # offload against each baseline per selectivity (sae.results.report.summary)
+    h.summary         # offload against each baseline per selectivity (sae.results.analysis.summary.summary)
     h.figures()       # the report's figures as matplotlib Figures, by file name
 
 Interrupting (Ctrl-C, or the kernel's interrupt) stops the Spark application and leaves the run
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import plotting, report
-from .results import RunDir, load_results
+from .analysis import summary as summaries
+from .drawing import plotting, report
+from .run.directory import RunDir, load_results
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,11 +34,11 @@ class RunHandle:
         """The handle of the run directory at ``path`` (or of the latest run under it)."""
         root = RunDir.find(path).root
         df = load_results(root)
-        return cls(root, df, report.summary(df) if not df.empty else pd.DataFrame())
+        return cls(root, df, summaries.summary(df) if not df.empty else pd.DataFrame())
 
     def summary_text(self) -> str:
         """The summary as ``sae report`` prints it."""
-        return report.summary_text(self.summary)
+        return summaries.summary_text(self.summary)
 
     def figures(self) -> dict:
         """file name → matplotlib Figure of every figure in the run's report (redrawn, as

@@ -32,11 +32,11 @@ from metareserve.outputs import check_writable
 
 from . import runner
 from ..planning import settings as settings_mod
-from ..planning.loader import load_experiment
+from ..planning.loader import experiment_files, load_experiment
 from .context import RunOptions
 from .shared_app import SharedApplication
-from ..results.report import figure_names
-from ..results.results import RunDir
+from ..results.drawing.report import figure_names
+from ..results.run.directory import RunDir
 
 STAGE = "sae catalogue"
 set_ = set   # ``set`` names the settings below
@@ -55,16 +55,6 @@ class Entry:
     seconds: float | None = None
     error: str | None = None
     headline: str | None = None
-
-
-def experiment_files(directory) -> list[Path]:
-    """The experiment files of ``directory``: its ``*.py`` files (not ``_*``), by name."""
-    d = Path(directory)
-    files = sorted(f for f in d.glob("*.py") if not f.name.startswith("_"))
-    if not files:
-        raise UsageError(f"{d}: no experiment files (*.py) in this directory; give a directory of experiment "
-                         f"files such as experiments/, or one file")
-    return files
 
 
 def plan_catalogue(directory, *, profile: str | None = None, options: RunOptions | None = None,

@@ -19,9 +19,9 @@ from spark_deploy import SparkCluster, SparkOptions
 from ..connector import SubmitSpec
 from .console import Quiet, RunConsole
 from .shared_app import SharedApplication
-from ..results.ledger import RunLedger
+from ..results.run.ledger import RunLedger
 from ..planning.planner import PlannedPoint, Plan, digest
-from ..results.results import RunDir
+from ..results.run.directory import RunDir
 from ..planning.spec import Experiment
 from ..planning.stages import STAGES
 

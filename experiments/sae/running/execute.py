@@ -43,8 +43,8 @@ from .context import Stack, StageContext, dataset_dirs, dataset_path
 from .shared_app import stop_applications, stop_leftovers
 from .storage_watch import StorageWatch, down_message
 from .tenant_load import CpuTenant, ScanTenant, Tenant
-from ..results.report import reads_event_log
-from ..results.storage_work import OpsRecorder, json_lines
+from ..results.drawing.report import reads_event_log
+from ..results.run.storage_work import OpsRecorder, json_lines
 
 STAGE = "sae run"
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
@@ -517,7 +517,7 @@ or a single file, after its application's id."""
 def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
     """Copy the event log of the shared application that ran the job whose raw lines are ``raw``
     (its ``app`` event names it) into ``logs/shared/<app id>/events/``, where
-    sae.results.eventlog reads a run's logs, as it stands after the job: the application drained
+    sae.results.run.eventlog reads a run's logs, as it stands after the job: the application drained
     Spark's listeners before it ended the job, so the job's tasks are in it (a later job of the same
     run copies it again, whole)."""
     app = next((e for e in json_lines(raw) if e.get("event") == "app"), {})

@@ -27,11 +27,11 @@ from .plan_checks import check_own_node_names, check_reservation
 from .shared_app import SharedApplication
 from .console import RunConsole
 from ..results.handle import RunHandle
-from ..results.ledger import RunLedger
+from ..results.run.ledger import RunLedger
 from ..planning.loader import load_experiment
 from ..planning.planner import Plan, plan as make_plan
-from ..results import provenance
-from ..results.results import RunDir, versions
+from ..results.run import provenance
+from ..results.run.directory import RunDir, versions
 from ..planning.spec import Experiment, check_every_setting_runs
 from ..planning.stages import STAGES
 

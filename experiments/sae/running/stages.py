@@ -18,8 +18,8 @@ from metareserve.log import node_log
 
 from ..planning import capacities
 
-from ..results.report import make_report
-from ..results.results import write_results
+from ..results.drawing.report import make_report
+from ..results.run.directory import write_results
 from . import hosts, reader, tenant_load
 from .clean import retire
 from .plan_checks import check_reservation

@@ -5,29 +5,28 @@ such as ``time>5%`` that fail on a regression the verdict supports.
 A side is one run directory, several runs of one code (judged across runs), or, with ``axis``, the
 points of one run at one value of a parameter (an axis inside one run). Points are matched by
 their configuration: the parameter columns of results.parquet
-(:func:`sae.results.results.flat_params`), less the parameters that differ between the sides as a
+(:func:`sae.results.run.directory.flat_params`), less the parameters that differ between the sides as a
 whole (one value on each side, not the same on all, e.g. ``stored_compression``): those are what
 the comparison is about and are shown, with the differences in the runs' provenance
 (``versions.lock``), as "what differs". Statistics are over measured repetitions only
-(:func:`sae.results.plotting.measured`).
+(:func:`sae.results.analysis.measured.measured`).
 
-What a verdict rests on (:mod:`sae.results.statistics`):
+What a verdict rests on (:mod:`sae.results.analysis.statistics`):
 
 * separate runs: Student's t on the logs of the sides' run medians, the run-to-run spread pooled
   from the sides' own runs and the A/A calibration of the baseline's machine and stack
-  (:mod:`sae.results.calibration`), the standard error no less than the within-run intervals
+  (:mod:`sae.results.analysis.calibration`), the standard error no less than the within-run intervals
   imply; with one run a side, the within-run bootstrap interval must exclude 1 as well. Without
-  :data:`~sae.results.statistics.MIN_DF` degrees of freedom of spread the comparison is
+  :data:`~sae.results.analysis.statistics.MIN_DF` degrees of freedom of spread the comparison is
   uncalibrated: the within-run bootstrap's p-value alone, and a verdict reads ``worse?`` or
   ``better?`` at most.
 * an axis inside one run: the within-run bootstrap; where the two values' repetitions did not
   take turns (``seq``), ``worse?`` or ``better?`` at most.
 
 Either way the p-values of every judged point-metric are adjusted together for multiplicity
-(:func:`sae.results.statistics.adjust`) and a ratio within ``same_within`` of 1 reads ``same``."""
+(:func:`sae.results.analysis.statistics.adjust`) and a ratio within ``same_within`` of 1 reads ``same``."""
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
 import math
@@ -35,18 +34,17 @@ import re
 import string
 from pathlib import Path
 
-import jinja2
 import numpy as np
 import pandas as pd
 
 from metareserve.errors import UsageError
 
-from ..planning.spec import SECTIONS
-from . import calibration as calibrations, provenance, statistics
+from ...planning.spec import SECTIONS
+from ..run import provenance
+from ..run.directory import QUALIFIED, RunDir, load_results
+from . import calibration as calibrations, statistics
 from .calibration import Calibration, Identity
-from .pages import STYLE
-from .plotting import BAND_MIN, measured, pyplot, save, shown, stats
-from .results import QUALIFIED, RunDir, load_results
+from .measured import measured, shown
 from .statistics import ALPHA, MIN_DF, MULTIPLICITY, Interval, Spread
 
 METRICS = ("total_s", "compute_rx_bytes", "compute_cpu_s", "storage_cpu_s")
@@ -178,7 +176,7 @@ class Measure:
     mean of its runs' medians) over ``n`` measured values from ``runs`` runs. But for the
     baseline: the ratio side / baseline as ``ratio``, with its bootstrap interval over the
     repetitions (one run a side), and as ``across``, with its interval across runs
-    (:func:`~sae.results.statistics.across_runs`; the pooled ``spread`` behind it); whether the
+    (:func:`~sae.results.analysis.statistics.across_runs`; the pooled ``spread`` behind it); whether the
     verdict is ``calibrated`` (the spread between runs was known, or an axis's values took turns),
     the p-value adjusted for multiplicity (``p_adjusted``) and the ``verdict``: ``worse``,
     ``better``, ``same``, ``unknown`` (nothing to judge by) or ``baseline``; ``worse?`` or
@@ -325,34 +323,6 @@ def fixed_width(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip() for cells in [head, *rows]]
 
 
-PAGE = jinja2.Template("""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
-<style>
-{{ style | safe }}</style></head><body>
-<h1>{{ title }}</h1>
-{% for line in notes %}<p>{{ line }}</p>{% endfor %}
-{% for line in warnings %}<p class="warn">{{ line }}</p>{% endfor %}
-{% for caption, head, rows in tables %}<h2>{{ caption }}</h2>
-<table><tr>{% for h in head %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for r in rows %}<tr>{% for c in r %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>
-{% endfor %}
-<h2>Figures</h2>
-{% for name, data in figures %}<img src="data:image/png;base64,{{ data }}" alt="{{ name }}" title="{{ name }}">
-{% endfor %}
-</body></html>
-""", autoescape=True)
-
-
-def write_page(out_dir, title: str, notes: list[str], warnings: list[str],
-               tables: list[tuple[str, list[str], list[list[str]]]], figures: list[Path]) -> Path:
-    """``out_dir/index.html``: one self-contained page (figures embedded) of notes, tables and figures."""
-    path = Path(out_dir) / "index.html"
-    path.write_text(PAGE.render(style=STYLE, title=title, notes=notes, warnings=warnings, tables=tables,
-                                figures=[(f.stem, base64.b64encode(f.read_bytes()).decode()) for f in figures]))
-    return path
-
-
-
 def p_text(p: float) -> str:
     """``0.012``, ``<0.001``; ``-`` when there is none."""
     return "-" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
@@ -468,37 +438,6 @@ class Comparison:
                               "across_high": (m.across or nan).high, "df": m.spread.df,
                               "p": math.nan if m.baseline else m.p, "p_adjusted": m.p_adjusted,
                               "calibrated": m.calibrated, "verdict": m.verdict} for m in self.measures])
-
-    def figure(self, metric: str, path: Path) -> Path:
-        """The sides' medians of ``metric`` per point, side by side, with their spread (p1–p99 where
-        every point has :data:`BAND_MIN` values, else min–max)."""
-        plt = pyplot()
-        labels = [p.label for p in self.points]
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) + 3) + 3, 4.5))
-        width = 0.8 / len(self.sides)
-        medians = [stats(s.results, ["_point"], metric).set_index("_point").reindex(labels).dropna(subset=["median"])
-                   for s in self.sides]
-        low, high = ("p1", "p99") if all(s["n"].min() >= BAND_MIN for s in medians if len(s)) else ("min", "max")
-        for i, (side, s) in enumerate(zip(self.sides, medians)):
-            x = [labels.index(p) + (i - (len(self.sides) - 1) / 2) * width for p in s.index]
-            ax.errorbar(x, s["median"], yerr=[s["median"] - s[low], s[high] - s["median"]], fmt="o", capsize=3,
-                        label=f"{side.label}: {side.name}")
-        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-        ax.set_xlim(-0.5, len(labels) - 0.5)
-        ax.set_ylabel(metric)
-        ax.set_title(f"{metric}: median per point and side over its repetitions, bars {low}–{high} (p1–p99 with "
-                     f"{BAND_MIN} or more values)", fontsize=10)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-        return save(fig, path)
-
-    def html(self, out_dir) -> Path:
-        """``out_dir/index.html`` (created): the table and, per metric, a figure (``compare-<metric>.png``)."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        figures = [self.figure(m, out / f"compare-{m}.png") for m in self.metrics]
-        return write_page(out, f"{len(self.sides)} sides compared", self.notes() + self.passed(),
-                          self.warnings + [f.text() for f in self.failures],
-                          [("Medians, ratios and verdicts", *self.table())], figures)
 
 
 def label(i: int) -> str:
@@ -639,10 +578,10 @@ def compare(sides, *, metrics=METRICS, rules=(), same_within: float = statistics
     (judged across runs); with ``axis`` (a parameter), give one run directory: its points are
     compared along that parameter, inside the run. ``calibration``: ``auto`` (the record of the
     baseline's machine, stack and experiment, if any), a record's path or
-    :class:`~sae.results.calibration.Calibration`, or None; ``rules``: :class:`Rule` or their text
+    :class:`~sae.results.analysis.calibration.Calibration`, or None; ``rules``: :class:`Rule` or their text
     (``"time>5%"``), whose metrics are compared too, failing on an uncalibrated verdict only with
     ``uncalibrated_ok``; a ratio within ``same_within`` of 1 reads ``same``; ``multiplicity``:
-    ``fdr`` or ``holm`` (:func:`~sae.results.statistics.adjust`). UsageError naming the run
+    ``fdr`` or ``holm`` (:func:`~sae.results.analysis.statistics.adjust`). UsageError naming the run
     directory, record or rule that is wrong."""
     if isinstance(same_within, bool) or not isinstance(same_within, (int, float)) or not 0 <= same_within < 1:
         raise UsageError(f"same within {same_within!r}: give a share of 1 from 0 to below 1 (0.05: 5 %)")

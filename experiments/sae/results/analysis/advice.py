@@ -17,7 +17,7 @@ from . import statistics
 from .compare import fixed_width
 from .cost_model import (BASES, PARAMS, SUBJECTS, TENANT, Config, Crossover, Model, Prediction, config_of, crossing,
                          fit, observations)
-from .plotting import shown, varying
+from .measured import shown, varying
 
 CROSSOVER_POINTS = 10.0
 """A predicted crossover within this many selectivity points of the measured one agrees."""

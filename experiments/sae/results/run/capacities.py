@@ -1,11 +1,11 @@
-"""The report's account of host capacities: what was declared beside what was measured, per host
-(index.html's hosts table) and per side and link (the summary), from the run's ``capacities/``
-records (written by the shape stage)."""
+"""A run's host capacities as its ``capacities/`` records hold them (written by the shape stage):
+what was declared beside what was measured, per host (the report's hosts table) and per side and
+link (the summary's lines and caveats)."""
 from __future__ import annotations
 
 from metareserve import Calibration, Capacities, format_rate, format_size
 
-from .results import RunDir
+from .directory import RunDir
 
 HOST_HEAD = ["host", "side", "roles", "cores", "memory", "link", "usable cores (measured)"]
 

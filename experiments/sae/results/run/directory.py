@@ -29,9 +29,9 @@ from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 from monitor_deploy import counter_gaps, counter_totals, read_frame, write_frame
 
-from ..planning.capacities import SideFigures
-from ..planning.planner import Plan, PlannedPoint
-from ..planning.spec import SECTIONS, PointSpec
+from ...planning.capacities import SideFigures
+from ...planning.planner import Plan, PlannedPoint
+from ...planning.spec import SECTIONS, PointSpec
 from . import provenance
 from .ledger import RunLedger
 from .storage_work import cls_columns, osd_ops
@@ -349,7 +349,7 @@ def load_results(path) -> pd.DataFrame:
     ``compute_cores_declared``/``_measured``, ``storage_cores_declared``/``_measured`` (each
     side's cores, spinning together) and ``link_rate_declared_bps``/``_measured_bps`` (storage →
     compute) from the point's ``capacities/`` record (declared: NaN where nothing was emulated);
-    the storage side's work (:mod:`sae.results.storage_work`): ``osd_*`` (the OSDs' own counters: read
+    the storage side's work (:mod:`sae.results.run.storage_work`): ``osd_*`` (the OSDs' own counters: read
     ops, reply bytes, reads from the store and their bytes) and, for the sae-ceph readers,
     ``cls_*`` (the object class's phase CPU-seconds, rows, batches and bytes, summed over the
     query's calls) and ``reply_wait_s``.
@@ -362,7 +362,7 @@ def load_results(path) -> pd.DataFrame:
 
 def read_results(run: RunDir) -> pd.DataFrame:
     """:func:`load_results` of the run directory ``run`` as it is (a run's own, or one trimmed
-    for the results page, :mod:`sae.results.gallery`): its results.parquet, else from its ledger."""
+    for the results page, :mod:`sae.results.drawing.gallery`): its results.parquet, else from its ledger."""
     if run.results.exists():
         df = read_frame(run.results)
         return _recorded_software(run, df.rename(columns={k: v for k, v in QUALIFIED.items() if v not in df}))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from metareserve.errors import UsageError
 
-from ..planning.planner import Plan, digest
+from ...planning.planner import Plan, digest
 
 FORMAT_VERSION = 1
 STATES = ("todo", "running", "done", "failed")

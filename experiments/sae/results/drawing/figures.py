@@ -3,10 +3,10 @@ for its axis, each named by its entry in :mod:`sae.planning.figures`. An experim
 figures it gets (``Experiment.figures``); every report also draws the standard ones. Each function
 takes its results (and the run directory where it reads more) and the report directory and returns
 what it wrote (nothing: nothing to draw). The figures of one
-experiment's own axis live in :mod:`sae.results.axis_figures`; here the ones many runs draw:
+experiment's own axis live in :mod:`sae.results.drawing.axis_figures`; here the ones many runs draw:
 
 * ``selectivity.png`` (thesis fig. 14): median query time vs selectivity (log axis), whiskers by
-  :data:`~sae.results.plotting.SPREAD_RULE` (p1–p99 with 10 or more measured values per point, else
+  :data:`~sae.results.drawing.plotting.SPREAD_RULE` (p1–p99 with 10 or more measured values per point, else
   min–max), one line per reader (configuration); ``compute-side.png``: bytes the compute hosts
   received and their CPU-seconds vs selectivity.
 * ``points.png``: median time per point.
@@ -34,10 +34,11 @@ import pandas as pd
 
 from monitor_deploy import read_frame
 
-from .plotting import (CONFIG, SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside,
-                       log_axis, measured, median_repetitions, pyplot, save, selectivity_axis, stats, varying, whiskers)
-from .results import RunDir, host_roles
-from .storage_work import CLIENT_PHASES, CLS_PHASES, client_column
+from ..analysis.measured import CONFIG, measured, median_repetitions, stats, varying
+from ..run.directory import RunDir, host_roles
+from ..run.storage_work import CLIENT_PHASES, CLS_PHASES, client_column
+from .plotting import (SPREAD_RULE, config_colour, config_label, figure_legend, grouped_bars, legend_outside, log_axis,
+                       pyplot, save, selectivity_axis, whiskers)
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
@@ -52,7 +53,7 @@ YLABEL = {"cpu_seconds": "CPU (cores busy)", "net_rx_bytes": "received (MB/s)",
 
 
 def plot_selectivity(df: pd.DataFrame, out: Path) -> Path:
-    """Selectivity curve: median total time with whiskers (:func:`~sae.results.plotting.whiskers`)
+    """Selectivity curve: median total time with whiskers (:func:`~sae.results.drawing.plotting.whiskers`)
     per configuration (reader), on a log selectivity axis."""
     keys = varying(df, CONFIG)
     s = stats(df, keys + ["selectivity"]).sort_values("selectivity")
@@ -217,7 +218,7 @@ def _config_medians(df: pd.DataFrame, columns: list[str]) -> tuple[pd.DataFrame,
 
 def _median_repetitions(df: pd.DataFrame, value: str, parts: list[str]) -> tuple[pd.DataFrame, list[str]]:
     """Per configuration and selectivity, ``value`` and ``parts`` of the median repetition
-    (:func:`~sae.results.plotting.median_repetitions`), and the configuration keys."""
+    (:func:`~sae.results.analysis.measured.median_repetitions`), and the configuration keys."""
     keys, group = _config_groups(df)
     return median_repetitions(df, group, value, parts), keys
 
@@ -227,8 +228,8 @@ PHASE_COLOURS = {
     "OSD": {"read": "#0072B2", "decode": "#D55E00", "filter": "#F0E442", "aggregate": "#8C564B", "sort": "#9467BD",
             "project": "#17BECF", "encode": "#BCBD22", "compress": "#7F7F7F", "reply": "#332288"},
 }
-"""Each side's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`, the class's
-:data:`~sae.results.storage_work.CLS_PHASES`) → a colour of its own, the same in every figure:
+"""Each side's phases (:data:`~sae.results.run.storage_work.CLIENT_PHASES`, the class's
+:data:`~sae.results.run.storage_work.CLS_PHASES`) → a colour of its own, the same in every figure:
 the Okabe-Ito colour-blind-safe set, then matplotlib's tab10 for the class's rarer phases; no two
 phases share one, and the time composition hatches the OSD's bars besides."""
 
@@ -275,7 +276,7 @@ def plot_storage_phases(df: pd.DataFrame, out: Path) -> list[Path]:
 def plot_time_composition(df: pd.DataFrame, out: Path) -> list[Path]:
     """``time-composition.png`` (thesis fig. 19's question: where did a request's time go?): per
     selectivity and reader, an object request's time on the compute side stacked by the
-    connector's phases (:data:`~sae.results.storage_work.CLIENT_PHASES`; wall seconds per request)
+    connector's phases (:data:`~sae.results.run.storage_work.CLIENT_PHASES`; wall seconds per request)
     with its measured reading time as a black tick, and beside it the object class's CPU-seconds
     per request stacked by phase (hatched), all of the median repetition by reading time (its
     phases add up to its reading time; medians taken phase by phase need not); every phase in
@@ -340,7 +341,7 @@ SIDES = (("compute_cpu_s", "compute hosts: CPU", "CPU-seconds", 1.0),
 
 def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """Per configuration, what the compute side and the storage side spent during the query
-    (medians, whiskers by :data:`~sae.results.plotting.SPREAD_RULE`): CPU-seconds and bytes (thesis
+    (medians, whiskers by :data:`~sae.results.drawing.plotting.SPREAD_RULE`): CPU-seconds and bytes (thesis
     fig. 13's areas under the curves), a bar per reader grouped by the other parameters."""
     if not any(c in df and df[c].notna().any() for c, _, _, _ in SIDES):
         return []
@@ -356,7 +357,7 @@ def plot_alleviation(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     return [save(fig, out / "alleviation.png", SPREAD_RULE)]
 
 
-def plot_devices(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
+def plot_resources_disk(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     """The storage hosts' device reads and writes (MB/s, stacked by host) over the representative
     repetition of each configuration (thesis fig. 12). On the local cluster the rates are the
     host's processes' storage I/O; a memstore OSD reads RAM, which the title says."""

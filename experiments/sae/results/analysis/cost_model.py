@@ -1,5 +1,5 @@
 """A cost model of each reader, fitted on earlier runs of the cluster it predicts (used by
-:mod:`sae.results.advice`, ``sae advise``; the equations, assumptions and limits: docs/results.md,
+:mod:`sae.results.analysis.advice`, ``sae advise``; the equations, assumptions and limits: docs/results.md,
 "Should I push this query down?").
 
 A query's **volumes** follow from its configuration (:class:`Config`) and the data's **shape**
@@ -32,9 +32,9 @@ import pandas as pd
 from metareserve import format_rate, format_size
 from metareserve.errors import UsageError
 
-from ..planning import queries, readers
+from ...planning import queries, readers
 from .compare import Run
-from .storage_work import json_lines
+from ..run.storage_work import json_lines
 
 PUSHDOWN, SHIP, FILES = "pushdown", "ship", "files"
 

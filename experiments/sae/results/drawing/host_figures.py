@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .plotting import config_colour, config_label, figure_legend, log_axis, measured, pyplot, save
+from ..analysis.measured import measured
+from .plotting import config_colour, config_label, figure_legend, log_axis, pyplot, save
 
 plt = pyplot()
 
@@ -20,7 +21,7 @@ PANELS = (("compute_rx_bytes", 1e6, "MB to the compute hosts", True),
           ("total_s", 1.0, "query time (s): this machine's, shared cores", False))
 
 
-def plot_hosts(df: pd.DataFrame, out: Path) -> Path | None:
+def plot_scale(df: pd.DataFrame, out: Path) -> Path | None:
     """The scale figure, or None where the run swept no host count."""
     if "hosts" not in df or df["hosts"].nunique() < 2:
         return None

@@ -1,5 +1,5 @@
 """A/A calibration: how far each point's median moves from one run to the next on one machine and
-stack, recorded once and consulted by every comparison of runs (:mod:`sae.results.compare`) and by
+stack, recorded once and consulted by every comparison of runs (:mod:`sae.results.analysis.compare`) and by
 the report's caveat on its intervals (:func:`caveat`).
 
 A record covers one experiment on one machine and stack (:class:`Identity`). It holds, per run,
@@ -7,12 +7,12 @@ each point's median of each metric and the number of measured repetitions behind
 known by its parameters. sae's own code is not part of the identity (a comparison judges code):
 the runs of one sae commit form a group, and a point's run-to-run spread is the variance of the
 logs of its run medians about their group's mean, pooled over the groups
-(:class:`~sae.results.statistics.Spread`), so runs of several commits calibrate together without
+(:class:`~sae.results.analysis.statistics.Spread`), so runs of several commits calibrate together without
 their differences counting as spread. A run from a checkout with uncommitted changes cannot
 calibrate: two such runs need not have run the same code.
 
 Records live in ``$SAE_HOME/calibrations/<experiment>-<identity key>.yaml``; ``sae calibrate``
-writes them (:func:`sae.results.history.calibrate`, adding runs to what a record holds) and a
+writes them (:func:`sae.results.analysis.history.calibrate`, adding runs to what a record holds) and a
 comparison finds its baseline's with :func:`find`.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ import yaml
 from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 
-from .results import RunDir, load_results
+from ..run.directory import RunDir, load_results
 from .statistics import CONFIDENCE, MIN_DF, Spread, logs
 
 VERSION = 1
@@ -38,7 +38,7 @@ CONTROLLER_PACKAGES = ("pyspark", "pyarrow", "pandas")
 NODE_SOFTWARE = ("ceph", "kernel", "os")
 """Each node's software and platform a stack is known by (versions.lock ``nodes``)."""
 MISSING = "-"
-"""How a parameter a run has no column for reads (:func:`sae.results.compare.value_text`)."""
+"""How a parameter a run has no column for reads (:func:`sae.results.analysis.compare.value_text`)."""
 
 
 def home() -> Path:

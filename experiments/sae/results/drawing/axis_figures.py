@@ -33,12 +33,12 @@ import pandas as pd
 
 from metareserve import format_size
 
-from ..planning import readers
-from .eventlog import input_batches
-from .plotting import (CONFIG, SPREAD_RULE, columns_read, config_colour, config_label, figure_legend, groups, log_axis,
-                       measured, median_repetitions, others, pyplot, save, selectivity_axis, shown, stats, varying,
-                       whiskers)
-from .results import RunDir
+from ...planning import readers
+from ..analysis.measured import CONFIG, columns_read, measured, median_repetitions, shown, stats, varying
+from ..run.directory import RunDir
+from ..run.eventlog import input_batches
+from .plotting import (SPREAD_RULE, config_colour, config_label, figure_legend, groups, log_axis, others, pyplot, save,
+                       selectivity_axis, whiskers)
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
@@ -201,7 +201,7 @@ def _stacked(ax, x, rep: pd.DataFrame, width: float, label: str, offset: float =
 
 
 def _init_legend(fig, axes, init: str = "init") -> None:
-    """The figure's legend (:func:`~sae.results.plotting.figure_legend`) with the hatching of
+    """The figure's legend (:func:`~sae.results.drawing.plotting.figure_legend`) with the hatching of
     :func:`_stacked`'s lower bars said once."""
     figure_legend(fig, axes, extra=[(Patch(facecolor="white", edgecolor="black", hatch="//", linewidth=0.3),
                                      f"hatched: {init}")])
@@ -209,7 +209,7 @@ def _init_legend(fig, axes, init: str = "init") -> None:
 
 def _init_compute(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Per group of ``by``, ``total_s``, ``init_s`` and ``compute_s`` of the median repetition by
-    query time (:func:`~sae.results.plotting.median_repetitions`): stacked, init and compute reach
+    query time (:func:`~sae.results.analysis.measured.median_repetitions`): stacked, init and compute reach
     the median query time, where the two medians taken apart need not."""
     return median_repetitions(df, by, "total_s", ["init_s", "compute_s"])
 
@@ -249,7 +249,7 @@ def plot_objectsize_selectivity(run: RunDir, df: pd.DataFrame, out: Path) -> Pat
     return save(fig, out / "objectsize-selectivity.png")
 
 
-def plot_scaling(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
+def plot_scalability(run: RunDir, df: pd.DataFrame, out: Path) -> Path:
     """Init (hatched) and compute bars per logical dataset size, one bar per reader, and the
     speedup of offload over the baseline (baseline / offload median time) on the right axis."""
     df = df.assign(logical_rows=df["rows"] * df["link_multiplier"] * df["copy_multiplier"])

@@ -1,10 +1,10 @@
-"""What every figure draws with: the configuration columns (:data:`CONFIG`), statistics over
-measured repetitions, how a configuration is labelled and coloured, the spread every figure draws
-(:func:`whiskers`, by :data:`SPREAD_RULE`), labelled log axes, legends outside the data, and where
-a figure is saved (with its notes and, inside :func:`stamping`, the run it comes from; kept as a
-matplotlib Figure too inside :func:`keeping_figures`). Below both :mod:`sae.results.figures`
-and :mod:`sae.results.report`. matplotlib is imported by the first figure drawn (:func:`pyplot`), so
-``import sae`` and every command that draws nothing load no figure library (a third of the import's time)."""
+"""What every figure draws with: how a configuration is labelled and coloured, the spread every
+figure draws (:func:`whiskers`, by :data:`SPREAD_RULE`), labelled log axes, legends outside the
+data, and where a figure is saved (with its notes and, inside :func:`stamping`, the run it comes
+from; kept as a matplotlib Figure too inside :func:`keeping_figures`); the statistics it draws are
+:mod:`sae.results.analysis.measured`'s. Below :mod:`sae.results.drawing.figures` and every other
+drawing module. matplotlib is imported by the first figure drawn (:func:`pyplot`), so ``import sae``
+and every command that draws nothing load no figure library (a third of the import's time)."""
 from __future__ import annotations
 
 import contextlib
@@ -15,16 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from data_deploy import SCHEMA
-from metareserve import format_size
-
-from ..planning import readers
-from ..planning.spec import SIZES
-
-CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression", "data_format",
-          "spark_version", "spark_pyarrow", "spark_jit", "class_arrow",
-          "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
-          "storage_scans", "pg_autoscale")
+from ...planning import readers
+from ..analysis.measured import BAND_MIN, CONFIG, shown, varying
 
 
 @functools.cache
@@ -37,49 +29,16 @@ def pyplot():
     return plt
 
 
-BAND_MIN = 10
-"""Fewest measured values a point needs for its p1 and p99 (below: its min and max)."""
 SPREAD_RULE = (f"whiskers: p1–p99 of the measured repetitions where a point has {BAND_MIN} or more, "
                f"else their min–max")
 """How every figure's whiskers read (:func:`whiskers`), written under the figure."""
 
 
-def measured(df: pd.DataFrame) -> pd.DataFrame:
-    """The repetitions every statistic is over: not warm-ups, not the drift check's
-    (``drift``: the reference point measured again at the end of the run)."""
-    keep = ~df["warmup"].astype(bool)
-    if "drift" in df:
-        keep &= ~df["drift"].fillna(False).astype(bool)
-    return df[keep]
-
-
-def stats(df: pd.DataFrame, by: list[str], value: str = "total_s") -> pd.DataFrame:
-    """Median, p1, p99, min, max and count ``n`` of ``value`` over measured repetitions
-    (:func:`measured`), grouped by ``by``."""
-    d = measured(df).astype({value: float})
-    g = d.groupby(by, dropna=False)[value]
-    return pd.DataFrame({"median": g.median(), "p1": g.quantile(0.01), "p99": g.quantile(0.99),
-                         "min": g.min(), "max": g.max(), "n": g.count()}).reset_index()
-
-
-def median_repetitions(df: pd.DataFrame, by: list[str], value: str, parts: list[str]) -> pd.DataFrame:
-    """Per group of ``by``, ``value`` and its ``parts`` in the median repetition by ``value`` among
-    the measured ones (of an even count, the mean of the middle two): the parts (a request's
-    phases, a query's init and compute) then add up to the median of ``value``, where medians
-    taken part by part need not (a tiny run's no-offload phases at 100 % summed to 0.88x)."""
-    cols = list(dict.fromkeys([value, *parts]))
-    d = measured(df).astype({c: float for c in cols})
-    rows = []
-    for key, g in d.groupby(by, dropna=False):
-        g = g.sort_values(value, kind="stable")
-        rows.append({**dict(zip(by, key)), **g.iloc[[(len(g) - 1) // 2, len(g) // 2]][cols].mean()})
-    return pd.DataFrame(rows, columns=[*by, *cols])
-
-
 def whiskers(s: pd.DataFrame, scale: float = 1.0) -> np.ndarray:
-    """Error bars (``yerr``: below and above the median) of :func:`stats` rows by
-    :data:`SPREAD_RULE`: p1 and p99 where a point has :data:`BAND_MIN` measured values or more
-    (fewer: its p1 and p99 are only its min and max, so those are drawn and said)."""
+    """Error bars (``yerr``: below and above the median) of
+    :func:`~sae.results.analysis.measured.stats` rows by :data:`SPREAD_RULE`: p1 and p99 where a
+    point has :data:`BAND_MIN` measured values or more (fewer: its p1 and p99 are only its min and
+    max, so those are drawn and said)."""
     enough = (s["n"] >= BAND_MIN).to_numpy()
     low = np.where(enough, s["p1"], s["min"]) / scale
     high = np.where(enough, s["p99"], s["max"]) / scale
@@ -132,11 +91,6 @@ def selectivity_axis(ax, values) -> None:
                   else "selectivity (% of rows kept)")
 
 
-def varying(df: pd.DataFrame, columns) -> list[str]:
-    """The ``columns`` that take more than one value in ``df``."""
-    return [c for c in columns if c in df and df[c].astype(str).nunique() > 1]
-
-
 def config_label(row, keys) -> str:
     """A configuration's legend label: the reader's label, ``<s> %`` for the selectivity and
     ``key=value`` for the other ``keys``."""
@@ -148,11 +102,6 @@ def config_colour(row, keys) -> str | None:
     """The reader's colour when the reader is all that tells configurations apart, else None
     (matplotlib's cycle)."""
     return readers.get(row["reader"]).colour if list(keys) == ["reader"] else None
-
-
-def shown(column: str, value) -> str:
-    """A parameter's value as a person reads it (sizes, stored in bytes, in binary units)."""
-    return format_size(int(value)) if column in SIZES and not pd.isna(value) else str(value)
 
 
 def grouped_bars(ax, s: pd.DataFrame, keys: list[str], column: str = "median", scale: float = 1.0,
@@ -227,11 +176,3 @@ def save(fig, path: Path, note: str | None = None) -> Path:
     if (kept := _kept.get()) is not None:
         kept.append((path, fig))
     return path
-
-
-def columns_read(df: pd.DataFrame) -> pd.Series:
-    """How many columns each repetition's query read (``columns``; empty: every column of the
-    generated data's schema, or NaN for ingested data of unknown width)."""
-    width = np.where(df["data_input"].isna(), len(SCHEMA.names), np.nan) if "data_input" in df else len(SCHEMA.names)
-    return pd.Series([len(c) if len(c) else w for c, w in zip(df["columns"], np.broadcast_to(width, len(df)))],
-                     index=df.index, dtype=float)

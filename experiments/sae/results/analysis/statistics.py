@@ -18,11 +18,11 @@ then left out and said to be missing (``n too small``).
 rule of a percent-change threshold, 5 % by default), or not (same).
 
 An interval over one run's repetitions holds nothing of what moves between runs (the JIT's state,
-the page cache, the machine's speed that hour). Judging two runs (:mod:`sae.results.compare`),
+the page cache, the machine's speed that hour). Judging two runs (:mod:`sae.results.analysis.compare`),
 the unit is therefore a run's median: :func:`across_runs` tests the log of the ratio of two
 groups of run medians with Student's t, its variance pooled (:class:`Spread`) from each group's own
 runs and from other runs of one code on the same machine (an A/A calibration,
-:mod:`sae.results.calibration`). The percentile bootstrap's own two-sided p-value
+:mod:`sae.results.analysis.calibration`). The percentile bootstrap's own two-sided p-value
 (:attr:`Interval.p`: twice the share of resampled ratios on the far side of 1) serves where
 there is nothing across runs. :func:`adjust` corrects a family of p-values for multiplicity.
 """

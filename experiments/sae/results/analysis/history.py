@@ -1,11 +1,11 @@
 """Every run of an experiment on this machine, oldest first: per point (matched as
-:mod:`sae.results.compare` matches them) a series of each metric's median, and conbench's lookback
+:mod:`sae.results.analysis.compare` matches them) a series of each metric's median, and conbench's lookback
 z-score flagging a run whose median strays from the runs before it:
 ``z = (median − mean of the previous lookback runs' medians) / their standard deviation``
 (sample standard deviation), flagged when ``|z| > threshold``; no z with fewer than
 :data:`MIN_EARLIER` earlier runs (a deviation from two or three runs flags ordinary jitter) or
 when their medians are all equal. :func:`calibrate` records such runs as an A/A calibration
-(:mod:`sae.results.calibration`)."""
+(:mod:`sae.results.analysis.calibration`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -19,13 +19,12 @@ import pandas as pd
 
 from metareserve.errors import UsageError
 
+from ..run.provenance import NOT_GIT
 from . import calibration as calibrations
 from .calibration import Calibration, Identity, RunMedians
 from .compare import (METRICS, PARAMETERS, Point, Run, as_numbers, configurations, differences, fixed_width,
-                      median_text, points, write_page)
-from .provenance import NOT_GIT
+                      median_text, points)
 from .statistics import MIN_DF
-from .plotting import pyplot, save
 
 MIN_EARLIER = 5
 """Fewest earlier runs a z-score is computed from."""
@@ -138,32 +137,6 @@ class History:
         return pd.DataFrame([{**dict(e.point.params), "point": e.point.label, "metric": e.metric, "run": e.run.label,
                               "run_dir": str(e.run.root), "started": run_time(e.run), "median": e.median, "n": e.n,
                               "z": e.z, "flagged": e.flagged, "note": e.note} for e in self.entries])
-
-    def figure(self, metric: str, path: Path) -> Path:
-        """Each point's median of ``metric`` per run, flagged runs circled in red."""
-        plt = pyplot()
-        names = [r.label for r in self.runs]
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(names) + 3), 4.5))
-        for point in self.points:
-            series = [e for e in self.entries if e.point == point and e.metric == metric and not math.isnan(e.median)]
-            ax.plot([names.index(e.run.label) for e in series], [e.median for e in series], marker="o",
-                    label=point.label)
-            bad = [e for e in series if e.flagged]
-            ax.scatter([names.index(e.run.label) for e in bad], [e.median for e in bad], s=160, facecolors="none",
-                       edgecolors="red", linewidths=2, zorder=3)
-        ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel(f"{metric}, median of measured repetitions")
-        ax.set_title(f"{self.experiment}: {metric} per run (red: |z| > {self.threshold:g})", fontsize=10)
-        if len(self.points) > 1:
-            ax.legend(fontsize=7)
-        return save(fig, path)
-
-    def html(self, out_dir) -> Path:
-        """``out_dir/index.html`` (created): the tables and a series figure per metric (``history-<metric>.png``)."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        figures = [self.figure(m, out / f"history-{m}.png") for m in self.metrics]
-        return write_page(out, f"History of {self.experiment}", self.notes(), self.flag_lines(), self.tables(), figures)
 
 
 def check(lookback, threshold) -> None:
@@ -293,14 +266,14 @@ def _recorded(runs: list[Run], record: Calibration) -> tuple[list[RunMedians], d
 
 def calibrate(paths, *, out=None) -> tuple[Calibration, list[str]]:
     """Record runs of one experiment on one machine and stack as an A/A calibration
-    (:mod:`sae.results.calibration`): each path a run directory, or an experiment's directory
+    (:mod:`sae.results.analysis.calibration`): each path a run directory, or an experiment's directory
     (every run in it, as :func:`history` lists them). The runs are added to the record at ``out``
     (default: the one of their machine, stack and experiment under
-    :func:`sae.results.calibration.home`), which is saved; returns it and what was skipped. A run
+    :func:`sae.results.analysis.calibration.home`), which is saved; returns it and what was skipped. A run
     whose code is unknown (uncommitted changes) or whose machine, stack or experiment differs
     from the record's (a new record: the newest run's) is refused in one line when named, and
     skipped and named when found in an experiment's directory; so is a record whose spread
-    would have fewer than :data:`~sae.results.statistics.MIN_DF` degrees of freedom."""
+    would have fewer than :data:`~sae.results.analysis.statistics.MIN_DF` degrees of freedom."""
     named, found, skipped = _gather(paths)
     newest = max(named + found, key=lambda r: float(r.results["start"].min()) if "start" in r.results else 0.0)
     if out is not None:

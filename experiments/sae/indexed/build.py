@@ -1,0 +1,76 @@
+"""Build the indexed cache's jar: the Java sources under ``jvm/`` compiled with ``javac`` against
+a Spark installation's own jars (the installed pyspark's by default, so no second copy of any
+library reaches the class path), cached by source digest and Spark version."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from metareserve.errors import OperationalError, UsageError
+
+_JVM = Path(__file__).parent / "jvm"
+
+
+def cache_dir() -> Path:
+    """Where built jars are kept (``$SAE_HOME/indexed``)."""
+    return Path(os.environ.get("SAE_HOME", Path.home() / ".sae")) / "indexed"
+
+
+def jvm_sources() -> list[Path]:
+    """The Java sources of package ``sae.indexed``."""
+    return sorted(_JVM.rglob("*.java"))
+
+
+def spark_jars() -> Path:
+    """The jars of the installed pyspark (its Spark)."""
+    import pyspark
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def jar(*, jars: Path | None = None, out_dir: Path | None = None) -> Path:
+    """The jar of ``sae.indexed`` compiled against the Spark jars in ``jars`` (default
+    :func:`spark_jars`), built once per source digest and Spark under ``out_dir`` (default
+    :func:`cache_dir`); put it on a session with ``.config("spark.jars", str(jar()))``."""
+    return compile_jar(jvm_sources(), "sae-indexed", jars=jars, out_dir=out_dir)
+
+
+def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out_dir: Path | None = None) -> Path:
+    """``sources`` (Java files) compiled with ``javac --release 17`` against the Spark jars in
+    ``jars`` (default :func:`spark_jars`) into ``out_dir/<name>-<digest>.jar`` (default
+    :func:`cache_dir`), the digest of the sources and of Spark's jar names (its and Scala's
+    versions); built only when that jar is missing."""
+    jars = Path(jars) if jars else spark_jars()
+    if not any(jars.glob("spark-core_*.jar")):
+        raise UsageError(f"indexed build: {jars} holds no spark-core jar; "
+                         "give the jars directory of a Spark installation")
+    h = hashlib.sha256()
+    for p in sorted(sources):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h.update("\0".join(sorted(p.name for p in jars.glob("spark-*.jar"))).encode())
+    out = Path(out_dir or cache_dir()) / f"{name}-{h.hexdigest()[:16]}.jar"
+    if out.exists():
+        return out
+    for tool in ("javac", "jar"):
+        if shutil.which(tool) is None:
+            raise UsageError(f"indexed build: '{tool}' not found; install a JDK 17 "
+                             "(./setup.sh installs openjdk-17-jdk-headless)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:   # same disk: atomic rename
+        classes, built = Path(tmp) / "classes", Path(tmp) / out.name
+        _run(["javac", "--release", "17", "-nowarn", "-cp", f"{jars}/*", "-d", str(classes),
+              *map(str, sources)])
+        _run(["jar", "cf", str(built), "-C", str(classes), "."])
+        built.replace(out)
+    return out
+
+
+def _run(argv: list[str]) -> None:
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode != 0:
+        errors = [line for line in (r.stderr or r.stdout).splitlines() if ": error: " in line]
+        raise OperationalError(f"indexed build: '{argv[0]}' exited {r.returncode}: "
+                               f"{errors[0] if errors else (r.stderr or r.stdout).strip()[-300:]}")
