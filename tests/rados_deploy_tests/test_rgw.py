@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fixtures.ceph import client_python, sibling
+from fixtures.ceph import client_python, every_role_on, sibling, started
 from metareserve import Layout, Node, Reservation, UsageError
 from rados_deploy import CephCluster, CephOptions, OpCounts, S3Credentials
 from rados_deploy import remote
@@ -166,16 +166,9 @@ NODE = "node3"
 @pytest.fixture(scope="module")
 def gw(local_cluster, cluster):
     """A started Ceph of this module's own on node3 (memstore, every role, a gateway)."""
-    res = sibling(local_cluster, "g")
-    layout = Layout({r: [NODE] for r in ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-client")})
-    ceph = CephCluster(res, layout, CephOptions(store="memstore", osd_size="1GiB", mon_port=3500, mon_v1_port=None,
-                                                rgw=True), cluster=cluster)
-    try:
-        ceph.install()
-        ceph.start()
+    options = CephOptions(store="memstore", osd_size="1GiB", mon_port=3500, mon_v1_port=None, rgw=True)
+    with started(CephCluster(sibling(local_cluster, "g"), every_role_on(NODE), options, cluster=cluster)) as ceph:
         yield ceph
-    finally:
-        ceph.uninstall()
 
 
 def s3(creds: S3Credentials):
