@@ -259,11 +259,14 @@ class CephCluster(Service):
                     if o.get("rc") == 0 else f"unavailable: {(o.get('stderr') or '').strip()[:200]}"}
                 for n, o in r.items()}
 
-    def placement(self, path: str, *, stage: str = "ceph placement") -> dict[str, dict]:
+    def placement(self, path: str, *, suffixes: tuple[str, ...] = (),
+                  stage: str = "ceph placement") -> dict[str, dict]:
         """Where the data under CephFS ``path`` lives: ``{"osd.<id>": {"objects", "bytes", "pgs"}}``
         for every OSD, counting each RADOS object once (hard links share it) at its primary OSD,
-        and the data pool's placement groups each OSD is primary of."""
-        got = self.probe("placement", stage=stage, pool=self.data_pool, fs_name=self.fs_name, path=path)
+        and the data pool's placement groups each OSD is primary of. With ``suffixes``, only files
+        whose names end in one of them count."""
+        got = self.probe("placement", stage=stage, pool=self.data_pool, fs_name=self.fs_name, path=path,
+                         suffixes=list(suffixes))
         ids = [i for n in self.topology.osd_nodes for i in self.topology.osd_ids(n)]
         empty = {"objects": 0, "bytes": 0, "pgs": 0}
         return {f"osd.{i}": got.get(str(i), empty) for i in sorted(ids)}

@@ -188,10 +188,11 @@ def class_version(conf, pool, nspace, cls, osds):
         r.shutdown()
 
 
-def placement(conf, pool, fs_name, path):
-    """Where the RADOS objects behind the CephFS files under ``path`` live: per primary OSD, how
-    many distinct objects (hard links share one) and their bytes, and the placement groups of
-    ``pool`` each OSD is primary of. Objects are named ``<inode hex>.<block>``."""
+def placement(conf, pool, fs_name, path, suffixes=None):
+    """Where the RADOS objects behind the CephFS files under ``path`` (those whose names end in
+    one of ``suffixes``, if given) live: per primary OSD, how many distinct objects (hard links
+    share one) and their bytes, and the placement groups of ``pool`` each OSD is primary of.
+    Objects are named ``<inode hex>.<block>``."""
     import cephfs
     r = _connect(conf)
     fs = cephfs.LibCephFS(conffile=conf)
@@ -209,7 +210,7 @@ def placement(conf, pool, fs_name, path):
                         full = d.rstrip(b"/") + b"/" + name
                         if entry.is_dir():
                             stack.append(full)
-                        else:
+                        elif not suffixes or name.decode(errors="replace").endswith(tuple(suffixes)):
                             st = fs.stat(full)
                             objects["%x.00000000" % st.st_ino] = st.st_size
                     entry = fs.readdir(h)

@@ -1,10 +1,18 @@
 """Pure: verdicts on recorded runs (``recorded/<pair>/``: A, B and ``pair.yaml``; recorded/README.md).
 
-An A/A pair (the same code and configuration run back to back) reads ``same`` at 95 % of its
-judged point-metrics or more, calibrated on the other A/A pairs' runs (never on its own); an A/B
-pair (B beside a CPU tenant on the storage host) reads ``worse`` in query time for offload and
-no-offload at 1 %, calibrated on every A/A pair's runs, and fails ``time>5%`` there. Pairs marked
-``synthetic`` are stand-ins made by recorded/synthetic.py from one real run."""
+The pairs are real runs of experiments/selectivity.py, recorded back to back on one 2-core machine
+that other work was loading at the time (load average 6 to 14): a run's median query time moved
+up to 2.8x between runs of the same code (aa-2 against aa-3, offload at 1 %), and the calibration
+carries that spread. So:
+
+* an A/A pair (the same code and configuration) reads ``same`` at 95 % of its judged
+  point-metrics or more, calibrated on the other A/A pairs' runs (never on its own);
+* an A/B pair (B beside a CPU tenant of four times the storage host's core) shows the tenant's
+  slowdown within the pair, uncalibrated (``worse?``, the interval above 1, at 1 % for every
+  reader); calibrated on these A/A runs, no verdict there reads ``better``, and a verdict reads
+  ``worse`` only where the slowdown exceeds the machine's run-to-run spread: the tenant's 2-4x
+  mostly does not exceed this noisy machine's, and the comparison says so rather than claim it.
+"""
 from pathlib import Path
 
 import pytest
@@ -64,16 +72,28 @@ def test_an_aa_pair_uncalibrated_claims_nothing(pair):
     assert "uncalibrated: --calibration none" in c.text()
 
 
-@pytest.mark.parametrize("pair", AB)
-def test_an_ab_pair_reads_worse_where_the_tenant_slows_it(tmp_path, pair):
-    c = compare(runs([pair]), calibration=calibration(tmp_path, AA), rules=["time>5%"])
+def _at(c, points):
+    """``{(reader, selectivity): measure}`` of the query time at ``points``, B against A."""
     time = {(dict(m.point.params)["reader"], dict(m.point.params)["selectivity"]): m
             for m in c.measures if m.metric == "total_s" and not m.baseline}
-    for point in SLOWED:
-        assert time[point].verdict == "worse", f"{point}\n{c.text()}"
-    failed = {(dict(f.measure.point.params)["reader"], dict(f.measure.point.params)["selectivity"])
-              for f in c.failures}
-    assert set(SLOWED) <= failed
+    return {p: time[p] for p in points}
+
+
+@pytest.mark.parametrize("pair", AB)
+def test_an_ab_pair_shows_the_slowdown_within_the_pair(pair):
+    c = compare(runs([pair]), calibration=None, rules=["time>5%"])
+    for point, m in _at(c, SLOWED).items():
+        assert m.verdict == "worse?" and m.ratio.low > 1, f"{point}\n{c.text()}"
+    assert "uncalibrated: --calibration none" in c.text() and not c.failures
+
+
+@pytest.mark.parametrize("pair", AB)
+def test_an_ab_pair_calibrated_on_the_noisy_machine_never_reads_better(tmp_path, pair):
+    c = compare(runs([pair]), calibration=calibration(tmp_path, AA), rules=["time>5%"])
+    for point, m in _at(c, SLOWED).items():
+        assert m.calibrated and m.verdict in ("worse", "same"), f"{point}\n{c.text()}"
+        assert m.verdict == "same" or m.across.low > 1, f"{point}\n{c.text()}"
+    assert "calibration: " in c.text()
 
 
 def test_trim_keeps_what_compare_reads(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 
 import metareserve
-from metareserve import Cluster, Layout, LeaseHeld, lease, load_reservation
+from metareserve import Cluster, ConnectError, Layout, LeaseHeld, lease, load_reservation
 from metareserve.errors import NothingToDo, SaeError
 
 from . import tenant_load
@@ -13,7 +13,9 @@ from .context import StackRecord, data_cache, sae_home
 
 def stop_stack(res) -> list[str]:
     """Stop Spark, monitoring and Ceph on ``res`` (by the layout of the stack sae last installed
-    there, else the default one); one line per component."""
+    there, else the default one); one line per component. Hosts that cannot be reached (after a
+    reboot, a local cluster's sshd is gone with its daemons) run nothing to stop and hold no
+    lease: one line says so, and a release still goes ahead."""
     from monitor_deploy import Monitoring
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster
@@ -21,7 +23,10 @@ def stop_stack(res) -> list[str]:
     record = StackRecord.load(res.name)
     layout = Layout.from_dict({"roles": record.layout}) if record else Layout.default(res)
     with Cluster(res) as cluster:
-        held = lease.holder(cluster)
+        try:
+            held = lease.holder(cluster)
+        except ConnectError as e:
+            return [f"{res.name}: nothing stopped, the hosts cannot be reached: {e}"]
         if held is not None:
             raise LeaseHeld(res.name, held)
         for name, cls in (("spark", SparkCluster), ("monitoring", Monitoring), ("ceph", CephCluster)):

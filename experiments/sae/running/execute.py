@@ -31,6 +31,7 @@ from typing import Callable
 from metareserve import Cluster, StageReport
 from metareserve.errors import SaeError
 from metareserve.log import node_log, say
+from data_deploy.formats import SUFFIXES
 from spark_deploy import merged_conf
 
 from ..app import APP, BACKEND_SCAN, EVENT_TAG as TAG
@@ -283,7 +284,8 @@ def _record_placement(ctx: StageContext, stack: Stack, points: list, when: str) 
     for point in points:
         path = dataset_path(point)
         if path not in by_path:
-            by_path[path] = stack.ceph.placement(path, stage=f"{STAGE} placement")
+            by_path[path] = stack.ceph.placement(path, suffixes=tuple(SUFFIXES.values()),
+                                                 stage=f"{STAGE} placement")
         f = ctx.run.placement(point.id)
         f.parent.mkdir(exist_ok=True)
         record = json.loads(f.read_text()) if f.exists() else {}
