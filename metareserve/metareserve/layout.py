@@ -21,7 +21,7 @@ from .errors import UsageError
 from .model import Node, Reservation, read_yaml
 
 ROLES = ("spark-master", "spark-worker", "driver", "ceph-mon", "ceph-mgr", "ceph-osd",
-         "ceph-mds", "ceph-client", "prometheus")
+         "ceph-mds", "ceph-rgw", "ceph-client", "prometheus")
 METRICS_PORTS = {"spark-master": 8080, "spark-worker": 8081, "driver": 4040, "ceph-mgr": 9283}
 """The port each role serves its metrics on unless told otherwise (Spark's master, worker and
 driver web UIs, the Ceph mgr's prometheus module): the deployer that starts the role and the
@@ -135,7 +135,9 @@ class Layout:
         driver's when the compute side has more hosts than the storage side and at least 3 (17
         nodes: 8 OSD hosts, a driver host, 8 worker hosts, the thesis's cluster; 9: 4 + 1 + 4;
         3: node1 stores, node2 drives and works, node3 works). Every node is a ceph-client (the
-        connector and ceph-fuse run on compute hosts). One node plays every role."""
+        connector and ceph-fuse run on compute hosts). One node plays every role. No node is a
+        ``ceph-rgw``: a Ceph asked for a gateway (``CephOptions.rgw``) runs it on the first storage
+        host."""
         names = [n.name for n in reservation.nodes]
         if len(names) == 1:
             storage = compute = names
@@ -153,7 +155,7 @@ class Layout:
         """Node name → ``compute`` (runs Spark: worker, driver or master), ``storage`` (runs a
         Ceph daemon) or ``both``; nodes with neither (e.g. only prometheus) are left out."""
         compute = set(self.all_names("spark-master", "spark-worker", "driver"))
-        storage = set(self.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds"))
+        storage = set(self.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-rgw"))
         return {n: "both" if n in compute and n in storage else "compute" if n in compute else "storage"
                 for n in self.all_names() if n in compute | storage}
 

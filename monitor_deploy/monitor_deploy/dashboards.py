@@ -31,14 +31,32 @@ SPARK_PANELS = [
     ("Executor input bytes/s", 'sum by (executor_id) (rate(metrics_executor_totalInputBytes_bytes_total[{w}]))',
      "executor {{executor_id}}", "Bps"),
 ]
+
+
+def _per_daemon(title: str, counter: str, unit: str) -> tuple[str, str, str, str]:
+    """A panel spec of ``counter``'s rate per Ceph daemon."""
+    return title, f"sum by (ceph_daemon) (rate({counter}[{{w}}]))", "{{ceph_daemon}}", unit
+
+
 CEPH_PANELS = [
     ("OSDs up", 'sum(ceph_osd_up)', "up", "short"),
-    ("OSD read ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r[{w}]))', "{{ceph_daemon}}", "ops"),
-    ("OSD write ops/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w[{w}]))', "{{ceph_daemon}}", "ops"),
-    ("OSD read bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_r_out_bytes[{w}]))', "{{ceph_daemon}}", "Bps"),
-    ("OSD write bytes/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_w_in_bytes[{w}]))', "{{ceph_daemon}}", "Bps"),
-    ("OSD class calls/s", 'sum by (ceph_daemon) (rate(ceph_osd_op_rw[{w}]))', "{{ceph_daemon}}", "ops"),
+    _per_daemon("OSD read ops/s", "ceph_osd_op_r", "ops"),
+    _per_daemon("OSD write ops/s", "ceph_osd_op_w", "ops"),
+    _per_daemon("OSD read bytes/s", "ceph_osd_op_r_out_bytes", "Bps"),
+    _per_daemon("OSD write bytes/s", "ceph_osd_op_w_in_bytes", "Bps"),
+    _per_daemon("OSD class calls/s", "ceph_osd_op_rw", "ops"),
 ]
+RGW_PANELS = [
+    _per_daemon("RGW requests/s", "ceph_rgw_req", "reqps"),
+    _per_daemon("RGW failed requests/s", "ceph_rgw_failed_req", "reqps"),
+    _per_daemon("RGW PUTs/s", "ceph_rgw_put", "reqps"),
+    _per_daemon("RGW GETs/s", "ceph_rgw_get", "reqps"),
+    _per_daemon("RGW bytes put/s", "ceph_rgw_put_b", "Bps"),
+    _per_daemon("RGW bytes got/s", "ceph_rgw_get_b", "Bps"),
+]
+"""The RADOS Gateway's perf counters as the mgr's prometheus module exports them (Ceph 16 counts
+requests, failed ones, GETs and PUTs and their bytes; operations by type: rados_deploy's
+``CephCluster.op_counters``): a dashboard of their own, empty where no gateway runs."""
 
 
 def _panels(specs, *, window: str = "", width: int = 12, height: int = 8) -> list[TimeSeries]:
@@ -55,7 +73,7 @@ def node_panel_specs() -> list[tuple[str, str, str, str]]:
 
 
 def build_dashboards(reservation_name: str, scrape_interval: float) -> dict[str, Dashboard]:
-    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph.
+    """Dashboard file stem → grafanalib Dashboard: nodes, Spark, Ceph, its RADOS Gateways.
 
     Spark and Ceph rates span four scrapes of those (slow, see ``targets.SLOW_INTERVAL``) jobs.
     """
@@ -71,7 +89,8 @@ def build_dashboards(reservation_name: str, scrape_interval: float) -> dict[str,
                          panels=panels, **common, **extra).auto_panel_ids()
     return {"sae-nodes": dash("sae-nodes", "nodes", _panels(node_panel_specs()), templating=node_var),
             "sae-spark": dash("sae-spark", "Spark", _panels(SPARK_PANELS, window=window)),
-            "sae-ceph": dash("sae-ceph", "Ceph", _panels(CEPH_PANELS, window=window))}
+            "sae-ceph": dash("sae-ceph", "Ceph", _panels(CEPH_PANELS, window=window)),
+            "sae-rgw": dash("sae-rgw", "RADOS Gateway", _panels(RGW_PANELS, window=window))}
 
 
 def panel_queries(dashboard_json: dict) -> list[tuple[str, str]]:

@@ -5,7 +5,8 @@ node → monmap + ``ceph-mon --mkfs`` → mons, quorum → pools and CephFS (PG 
 in parallel per node: mgr, MDS, ``ceph osd new`` + ``ceph-osd --mkfs`` + OSDs → ready. A failure
 stops every daemon it started and removes the state it made but the logs its error points to.
 On a bootstrapped cluster: start what is not running. Either way the CephFS pools' autoscaler
-mode is then put in force (``CephOptions.pg_autoscale``; off puts the computed PG counts back).
+mode is then put in force (``CephOptions.pg_autoscale``; off puts the computed PG counts back),
+the client users made, and the RADOS Gateways started (:mod:`rados_deploy.rgw`).
 """
 from __future__ import annotations
 
@@ -38,13 +39,17 @@ def start(cc) -> StageReport:
         state = _restart(cc, facts, fsid, report)
     else:
         state = _bootstrap(cc, report)
+    cluster_fsid = fsid or state["fsid"]
     state = _pools_in_force(cc, state, report)
     if cc.options.cephx:
         _ensure_users(cc, report)
+    if topo.rgws:
+        from .rgw import ensure_gateways
+        ensure_gateways(cc, report, cluster_fsid)
     if fsid:   # a cluster that ran before may hold sessions of clients killed since
         for node, evicted in evict_dead_clients(cc).items():
-            _add(report, node, True, f"evicted the CephFS sessions of dead clients: {', '.join(map(str, evicted))}")
-    report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=fsid or state.get("fsid"),
+            add_outcome(report, node, True, f"evicted the CephFS sessions of dead clients: {', '.join(map(str, evicted))}")
+    report.details.update(bringup_seconds=round(time.monotonic() - t0, 2), fsid=cluster_fsid,
                           pgs=state.get("pgs_expected"), health=state.get("health"))
     return report
 
@@ -57,12 +62,13 @@ def _bootstrap(cc, report: StageReport) -> dict:
     _check_device(cc)
     cc.cluster.call(remote, "wipe", nodes=topo.nodes, stage=STAGE,
                     per_node=lambda n: {"state": cc.state_dir(n.name)})
-    bound = list(dict.fromkeys(topo.mons + topo.mgrs))
+    bound = list(dict.fromkeys(topo.mons + topo.mgrs + topo.rgws))
     facts = cc.daemon_facts(bound, stage=STAGE, ports=True)
     for node in bound:
         for addr, port in facts[node]["busy_ports"]:
             daemon, option = (("ceph-mgr", "mgr_prometheus_port") if port == opts.mgr_prometheus_port
-                              and node in topo.mgrs else ("ceph-mon", "mon_port / mon_v1_port"))
+                              and node in topo.mgrs else ("ceph-rgw", "rgw_port") if port == opts.rgw_port
+                              and node in topo.rgws else ("ceph-mon", "mon_port / mon_v1_port"))
             raise RemoteError(node, f"{daemon} start", f"port {port} on {addr} is in use by another process",
                               hint=f"stop that process, or choose CephOptions.{option}")
     mons = mon_addrs(res, topo, opts)
@@ -175,7 +181,7 @@ def _pools_in_force(cc, state: dict, report: StageReport) -> dict:
              or (mode == "off" and {now.get(p, {}).get("pg_num"), now.get(p, {}).get("pg_num_target")} != {pgs})}
     mon = cc.topology.mons[0]
     if not wrong:
-        _add(report, mon, False, f"PG autoscaler {mode} for {', '.join(pools)}")
+        add_outcome(report, mon, False, f"PG autoscaler {mode} for {', '.join(pools)}")
         return state
 
     def was(pool: dict) -> str:
@@ -184,7 +190,7 @@ def _pools_in_force(cc, state: dict, report: StageReport) -> dict:
     before = ", ".join(f"{p} {was(now.get(p, {}))}" for p in wrong)
     cc.probe("pools", stage="ceph pools", pools=wrong, autoscale=cc.options.pg_autoscale)
     after = cc.wait_ready(stage="ceph pools")
-    _add(report, mon, True, f"PG autoscaler turned {mode} for {', '.join(wrong)} (was: {before})")
+    add_outcome(report, mon, True, f"PG autoscaler turned {mode} for {', '.join(wrong)} (was: {before})")
     return after
 
 
@@ -221,13 +227,13 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
         if facts[node]["fsid"] != fsid:
             raise UsageError(f"[{node} {STAGE}] node has no state of cluster {fsid} (layout changed?); "
                              "run 'rados-deploy uninstall' and start again")
-    for node in topo.clients:
+    for node in [n for n in topo.nodes if n not in topo.server_nodes]:   # clients, gateway-only nodes
         if facts[node]["fsid"] != fsid:
             _copy_client_files(cc, node, fsid)
             report.add(node, True, "client config written")
     for node in topo.nodes:
         if node not in report.nodes and facts[node]["conf_format"] != CONF_FORMAT:
-            cc.cluster.call(remote, "prepare", cc.state_dir(node), {"ceph.conf": [_conf(cc, node, fsid), 0o644]},
+            cc.cluster.call(remote, "prepare", cc.state_dir(node), {"ceph.conf": [node_conf(cc, node, fsid), 0o644]},
                             nodes=[node], stage=STAGE)
             report.add(node, True, f"ceph.conf rewritten in format {CONF_FORMAT} (it was format "
                                    f"{facts[node]['conf_format']})")
@@ -264,7 +270,7 @@ def _restart(cc, facts: dict, fsid: str, report: StageReport) -> dict:
     return state
 
 
-def _conf(cc, node: str, fsid: str) -> str:
+def node_conf(cc, node: str, fsid: str) -> str:
     """``node``'s ceph.conf for a bootstrapped cluster (mon addresses as the first mon's conf has them)."""
     mon = cc.topology.mons[0]
     conf = cc.cluster.run(["cat", cc.conf_path(mon)], nodes=[mon], stage=STAGE)[mon]["stdout"]
@@ -276,7 +282,7 @@ def _conf(cc, node: str, fsid: str) -> str:
 def _copy_client_files(cc, node: str, fsid: str) -> None:
     """Give a client added after bootstrap the cluster's ceph.conf and admin keyring."""
     mon = cc.topology.mons[0]
-    files = {"ceph.conf": [_conf(cc, node, fsid), 0o644]}
+    files = {"ceph.conf": [node_conf(cc, node, fsid), 0o644]}
     if cc.options.cephx:
         files["keyring"] = [cc.cluster.run(["cat", f"{cc.state_dir(mon)}/keyring"], nodes=[mon],
                                            stage=STAGE)[mon]["stdout"], 0o600]
@@ -295,14 +301,14 @@ def _ensure_users(cc, report: StageReport) -> None:
                               per_node=lambda n: {"state": cc.state_dir(n.name), "files": files})
     made_now = [e for e, k in keys.items() if k["changed"]]
     if made_now:
-        _add(report, cc.topology.mons[0], True, f"users {', '.join(made_now)} created or their caps set")
+        add_outcome(report, cc.topology.mons[0], True, f"users {', '.join(made_now)} created or their caps set")
     for node in cc.topology.clients:
         written = [f.split("/", 1)[1].removesuffix(".keyring") for f in changed[node]]
-        _add(report, node, bool(written), f"keyrings of {', '.join(written)} written" if written
+        add_outcome(report, node, bool(written), f"keyrings of {', '.join(written)} written" if written
              else f"keyrings of {', '.join(u.entity for u in made)} current")
 
 
-def _add(report: StageReport, node: str, changed: bool, message: str) -> None:
+def add_outcome(report: StageReport, node: str, changed: bool, message: str) -> None:
     """Add an outcome to ``node``'s in ``report``: changed if either is, messages joined."""
     prev = report.nodes.get(node)
     if prev:

@@ -29,13 +29,18 @@ def _options(fn):
         click.option("--pg-autoscale/--no-pg-autoscale", default=False, show_default=True,
                      help="Ceph's PG autoscaler on the CephFS pools (start puts it in force; off restores "
                           "the computed PG counts)."),
+        click.option("--rgw/--no-rgw", default=False, show_default=True,
+                     help="A RADOS Gateway (S3) on the first mon node when the layout has no ceph-rgw role."),
+        click.option("--rgw-port", type=INT, default=7480, show_default=True,
+                     help="Port the gateway serves S3 on, at each gateway node's cluster address."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
     return fn
 
 
-_OPTION_NAMES = ("store", "osd_size", "bluestore_device", "osds_per_node", "cephx", "op_timeout", "fs_name", "pg_autoscale")
+_OPTION_NAMES = ("store", "osd_size", "bluestore_device", "osds_per_node", "cephx", "op_timeout", "fs_name", "pg_autoscale",
+                 "rgw", "rgw_port")
 
 
 def _command(fn):
@@ -92,6 +97,10 @@ def _client_confs(ceph) -> None:
         u = ceph.users
         click.echo(f"client users: {u.scan.id} (read CephFS metadata, call the {ceph.class_name} class), "
                    f"{u.fs_read.id} (read CephFS), {u.fs_write.id} (write CephFS), admin")
+    if ceph.topology.rgws:
+        s3 = ceph.s3_users
+        click.echo(f"S3 at {ceph.s3_endpoint}: users {s3.writer.id} (create buckets, write), {s3.reader.id} (read); "
+                   f"credentials in {ceph.s3_credentials_path(ceph.topology.rgws[0], s3.writer)} and beside it")
 
 
 def _directory(value: str | None, flag: str) -> str | None:

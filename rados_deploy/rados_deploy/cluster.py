@@ -7,10 +7,12 @@ from importlib import resources
 from metareserve import (Cluster, Layout, OperationalError, RemoteError, Reservation, Service, StageReport, UsageError,
                          node_agent)
 
-from . import counters, remote
-from .config import KEYRINGS, Topology, pg_counts
+from . import counters, ops, remote, rgw
+from .config import KEYRINGS, OPS_LOG, Topology, pg_counts
 from .counters import CounterSnapshot
+from .ops import OpCounts
 from .options import CephOptions
+from .rgw import S3Credentials, S3User, S3Users
 from .status import CephStatus, DaemonStatus
 from .users import CephUser, ClientUsers
 
@@ -63,6 +65,41 @@ class CephCluster(Service):
             return f"{self.state_dir(node)}/keyring"
         return f"{self.state_dir(node)}/{KEYRINGS}/{user.entity}.keyring"
 
+    @property
+    def s3_users(self) -> S3Users:
+        """The gateway's S3 users (``s3_users.writer``, ``s3_users.reader``); with a gateway each
+        one's credentials file is at :meth:`s3_credentials_path` on the gateway and client nodes."""
+        return S3Users()
+
+    def s3_credentials_path(self, node: str, user: S3User) -> str:
+        """Path on ``node`` of ``user``'s S3 credentials (0600, AWS shared-credentials format: a
+        process there sets ``AWS_SHARED_CREDENTIALS_FILE`` to it; the keys never go on a command line)."""
+        return f"{self.state_dir(node)}/{rgw.S3_DIR}/{user.id}.credentials"
+
+    def s3_credentials(self, user: S3User) -> S3Credentials:
+        """``user``'s keys and the gateway's endpoint, read from the first gateway node (held in
+        memory here, never written on the controller)."""
+        return rgw.credentials(self, user)
+
+    def s3_endpoint_of(self, node: str) -> str:
+        """The S3 endpoint of ``node``'s gateway: ``http://<cluster address>:<rgw_port>``."""
+        return f"http://{self.reservation.node(node).cluster_address}:{self.options.rgw_port}"
+
+    @property
+    def s3_endpoint(self) -> str:
+        """The first gateway's S3 endpoint (UsageError without a gateway)."""
+        if not self.topology.rgws:
+            raise UsageError("this Ceph runs no RADOS Gateway: set CephOptions.rgw (or a 'ceph-rgw' layout role)")
+        return self.s3_endpoint_of(self.topology.rgws[0])
+
+    def create_bucket(self, name: str, user: S3User | None = None, *,
+                      readers: list[S3User] | None = None) -> StageReport:
+        """Make S3 bucket ``name`` owned by ``user`` (default ``s3_users.writer``) unless it is,
+        and let ``readers`` (default ``[s3_users.reader]``) get, head and list it (a bucket
+        policy); "no changes" when both hold. A bad name is a UsageError before anything is sent."""
+        users = self.s3_users
+        return rgw.create_bucket(self, name, user or users.writer, [users.reader] if readers is None else readers)
+
     def state_dir(self, node: str) -> str:
         """Where this cluster's state lives on ``node``."""
         return self.reservation.node_dir(node, "ceph")
@@ -103,6 +140,10 @@ class CephCluster(Service):
             report.add(node, now, f"linked {self.shared_client_conf}" if now else f"{self.shared_client_conf} current")
         return report
 
+    def ops_log_path(self, node: str) -> str:
+        """The ops log of ``node``'s gateway: one JSON entry per S3 request (:mod:`rados_deploy.ops`)."""
+        return f"{self.state_dir(node)}/log/{OPS_LOG}"
+
     def log_path(self, node: str, daemon: str) -> str:
         return f"{self.state_dir(node)}/log/ceph-{daemon}.log"
 
@@ -120,27 +161,30 @@ class CephCluster(Service):
         nodes = nodes or topo.nodes
 
         def kwargs(n):
-            binaries = sorted({f"ceph-{d.split('.')[0]}" for d in topo.daemons(n.name)} | {"ceph"})
-            return {"daemons": topo.daemons(n.name), "binaries": binaries,
+            daemons = topo.daemons(n.name) + topo.gateways(n.name)
+            binaries = sorted({binary(d) for d in daemons} | {"ceph"})
+            return {"daemons": daemons, "binaries": binaries,
                     "ports": [[n.cluster_address, p] for p in self.fixed_ports(n.name)] if ports else []}
         return self.cluster.call(remote, "facts", nodes=nodes, stage=stage,
                                  per_node=lambda n: dict(kwargs(n), state=self.state_dir(n.name)))
 
     def fixed_ports(self, node: str) -> list[int]:
-        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module)."""
+        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module, the gateway)."""
         o, topo = self.options, self.topology
         mon = [o.mon_port, o.mon_v1_port] if node in topo.mons else []
         mgr = [o.mgr_prometheus_port] if node in topo.mgrs and o.mgr_prometheus else []
-        return [p for p in mon + mgr if p]
+        return [p for p in mon + mgr + ([o.rgw_port] if node in topo.rgws else []) if p]
 
     def start_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
-        """Start one daemon (``osd.3``) on ``node`` unless running; foreground (``-f``), by pid."""
+        """Start one daemon (``osd.3``, ``rgw.node1``) on ``node`` unless running; foreground
+        (``-f``), by pid."""
         kind, ident = daemon.split(".", 1)
         state = self.state_dir(node)
         env = {"CEPH_CONF": self.conf_path(node)}
         if kind == "osd":
             env["ARROW_DEFAULT_MEMORY_POOL"] = "system"
-        argv = [f"ceph-{kind}", "-f", "-c", self.conf_path(node), "-i", ident]
+        who = ["-n", f"client.rgw.{ident}"] if kind == "rgw" else ["-i", ident]
+        argv = [binary(daemon), "-f", "-c", self.conf_path(node), *who]
         return self.cluster.call(node_agent, "start_daemon", argv, f"{state}/run/ceph-{daemon}.pid",
                                  f"{state}/log/{daemon}.out", env=env, nodes=[node], stage=stage)[node]
 
@@ -209,7 +253,7 @@ class CephCluster(Service):
     def versions(self) -> dict[str, dict]:
         """``{node: {"ceph": "ceph version ..."}}`` on every Ceph node, for a run's provenance
         (``"unavailable: ..."`` where the command fails; never raises for a node)."""
-        nodes = self.layout.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-client")
+        nodes = self.layout.all_names("ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-rgw", "ceph-client")
         r = self.cluster.run(["ceph", "--version"], nodes=nodes, stage="ceph versions", check=False, timeout=60)
         return {n: {"ceph": f"unavailable: {o}" if isinstance(o, BaseException) else o["stdout"].strip()
                     if o.get("rc") == 0 else f"unavailable: {(o.get('stderr') or '').strip()[:200]}"}
@@ -238,12 +282,19 @@ class CephCluster(Service):
         Subtract two snapshots (:meth:`CounterSnapshot.delta`) for what happened in between."""
         return counters.snapshot(self, stage=stage)
 
+    def op_counters(self, *, stage: str = "ceph op counters") -> OpCounts:
+        """Storage operations by type so far (:mod:`rados_deploy.ops`): S3 requests at the
+        gateways, MDS requests, RADOS ops the gateways sent, client ops and bytes at the OSDs.
+        Subtract two (:meth:`OpCounts.delta`) for what a job did in between."""
+        return ops.snapshot(self, stage=stage)
+
     def daemons(self, *, stage: str = "ceph status") -> list[DaemonStatus]:
         """Every daemon of the layout per host: pid and whether its process runs (no mon asked,
         so a watcher can poll it cheaply while queries run)."""
-        facts = self.daemon_facts(self.topology.server_nodes, stage=stage)
+        nodes = list(dict.fromkeys(self.topology.server_nodes + self.topology.rgws))
+        facts = self.daemon_facts(nodes, stage=stage)
         return [DaemonStatus(*name.split(".", 1), node, st["pid"], st["alive"])
-                for node in self.topology.server_nodes for name, st in facts[node]["daemons"].items()]
+                for node in nodes for name, st in facts[node]["daemons"].items()]
 
     def on_own_connections(self) -> "CephCluster":
         """This cluster over connections of its own, for a thread that polls while others stream
@@ -316,6 +367,12 @@ class CephCluster(Service):
                 raise OperationalError(f"[{self.topology.mons[0]} {stage}] cluster not ready after "
                                        f"{self.options.ready_timeout:.0f}s: {describe(state)}; "
                                        f"see the logs under {self.state_dir(self.topology.mons[0])}/log")
+
+
+def binary(daemon: str) -> str:
+    """The program of a daemon (``osd.3`` → ``ceph-osd``, ``rgw.node1`` → ``radosgw``)."""
+    kind = daemon.split(".", 1)[0]
+    return "radosgw" if kind == "rgw" else f"ceph-{kind}"
 
 
 def describe(state: dict) -> str:

@@ -90,11 +90,25 @@ bluestore block size = {{ o.osd_size }}
 {% endif %}{% endif %}
 {% for osd in osds %}{% if o.bluestore_device %}[osd.{{ osd }}]
 bluestore block path = {{ o.bluestore_device }}
-{% endif %}{% endfor %}""")
+{% endif %}{% endfor %}{% if rgw %}
+[client.rgw.{{ node }}]
+rgw data = {{ state }}/data/rgw.{{ node }}
+{% if cephx %}keyring = {{ state }}/data/rgw.{{ node }}/keyring
+{% endif %}admin socket = {{ state }}/run/ceph-rgw.{{ node }}.asok
+log file = {{ state }}/log/ceph-rgw.{{ node }}.log
+rgw frontends = beast endpoint={{ address }}:{{ o.rgw_port }}
+rgw enable ops log = true
+rgw ops log rados = false
+rgw ops log file path = {{ state }}/log/{{ ops_log }}
+rgw log nonexistent bucket = true
+{% endif %}""")
 
 CONF_FORMAT = 2
 """Version of the generated ceph.conf; 2: every client user reads its own keyring
 (``keyrings/client.<id>.keyring``), client.admin the state dir's ``keyring``."""
+OPS_LOG = "rgw-ops.log"
+"""The gateway's ops log in a node's ``log/`` dir: one JSON entry per request, written by the
+gateway's own thread (:mod:`rados_deploy.ops` counts it); nothing of it goes to RADOS."""
 KEYRINGS = "keyrings"
 """Directory (0700) in a node's state dir holding the client users' keyrings (0600)."""
 
@@ -117,6 +131,7 @@ def keyring(entries: dict[str, tuple[str, dict]]) -> str:
 
 ADMIN_CAPS = {"mds": "allow *", "mgr": "allow *", "mon": "allow *", "osd": "allow *"}
 MGR_CAPS = {"mds": "allow *", "mon": "allow profile mgr", "osd": "allow *"}
+RGW_CAPS = {"mgr": "allow rw", "mon": "allow rw", "osd": "allow rwx"}
 MDS_CAPS = {"mds": "allow", "mgr": "allow profile mds", "mon": "allow profile mds", "osd": "allow rw tag cephfs *=*"}
 
 
@@ -136,16 +151,19 @@ class Topology:
     mgrs: list[str]
     mdss: list[str]
     osd_nodes: list[str]
+    rgws: list[str]
     clients: list[str]
     osds_per_node: int
 
     @classmethod
     def from_layout(cls, reservation: Reservation, layout: Layout, options: CephOptions) -> "Topology":
-        """Validate the Ceph roles; mgr and mds default to the first mon node."""
+        """Validate the Ceph roles; mgr and mds default to the first mon node, and so does the
+        gateway when ``options.rgw`` asks for one and the layout names no ``ceph-rgw`` node."""
         layout.validate(reservation, require=("ceph-mon", "ceph-osd"))
         mons = layout.names("ceph-mon")
         topo = cls(mons=mons, mgrs=layout.names("ceph-mgr") or mons[:1], mdss=layout.names("ceph-mds") or mons[:1],
                    osd_nodes=layout.names("ceph-osd"), clients=layout.names("ceph-client"),
+                   rgws=layout.names("ceph-rgw") or (mons[:1] if options.rgw else []),
                    osds_per_node=options.osds_per_node)
         for name in topo.nodes:
             if not _NAME.fullmatch(name):
@@ -157,7 +175,7 @@ class Topology:
     def nodes(self) -> list[str]:
         """Every node with a Ceph role (daemons or client), in layout order."""
         out: list[str] = []
-        for group in (self.mons, self.mgrs, self.mdss, self.osd_nodes, self.clients):
+        for group in (self.mons, self.mgrs, self.mdss, self.osd_nodes, self.rgws, self.clients):
             out.extend(n for n in group if n not in out)
         return out
 
@@ -186,6 +204,11 @@ class Topology:
         out += [f"osd.{i}" for i in self.osd_ids(node)]
         return out + ([f"mds.{node}"] if node in self.mdss else [])
 
+    def gateways(self, node: str) -> list[str]:
+        """The RADOS Gateway on ``node`` (``rgw.<node>``; its Ceph entity is ``client.rgw.<node>``),
+        started after the cluster is ready."""
+        return [f"rgw.{node}"] if node in self.rgws else []
+
 
 def mon_addrs(reservation: Reservation, topo: Topology, options: CephOptions) -> list[tuple[str, str]]:
     """``[(mon id, addrvec)]`` such as ``('node1', '[v2:10.0.0.1:3300,v1:10.0.0.1:6789]')``."""
@@ -203,4 +226,5 @@ def render_conf(*, node: str, state: str, address: str, fsid: str, mon_host: str
     chooseleaf = 1 if len(topo.osd_nodes) >= options.replicas else 0
     return CONF_TEMPLATE.render(format=CONF_FORMAT, keyrings=KEYRINGS, node=node, state=state, address=address,
                                 fsid=fsid, mon_host=mon_host, auth="cephx" if options.cephx else "none",
-                                cephx=options.cephx, o=options, chooseleaf=chooseleaf, osds=topo.osd_ids(node))
+                                cephx=options.cephx, o=options, chooseleaf=chooseleaf, osds=topo.osd_ids(node),
+                                rgw=node in topo.rgws, ops_log=OPS_LOG)

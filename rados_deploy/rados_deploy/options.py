@@ -12,6 +12,7 @@ SERVER_PACKAGES = ["ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-common"
 CLIENT_PACKAGES = ["ceph-common", "ceph-fuse", "python3-rados", "python3-cephfs"]
 CLASS_BUILD_PACKAGES = ["rados-objclass-dev", "libradospp-dev", "librados-dev", "build-essential"]
 LIBRARY_BUILD_PACKAGES = ["build-essential"]
+RGW_PACKAGES = ["radosgw", "python3-botocore"]
 
 @dataclasses.dataclass
 class CephOptions:
@@ -29,6 +30,9 @@ class CephOptions:
     the ``sae`` object class is built against and loads (21.0.0 or later: the class needs Arrow's
     separate compute library); ``install_class`` on a running cluster switches it, restarting the
     OSDs that had loaded another.
+    ``rgw``: run a RADOS Gateway (S3) on the first mon node when the layout names no
+    ``ceph-rgw`` node (a layout that names some runs one on each of them either way); it serves
+    on the node's cluster address at ``rgw_port``, and its nodes get ``rgw_packages``.
     ``mgr_prometheus_port`` is where the mgr's prometheus module serves (when
     ``mgr_prometheus``). ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
     would take Spark's 7077/7078).
@@ -48,6 +52,9 @@ class CephOptions:
     library_build_packages: list[str] = dataclasses.field(default_factory=lambda: list(LIBRARY_BUILD_PACKAGES))
     mgr_prometheus: bool = True
     mgr_prometheus_port: int = METRICS_PORTS["ceph-mgr"]
+    rgw: bool = False
+    rgw_port: int = 7480
+    rgw_packages: list[str] = dataclasses.field(default_factory=lambda: list(RGW_PACKAGES))
     fs_name: str = "cephfs"
     replicas: int = 1
     pgs_per_osd: int = 16
@@ -76,8 +83,9 @@ class CephOptions:
         if arrow is None or len(arrow) != 3 or arrow < (21,):
             raise UsageError(f"CephOptions.class_arrow {self.class_arrow!r} is not a pyarrow release of 21.0.0 or "
                              f"later (e.g. 26.0.1)")
-        if not isinstance(self.pg_autoscale, bool):
-            raise UsageError(f"CephOptions.pg_autoscale must be true or false, not {self.pg_autoscale!r}")
+        for name in ("pg_autoscale", "rgw"):
+            if not isinstance(getattr(self, name), bool):
+                raise UsageError(f"CephOptions.{name} must be true or false, not {getattr(self, name)!r}")
         if self.bluestore_device is not None:
             validate.path(self.bluestore_device, "CephOptions.bluestore_device")
             if not self.bluestore_device.startswith("/"):
@@ -85,9 +93,23 @@ class CephOptions:
         low, high = self.daemon_ports
         if not 1024 <= low < high <= 65535:
             raise UsageError(f"CephOptions.daemon_ports must be (low, high) ports above 1023, not {self.daemon_ports!r}")
+        self._check_rgw_port()
         if self.bluestore_device and self.store != "bluestore":
             raise UsageError("CephOptions.bluestore_device needs store='bluestore'")
         if self.bluestore_device and self.osds_per_node != 1:
             raise UsageError("CephOptions.bluestore_device serves one OSD: set osds_per_node=1")
         if not isinstance(self.fs_name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,63}", self.fs_name):
             raise UsageError(f"CephOptions.fs_name {self.fs_name!r} must be letters, digits, '-' or '_'")
+
+    def _check_rgw_port(self) -> None:
+        """``rgw_port`` is a port of its own: no mon's, mgr module's, daemon range's or metrics port's."""
+        port = self.rgw_port
+        if not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535:
+            raise UsageError(f"CephOptions.rgw_port must be a port from 1024 to 65535, not {port!r}")
+        taken = {**{p: f"the {role} metrics port (metareserve.layout.METRICS_PORTS)" for role, p in METRICS_PORTS.items()},
+                 self.mon_port: "mon_port", self.mon_v1_port: "mon_v1_port",
+                 self.mgr_prometheus_port: "mgr_prometheus_port"}
+        low, high = self.daemon_ports
+        clash = taken.get(port) or (f"in daemon_ports {low}-{high}" if low <= port <= high else None)
+        if clash:
+            raise UsageError(f"CephOptions.rgw_port {port} is {clash} too: choose another port (default 7480)")

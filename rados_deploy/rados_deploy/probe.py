@@ -233,6 +233,73 @@ def placement(conf, pool, fs_name, path, suffixes=None):
             r.shutdown()
 
 
+def _radosgw_admin(conf, *args):
+    """``radosgw-admin`` as client.admin; its JSON answer, or None where the user is not there."""
+    import subprocess
+    r = subprocess.run(["radosgw-admin", "-c", conf, "--format", "json", *args], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        if "no user info saved" in r.stderr:
+            return None
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        raise RuntimeError("radosgw-admin %s failed (%d): %s" % (" ".join(args[:2]), r.returncode,
+                                                                 lines[-1] if lines else ""))
+    return json.loads(r.stdout)
+
+
+def s3_users(conf, users):
+    """Make each of ``users`` ({uid: max_buckets}) exist with that bucket limit: create it (the
+    gateway makes its keys) or set its limit. Returns {uid: {"access_key", "secret_key",
+    "changed"}}; the keys leave only through this process's stdout."""
+    out = {}
+    for uid, max_buckets in users.items():
+        info, changed = _radosgw_admin(conf, "user", "info", "--uid", uid), False
+        if info is None:
+            info, changed = _radosgw_admin(conf, "user", "create", "--uid", uid, "--display-name", uid,
+                                           "--max-buckets=%d" % max_buckets), True
+        elif info.get("max_buckets") != max_buckets:
+            info, changed = _radosgw_admin(conf, "user", "modify", "--uid", uid,
+                                           "--max-buckets=%d" % max_buckets), True
+        key = next(k for k in info["keys"] if k["user"] == uid)
+        out[uid] = {"access_key": key["access_key"], "secret_key": key["secret_key"], "changed": changed}
+    return out
+
+
+def s3_bucket(conf, endpoint, credentials, bucket, readers):
+    """Make ``bucket`` as the user whose credentials file is ``credentials`` unless it owns it,
+    and let ``readers`` (uids) get, head and list it. {"created", "policy"}: what changed."""
+    import os
+    os.environ["AWS_SHARED_CREDENTIALS_FILE"] = credentials
+    import botocore.config
+    import botocore.exceptions
+    import botocore.session
+    s3 = botocore.session.get_session().create_client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1",
+        config=botocore.config.Config(s3={"addressing_style": "path"}, retries={"max_attempts": 3}))
+    try:
+        s3.head_bucket(Bucket=bucket)
+        created = False
+    except botocore.exceptions.ClientError as e:
+        if e.response["Error"]["Code"] not in ("404", "NoSuchBucket"):
+            raise RuntimeError("bucket %s: %s (does another user own it?)" % (bucket, e.response["Error"]["Code"]))
+        s3.create_bucket(Bucket=bucket)
+        created = True
+    policy = {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam:::user/%s" % r for r in readers]},
+        "Action": ["s3:GetObject", "s3:ListBucket", "s3:GetBucketLocation"],
+        "Resource": ["arn:aws:s3:::%s" % bucket, "arn:aws:s3:::%s/*" % bucket]}]} if readers else None
+    try:
+        current = json.loads(s3.get_bucket_policy(Bucket=bucket)["Policy"])
+    except botocore.exceptions.ClientError:
+        current = None
+    changed = current != policy
+    if changed and policy:
+        s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
+    elif changed:
+        s3.delete_bucket_policy(Bucket=bucket)
+    return {"created": created, "policy": changed}
+
+
 if __name__ == "__main__":
     fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
     print(json.dumps(globals()[fn](**kwargs)))

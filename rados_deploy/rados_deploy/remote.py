@@ -43,7 +43,8 @@ def _port_busy(addr, port):
 
 
 def facts(state, daemons, binaries=(), ports=()):
-    """What this node has: bootstrap marker (fsid), daemon pids, OSD ids on disk, missing binaries,
+    """What this node has: bootstrap marker (fsid), pids of ``daemons`` and of any gateway that has
+    a pid file (a gateway started under other options is stopped too), OSD ids on disk, missing binaries,
     busy ports (``[[addr, port]]`` that cannot be bound), whether the state dir exists."""
     marker = None
     try:
@@ -52,7 +53,9 @@ def facts(state, daemons, binaries=(), ports=()):
     except OSError:
         pass
     out = {}
-    for name in daemons:
+    gateways = [os.path.basename(f)[len("ceph-"):-len(".pid")]   # any gateway, whatever the options now
+                for f in glob.glob(os.path.join(state, "run", "ceph-rgw.*.pid"))]
+    for name in list(daemons) + sorted(set(gateways) - set(daemons)):
         pid = read_pid(os.path.join(state, "run", "ceph-%s.pid" % name))
         out[name] = {"pid": pid, "alive": bool(pid) and pid_alive(pid)}
     osd_ids = []
@@ -436,3 +439,146 @@ def perf_counters(fields, state, daemons):
             values.append(v)
         out[daemon] = [read_pid("%s/run/ceph-%s.pid" % (state, daemon)), values]
     return out
+
+
+def wait_http(url, pidfile, timeout):
+    """Wait until ``url`` answers HTTP (any status) while the process of ``pidfile`` runs; the
+    seconds waited, or None once that process is gone."""
+    import time
+    import urllib.error
+    import urllib.request
+    start = time.time()
+    while time.time() - start < timeout:
+        try:
+            urllib.request.urlopen(url, timeout=5).close()
+            return round(time.time() - start, 2)
+        except urllib.error.HTTPError:
+            return round(time.time() - start, 2)
+        except (urllib.error.URLError, OSError):
+            pid = read_pid(pidfile)
+            if not pid or not pid_alive(pid):
+                return None
+            time.sleep(0.2)
+    raise RuntimeError("%s did not answer within %ds" % (url, timeout))
+
+
+def read_private(path):
+    """The text of a file only its owner may read (a secret), None if missing; refuses a file
+    that others may read."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    if st.st_mode & 0o077:
+        raise RuntimeError("%s is readable by others (mode %o); remove it and start again" % (path, st.st_mode & 0o777))
+    with open(path) as f:
+        return f.read()
+
+
+def _perf_sections(state, daemon, sections):
+    """[pid, {section: its counters}] of ``daemon``'s ``perf dump``."""
+    asok = "%s/run/ceph-%s.asok" % (state, daemon)
+    try:
+        dump = _admin_command(asok, {"prefix": "perf dump"})
+    except (OSError, ValueError, RuntimeError) as e:
+        raise RuntimeError("perf dump of %s through %s failed: %s; is it running?" % (daemon, asok, e))
+    return [read_pid("%s/run/ceph-%s.pid" % (state, daemon)), {s: dump.get(s, {}) for s in sections}]
+
+
+def _entries(data):
+    """The complete JSON entries at the start of ``data`` (bytes of a gateway's ops log: objects
+    one after another, a batch ending with a newline) and how many bytes they took; an entry
+    being written is left for the next read."""
+    text = data.decode("utf-8", "surrogateescape")
+    decoder, at, done, out = json.JSONDecoder(), 0, 0, []
+    while True:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        if at >= len(text):
+            done = at
+            break
+        try:
+            entry, at = decoder.raw_decode(text, at)
+        except ValueError:
+            break
+        out.append(entry)
+        done = at
+    return out, len(text[:done].encode("utf-8", "surrogateescape"))
+
+
+def _op_type(entry):
+    """An ops log entry's type: the gateway's operation name, but a HEAD of an object (which the
+    gateway names ``get_obj`` too) is ``head_obj`` and a multipart part's PUT ``put_part``."""
+    op = entry.get("operation", "unknown")
+    method, _, rest = entry.get("uri", "").partition(" ")
+    if op == "get_obj" and method == "HEAD":
+        return "head_obj"
+    if op == "put_obj" and re.search(r"[?&]uploadId=", rest.split(" ")[0]):
+        return "put_part"
+    return op
+
+
+def ops_log_counts(path, endpoint, fence_prefix, timeout=30.0):
+    """Requests in the gateway's ops log by type: {type: [requests, failed (HTTP >= 400),
+    bytes received, bytes sent]}. First a fence: an anonymous request for a bucket of its own
+    name, then read the log until the fence's entry is there; the gateway logs in order, so every
+    request it logged before the fence is counted. Fences are not counted. The counts so far and
+    the offset read to are kept beside the log (``<log>.counts``), so a read takes only what the
+    gateway logged since the last one."""
+    import fcntl
+    import time
+    import urllib.error
+    import urllib.request
+    import uuid
+    fence = fence_prefix + uuid.uuid4().hex
+    try:
+        urllib.request.urlopen("%s/%s" % (endpoint, fence), timeout=10).close()
+    except urllib.error.HTTPError:
+        pass   # 404: no such bucket, and logged as such
+    deadline = time.time() + timeout
+    with open(path + ".counts", "a+") as saved:   # also the lock of this log's readers
+        fcntl.flock(saved, fcntl.LOCK_EX)
+        saved.seek(0)
+        text = saved.read()
+        state = json.loads(text) if text.strip() else {}
+        while True:
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                st = None
+            inode = st.st_ino if st else None
+            if inode != state.get("inode") or (st and st.st_size < state.get("offset", 0)):
+                state = {"inode": inode, "offset": 0, "counts": {}}   # a new log
+            seen = False
+            if st and st.st_size > state["offset"]:
+                with open(path, "rb") as f:
+                    f.seek(state["offset"])
+                    entries, used = _entries(f.read())
+                state["offset"] += used
+                for e in entries:
+                    bucket = str(e.get("bucket", ""))
+                    if bucket.startswith(fence_prefix):
+                        seen = seen or bucket == fence
+                        continue
+                    c = state["counts"].setdefault(_op_type(e), [0, 0, 0, 0])
+                    c[0] += 1
+                    c[1] += int(int(e.get("http_status") or 200) >= 400)
+                    c[2] += int(e.get("bytes_received", 0))
+                    c[3] += int(e.get("bytes_sent", 0))
+            if seen:
+                break
+            if time.time() > deadline:
+                raise RuntimeError("the gateway logged no entry of fence %s in %s within %ds" % (fence, path, timeout))
+            time.sleep(0.02)
+        saved.seek(0)
+        saved.truncate()
+        saved.write(json.dumps(state))
+    return state["counts"]
+
+
+def op_counters(state, perf, gateways):
+    """One node's part of an op count: ``perf`` {daemon: [sections]} → {daemon: [pid,
+    {section: counters}]}; ``gateways`` [[ops log, endpoint, fence prefix]] → their
+    :func:`ops_log_counts`."""
+    return {"perf": {d: _perf_sections(state, d, sections) for d, sections in perf.items()},
+            "rgw": [ops_log_counts(*g) for g in gateways]}

@@ -5,16 +5,18 @@ from metareserve import StageReport
 
 from . import remote
 
-STOP_ORDER = ("mds", "osd", "mgr", "mon")   # clients first, monitors last
+STOP_ORDER = ("rgw", "mds", "osd", "mgr", "mon")   # clients first, monitors last
 
 
 def packages_for(cc, node: str) -> list[str]:
-    """Debian packages ``node`` needs for its roles (server, OSD class build, client and its
-    scan library's build)."""
+    """Debian packages ``node`` needs for its roles (server, OSD class build, gateway, client and
+    its scan library's build)."""
     topo, opts = cc.topology, cc.options
     pkgs = list(opts.packages) if node in topo.server_nodes else []
     if node in topo.osd_nodes:
         pkgs += opts.class_build_packages
+    if node in topo.rgws:
+        pkgs += opts.rgw_packages
     if node in topo.clients:
         pkgs += opts.client_packages + opts.library_build_packages
     return list(dict.fromkeys(pkgs))

@@ -12,8 +12,8 @@ import time
 import pytest
 
 import data_deploy
-from fixtures.ceph import client_python, sibling
-from metareserve import Layout, OperationalError
+from fixtures.ceph import client_python, every_role_on, sibling, started
+from metareserve import OperationalError
 from rados_deploy import CephCluster, CephOptions
 
 NODE, DEST, OBJECT_SIZE = "node3", "/full/taxi", "4MiB"
@@ -52,17 +52,9 @@ print(json.dumps(names))
 @pytest.fixture(scope="module")
 def small_ceph(local_cluster, cluster):
     """Every Ceph role on node3, one 256 MiB memstore OSD, its own state and mon port."""
-    res = sibling(local_cluster, "f")
-    roles = ("ceph-mon", "ceph-mgr", "ceph-mds", "ceph-osd", "ceph-client")
-    ceph = CephCluster(res, Layout({r: [NODE] for r in roles}),
-                       CephOptions(store="memstore", osd_size="256MiB", mon_port=3500, mon_v1_port=None,
-                                   op_timeout=20), cluster=cluster)
-    try:
-        ceph.install()
-        ceph.start()
+    options = CephOptions(store="memstore", osd_size="256MiB", mon_port=3500, mon_v1_port=None, op_timeout=20)
+    with started(CephCluster(sibling(local_cluster, "f"), every_role_on(NODE), options, cluster=cluster)) as ceph:
         yield ceph
-    finally:
-        ceph.uninstall()
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,7 @@ def test_dashboards_rates_cover_slow_jobs():
     from monitor_deploy.dashboards import build_dashboards, panel_queries
     dashes = {k: json.loads(json.dumps(d.to_json_data(), cls=DashboardEncoder))
               for k, d in build_dashboards("demo", 1.0).items()}
-    assert [len(panel_queries(d)) for d in dashes.values()] == [len(METRICS), 6, 6]
-    rates = [e for d in ("sae-spark", "sae-ceph") for _, e in panel_queries(dashes[d]) if "rate(" in e]
+    assert [len(panel_queries(d)) for d in dashes.values()] == [len(METRICS), 6, 6, 6]
+    rates = [e for d in ("sae-spark", "sae-ceph", "sae-rgw") for _, e in panel_queries(dashes[d]) if "rate(" in e]
     assert rates and all("[20s]" in e for e in rates)  # 4 x the 5-s interval of Spark/Ceph jobs
     assert all(p["datasource"] == "Prometheus" for d in dashes.values() for p in d["panels"])
