@@ -7,8 +7,10 @@ and after the append; the in-memory readers record what they hold. The lost exec
 series and appended rows that join: tests/sae_tests/test_keyed_app.py (local mode) and the
 README's command."""
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,16 +34,28 @@ READERS = {"indexed", "cache", "vanilla", "offload"}
 SERIES = {"indexed", "cache", "vanilla"}
 
 
+STEP = re.compile(r"sae (\w+)\]? step \d+/\d+ \([^)]*\) ([\d.]+)s")
+"""A finished step's line on ``sae run``'s output (sae.running.console): its stage and seconds."""
+
+
 @pytest.fixture(scope="module")
-def run(sae_cluster) -> Path:
+def run(sae_cluster):
+    """(the run directory, the run's seconds, seconds by stage)."""
     root, _ = sae_cluster
+    start = time.time()
     r = subprocess.run([SAE, "run", "experiments/indexed.py", "--reservation", str(root / "reservation.yaml"),
                         "--out", str(root / "indexed-out"), *CUT], capture_output=True, text=True, cwd=ROOT)
+    seconds = time.time() - start
     assert r.returncode == 0, r.stderr[-3000:]
-    return Path(r.stdout.strip().splitlines()[-1])
+    stages = {}
+    for stage, s in STEP.findall(r.stderr):
+        stages[stage] = stages.get(stage, 0.0) + float(s)
+    return Path(r.stdout.strip().splitlines()[-1]), seconds, stages
 
 
-def test_every_reader_answers_alike_before_and_after_an_append(run):
+def test_every_reader_answers_alike_before_and_after_an_append(run, figure):
+    run, seconds, stages = run
+    figure(f"sae run {seconds:.0f} s: " + ", ".join(f"{k} {v:.0f}" for k, v in stages.items()))
     df = sae.load_results(run)
     assert set(df["reader"]) == READERS and len(df) == 2 * (2 * len(READERS) + len(SERIES))
     assert set(df.loc[df["append_rows"] == APPEND, "reader"]) == SERIES
@@ -55,7 +69,8 @@ def test_every_reader_answers_alike_before_and_after_an_append(run):
     assert "every reader returned the same rows and checksum" in (run / "report" / "summary.txt").read_text()
 
 
-def test_the_in_memory_readers_record_what_they_hold(run):
+def test_the_in_memory_readers_record_what_they_hold(run, figure):
+    run = run[0]
     df = sae.load_results(run)
     appended = df["appended_rows"].fillna(0)
     index, cache = df["reader"] == "indexed", df["reader"] == "cache"
@@ -70,9 +85,20 @@ def test_the_in_memory_readers_record_what_they_hold(run):
     assert (df.loc[df["reader"] == "offload", "cls_calls"] > 0).all()   # it read through the connector at every query
     steps = yaml.safe_load((run / "stages.yaml").read_text())
     assert any("indexed cache" in o["message"] for s in steps if s["stage"] == "build" for o in s["nodes"].values())
+    plain = df[df["append_rows"] == 0]
+    first = plain.groupby("reader").first()
+    figure(f"{ROWS} rows held: indexed {first.loc['indexed', 'cached_bytes'] / 2**20:.1f} MiB of rows + "
+           f"{first.loc['indexed', 'index_bytes'] / 2**20:.1f} MiB of key maps, built in "
+           f"{first.loc['indexed', 'index_build_s']:.1f} s; cache {first.loc['cache', 'cached_bytes'] / 2**20:.1f} MiB, "
+           f"built in {first.loc['cache', 'index_build_s']:.1f} s")
+    times = plain.groupby(["query", "reader"])["total_s"].median().unstack()
+    for query, t in times.iterrows():
+        figure(f"{query} median s: " + ", ".join(f"{r} {t[r]:.2f}" for r in ("indexed", "cache", "vanilla", "offload")
+                                                  if r in t and t[r] == t[r]))
 
 
 def test_its_figures_are_drawn(run):
+    run = run[0]
     for png in ("indexed-lookups.png", "indexed-joins.png", "indexed-append-reads.png", "indexed-appends.png"):
         assert (run / "report" / png).stat().st_size > 10_000, png
     assert not (run / "report" / "indexed-executor-loss.png").exists()   # no executor lost: nothing to draw
