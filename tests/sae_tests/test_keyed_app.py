@@ -4,7 +4,11 @@ before the tests assert (tests/sae_tests/keyed_app.py): points planned by sae (l
 a series of joins with appends) for the vanilla reader over local Parquet files, the cache and
 the indexed reader, configured as the controller configures them, run by one application.
 Every reader's answer agrees at every point and, in the series, after every append; what each
-reader keeps is recorded. Offload, a cluster and a lost executor: tests/sae_tests/test_indexed_run.py."""
+reader keeps is recorded. On a cluster (a lookup, a join and an append; the indexed cache's jar
+built on the driver node): tests/sae_tests/test_indexed_run.py. The lost executor
+(``workload.lose_executor``) has no test: local mode has no executor to lose, and a loss on the
+cluster (an executor's replacement, the copies rebuilt from lineage) costs more than that
+module's budget."""
 from __future__ import annotations
 
 import json
