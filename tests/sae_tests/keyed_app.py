@@ -1,7 +1,8 @@
 """Run one configuration of sae's Spark application (sae/app/run_points.py) in Spark's local mode:
 ``python keyed_app.py CONFIG.json``, CONFIG as the controller writes one (its points' ``out``
-file receives the events), plus ``"jar"`` (the indexed cache's) and ``"vanilla"`` (the path of
-the dataset's files). After the points it writes ``<out>.plans.json``: whether a fresh read of
+file receives the events), plus ``"jar"`` (the indexed cache's), ``"vanilla"`` (the path of
+the dataset's files) and ``"master"`` (``local[2]`` by default; ``local-cluster[...]``: executor
+JVMs of the application's own, running this Python). After the points it writes ``<out>.plans.json``: whether a fresh read of
 the files after the points was answered from a cache (it must not be: the cache reader's copy is
 its own). Exits, JVM included, when done."""
 import json
@@ -14,8 +15,9 @@ from sae.app import run_points
 
 def main(path: str) -> None:
     cfg = json.loads(open(path).read())
-    spark = (SparkSession.builder.master("local[2]").appName("sae keyed app")
+    spark = (SparkSession.builder.master(cfg.get("master", "local[2]")).appName("sae keyed app")
              .config("spark.jars", cfg["jar"]).config("spark.driver.memory", "2g")
+             .config("spark.pyspark.python", sys.executable)
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -80,21 +80,25 @@ def executors(spark):
     return {ids.apply(i) for i in range(ids.size())}
 
 
-def _kill_own_executor(_):
-    """In a task: SIGKILL the JVM of this task's executor (the nearest ancestor process running
-    Spark's executor backend), on the task's first attempt only: Spark runs the lost task again
-    on another executor, where it does nothing."""
-    if TaskContext.get().attemptNumber() > 0:
-        return
-    pid = os.getppid()
-    while pid > 1:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"CoarseGrainedExecutorBackend" in f.read():
-                os.kill(pid, signal.SIGKILL)
-                return
-        with open(f"/proc/{pid}/stat") as f:
-            pid = int(f.read().rsplit(")", 1)[1].split()[1])
-    raise RuntimeError("no Spark executor process above this task's")
+def _executor_killer():
+    """A function for one task: SIGKILL the JVM of the task's executor (the nearest ancestor
+    process running Spark's executor backend), on the task's first attempt only (Spark runs the
+    lost task again on another executor, where it does nothing). Made here, so that Spark's
+    pickler ships it by value: an executor need not import this module under the name the driver
+    did (``keyed`` beside run_points.py, ``sae.app.keyed`` in sae's own tests)."""
+    def kill(_):
+        if TaskContext.get().attemptNumber() > 0:
+            return
+        pid = os.getppid()
+        while pid > 1:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"CoarseGrainedExecutorBackend" in f.read():
+                    os.kill(pid, signal.SIGKILL)
+                    return
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        raise RuntimeError("no Spark executor process above this task's")
+    return kill
 
 
 def lose_executor(spark, wait=REPLACEMENT_WAIT):
@@ -103,7 +107,7 @@ def lose_executor(spark, wait=REPLACEMENT_WAIT):
     manager replaces an executor that died), at most ``wait`` seconds; what the repetition
     records."""
     before = executors(spark)
-    spark.sparkContext.parallelize([0], 1).foreach(_kill_own_executor)
+    spark.sparkContext.parallelize([0], 1).foreach(_executor_killer())
     deadline = time.time() + wait
     while time.time() < deadline:
         now = executors(spark)
