@@ -134,7 +134,7 @@ def test_after_a_lost_executor_every_reader_answers_alike_and_the_cache_is_made_
     lost = events[events["lose_executor"].notna()].sort_values("seq")
     assert len(lost) == 3 * len(READERS) and (lost["executors"] == 2).all()
     assert lost[["rows", "checksum"]].drop_duplicates().shape[0] == 1 and lost["rows"].iloc[0] > ROWS / 2
-    killed = lost[lost["executor_lost"].fillna(False).astype(bool)]
+    killed = lost[lost["executor_lost"].eq(True)]
     assert len(killed) == 1 and killed["repetition"].iloc[0] == LOST_AT, lost[["reader", "repetition", "executor_lost"]]
     assert killed["seq"].iloc[0] == lost.loc[lost["repetition"] == LOST_AT, "seq"].min()
     cache = lost[lost["reader"] == "cache"].set_index("repetition")["cached_bytes"]
