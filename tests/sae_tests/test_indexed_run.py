@@ -5,9 +5,8 @@ one Spark application (the indexed cache's jar compiled on the driver node and s
 Every reader returns the same rows and checksum at every point and after the append; the
 in-memory readers record what they hold. Left to the README's command: the offload reader (the
 key queries read through the connector as every query does: 4 more queries, ~13 s here), longer
-series and the lost executor (untested: test_keyed_app.py's docstring says why). Appended rows
-that join the probe (here a 1 % probe rarely holds an appended key), in local mode:
-tests/sae_tests/test_keyed_app.py."""
+series and the lost executor. Appended rows that join the probe (here a 1 % probe rarely holds an
+appended key) and a lost executor, in Spark's local-cluster mode: tests/sae_tests/test_keyed_app.py."""
 import json
 import re
 import subprocess
