@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
            "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler", "formats",
-           "versions", "scale"}
+           "versions", "scale", "indexed"}
 LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
 HOST_AXIS = {"scale"}        # sweeps the number of hosts: a stack per size
 
@@ -85,7 +85,9 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
             "objectsize_selectivity": ["objectsize-selectivity", "compute-side", "objectsize"],
             "scalability": ["scalability"], "batchsize": ["batchsize"], "storedcompression": ["storedcompression"],
             "projection": ["projection"], "queries": ["queries"], "contention": ["contention"],
-            "autoscaler": ["autoscaler"], "formats": ["formats"], "versions": ["versions"], "scale": ["scale"]}
+            "autoscaler": ["autoscaler"], "formats": ["formats"], "versions": ["versions"], "scale": ["scale"],
+            "indexed": ["indexed-lookups", "indexed-joins", "indexed-append-reads", "indexed-appends",
+                        "indexed-executor-loss"]}
 
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():

@@ -49,7 +49,7 @@ def test_a_toy_reader_is_refused_where_its_entry_says(toy_readers):
     with pytest.raises(UsageError, match="workload.pushback always applies to reader auto only, not toy"):
         _plan(workload=Workload(reader="toy", pushback="always"))
     with pytest.raises(UsageError, match="workload.reader toyfiles cannot read data.format csv: toy files are "
-                                         "Parquet only; use one of offload, auto, no-offload, vanilla, toy"):
+                                         "Parquet only; use one of offload, auto, no-offload, vanilla, indexed, cache, toy"):
         _plan(workload=Workload(reader="toyfiles"), data=DataSpec(format="csv"))
 
 

@@ -41,7 +41,7 @@ def test_the_application_and_the_controller_spell_the_event_prefix_alike():
 def test_each_repetition_records_its_jobs_place_in_the_application(tmp_path, monkeypatch):
     """run_job's rep events carry ``app_job`` (results.parquet's column): 0 for an application's
     first job, n for its n-th later one."""
-    monkeypatch.setattr(run_points, "query", lambda spark, point: {"total_s": 1.0, "start": 0.0, "end": 1.0})
+    monkeypatch.setattr(run_points, "query", lambda spark, point, memory: {"total_s": 1.0, "start": 0.0, "end": 1.0})
     monkeypatch.setattr(run_points, "register", lambda spark, tables, registered: None)
     monkeypatch.setattr(run_points, "event_log", lambda spark: None)
     for job in (0, 2):

@@ -21,6 +21,16 @@ its rows (floats to ``float_digits`` significant digits) and ``answer`` its firs
 rows in that order. Otherwise (the ``scan`` query) it keeps rows with ``column < threshold`` and
 computes the row count plus an order-independent checksum over ``columns`` (every column when
 empty): the connector reads just the columns the query uses.
+
+The key queries and the readers that keep the data in memory (keyed.py, shipped beside this file)
+add to a point: ``"dataset"`` (its CephFS path, naming the data every reader reads), ``"key"``,
+``"keep": "cache" | "index"`` (the reader's copy in memory, which replaces the fresh load),
+``"keys": n`` and ``"probe": percent`` (the views its statement reads), ``"summed": true`` (the
+answer counted and checksummed in Spark, as the scan's), ``"index": "lookup" | "join"`` (how the
+index answers it), ``"append_rows"``, ``"append_every"``, ``"lose_executor"`` and
+``"comparison"`` (the points compared with each other lose one executor between them). What a
+repetition reads is made before its clock starts, and the repetition records it (``append_s``,
+``index_bytes``, ...: keyed.Memory.prepare).
 For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
 query (the object class's phase times and counts, calls, reply waits; sae.results.run.storage_work).
 Queries run in ``schedule`` order (sae.running.execute.interleave: the readers of a comparison
@@ -50,6 +60,11 @@ import time
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+
+try:
+    from . import keyed   # imported as sae.app.run_points
+except ImportError:
+    import keyed          # submitted: shipped beside it (--py-files)
 
 TAG = "sae-rep "   # sae.app.EVENT_TAG: this file runs without sae
 
@@ -98,32 +113,41 @@ def answer(rows, digits, keep):
     return len(keyed), int.from_bytes(digest.digest(), "little", signed=True), kept
 
 
-def query(spark, cfg, schema=None):
-    """One query of ``cfg`` on fresh DataFrames: ``sql`` over the views ``trips`` (and
-    ``zones``), else the scan (rows below ``threshold`` in ``column``, checksum of ``columns``);
-    its timings and results."""
+def fresh(spark, cfg, schema=None):
+    """A function making a fresh DataFrame of the point's dataset through its reader."""
+    return lambda: load(spark, cfg, cfg["path"], schema or cfg.get("schema"))
+
+
+def query(spark, cfg, memory, schema=None):
+    """One query of ``cfg`` on fresh DataFrames (or the reader's copy in ``memory``, a
+    keyed.Memory, with the point's appended rows): ``sql`` over the views ``trips`` (and ``zones``,
+    ``keys``, ``probe``), or the index's own operation for the indexed reader, else the scan (rows
+    below ``threshold`` in ``column``, checksum of ``columns``); its timings and results."""
     t0 = time.time()
-    df = load(spark, cfg, cfg["path"], schema or cfg.get("schema"))
-    if cfg.get("sql"):
-        df.createOrReplaceTempView("trips")
-        if cfg.get("zones"):
-            load(spark, cfg, cfg["zones"]).createOrReplaceTempView("zones")
-        result = spark.sql(cfg["sql"])
-        t1 = time.time()
+    if cfg.get("keep") == "index":
+        result = memory.indexed(cfg)   # a lookup runs here
+    else:
+        result = memory.trips(cfg, fresh(spark, cfg, schema))
+        if cfg.get("sql"):
+            result.createOrReplaceTempView("trips")
+            memory.views(cfg)
+            if cfg.get("zones"):
+                load(spark, cfg, cfg["zones"]).createOrReplaceTempView("zones")
+            result = spark.sql(cfg["sql"])
+        elif cfg["threshold"] is not None:
+            result = result.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
+    t1 = time.time()
+    if cfg.get("sql") and not cfg.get("summed"):
         rows, checksum, kept = answer(result.collect(), cfg["float_digits"], cfg["answer_rows"])
         extra = {"answer": kept}
     else:
-        if cfg["threshold"] is not None:
-            df = df.filter(F.col(cfg["column"]) < F.lit(cfg["threshold"]))
-        t1 = time.time()
-        result = df.agg(F.count(F.lit(1)).alias("rows"),
-                        F.sum(F.hash(*[F.col(c) for c in cfg.get("columns") or df.columns]).cast("long")).alias("checksum"))
+        result = keyed.checksummed(result, () if cfg.get("sql") else cfg.get("columns"))
         row = result.collect()[0]
         rows, checksum, extra = int(row["rows"]), int(row["checksum"] or 0), {}
     t2 = time.time()
     out = {"start": t0, "end": t2, "init_s": t1 - t0, "compute_s": t2 - t1, "total_s": t2 - t0,
            "rows": rows, "checksum": checksum, **extra}
-    if cfg["format"] == "sae-ceph":
+    if cfg["format"] == "sae-ceph" and not cfg.get("keep"):
         out["scan"] = json.loads(spark._jvm.sae.connector.ScanMetrics.json(result._jdf))
     return out
 
@@ -137,9 +161,11 @@ def schedule(cfg):
             for kind, rep in [("prewarm", i) for i in range(p.get("prewarm", 0))] + [("rep", r) for r in p["reps"]]]
 
 
-def run_job(spark, cfg, registered, job=0):
-    """Run one configuration's points in ``spark`` (see the module docstring); each repetition
-    records ``app_job``, the job's place in the application (0: its first)."""
+def run_job(spark, cfg, registered, job=0, memory=None):
+    """Run one configuration's points in ``spark`` (see the module docstring), keeping data in
+    ``memory`` (a keyed.Memory; a new one by default); each repetition records ``app_job``, the
+    job's place in the application (0: its first)."""
+    memory = memory or keyed.Memory(spark)
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
     points = {p["point"]: p for p in cfg["points"]}
     order = [entry for entry in schedule(cfg) if entry[0] in points]
@@ -157,15 +183,17 @@ def run_job(spark, cfg, registered, job=0):
             if pid not in failed:
                 try:
                     register(spark, point.get("register", []), registered)
+                    kept = memory.prepare(point, fresh(spark, point), rep if kind == "rep" else None)
                     time.sleep(pause)
                     emit(None, {"event": "start", "point": pid, "repetition": rep, "kind": kind})
-                    result = query(spark, point)
-                    result.update(event="rep", point=pid, repetition=rep, discarded=kind == "prewarm", seq=seq,
-                                  app_job=job)
+                    result = query(spark, point, memory)
+                    result.update(kept, event="rep", point=pid, repetition=rep, discarded=kind == "prewarm",
+                                  seq=seq, app_job=job)
                     emit(out, result)
                 except Exception as e:  # reported per point; the other points still run
                     failed[pid] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500]
             if last[pid] == seq:
+                memory.release(pid)
                 emit(out, {"event": "point-end", "point": pid, "time": time.time(), "error": failed.get(pid)})
         for pid in [p for p in points if p not in started]:   # a point with nothing to run
             emit(out, {"event": "point", "point": pid, "time": time.time()})
@@ -215,9 +243,9 @@ def drain_listeners(spark, timeout_ms=10000):
 
 def main(cfg):
     spark = SparkSession.builder.appName(f"sae {cfg['run_id']}").getOrCreate()
-    registered, serve, job = set(), cfg.get("serve"), 0
+    registered, memory, serve, job = set(), keyed.Memory(spark), cfg.get("serve"), 0
     while cfg is not None:
-        run_job(spark, cfg, registered, job)
+        run_job(spark, cfg, registered, job, memory)
         if serve is None:
             break
         drain_listeners(spark)

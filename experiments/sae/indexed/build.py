@@ -1,6 +1,7 @@
 """Build the indexed cache's jar: the Java sources under ``jvm/`` compiled with ``javac`` against
 a Spark installation's own jars (the installed pyspark's by default, so no second copy of any
-library reaches the class path), cached by source digest and Spark version."""
+library reaches the class path; on a cluster, the driver node's: :func:`cluster_jar`), cached by
+source digest and Spark version."""
 from __future__ import annotations
 
 import hashlib
@@ -31,6 +32,19 @@ def spark_jars() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
+def cluster_jar(spark, *, out_dir: Path | None = None, stage: str = "indexed build") -> tuple[Path, bool]:
+    """The jar of ``sae.indexed`` compiled by spark_deploy on the driver node of ``spark`` (a
+    started :class:`spark_deploy.SparkCluster`) against that node's Spark jars, cached under
+    ``out_dir`` (default :func:`cache_dir`) by source digest and the deployment's Spark; returns
+    (local jar path, whether built now). What a Spark application on the cluster ships."""
+    h = _sources_digest(jvm_sources())
+    h.update((spark.options.spark_source or spark.options.version).encode())
+    out = Path(out_dir or cache_dir()) / f"sae-indexed-cluster-{h.hexdigest()[:16]}.jar"
+    if out.exists():
+        return out, False
+    return spark.compile_jar(_JVM, out, stage=stage), True
+
+
 def jar(*, jars: Path | None = None, out_dir: Path | None = None) -> Path:
     """The jar of ``sae.indexed`` compiled against the Spark jars in ``jars`` (default
     :func:`spark_jars`), built once per source digest and Spark under ``out_dir`` (default
@@ -47,9 +61,7 @@ def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out
     if not any(jars.glob("spark-core_*.jar")):
         raise UsageError(f"indexed build: {jars} holds no spark-core jar; "
                          "give the jars directory of a Spark installation")
-    h = hashlib.sha256()
-    for p in sorted(sources):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h = _sources_digest(sources)
     h.update("\0".join(sorted(p.name for p in jars.glob("spark-*.jar"))).encode())
     out = Path(out_dir or cache_dir()) / f"{name}-{h.hexdigest()[:16]}.jar"
     if out.exists():
@@ -66,6 +78,14 @@ def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out
         _run(["jar", "cf", str(built), "-C", str(classes), "."])
         built.replace(out)
     return out
+
+
+def _sources_digest(sources: list[Path]):
+    """A sha256 of the Java ``sources`` (names and contents), to be updated with the Spark they are built against."""
+    h = hashlib.sha256()
+    for p in sorted(sources):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h
 
 
 def _run(argv: list[str]) -> None:

@@ -48,6 +48,7 @@ _DRAWING = "sae.results.drawing"
 COMMON = f"{_DRAWING}.figures"       # the figures many runs draw
 AXIS = f"{_DRAWING}.axis_figures"     # one experiment's own axis
 HOSTS = f"{_DRAWING}.host_figures"    # the host-count axis
+INDEXED = f"{_DRAWING}.indexed_figures"   # the key queries and the in-memory readers
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (
     *(Figure(name, COMMON) for name in ("selectivity", "compute-side", "points", "alleviation", "resources-disk")),
@@ -56,6 +57,8 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
                                       "contention", "autoscaler")),
     Figure("batchsize", AXIS, reads_event_log=True),
     Figure("scale", HOSTS),
+    *(Figure(name, INDEXED) for name in ("indexed-lookups", "indexed-joins", "indexed-append-reads",
+                                         "indexed-appends", "indexed-executor-loss")),
     *(Figure(name, COMMON, standard=True) for name in ("time-composition", "storage-phases", "storage-ops",
                                                          "resources")),
 )}

@@ -3,6 +3,14 @@ views ``trips`` (the dataset) and ``zones`` (the zone dimension table, data_depl
 :func:`~data_deploy.generate_zones`), and run unchanged by every reader: the application
 registers both views through the point's reader and runs the statement.
 
+The key queries also read the view ``keys`` (column ``key``: ``workload.keys`` values of the
+key column :data:`KEY` found in the data) or ``probe`` (columns ``key`` and ``bucket``: the key
+values whose hash falls in ``workload.probe`` percent of the hash range), which the application
+makes from the data once (docs/results.md, "Keys, probes and appends"); their answers, which
+may hold a tenth of the rows, are counted and checksummed in Spark as the scan's are. The
+indexed reader answers a query through its index where the entry says how (``index``), and
+refuses the others.
+
 ``{filter}`` in a statement stands for the point's selectivity filter (``column < threshold``,
 keeping ``workload.selectivity`` percent of the trips); a statement without it reads every trip
 whatever the selectivity. ``scan`` is the thesis's question (rows and an order-independent
@@ -29,16 +37,35 @@ MAX_SQL = 100_000
 """Longest statement (characters) a workload may carry."""
 MAX_ANSWER_ROWS = 1000
 """Rows of an answer the application keeps (a longer answer is fingerprinted whole but kept cut)."""
+KEY = "tpep_pickup_datetime"
+"""The key of the key queries and of the indexed reader's index: a trip's pickup time (to the
+second: most keys are one trip's, a few are several trips')."""
+KEY_VIEWS = ("keys", "probe")
+"""The views the application makes from the data for the key queries."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Query:
     """One query shape: ``name`` (the value of ``workload.query``), its statement (None: the
-    application's own ``scan``), and one line for the report."""
+    application's own ``scan``), one line for the report and, where the indexed reader can answer
+    it, how (``index``: ``lookup``, the rows of the view ``keys``' keys; ``join``, the inner join
+    with the view ``probe`` on its ``key``)."""
 
     name: str
     sql: str | None
     definition: str
+    index: str | None = None
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The key views (:data:`KEY_VIEWS`) the statement reads."""
+        return tuple(v for v in KEY_VIEWS if uses_view(self.sql or "", v))
+
+    @property
+    def summed(self) -> bool:
+        """Whether the answer is counted and checksummed in Spark (a key query's, which may be
+        large) rather than fingerprinted row by row on the driver."""
+        return bool(self.views)
 
     @property
     def selective(self) -> bool:
@@ -60,7 +87,12 @@ class Query:
 
 def uses_zones(sql: str) -> bool:
     """Whether ``sql`` names the ``zones`` view."""
-    return re.search(r"\bzones\b", sql, re.IGNORECASE) is not None
+    return uses_view(sql, "zones")
+
+
+def uses_view(sql: str, view: str) -> bool:
+    """Whether ``sql`` names the view ``view``."""
+    return re.search(rf"\b{view}\b", sql, re.IGNORECASE) is not None
 
 
 SCAN = Query("scan", None, "rows below the threshold: their count and a checksum of their columns "
@@ -88,6 +120,12 @@ QUERIES = {q.name: q for q in (
                     "AND tpep_pickup_datetime >= TIMESTAMP '2024-01-03 08:00:00' "
                     "AND tpep_pickup_datetime < TIMESTAMP '2024-01-03 09:00:00'",
           "every column of the trips from one pickup zone in one hour (a point lookup; no threshold)"),
+    Query("key-lookup", f"SELECT * FROM trips WHERE {KEY} IN (SELECT key FROM keys)",
+          "every column of the trips picked up at one of workload.keys pickup times taken from the data "
+          "(a lookup of that many keys)", index="lookup"),
+    Query("key-join", f"SELECT * FROM trips t JOIN probe p ON t.{KEY} = p.key",
+          "the trips joined with a probe table of pickup times, workload.probe % of the data's, on the "
+          "pickup time (an equi-join: every column of both)", index="join"),
 )}
 CUSTOM = "sql"
 """``workload.query`` of a user's own statement (``workload.sql``)."""

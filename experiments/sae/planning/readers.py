@@ -2,7 +2,9 @@
 legend label and colour, whether it is a baseline offloading is measured against, and how it
 reads (:class:`ConnectorRead`: the sae-ceph connector in one of its modes, a
 :class:`~sae.connector.options.Mode`, from which the data source's ``Mode.java`` is rendered;
-:class:`SparkFiles`: Spark's own Parquet or CSV reader over a CephFS mount).
+:class:`SparkFiles`: Spark's own Parquet or CSV reader over a CephFS mount; :class:`InMemory`:
+read once per application and kept in the executors' memory, by Spark's ``.cache()`` or by sae's
+indexed cache).
 
 Adding a reader is one entry in :data:`READERS` (docs/conventions.md, "Adding a reader"); the
 spec, the connector, the run stage, the cost model, the report, the figures and the benchmarks
@@ -17,6 +19,8 @@ from metareserve.errors import UsageError
 
 from ..connector.build import SubmitSpec
 from ..connector.options import Mode
+from . import queries
+from .queries import Query
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,11 +34,14 @@ class ReadSource:
     options: dict[str, str]
     register: tuple[str, ...] = ()
     schema: str | None = None
+    keep: str | None = None
+    """What the application keeps of the read (:class:`InMemory`): None, ``cache`` or ``index``."""
 
     def app_config(self) -> dict:
         """Plain data for the application's JSON argument (``sae/app/run_points.py``)."""
         return {"format": self.format, "path": self.path, "options": dict(self.options),
-                "register": list(self.register), **({"schema": self.schema} if self.schema else {})}
+                "register": list(self.register), **({"schema": self.schema} if self.schema else {}),
+                **({"keep": self.keep} if self.keep else {})}
 
 
 _DDL_TYPES = {"bool": "BOOLEAN", "int8": "TINYINT", "int16": "SMALLINT", "int32": "INT", "int64": "BIGINT",
@@ -67,6 +74,11 @@ class ConnectorRead:
 
     mode: Mode
     needs_mount: ClassVar[bool] = False
+    keep: ClassVar[None] = None   # reads the stored objects at every query
+
+    def why_not(self, query: Query) -> None:
+        """Why it cannot answer ``query``: it answers every query."""
+        return None
 
     def source(self, path: str, *, build: SubmitSpec, mount: str | None, options: dict[str, str],
                fmt: str = "parquet") -> ReadSource:
@@ -83,6 +95,11 @@ class SparkFiles:
 
     needs_mount: ClassVar[bool] = True
     mode: ClassVar[None] = None   # no connector mode
+    keep: ClassVar[None] = None   # reads the stored files at every query
+
+    def why_not(self, query: Query) -> None:
+        """Why it cannot answer ``query``: it answers every query."""
+        return None
 
     def source(self, path: str, *, build: SubmitSpec | None, mount: str | None, options: dict[str, str],
                fmt: str = "parquet") -> ReadSource:
@@ -90,6 +107,43 @@ class SparkFiles:
         if fmt == "csv":
             return ReadSource("csv", f"file://{mount}{path}", {"header": "true"}, schema=_csv_schema(fmt))
         return ReadSource("parquet", f"file://{mount}{path}", {})
+
+
+KEEPS = ("cache", "index")
+"""What an :class:`InMemory` reader keeps: Spark's own cache, or sae's indexed cache."""
+
+
+@dataclasses.dataclass(frozen=True)
+class InMemory:
+    """Read once per Spark application through ``via`` and kept in the executors' memory
+    (``keep``): ``cache``, Spark's own ``.cache()`` of the DataFrame, which every query then reads;
+    ``index``, sae's indexed cache (:mod:`sae.indexed`, the Indexed DataFrame) on the queries' key
+    (:data:`sae.planning.queries.KEY`), which answers only the queries that say how the index
+    answers them (``Query.index``) and needs Spark ``min_spark`` or later (its jar is built against
+    Spark 4's classic API). The application builds the copy before a point's first query and records
+    its time and memory apart from the queries' (docs/results.md)."""
+
+    keep: str
+    via: SparkFiles = SparkFiles()
+    min_spark: int = 0
+    mode: ClassVar[None] = None   # no connector mode
+
+    @property
+    def needs_mount(self) -> bool:
+        return self.via.needs_mount
+
+    def why_not(self, query: Query) -> str | None:
+        """Why it cannot answer ``query``; None when it can."""
+        if self.keep == "index" and query.index is None:
+            able = ", ".join(name for name, q in queries.QUERIES.items() if q.index)
+            return f"the index answers lookups and joins on the key {queries.KEY} ({able}), which {query.name} is not"
+        return None
+
+    def source(self, path: str, *, build: SubmitSpec | None, mount: str | None, options: dict[str, str],
+               fmt: str = "parquet") -> ReadSource:
+        """``via``'s read of CephFS ``path``, kept as ``keep`` says."""
+        return dataclasses.replace(self.via.source(path, build=build, mount=mount, options=options, fmt=fmt),
+                                   keep=self.keep)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,13 +157,17 @@ class Reader:
     label: str
     colour: str
     baseline: bool
-    reads: ConnectorRead | SparkFiles
+    reads: ConnectorRead | SparkFiles | InMemory
     definition: str = ""
     cannot_read: tuple[tuple[str, str], ...] = ()
 
     def why_not(self, fmt: str) -> str | None:
         """Why this reader cannot read stored format ``fmt``; None when it can."""
         return dict(self.cannot_read).get(fmt)
+
+    def why_not_answer(self, query: Query) -> str | None:
+        """Why this reader cannot answer ``query``; None when it can."""
+        return self.reads.why_not(query)
 
     @property
     def connector(self) -> bool:
@@ -136,8 +194,19 @@ VANILLA = Reader("vanilla", "vanilla", "tab:blue", True, SparkFiles(),
                  "Spark's own Parquet (or CSV) reader over a CephFS mount: the stored files are read "
                  "whole and Spark filters", (("ipc", "Spark has no reader of Arrow IPC files"),))
 """Vanilla Spark Parquet (or CSV) over a CephFS mount."""
+INDEXED = Reader("indexed", "indexed", "tab:red", False, InMemory("index", min_spark=4),
+                 "sae's indexed cache (the Indexed DataFrame of Uta et al.) of the dataset read by vanilla, "
+                 "built once per application: its rows hash-partitioned on the pickup time with a hash index "
+                 "per partition; a lookup reads only the partitions of its keys, a join looks the probe's "
+                 "keys up", VANILLA.cannot_read)
+"""sae's indexed cache of the vanilla read: key lookups and indexed joins."""
+CACHE = Reader("cache", "cache", "tab:brown", True, InMemory("cache"),
+               "Spark's own .cache() of the dataset read by vanilla (compressed column batches in the "
+               "executors' memory), built once per application; every query reads the cached rows",
+               VANILLA.cannot_read)
+"""Spark's own cache of the vanilla read (the indexed cache's baseline)."""
 
-READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA)}
+READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA, INDEXED, CACHE)}
 """Every reader by name, in the order figures and summaries list them."""
 STANDARD = (OFFLOAD, NO_OFFLOAD, VANILLA)
 """The readers an experiment compares unless it names its own: offload and the thesis's two

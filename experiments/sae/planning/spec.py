@@ -42,6 +42,8 @@ MAX_POINTS = 10_000          # sweep points of one experiment
 DRIFT_MIN = 3                # measured repetitions of the drift check at least
 MAX_STORAGE_LOAD = 4.0      # cluster.storage_load: a second tenant may oversubscribe storage cores 4x
 MAX_STORAGE_SCANS = 64      # cluster.storage_scans: a second application's scan calls in flight at once
+MAX_KEYS = 1_000_000        # workload.keys: keys of one lookup
+MAX_APPEND_ROWS = 10**9     # workload.append_rows: rows of one append
 WINDOW_MARGIN = 1.0
 """The metric-window rule: with monitoring on, ``pause`` must be at least the scrape interval
 plus this many seconds, so the quiet gap between two repetitions holds a scrape even after the
@@ -187,7 +189,18 @@ class Workload:
     object; ``never``, every object pushed; ``always``, every object read whole and scanned in
     the Spark task: the two ways its choice lies between, measured alone; ``half``, a fixed
     split: the last half of each task's objects kept back, read whole and scanned while the
-    others' pushed replies are awaited."""
+    others' pushed replies are awaited.
+
+    The key queries (:data:`sae.planning.queries.KEY_VIEWS`; docs/results.md, "Keys, probes and
+    appends"): ``keys``, how many pickup times a ``key-lookup`` looks up; ``probe``, the percent
+    of the data's pickup times in a ``key-join``'s probe table. ``append_rows`` (key queries):
+    before every ``append_every``-th repetition of the point (warm-ups counted; the first
+    before repetition ``append_every``) a batch of that many new rows is appended to what every
+    reader reads, so each repetition of a series reads the rows of the batches before it.
+    ``lose_executor``: before that repetition of the point (warm-ups counted; its last where it
+    has fewer) the application kills one of its executors (SIGKILL: its cached blocks and shuffle
+    files go with it), once for the points compared with each other, and waits for the cluster
+    manager's replacement; None: never."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = CONNECTOR_OPTIONS["compression"].default
@@ -201,6 +214,11 @@ class Workload:
     columns: tuple = ()
     query: str = queries.SCAN.name
     sql: str | None = None
+    keys: int = 1
+    probe: float = 1.0
+    append_rows: int = 0
+    append_every: int = 5
+    lose_executor: int | None = None
     offload: dataclasses.InitVar[object] = None   # gone: a one-line hint for old experiment files
 
     def __post_init__(self, offload):
@@ -660,6 +678,16 @@ def _reader(point: PointSpec) -> None:
     if why := readers.READERS[w.reader].why_not(fmt):
         able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not(fmt))
         raise UsageError(f"workload.reader {w.reader} cannot read data.format {fmt}: {why}; use one of {able}")
+    question = w.question   # UsageError for an unknown query
+    if why := readers.READERS[w.reader].why_not_answer(question):
+        able = ", ".join(r.name for r in readers.READERS.values() if not r.why_not_answer(question))
+        raise UsageError(f"workload.reader {w.reader} cannot answer workload.query {w.query}: {why}; "
+                         f"use one of {able}")
+    need = getattr(readers.READERS[w.reader].reads, "min_spark", 0)
+    major = point.spark.version.split(".")[0]
+    if need and major.isdigit() and int(major) < need:
+        raise UsageError(f"workload.reader {w.reader} needs Spark {need} or later (its jar is built against Spark "
+                         f"{need}'s API), not spark.version {point.spark.version}")
 
 
 def _read_options(point: PointSpec) -> None:
@@ -699,7 +727,25 @@ def _question(point: PointSpec) -> None:
         raise UsageError(f"selectivity {sel!r} is outside (0, 100] percent")
 
 
-CHECKS = (_cluster, _ceph_and_monitor, _data, _reader, _read_options, _question)
+def _keyed(point: PointSpec) -> None:
+    """The key queries' parameters: the keys of a lookup, the probe's share, the appends and the
+    lost executor."""
+    w = point.workload
+    _int(w.keys, 1, "workload.keys (keys of one lookup)", maximum=MAX_KEYS)
+    if not _number_in(w.probe, 0, 100) or w.probe == 0:
+        raise UsageError(f"workload.probe {w.probe!r} is not a percent of the data's keys above 0 and at most 100")
+    _int(w.append_rows, 0, "workload.append_rows (rows of one append)", maximum=MAX_APPEND_ROWS)
+    _int(w.append_every, 1, "workload.append_every (repetitions between appends)", maximum=MAX_REPETITIONS)
+    if w.append_rows and not w.question.views:
+        keyed = ", ".join(name for name, q in queries.QUERIES.items() if q.views)
+        raise UsageError(f"workload.append_rows {w.append_rows} applies to the key queries ({keyed}), not "
+                         f"workload.query {w.query}; set append_rows 0")
+    if w.lose_executor is not None:
+        _int(w.lose_executor, 1, "workload.lose_executor (the repetition an executor is lost before)",
+             maximum=MAX_REPETITIONS)
+
+
+CHECKS = (_cluster, _ceph_and_monitor, _data, _reader, _read_options, _question, _keyed)
 """The checks of a resolved point, in the order their sections are written."""
 
 

@@ -34,7 +34,7 @@ from metareserve.log import node_log, say
 from data_deploy.formats import SUFFIXES
 from spark_deploy import merged_conf
 
-from ..app import APP, BACKEND_SCAN, EVENT_TAG as TAG
+from ..app import APP, APP_MODULES, BACKEND_SCAN, EVENT_TAG as TAG
 from ..connector.protocol import Request
 from ..planning import queries
 from ..planning.planner import digest
@@ -49,9 +49,13 @@ from ..results.run.storage_work import OpsRecorder, json_lines
 
 STAGE = "sae run"
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
-RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan", "app_job")
+RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan", "app_job",
+               "index_bytes", "cached_bytes", "cached_rows", "index_partitions", "index_build_s", "appended_rows",
+               "append_s", "executors", "executor_lost")
 """What a repetition's result records (``scan``: sae-ceph readers only; ``answer``: SQL queries;
-``app_job``: its job's place in the Spark application, > 0 where earlier runs' jobs warmed it)."""
+``app_job``: its job's place in the Spark application, > 0 where earlier runs' jobs warmed it;
+the rest: what a reader keeps in memory, a series' appends and a lost executor, where they apply:
+docs/results.md)."""
 
 
 @dataclasses.dataclass
@@ -109,7 +113,21 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
             "column": w.column, "threshold": limit, "columns": list(w.columns),
             "query": w.query, "sql": w.question.statement(w.column, limit),
             "float_digits": queries.FLOAT_DIGITS, "answer_rows": queries.MAX_ANSWER_ROWS,
-            **app_config(dataclasses.replace(ctx, point=point), stack)}
+            **keyed_config(point), **app_config(dataclasses.replace(ctx, point=point), stack)}
+
+
+def keyed_config(point) -> dict:
+    """What the application's keyed.py needs of a point (run_points.py's docstring): the dataset
+    every reader reads, the key, the key views its statement reads (``keys``, ``probe``: the
+    workload fields of the same names), how its answer is checked and the index answers it, its
+    appends, the repetition it loses an executor before (its last where it has fewer), and the
+    comparison it belongs to."""
+    w = point.spec.workload
+    q = w.question
+    lose = None if w.lose_executor is None else min(w.lose_executor, point.repetitions - 1)
+    return {"dataset": dataset_path(point), "key": queries.KEY, "summed": q.summed, "index": q.index,
+            **{view: getattr(w, view) for view in q.views}, "append_rows": w.append_rows,
+            "append_every": w.append_every, "lose_executor": lose, "comparison": comparison_key(point)}
 
 
 READER_FIELDS = ("reader", *(name for name in READ_OPTIONS if CONNECTOR_OPTIONS[name].needs))
@@ -224,7 +242,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     # since a compressed one cannot be read before the application closes it (Spark 4 compresses)
     logs = {"spark.eventLog.compress": "false"} if shared is not None else {}
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
-    submit = {"py_files": list(build.py_files) if build else [], "jars": list(build.jars) if build else [],
+    submit = {"py_files": [*(build.py_files if build else []), *map(str, APP_MODULES)],
+              "jars": list(build.jars) if build else [],
               "conf": merged_conf({"spark.driver.memory": s.driver_memory}, logs, build.conf if build else {}, s.conf),
               "env": dict(build.env) if build else {}}
     key = points[0].app_key

@@ -1,14 +1,16 @@
 """What the readers of a stack's points need (:mod:`sae.planning.readers`): the connector
-(:mod:`sae.connector`) for every reader, a CephFS mount for the readers that read through one.
+(:mod:`sae.connector`) for every reader, a CephFS mount for the readers that read through one,
+the indexed cache's jar (:mod:`sae.indexed`) for the readers that keep an index.
 
 ``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
-what spark-submit needs for the connector and mounts CephFS where a vanilla point needs it. Each
-reader is its own least-privilege cephx user (rados_deploy's ``ClientUsers``): the connector
-``sae-scan`` (calls the object class on the data pool), the mount ``fs-read`` (read-only).
+what spark-submit needs for the connector (and the index) and mounts CephFS where a vanilla point
+needs it. Each reader is its own least-privilege cephx user (rados_deploy's ``ClientUsers``): the
+connector ``sae-scan`` (calls the object class on the data pool), the mount ``fs-read`` (read-only).
 """
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from metareserve import StageReport
 
@@ -31,6 +33,8 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     stack.build_spark, stack.build_arrow = spark.options.version, ceph.options.class_arrow
     merge_report(report, stack.build.report, "connector")
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
+    if any(readers.get(p.spec.workload.reader).reads.keep == "index" for p in points):
+        merge_report(report, _with_index(stack), "indexed cache")
     if any(readers.get(p.spec.workload.reader).reads.needs_mount for p in points):
         nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
         merge_report(report, ceph.mount(nodes, user=ceph.users.fs_read), "ceph-fuse mount")
@@ -59,10 +63,35 @@ def rebuild(stack: Stack) -> StageReport | None:
     arrow, spark = stack.ceph.options.class_arrow, stack.spark.options.version
     if (stack.build_spark, stack.build_arrow) == (spark, arrow):
         return None
+    indexed = any(Path(j).name.startswith(INDEXED_JAR) for j in stack.build.jars)
     build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
     stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
     stack.build_spark, stack.build_arrow = spark, arrow
+    if indexed:
+        merge_report(build.report, _with_index(stack), "indexed cache")
     return build.report
+
+
+INDEXED_JAR = "sae-indexed-"
+"""How the indexed cache's jars are named (:func:`sae.indexed.build.cluster_jar`)."""
+
+
+def _with_index(stack: Stack) -> StageReport:
+    """Add the indexed cache's jar, compiled against the stack's Spark, to the stack's build
+    (not for a Spark before the index's: no point of it reads through the index, the plan refuses
+    them)."""
+    from ..indexed.build import cluster_jar
+    spark = stack.spark
+    report = StageReport("indexed build")
+    need = readers.INDEXED.reads.min_spark
+    major = spark.options.version.split(".")[0]
+    if major.isdigit() and int(major) < need:
+        report.add(spark.driver_node, False, f"no changes: Spark {spark.options.version} is older than the index's {need}")
+        return report
+    jar, built = cluster_jar(spark, stage=report.stage)
+    stack.build = dataclasses.replace(stack.build, jars=[*stack.build.jars, str(jar)])
+    report.add(spark.driver_node, built, f"compiled {jar.name}" if built else f"no changes: {jar.name} up to date")
+    return report
 
 
 def app_config(ctx: StageContext, stack: Stack) -> dict:

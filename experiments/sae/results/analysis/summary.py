@@ -218,10 +218,11 @@ def drift(df: pd.DataFrame) -> tuple[str, bool]:
 
 def correctness(df: pd.DataFrame) -> str:
     """Whether every reader returned the same rows and checksum at every point (every recorded
-    repetition, warm-ups too), or the points where they did not."""
+    repetition, warm-ups too), or the points where they did not; in a series of appends, at
+    every number of rows appended (``appended_rows``), so after each append too."""
     if not {"rows_out", "checksum"} <= set(df.columns) or df.empty:
         return ""
-    keys = [c for c in varying(df, [*CONFIG, "selectivity"]) if c != "reader"]
+    keys = [c for c in varying(df, [*CONFIG, "selectivity", "appended_rows"]) if c != "reader"]
     bad = []
     for key, g in (df.groupby(keys, dropna=False, sort=False) if keys else [((), df)]):
         answers = g.groupby("reader", sort=False)[["rows_out", "checksum"]].agg(lambda c: sorted(set(c)))

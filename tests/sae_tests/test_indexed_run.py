@@ -1,0 +1,110 @@
+"""Real local cluster: ``sae run experiments/indexed.py`` cut by ``--set`` to a few points on the
+shared sae cluster (tests/fixtures/sae.py): a one-key lookup, a join with a 1 % probe and a series
+of two joins with an append between them, read by the indexed cache, Spark's cache and vanilla in
+one Spark application (the indexed cache's jar compiled on the driver node and shipped with it).
+Every reader returns the same rows and checksum at every point and after the append; the
+in-memory readers record what they hold. Left to the README's command: the offload reader (the
+key queries read through the connector as every query does: 4 more queries, ~13 s here), longer
+series and the lost executor. Appended rows that join the probe (here a 1 % probe rarely holds an
+appended key) and a lost executor, in Spark's local-cluster mode: tests/sae_tests/test_keyed_app.py."""
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+import sae
+
+ROOT = Path(__file__).resolve().parents[2]
+SAE = str(Path(sys.executable).with_name("sae"))
+ROWS = 200_000
+APPEND = 1000
+CUT = [f"--set={s}" for s in (
+    "repetitions=2", "warmup=0", "drift=false", "cluster.cores=shared", "spark.jit=quick", f"data.rows={ROWS}",
+    "sweep.cartesian.lose_executor=[null]", "sweep.cartesian.keys=[1]", "sweep.cartesian.probe=[1]",
+    f"sweep.cartesian.append_rows=[0, {APPEND}]", "sweep.cartesian.reader=[indexed, cache, vanilla]",
+    "workload.append_every=1")]
+"""The tiny profile cut to answers and states, not times (as the catalogue's CI settings): two
+repetitions per point, no warm-up or drift check, every host on every core, C1-only JVMs, 200 K
+trips stored once; the lookup of one key, the join with a 1 % probe, no lost executor; the series
+appends 1000 rows before its second query; three readers. 9 points, 18 queries (each after the
+tiny profile's 2-s pause, which its 1-s scrapes need)."""
+READERS = {"indexed", "cache", "vanilla"}
+
+
+STEP = re.compile(r"sae (\w+)\]? step \d+/\d+ \([^)]*\) ([\d.]+)s")
+"""A finished step's line on ``sae run``'s output (sae.running.console): its stage and seconds."""
+
+
+@pytest.fixture(scope="module")
+def run(sae_cluster):
+    """(the run directory, when it started, its seconds, seconds by stage)."""
+    root, _ = sae_cluster
+    start = time.time()
+    r = subprocess.run([SAE, "run", "experiments/indexed.py", "--reservation", str(root / "reservation.yaml"),
+                        "--out", str(root / "indexed-out"), *CUT], capture_output=True, text=True, cwd=ROOT)
+    seconds = time.time() - start
+    assert r.returncode == 0, r.stderr[-3000:]
+    stages = {}
+    for stage, s in STEP.findall(r.stderr):
+        stages[stage] = stages.get(stage, 0.0) + float(s)
+    stages["the rest (the run steps)"] = seconds - sum(stages.values())
+    return Path(r.stdout.strip().splitlines()[-1]), start, seconds, stages
+
+
+def test_every_reader_answers_alike_before_and_after_an_append(run, figure):
+    run, start, seconds, stages = run
+    df = sae.load_results(run)
+    first, last = df["start"].astype(float).min(), df["end"].astype(float).max()
+    figure(f"sae run {seconds:.0f} s: " + ", ".join(f"{k} {v:.0f}" for k, v in stages.items())
+           + f"; its first query {first - start:.0f} s in, its queries {last - first:.0f} s, after them {start + seconds - last:.0f} s")
+    assert set(df["reader"]) == READERS and len(df) == 2 * 3 * len(READERS)
+    assert set(df.loc[df["append_rows"] == APPEND, "reader"]) == READERS
+    for key, g in df.groupby(["query", "append_rows", "repetition"]):
+        assert g[["rows_out", "checksum"]].drop_duplicates().shape[0] == 1, (key, g[["reader", "rows_out", "checksum"]])
+        assert (g["rows_out"] > 0).all(), key
+    series = df[df["append_rows"] == APPEND]
+    assert (series["appended_rows"] == series["repetition"] * APPEND).all(), series[["reader", "appended_rows"]]
+    assert series.loc[series["repetition"] == 1, "append_s"].gt(0).all()
+    assert series.loc[series["repetition"] == 0, "append_s"].isna().all()
+    assert "every reader returned the same rows and checksum" in (run / "report" / "summary.txt").read_text()
+
+
+def test_the_in_memory_readers_record_what_they_hold(run, figure):
+    run = run[0]
+    df = sae.load_results(run)
+    appended = df["appended_rows"].fillna(0)
+    index, cache = df["reader"] == "indexed", df["reader"] == "cache"
+    assert (df.loc[index, "index_bytes"] > 0).all() and (df.loc[index, "cached_bytes"] > df.loc[index, "index_bytes"]).all()
+    assert (df.loc[index, "cached_rows"] == ROWS + appended[index]).all()
+    assert df.loc[index, "index_build_s"].gt(0).all() and df.loc[index, "index_build_s"].nunique() == 1   # once per app
+    parts = json.loads(df.loc[index & (appended == 0), "index_partitions"].iloc[0])
+    assert sum(r for r, _ in parts) == ROWS and sum(b for _, b in parts) == df.loc[index & (appended == 0), "index_bytes"].iloc[0]
+    assert (df.loc[cache, "cached_bytes"] > 0).all() and df.loc[cache, "index_bytes"].isna().all()
+    assert (df.loc[cache, "cached_rows"] == ROWS + appended[cache]).all()
+    assert df.loc[(df["reader"] == "vanilla") & (appended == 0), ["cached_bytes", "index_bytes"]].isna().all().all()
+    vanilla_series = (df["reader"] == "vanilla") & (appended > 0)   # its appended batch, cached
+    assert (df.loc[vanilla_series, "cached_rows"] == APPEND).all() and (df.loc[vanilla_series, "cached_bytes"] > 0).all()
+    steps = yaml.safe_load((run / "stages.yaml").read_text())
+    assert any("indexed cache" in o["message"] for s in steps if s["stage"] == "build" for o in s["nodes"].values())
+    plain = df[df["append_rows"] == 0]
+    first = plain.groupby("reader").first()
+    figure(f"{ROWS} rows held: indexed {first.loc['indexed', 'cached_bytes'] / 2**20:.1f} MiB of rows + "
+           f"{first.loc['indexed', 'index_bytes'] / 2**20:.1f} MiB of key maps, built in "
+           f"{first.loc['indexed', 'index_build_s']:.1f} s; cache {first.loc['cache', 'cached_bytes'] / 2**20:.1f} MiB, "
+           f"built in {first.loc['cache', 'index_build_s']:.1f} s")
+    times = plain.groupby(["query", "reader"])["total_s"].median().unstack()
+    for query, t in times.iterrows():
+        figure(f"{query} median s: " + ", ".join(f"{r} {t[r]:.2f}" for r in ("indexed", "cache", "vanilla")
+                                                  if r in t and t[r] == t[r]))
+
+
+def test_its_figures_are_drawn(run):
+    run = run[0]
+    for png in ("indexed-lookups.png", "indexed-joins.png", "indexed-append-reads.png", "indexed-appends.png"):
+        assert (run / "report" / png).stat().st_size > 10_000, png
+    assert not (run / "report" / "indexed-executor-loss.png").exists()   # no executor lost: nothing to draw
