@@ -349,7 +349,8 @@ class CephCluster(Service):
         return report
 
     def uninstall(self) -> StageReport:
-        """Stop every daemon and remove the cluster's state on every node (packages stay)."""
+        """Unmount CephFS (:meth:`unmount`), stop every daemon and remove the cluster's state on
+        every node (packages stay): a stack replaced under its clients leaves no mount behind."""
         from .stages import uninstall
         return uninstall(self)
 

@@ -67,11 +67,12 @@ def stop(cc) -> StageReport:
 def uninstall(cc) -> StageReport:
     """See :meth:`CephCluster.uninstall`."""
     report = StageReport("ceph uninstall")
+    unmounted = [n for n, o in cc.unmount().nodes.items() if o.changed]
     res = cc.cluster.call(remote, "wipe", nodes=cc.topology.nodes, stage="ceph uninstall",
                           per_node=lambda n: {"state": cc.state_dir(n.name)})
-    for node in cc.topology.nodes:
-        if res[node]:
-            report.add(node, True, f"stopped daemons and removed {cc.state_dir(node)} (packages kept)")
-        else:
-            report.add(node, False, "no state")
+    for node in dict.fromkeys([*cc.topology.nodes, *unmounted]):
+        what = [f"unmounted {cc.mountpoint}"] if node in unmounted else []
+        if res.get(node):
+            what.append(f"stopped daemons and removed {cc.state_dir(node)} (packages kept)")
+        report.add(node, bool(what), "; ".join(what) or "no state")
     return report

@@ -57,3 +57,33 @@ def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster)
     finally:
         ceph.unmount()
         ceph.uninstall()
+
+
+def test_uninstall_unmounts_first(local_cluster, cluster):
+    """A stack replaced under its clients (sae's install of a different stack uninstalls the old
+    one) leaves no mount and no ceph-fuse behind."""
+    res = sibling(local_cluster, "v")
+    ceph = CephCluster(res, Layout({"ceph-mon": ["node1"], "ceph-mgr": ["node1"], "ceph-mds": ["node1"],
+                                    "ceph-osd": ["node1"], "ceph-client": ["node2"]}),
+                       CephOptions(store="memstore", osd_size="512MiB", mon_port=3600, mon_v1_port=None,
+                                   mgr_prometheus=False),
+                       cluster=cluster)
+    try:
+        ceph.install()
+        ceph.start()
+        assert ceph.mount(["node2"]).changed
+        gone = ceph.uninstall()
+        assert gone.nodes["node2"].message.startswith(f"unmounted {ceph.mountpoint}")
+        assert gone.nodes["node1"].message.startswith("stopped daemons and removed")
+        probe = cluster.run(["mountpoint", "-q", ceph.mountpoint], nodes=["node2"], stage="test", check=False)
+        assert probe["node2"]["rc"] != 0
+        left = cluster.run(["sh", "-c", FUSE_HERE], nodes=["node2"], stage="test")["node2"]["stdout"]
+        assert left == "", left
+    finally:
+        ceph.unmount()
+        ceph.uninstall()
+
+
+FUSE_HERE = """for p in $(pgrep -x ceph-fuse); do
+  [ "$(readlink /proc/$p/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ] && echo $p; done; true"""
+"""The pids of ceph-fuse processes in this node's mount namespace."""
