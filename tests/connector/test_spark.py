@@ -24,6 +24,8 @@ SHAPE_SELECTIVITY = {"sum": "100", "groupby": "100", "topk": "10", "join": "50",
 """The selectivity each query shape of sae.planning.queries runs at (where it has the filter). The
 key queries read views of keys a run makes from its data (workload.keys, workload.probe):
 test_indexed_run runs them through sae on the shared cluster."""
+SHAPES = [name for name, q in queries.QUERIES.items() if q.sql and not q.views]
+"""The query shapes every reader answers here."""
 EDGE = {
     "groups": "SELECT grp, COUNT(*), COUNT(amount), SUM(amount), SUM(units), MIN(score), MAX(score), MIN(name), "
               "MAX(name), AVG(small), MIN(flag), MAX(ratio) FROM edge GROUP BY grp",
@@ -72,8 +74,8 @@ def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, edge_data
            "edge": {"path": edge_dataset, "vanilla": f"file://{mount}{edge_dataset}", "queries": EDGE,
                     "csv": {"path": edge_csv_dataset, "vanilla": f"file://{mount}{edge_csv_dataset}",
                             "schema": spark_ddl(pq.read_schema(VECTORS / "sample.parquet"))}},
-           "shapes": {name: q.statement("total_amount", thresholds[sel]) for name, q in queries.QUERIES.items()
-                      if q.sql and not q.views for sel in (SHAPE_SELECTIVITY[name],)}}
+           "shapes": {name: queries.QUERIES[name].statement("total_amount", thresholds[SHAPE_SELECTIVITY[name]])
+                      for name in SHAPES}}
     kwargs = spec.submit_kwargs()
     kwargs["conf"].update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{event_log_dir}",
                            "spark.eventLog.compress": "false"})   # Spark 4 compresses it by default
@@ -374,7 +376,7 @@ def test_the_connector_reads_as_the_cephx_user_it_is_given(spark_cluster, ceph_c
     assert "sae.schema on object" in log and "errno 1 (EPERM)" in log, log[-2000:]
 
 
-@pytest.mark.parametrize("name", [n for n, q in queries.QUERIES.items() if q.sql and not q.views])
+@pytest.mark.parametrize("name", SHAPES)
 def test_query_shapes_agree_across_readers(answers, name):
     """Each query shape's answer is the same rows from every reader (floats to 1e-9 relative:
     Spark sums in no fixed order), and not empty."""

@@ -15,11 +15,12 @@ fs.write(fd, b"through the mount", 0); fs.close(fd); fs.shutdown()
 print("0")
 """
 
-KILL_FUSE = """for p in $(pgrep -x ceph-fuse); do
-  [ "$(readlink /proc/$p/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ] || continue
+FUSE_HERE = """for p in $(pgrep -x ceph-fuse); do
+  [ "$(readlink /proc/$p/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ] && echo $p; done; true"""
+"""The pids of ceph-fuse processes in this node's mount namespace (a constant script)."""
+KILL_FUSE = f"""for p in $({FUSE_HERE}); do
   kill -9 $p; i=0; while [ -e /proc/$p/ns ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; done"""
-"""Kill -9 the ceph-fuse of this node's mount namespace only, and wait until it is gone: its mount
-stays, dead."""
+"""Kill -9 those, and wait until each is gone: the mount stays, dead."""
 
 
 def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster):
@@ -82,8 +83,3 @@ def test_uninstall_unmounts_first(local_cluster, cluster):
     finally:
         ceph.unmount()
         ceph.uninstall()
-
-
-FUSE_HERE = """for p in $(pgrep -x ceph-fuse); do
-  [ "$(readlink /proc/$p/ns/mnt)" = "$(readlink /proc/self/ns/mnt)" ] && echo $p; done; true"""
-"""The pids of ceph-fuse processes in this node's mount namespace."""
