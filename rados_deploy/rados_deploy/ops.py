@@ -10,7 +10,7 @@
   those answered with HTTP 400 or above; ``rgw_bytes``: bytes received and sent.
 - ``rgw_rados``: the RADOS ops the gateways sent, by type (their objecter's ``op_r``, ``op_w``,
   ``op_rmw``, ``osdop_*``: ``osdop_read``, ``osdop_writefull``, ``osdop_call``, ..., and
-  ``omap_*``).
+  ``omap_*``); ``mds_rados``: the same of the MDSs (their journal and metadata objects).
 - ``mds``: MDS requests by type (``create``, ``open``, ``rename``, ``unlink``, ``lookup``,
   ``getattr``, ``readdir``, ``mkdir``, ``setattr``, ...: the count of each ``mds_server``
   ``req_<type>_latency``) and ``client_requests`` (``handle_client_request``).
@@ -32,7 +32,7 @@ import time
 from . import remote
 from .rgw import FENCE_PREFIX
 
-GROUPS = ("rgw", "rgw_failed", "rgw_bytes", "rgw_rados", "mds", "osd")
+GROUPS = ("rgw", "rgw_failed", "rgw_bytes", "rgw_rados", "mds", "mds_rados", "osd")
 """The groups of :class:`OpCounts`, in :meth:`OpCounts.flat` order."""
 OSD_FIELDS = ("op", "op_r", "op_w", "op_rw", "op_in_bytes", "op_out_bytes", "op_w_in_bytes", "op_rw_in_bytes",
               "op_r_out_bytes", "op_rw_out_bytes")
@@ -54,6 +54,7 @@ class OpCounts:
     rgw_bytes: dict[str, int]
     rgw_rados: dict[str, int]
     mds: dict[str, int]
+    mds_rados: dict[str, int]
     osd: dict[str, int]
     pids: dict[str, int | None]
 
@@ -91,7 +92,7 @@ def snapshot(cc, *, stage: str = "ceph op counters") -> OpCounts:
     """Every OSD's, MDS's and gateway's counts now (one parallel call over their nodes)."""
     topo = cc.topology
     perf = {n: {**{f"osd.{i}": ["osd"] for i in topo.osd_ids(n)},
-                **({f"mds.{n}": ["mds_server"]} if n in topo.mdss else {}),
+                **({f"mds.{n}": ["mds_server", "objecter"]} if n in topo.mdss else {}),
                 **{g: ["objecter"] for g in topo.gateways(n)}} for n in topo.server_nodes + topo.rgws}
     nodes = [n for n in perf if perf[n]]
     begin = time.time()
@@ -117,7 +118,7 @@ def collect(begin: float, end: float, parts: list[dict]) -> OpCounts:
                     _add(groups["mds"], m.group(1) if m else "client_requests", value)
             for key, value in sections.get("objecter", {}).items():
                 if _RADOS_OP.fullmatch(key):
-                    _add(groups["rgw_rados"], key, value)
+                    _add(groups["mds_rados" if daemon.startswith("mds.") else "rgw_rados"], key, value)
         for counts in part["rgw"]:
             for kind, (requests, failed, received, sent) in counts.items():
                 _add(groups["rgw"], kind, requests)

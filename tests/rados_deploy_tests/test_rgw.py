@@ -121,7 +121,7 @@ def test_ops_log_parsing_and_types():
 def test_op_counts_delta_and_flat():
     def counts(t, put, rename, op_w, pid=7):
         return OpCounts(t, t + 1, rgw={"put_obj": put, "get_obj": 2}, rgw_failed={}, rgw_bytes={"received": put},
-                        rgw_rados={}, mds={"rename": rename}, osd={"op_w": op_w, "op_r": 5}, pids={"osd.0": pid})
+                        rgw_rados={}, mds={"rename": rename}, mds_rados={}, osd={"op_w": op_w, "op_r": 5}, pids={"osd.0": pid})
     a, b = counts(0, 1, 4, 10), counts(5, 4, 5, 13)
     d = b.delta(a)
     assert (d.begin, d.end) == (0, 6)
@@ -134,7 +134,8 @@ def test_collect_sums_daemons_and_keeps_the_types():
     from rados_deploy.ops import collect
     osd = {"osd": {"op": 9, "op_r": 4, "op_w": 5, "op_in_bytes": 700, "numpg": 16, "op_rw": 0}}
     mds = {"mds_server": {"handle_client_request": 6, "req_create_latency": {"avgcount": 2, "sum": 0.1},
-                          "req_rename_latency": {"avgcount": 1, "sum": 0.0}, "dispatch_client_request": 9}}
+                          "req_rename_latency": {"avgcount": 1, "sum": 0.0}, "dispatch_client_request": 9},
+           "objecter": {"op_w": 2, "osdop_append": 2}}
     gateway = {"objecter": {"op_w": 3, "osdop_writefull": 2, "osdop_call": 4, "omap_wr": 1, "op_active": 0}}
     parts = [{"perf": {"osd.0": [11, osd], "mds.node1": [12, mds]}, "rgw": []},
              {"perf": {"osd.1": [13, osd], "rgw.node2": [14, gateway]},
@@ -143,6 +144,7 @@ def test_collect_sums_daemons_and_keeps_the_types():
     assert c.osd == {"op": 18, "op_r": 8, "op_w": 10, "op_in_bytes": 1400, "op_rw": 0}
     assert c.mds == {"client_requests": 6, "create": 2, "rename": 1}
     assert c.rgw_rados == {"op_w": 3, "osdop_writefull": 2, "osdop_call": 4, "omap_wr": 1}
+    assert c.mds_rados == {"op_w": 2, "osdop_append": 2}   # the MDS's own RADOS ops, apart from the gateway's
     assert (c.rgw, c.rgw_failed, c.rgw_bytes) == ({"head_obj": 1, "put_obj": 3}, {"head_obj": 0, "put_obj": 1},
                                                   {"received": 3000, "sent": 0})
     assert c.pids == {"mds.node1": 12, "osd.0": 11, "osd.1": 13, "rgw.node2": 14}

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 SHIPPED = {"alleviation", "backend", "bandwidth", "batchsize", "objectsize", "objectsize_selectivity", "projection",
            "scalability", "selectivity", "storedcompression", "queries", "contention", "autoscaler", "formats",
-           "versions", "scale", "indexed"}
+           "versions", "scale", "indexed", "writes"}
 LOCAL_ONLY = {"bandwidth"}   # emulated link rates: no testbed profile
 HOST_AXIS = {"scale"}        # sweeps the number of hosts: a stack per size
 
@@ -87,7 +87,7 @@ DECLARED = {"selectivity": ["selectivity", "compute-side"], "alleviation": ["poi
             "projection": ["projection"], "queries": ["queries"], "contention": ["contention"],
             "autoscaler": ["autoscaler"], "formats": ["formats"], "versions": ["versions"], "scale": ["scale"],
             "indexed": ["indexed-lookups", "indexed-joins", "indexed-append-reads", "indexed-appends",
-                        "indexed-executor-loss"]}
+                        "indexed-executor-loss"], "writes": ["writes"]}
 
 
 def test_each_experiment_declares_its_figures_and_gets_the_standard_ones():

@@ -31,6 +31,10 @@ index answers it), ``"append_rows"``, ``"append_every"``, ``"lose_executor"`` an
 ``"comparison"`` (the points compared with each other lose one executor between them). What a
 repetition reads is made before its clock starts, and the repetition records it (``append_s``,
 ``index_bytes``, ...: keyed.Memory.prepare).
+A point with ``"write"`` runs a write job instead of a query (writes.py, shipped beside this
+file: its docstring says what the repetition records); after the job, before its output is read
+back, it emits ``written`` (the job's start and end: the controller snapshots the storage side's
+counters then).
 For the ``sae-ceph`` format the repetition also carries ``scan``: the connector's sums over the
 query (the object class's phase times and counts, calls, reply waits; sae.results.run.storage_work).
 Queries run in ``schedule`` order (sae.running.execute.interleave: the readers of a comparison
@@ -62,9 +66,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 try:
-    from . import keyed   # imported as sae.app.run_points
+    from . import keyed, writes   # imported as sae.app.run_points
 except ImportError:
-    import keyed          # submitted: shipped beside it (--py-files)
+    import keyed                  # submitted: shipped beside it (--py-files)
+    import writes
 
 TAG = "sae-rep "   # sae.app.EVENT_TAG: this file runs without sae
 
@@ -166,6 +171,7 @@ def run_job(spark, cfg, registered, job=0, memory=None):
     ``memory`` (a keyed.Memory; a new one by default); each repetition records ``app_job``, the
     job's place in the application (0: its first)."""
     memory = memory or keyed.Memory(spark)
+    written = writes.Writes(spark)
     os.makedirs(os.path.dirname(cfg["out"]), exist_ok=True)
     points = {p["point"]: p for p in cfg["points"]}
     order = [entry for entry in schedule(cfg) if entry[0] in points]
@@ -183,10 +189,20 @@ def run_job(spark, cfg, registered, job=0, memory=None):
             if pid not in failed:
                 try:
                     register(spark, point.get("register", []), registered)
-                    kept = memory.prepare(point, fresh(spark, point), rep if kind == "rep" else None)
+                    if point.get("write"):
+                        written.prepare(point, fresh(spark, point))
+                        kept = {}
+                    else:
+                        kept = memory.prepare(point, fresh(spark, point), rep if kind == "rep" else None)
                     time.sleep(pause)
                     emit(None, {"event": "start", "point": pid, "repetition": rep, "kind": kind})
-                    result = query(spark, point, memory)
+                    if point.get("write"):
+                        def said(start, end, pid=pid, rep=rep, kind=kind):
+                            emit(out, {"event": "written", "point": pid, "repetition": rep,
+                                       "discarded": kind == "prewarm", "start": start, "end": end})
+                        result = written.run(point, fresh(spark, point), rep, said, pause)
+                    else:
+                        result = query(spark, point, memory)
                     result.update(kept, event="rep", point=pid, repetition=rep, discarded=kind == "prewarm",
                                   seq=seq, app_job=job)
                     emit(out, result)

@@ -49,6 +49,7 @@ COMMON = f"{_DRAWING}.figures"       # the figures many runs draw
 AXIS = f"{_DRAWING}.axis_figures"     # one experiment's own axis
 HOSTS = f"{_DRAWING}.host_figures"    # the host-count axis
 INDEXED = f"{_DRAWING}.indexed_figures"   # the key queries and the in-memory readers
+WRITES = f"{_DRAWING}.write_figures"      # the write jobs
 
 FIGURES: dict[str, Figure] = {f.name: f for f in (
     *(Figure(name, COMMON) for name in ("selectivity", "compute-side", "points", "alleviation", "resources-disk")),
@@ -59,6 +60,7 @@ FIGURES: dict[str, Figure] = {f.name: f for f in (
     Figure("scale", HOSTS),
     *(Figure(name, INDEXED) for name in ("indexed-lookups", "indexed-joins", "indexed-append-reads",
                                          "indexed-appends", "indexed-executor-loss")),
+    Figure("writes", WRITES),
     *(Figure(name, COMMON, standard=True) for name in ("time-composition", "storage-phases", "storage-ops",
                                                          "resources")),
 )}

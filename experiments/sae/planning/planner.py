@@ -22,7 +22,7 @@ def digest(value, n: int = 12) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:n]
 
 
-START_CEPH = {"pg_autoscale": False, "class_arrow": CephOptions.class_arrow}
+START_CEPH = {"pg_autoscale": False, "class_arrow": CephOptions.class_arrow, "rgw": False}
 """Ceph fields the start stage switches on a running stack (not a new stack), with their
 defaults; each joins a point's start key only when it differs from its default, so the keys of
 plans written before it stay."""

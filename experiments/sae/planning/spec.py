@@ -26,7 +26,7 @@ from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
 
-from . import capacities, figures, queries, readers
+from . import capacities, figures, queries, readers, writers
 from .stages import STAGES
 from ..connector.options import OPTIONS as CONNECTOR_OPTIONS
 from ..connector.options import WORKLOAD
@@ -125,13 +125,16 @@ class CephSpec:
     (``pg_autoscale``: off by default, as the thesis ran after finding it slowed repeated runs;
     switched in place on the running stack, off putting the computed PG counts back), and the
     pyarrow release whose Arrow C++ the object class is built against (``class_arrow``; sweepable:
-    the start stage installs that build, restarting the OSDs, on the running stack)."""
+    the start stage installs that build, restarting the OSDs, on the running stack), and whether
+    a RADOS Gateway serves S3 (``rgw``: the S3 writers write through it; the start stage starts it
+    on the running stack)."""
 
     store: str = "memstore"
     osd_size: int | str = "4GiB"
     osds_per_node: int = 1
     pg_autoscale: bool = False
     class_arrow: str = CephOptions.class_arrow
+    rgw: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +203,12 @@ class Workload:
     ``lose_executor``: before that repetition of the point (warm-ups counted; its last where it
     has fewer) the application kills one of its executors (SIGKILL: its cached blocks and shuffle
     files go with it), once for the points compared with each other, and waits for the cluster
-    manager's replacement; None: never."""
+    manager's replacement; None: never.
+
+    ``writer`` (a name in :data:`sae.planning.writers.WRITERS`) makes the point a write job
+    instead of a query: ``write`` names the job (:data:`sae.planning.writers.JOBS`; ``copy``
+    and ``query`` read the dataset with ``reader``) and ``write_rows`` is how many rows teragen
+    generates (docs/results.md, "Writes"). None: the point reads."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = CONNECTOR_OPTIONS["compression"].default
@@ -219,6 +227,9 @@ class Workload:
     append_rows: int = 0
     append_every: int = 5
     lose_executor: int | None = None
+    writer: str | None = None
+    write: str = "copy"
+    write_rows: int = 1_000_000
     offload: dataclasses.InitVar[object] = None   # gone: a one-line hint for old experiment files
 
     def __post_init__(self, offload):
@@ -588,7 +599,7 @@ class PointSpec:
 def ceph_options(ceph: CephSpec) -> CephOptions:
     """The one translation of a ``ceph`` section into rados_deploy's options."""
     return CephOptions(store=ceph.store, osd_size=ceph.osd_size, osds_per_node=ceph.osds_per_node,
-                       pg_autoscale=ceph.pg_autoscale, class_arrow=ceph.class_arrow)
+                       pg_autoscale=ceph.pg_autoscale, class_arrow=ceph.class_arrow, rgw=ceph.rgw)
 
 
 def monitor_options(monitor: MonitorSpec, spark: SparkOptions, ceph: CephOptions) -> MonitorOptions:
@@ -649,6 +660,7 @@ def _ceph_and_monitor(point: PointSpec) -> None:
     parse_size(ceph.osd_size, what="ceph.osd_size")
     _int(ceph.osds_per_node, 1, "ceph.osds_per_node")
     _bool(ceph.pg_autoscale, "ceph.pg_autoscale")
+    _bool(ceph.rgw, "ceph.rgw")
     _bool(point.monitor.enabled, "monitor.enabled")
 
 
@@ -745,7 +757,26 @@ def _keyed(point: PointSpec) -> None:
              maximum=MAX_REPETITIONS)
 
 
-CHECKS = (_cluster, _ceph_and_monitor, _data, _reader, _read_options, _question, _keyed)
+def _write(point: PointSpec) -> None:
+    """A write job: a known writer and job, a Gateway for the S3 writers, rows for teragen."""
+    w = point.workload
+    if w.writer is None:
+        return
+    writer, job = writers.get(w.writer), writers.job(w.write)
+    if writer.interface == "s3" and not point.ceph.rgw:
+        raise UsageError(f"workload.writer {w.writer} writes through S3, which needs the RADOS Gateway: set ceph.rgw "
+                         f"true")
+    _int(w.write_rows, 1, "workload.write_rows (rows teragen generates)", maximum=MAX_ROWS)
+    if w.query != queries.SCAN.name or w.append_rows or w.lose_executor is not None:
+        raise UsageError(f"workload.writer {w.writer}: a write job ({job.name}) asks no query; leave workload.query, "
+                         f"append_rows and lose_executor unset")
+    if readers.READERS[w.reader].reads.keep:
+        raise UsageError(f"workload.writer {w.writer}: the {job.name} job reads the dataset with workload.reader, "
+                         f"which cannot be {w.reader} (it keeps the data in memory); use one of "
+                         f"{', '.join(n for n, r in readers.READERS.items() if not r.reads.keep)}")
+
+
+CHECKS = (_cluster, _ceph_and_monitor, _data, _reader, _read_options, _question, _keyed, _write)
 """The checks of a resolved point, in the order their sections are written."""
 
 

@@ -88,8 +88,9 @@ class Stack:
     (``start_key``: Spark options, Ceph's pool settings) changes. The
     build stage adds the connector's ``build`` (for the Spark of ``build_spark`` and the object
     class's Arrow of ``build_arrow``; the start stage builds again when a point switches either)
-    and, for readers that read through one, the CephFS ``mount``. ``spark_installed``: the Spark
-    software (:func:`spark_software`) installed on this stack."""
+    and, for readers that read through one, the CephFS ``mount``; for write jobs, ``writes``:
+    each writer's :class:`~sae.running.writer.Writes` (what the application needs to write through
+    it). ``spark_installed``: the Spark software (:func:`spark_software`) installed on this stack."""
 
     ceph: CephCluster
     key: str | None = None
@@ -101,6 +102,7 @@ class Stack:
     build_spark: str | None = None
     build_arrow: str | None = None
     mount: str | None = None
+    writes: dict = dataclasses.field(default_factory=dict)
     spark_installed: set = dataclasses.field(default_factory=set)
 
     @property

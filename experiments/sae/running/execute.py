@@ -40,6 +40,7 @@ from ..planning import queries
 from ..planning.planner import digest
 from ..planning.spec import CONNECTOR_OPTIONS, READ_OPTIONS
 from .reader import app_config
+from .writer import submit_parts
 from .context import Stack, StageContext, dataset_dirs, dataset_path
 from .shared_app import stop_applications, stop_leftovers
 from .storage_watch import StorageWatch, down_message
@@ -51,11 +52,12 @@ STAGE = "sae run"
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
 RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan", "app_job",
                "index_bytes", "cached_bytes", "cached_rows", "index_partitions", "index_build_s", "appended_rows",
-               "append_s", "executors", "executor_lost")
+               "append_s", "executors", "executor_lost", "input_rows", "input_checksum", "output_bytes",
+               "output_files", "verify_s")
 """What a repetition's result records (``scan``: sae-ceph readers only; ``answer``: SQL queries;
 ``app_job``: its job's place in the Spark application, > 0 where earlier runs' jobs warmed it;
-the rest: what a reader keeps in memory, a series' appends and a lost executor, where they apply:
-docs/results.md)."""
+the rest: what a reader keeps in memory, a series' appends and a lost executor, and a write
+job's input and output, where they apply: docs/results.md)."""
 
 
 @dataclasses.dataclass
@@ -113,7 +115,23 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
             "column": w.column, "threshold": limit, "columns": list(w.columns),
             "query": w.query, "sql": w.question.statement(w.column, limit),
             "float_digits": queries.FLOAT_DIGITS, "answer_rows": queries.MAX_ANSWER_ROWS,
-            **keyed_config(point), **app_config(dataclasses.replace(ctx, point=point), stack)}
+            **keyed_config(point), **app_config(dataclasses.replace(ctx, point=point), stack),
+            **write_config(ctx, stack, point)}
+
+
+def write_config(ctx: StageContext, stack: Stack, point) -> dict:
+    """What the application's writes.py needs of a write job (its docstring): the writer's
+    target, the job, teragen's rows, the run (outputs are written under it) and the query job's
+    statement; empty for a point that reads."""
+    w = point.spec.workload
+    if w.writer is None:
+        return {}
+    return {"write": stack.writes[w.writer].target.app_config(), "job": w.write, "rows": w.write_rows,
+            "run_id": ctx.run.root.name, "sql": queries.QUERIES[WRITTEN_QUERY].statement(w.column, None)}
+
+
+WRITTEN_QUERY = "groupby"
+"""The query whose answer the ``query`` write job writes back."""
 
 
 def keyed_config(point) -> dict:
@@ -242,9 +260,12 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     # since a compressed one cannot be read before the application closes it (Spark 4 compresses)
     logs = {"spark.eventLog.compress": "false"} if shared is not None else {}
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
+    write_jars, write_conf = submit_parts(stack, dict.fromkeys(p.spec.workload.writer for p in points
+                                                               if p.spec.workload.writer))
     submit = {"py_files": [*(build.py_files if build else []), *map(str, APP_MODULES)],
-              "jars": list(build.jars) if build else [],
-              "conf": merged_conf({"spark.driver.memory": s.driver_memory}, logs, build.conf if build else {}, s.conf),
+              "jars": [*(build.jars if build else []), *write_jars],
+              "conf": merged_conf({"spark.driver.memory": s.driver_memory}, logs, build.conf if build else {},
+                                  write_conf, s.conf),
               "env": dict(build.env) if build else {}}
     key = points[0].app_key
     warm = shared.warmed(key, submit) if shared is not None else set()   # readers earlier runs warmed in it
@@ -254,7 +275,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
         warm.add(reader_of(p))
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
            "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
-    ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl") if stack.ceph else None
+    ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl", by_type=any(p.spec.workload.writer for p in points)) \
+        if stack.ceph else None
     recorder = Recorder(ctx, stack, points, ops=ops, tenants=_tenants(ctx, stack, points[0]))
 
     def named() -> str:   # what the application's command lines name

@@ -20,7 +20,7 @@ from ..planning import capacities
 
 from ..results.drawing.report import make_report
 from ..results.run.directory import write_results
-from . import hosts, reader, tenant_load
+from . import hosts, reader, tenant_load, writer
 from .clean import retire
 from .plan_checks import check_reservation
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
@@ -287,9 +287,12 @@ def stage_start(ctx: StageContext) -> StageReport:
         return [*parts, ("spark", stack.spark.start())]
 
     def ceph() -> list[tuple[str, StageReport]]:
-        started = stack.ceph.start()
+        # a gateway asked of a running stack (ceph.rgw): its packages first (idempotent); it stays
+        # up until the stack stops
+        parts = [("ceph install", stack.ceph.install())] if stack.ceph.options.rgw else []
+        parts.append(("ceph", stack.ceph.start()))
         switched = reader.switch_class(stack)
-        return [("ceph", started), *([("object class", switched)] if switched is not None else [])]
+        return [*parts, *([("object class", switched)] if switched is not None else [])]
 
     chains = {"ceph": ceph, "spark": spark, "monitoring": lambda: [("monitoring", stack.monitoring.start())]}
     for parts in _at_once({name: chains[name] for name, _ in stack.deployers("ceph", "spark", "monitoring")},
@@ -375,8 +378,12 @@ def stage_deploy(ctx: StageContext) -> StageReport:
 
 
 def stage_build(ctx: StageContext) -> StageReport:
-    """Build the offloading connector and install the object class for the stack."""
-    return reader.build(ctx, _stack(ctx, ctx.point))
+    """Build the offloading connector and install the object class for the stack, then what its
+    write jobs' writers need (:mod:`sae.running.writer`)."""
+    stack = _stack(ctx, ctx.point)
+    report = reader.build(ctx, stack)
+    merge_report(report, writer.build(ctx, stack), "writers")
+    return report
 
 
 def run_group(ctx: StageContext, points: list[PlannedPoint], on_point) -> None:

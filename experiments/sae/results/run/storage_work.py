@@ -23,7 +23,7 @@ from pathlib import Path
 
 from metareserve.errors import SaeError
 from metareserve.log import node_log
-from rados_deploy import CephCluster, CounterSnapshot
+from rados_deploy import CephCluster, CounterSnapshot, OpCounts
 
 OSD_COLUMNS = {"osd_read_ops": "read_ops", "osd_read_reply_bytes": "read_reply_bytes", "osd_ops": "ops",
                "osd_reply_bytes": "reply_bytes", "osd_store_reads": "store_reads",
@@ -66,15 +66,19 @@ def cls_columns(scan: dict | None) -> dict:
 
 class OpsRecorder:
     """Snapshots the OSDs' counters after the events it is given (``app``: before the first
-    query, ``rep``: after each query, warm-up ones included) into a JSON-lines file, one line per
-    event: ``{"after": <rep event or null>, "begin", "end", "osds", "pids"}`` or ``"error"``.
+    query, ``rep``: after each query, warm-up ones included, ``written``: after a write job,
+    before its output is read back) into a JSON-lines file, one line per event:
+    ``{"after": <event or null>, "begin", "end", "osds", "pids"}`` or ``"error"``; with
+    ``by_type`` (an application with write points) also ``"ops"``, the storage operations by
+    type (:meth:`rados_deploy.CephCluster.op_counters`).
 
     Runs on its own thread and its own connections (spark-submit streams on the shared ones);
     a snapshot takes milliseconds, well inside the pause between queries.
     """
 
-    def __init__(self, ceph: CephCluster, path: Path):
+    def __init__(self, ceph: CephCluster, path: Path, *, by_type: bool = False):
         self.path = Path(path)
+        self.by_type = by_type
         self.ceph = ceph.on_own_connections()
         self.events: queue.Queue = queue.Queue()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -90,7 +94,7 @@ class OpsRecorder:
 
     def event(self, event: dict) -> None:
         """An application event as it arrives (others are ignored)."""
-        if event.get("event") in ("app", "rep"):
+        if event.get("event") in ("app", "rep", "written"):
             self.events.put(event)
 
     def _run(self) -> None:
@@ -99,8 +103,12 @@ class OpsRecorder:
             while (event := self.events.get()) is not None:
                 after = None if event["event"] == "app" else \
                     {k: event.get(k) for k in ("point", "repetition", "discarded", "start", "end")}
+                if event["event"] == "written":
+                    after["phase"] = "written"
                 try:
                     line = {"after": after, **self.ceph.osd_counters(stage=STAGE).to_dict()}
+                    if self.by_type:
+                        line["ops"] = self.ceph.op_counters(stage=STAGE).to_dict()
                 except SaeError as e:
                     node_log(None, STAGE, f"no OSD counters after {after}: {e}", logging.WARNING)
                     line = {"after": after, "error": str(e)}
@@ -119,28 +127,59 @@ def json_lines(path: Path) -> list[dict]:
     return out
 
 
-def _key(q: dict | None) -> tuple | None:
-    return None if q is None else (q["point"], q["repetition"], q.get("discarded", False), q["start"])
+def _key(q: dict | None, phase: str | None = None) -> tuple | None:
+    return None if q is None else (q["point"], q["repetition"], q.get("discarded", False), q["start"], phase)
 
 
 def osd_ops(raw: Path) -> dict[tuple, dict]:
-    """(point, repetition, start) → ``osd_*`` columns, for every query of every application in
-    the run's ``raw/`` directory whose counters were snapshotted right before and right after it
-    (the application's own record of its queries says which query preceded which)."""
+    """(point, repetition, start) → ``osd_*`` columns (and, for a write job, the operations by
+    type: :func:`op_columns`), for every query of every application in the run's ``raw/``
+    directory whose counters were snapshotted right before and right after it (the
+    application's own record of its queries says which query preceded which). A write job's
+    window ends at its ``written`` snapshot, which must be complete before its output is read
+    back (``verify_start``)."""
     out = {}
     for snaps in sorted(Path(raw).glob("*.ceph.jsonl")):
         queries = [e for e in json_lines(snaps.with_name(snaps.name.replace(".ceph.jsonl", ".jsonl")))
                    if e.get("event") == "rep"]
-        by_after = {_key(s["after"]): s for s in json_lines(snaps) if "error" not in s}
+        by_after = {_key(s["after"], s["after"].get("phase") if s["after"] else None): s
+                    for s in json_lines(snaps) if "error" not in s}
         for i, q in enumerate(queries):
-            before, after = by_after.get(_key(queries[i - 1] if i else None)), by_after.get(_key(q))
-            following = queries[i + 1]["start"] if i + 1 < len(queries) else float("inf")
+            writes = "verify_start" in q
+            before = by_after.get(_key(queries[i - 1] if i else None))
+            after = by_after.get(_key(q, "written" if writes else None))
+            following = q["verify_start"] if writes else \
+                queries[i + 1]["start"] if i + 1 < len(queries) else float("inf")
             if before is None or after is None or before["end"] > q["start"] or after["begin"] < q["end"] \
                     or after["end"] > following:
                 continue
             closing = CounterSnapshot.from_dict(after)
             delta = closing.delta(CounterSnapshot.from_dict(before))
             if delta is not None and not q.get("discarded"):
-                out[(q["point"], q["repetition"], q["start"])] = {**{c: delta[k] for c, k in OSD_COLUMNS.items()},
-                                                                  "osd_pgs": closing.pgs}
+                row = {**{c: delta[k] for c, k in OSD_COLUMNS.items()}, "osd_pgs": closing.pgs}
+                if "ops" in before and "ops" in after:
+                    by_type = OpCounts.from_dict(after["ops"]).delta(OpCounts.from_dict(before["ops"]))
+                    row.update(op_columns(by_type) if by_type is not None else {})
+                out[(q["point"], q["repetition"], q["start"])] = row
     return out
+
+
+REQUEST_GROUPS = ("rgw", "mds")
+"""The groups of :class:`rados_deploy.OpCounts` that are requests to a storage interface (S3 at
+the gateways, file-system metadata at the MDSs); ``ops_<group>_<type>`` columns."""
+
+
+def op_columns(ops: OpCounts) -> dict:
+    """A job's storage operations as results columns: ``ops_rgw_<type>`` (S3 requests) and
+    ``ops_mds_<type>`` (MDS requests) by type; ``ops_osd_read`` and ``ops_osd_write``, the RADOS
+    ops the job's own clients sent the OSDs (the gateways' and the MDSs' taken out: they serve the
+    requests already counted); ``storage_ops``, their sum, every operation the storage side
+    served for the job; ``storage_bytes_written``, the bytes the OSDs were sent to write, the
+    gateways' and the MDSs' writes included (docs/results.md, "Writes")."""
+    cols = {f"ops_{g}_{t}": n for g in REQUEST_GROUPS for t, n in getattr(ops, g).items() if t != "client_requests"}
+    relayed = {k: ops.rgw_rados.get(k, 0) + ops.mds_rados.get(k, 0) for k in ("op_r", "op_w", "op_rmw")}
+    cols["ops_osd_read"] = max(0, ops.osd.get("op_r", 0) - relayed["op_r"])
+    cols["ops_osd_write"] = max(0, ops.osd.get("op_w", 0) + ops.osd.get("op_rw", 0) - relayed["op_w"] - relayed["op_rmw"])
+    cols["storage_ops"] = sum(cols.values())
+    cols["storage_bytes_written"] = ops.osd.get("op_in_bytes", 0)
+    return cols
