@@ -1,0 +1,116 @@
+"""Pure: the writers and write jobs as entries, what the planner refuses of them in one line,
+experiments/writes.py's plan, the storage operations by type of a job's window (the application's
+``written`` snapshot ends it, before the read back) and the writes figure drawn from results.
+The write path itself: tests/connector (sae-ceph) and the catalogue (writes.py on a cluster)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import sae
+from metareserve.errors import UsageError
+from rados_deploy import OpCounts
+from sae.planning import writers
+from sae.planning.planner import START_CEPH, plan
+from sae.planning.spec import CephSpec, Experiment, Sweep, Workload
+from sae.results.drawing import write_figures
+from sae.results.run.storage_work import op_columns, osd_ops
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _plan(**fields):
+    return plan(Experiment(name="w", **fields))
+
+
+def test_every_writer_names_a_target_function_and_an_interface():
+    import importlib
+    for w in writers.WRITERS.values():
+        module, _, function = w.target.partition(":")
+        assert callable(getattr(importlib.import_module(module), function)), w.name
+        assert w.interface in writers.INTERFACES and w.commit and w.label
+    assert [j for j, job in writers.JOBS.items() if not job.writes] == ["read-only"]
+
+
+@pytest.mark.parametrize("fields, says", [
+    ({"workload": Workload(writer="hdfs")}, "workload.writer 'hdfs' is not one of sae-ceph, cephfs-v1"),
+    ({"workload": Workload(writer="sae-ceph", write="sort")}, "workload.write 'sort' is not one of one-object"),
+    ({"workload": Workload(writer="s3a-magic")},
+     "workload.writer s3a-magic writes through S3, which needs the RADOS Gateway: set ceph.rgw true"),
+    ({"workload": Workload(writer="sae-ceph", write="teragen", write_rows=0)},
+     "workload.write_rows (rows teragen generates) must be an integer >= 1"),
+    ({"workload": Workload(writer="sae-ceph", query="sum")}, "workload.writer sae-ceph: a write job (copy) asks no query"),
+    ({"workload": Workload(writer="cephfs-v1", reader="cache")},
+     "workload.writer cephfs-v1: the copy job reads the dataset with workload.reader, which cannot be cache"),
+    ({"ceph": CephSpec(rgw="yes")}, "ceph.rgw must be true or false"),
+])
+def test_bad_write_points_are_refused_in_one_line(fields, says):
+    with pytest.raises(UsageError) as e:
+        _plan(**fields)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_shipped_experiment_writes_every_job_through_every_writer_on_the_shared_stack():
+    exp = sae.load_experiment(ROOT / "experiments" / "writes.py")
+    p = sae.plan(exp.with_profile("tiny"), profile="tiny")
+    pairs = {(x.spec.workload.writer, x.spec.workload.write) for x in p.points}
+    assert pairs == {(w, j) for w in writers.WRITERS for j in writers.JOBS}
+    assert {x.spec.ceph.rgw for x in p.points} == {True} and START_CEPH["rgw"] is False
+    reads = sae.plan(sae.load_experiment(ROOT / "experiments" / "selectivity.py").with_profile("tiny"), profile="tiny")
+    # the gateway is started on the running stack: the same stack, another start
+    assert p.points[0].stack_key == reads.points[0].stack_key and p.points[0].start_key != reads.points[0].start_key
+
+
+def _counts(t, **groups):
+    empty = {g: {} for g in ("rgw", "rgw_failed", "rgw_bytes", "rgw_rados", "mds", "mds_rados", "osd")}
+    return OpCounts(t, t + 0.1, **{**empty, **groups}, pids={"osd.0": 1})
+
+
+def test_a_jobs_operations_leave_out_what_the_gateway_and_the_mds_relay():
+    before = _counts(0, osd={"op_r": 10, "op_w": 10, "op_rw": 0, "op_in_bytes": 100})
+    after = _counts(5, rgw={"put_obj": 3, "head_obj": 4, "list_bucket": 1}, mds={"create": 2, "client_requests": 9},
+                    rgw_rados={"op_w": 6, "op_r": 2}, mds_rados={"op_w": 3},
+                    osd={"op_r": 13, "op_w": 21, "op_rw": 1, "op_in_bytes": 5100})
+    cols = op_columns(after.delta(before))
+    assert cols["ops_rgw_put_obj"] == 3 and cols["ops_mds_create"] == 2 and "ops_mds_client_requests" not in cols
+    assert (cols["ops_osd_read"], cols["ops_osd_write"]) == (1, 3)   # 3 reads less the gateway's 2; 12 less 9 relayed
+    assert cols["storage_ops"] == 3 + 4 + 1 + 2 + 1 + 3 and cols["storage_bytes_written"] == 5000
+
+
+def test_a_write_jobs_window_ends_at_its_written_snapshot(tmp_path):
+    osds = {"osd.0": {"read_ops": 0, "read_reply_bytes": 0, "ops": 0, "reply_bytes": 0, "store_reads": 0,
+                      "store_read_hit_bytes": 0, "store_read_miss_bytes": 0, "pgs": 8}}
+
+    def snap(after, t, puts, phase=None):
+        a = None if after is None else {**after, **({"phase": phase} if phase else {})}
+        return {"after": a, "begin": t, "end": t + 0.1, "osds": osds, "pids": {"osd.0": 1},
+                "ops": _counts(t, rgw={"put_obj": puts}).to_dict()}
+    rep = {"event": "rep", "point": "p", "repetition": 0, "discarded": False, "start": 10.0, "end": 12.0,
+           "verify_start": 14.0}
+    key = {k: rep[k] for k in ("point", "repetition", "discarded", "start", "end")}
+    (tmp_path / "a.jsonl").write_text(json.dumps(rep) + "\n")
+    lines = [snap(None, 1, 0), snap(key, 13, 5, "written"), snap(key, 20, 9)]   # 9: the read back's too
+    (tmp_path / "a.ceph.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
+    got = osd_ops(tmp_path)[("p", 0, 10.0)]
+    assert got["ops_rgw_put_obj"] == 5 and got["storage_ops"] == 5
+    lines[1]["end"] = 14.5   # the snapshot ran into the read back: no columns rather than wrong ones
+    (tmp_path / "a.ceph.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
+    assert ("p", 0, 10.0) not in osd_ops(tmp_path)
+
+
+def test_the_writes_figure_stacks_operations_by_type_per_writer(tmp_path):
+    rows = []
+    for writer, ops in (("sae-ceph", {"ops_mds_create": 1, "ops_osd_write": 2}),
+                        ("s3a-classic", {"ops_rgw_put_obj": 20, "ops_rgw_copy_obj": 10, "ops_rgw_head_obj": 60})):
+        for job in ("one-object", "copy"):
+            rows.append({"writer": writer, "write": job, "warmup": False, "total_s": 1.0, "output_bytes": 100,
+                         "storage_bytes_written": 300 if writer == "s3a-classic" else 100,
+                         "storage_ops": sum(ops.values()), **ops})
+    df = pd.DataFrame(rows)
+    assert write_figures.op_types(df)[:3] == ["ops_rgw_copy_obj", "ops_rgw_head_obj", "ops_rgw_put_obj"]
+    png = write_figures.plot_writes(df, tmp_path)
+    assert png.name == "writes.png" and png.stat().st_size > 10_000
+    assert write_figures.plot_writes(df.drop(columns=["writer"]), tmp_path) is None
