@@ -50,11 +50,13 @@ application, not two; the bandwidth sweep ends on the default rate, so the next 
 changes nothing and reuses its measurement; formats scans its 1 M rows once, not under 4 names:
 vanilla's CSV query parses every row in Spark, 75 compute-side CPU-s at 4 M rows); the user's
 catalogue runs the files' own sweeps and repetitions through the same code."""
-EXCLUDED = ("selectivity", "scale", "indexed")
+EXCLUDED = ("selectivity", "scale", "indexed", "writes")
 """Left out of the catalogue (``--exclude``): test_e2e runs selectivity.py on the same stack, deeper;
 scale.py's hosts outnumber the catalogue's 3 (test_scale runs it on 4 hosts of its own);
 test_indexed_run runs indexed.py cut to a lookup, a join and an append on the same stack (its
-series and lost executor keep their own repetitions whatever the catalogue's)."""
+series and lost executor keep their own repetitions whatever the catalogue's); test_writes_run runs
+writes.py cut to three jobs and three writers on the same stack (after versions.py's second Spark,
+the catalogue's last, a writes run would start Spark again: test_e2e's run in between does anyway)."""
 
 
 @pytest.fixture(scope="module")
