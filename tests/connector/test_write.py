@@ -1,0 +1,176 @@
+"""The connector's write path end to end (docs/connector.md, "Writing") on the session's stack:
+one Spark application (tests/connector/apps/writes.py) writes the taxi dataset and slices of it
+through sae-ceph, with a task failing, a straggler under speculation and an executor killed
+mid-write, and reads every output back through offload, auto, no-offload and vanilla Spark over
+the mount; the tests check its answers and what the directories hold."""
+import json
+import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from fixtures.ceph import client_python
+from rados_deploy import ops, sessions
+from sae import connector
+from sae.connector import manifest
+
+APP = Path(__file__).parent / "apps" / "writes.py"
+FAULTS = Path(__file__).parent / "WriteFaults.java"
+ROOT = "/data/test-writes"
+SPECULATION = {"spark.speculation": "true", "spark.speculation.interval": "200ms", "spark.speculation.quantile": "0.5",
+               "spark.speculation.multiplier": "1.5", "spark.speculation.minTaskRuntime": "3s"}
+
+REMOVE = """
+import os, sys, cephfs
+fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount()
+def remove(path):
+    try:
+        st = fs.stat(path)
+    except cephfs.ObjectNotFound:
+        return
+    if st.st_mode & 0o040000:
+        d = fs.opendir(path)
+        names = []
+        while (e := fs.readdir(d)) is not None:
+            if e.d_name not in (b".", b".."):
+                names.append(e.d_name.decode())
+        fs.closedir(d)
+        for n in names:
+            remove(path + "/" + n)
+        fs.rmdir(path)
+    else:
+        fs.unlink(path)
+for p in sys.argv[1:]:
+    remove(p)
+fs.shutdown()
+"""
+
+
+def _remove(ceph, *paths: str) -> None:
+    client_python(ceph, ceph.topology.clients[0], REMOVE, *paths)
+
+
+@pytest.fixture(scope="module")
+def faults_jar(tmp_path_factory):
+    """tests/connector/WriteFaults.java (the fault-injecting UDF) compiled against Spark's jars."""
+    import pyspark
+    out = tmp_path_factory.mktemp("faults")
+    subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", f"{Path(pyspark.__file__).parent / 'jars'}/*",
+                    "-d", str(out / "classes"), str(FAULTS)], check=True, capture_output=True)
+    subprocess.run(["jar", "cf", str(out / "faults.jar"), "-C", str(out / "classes"), "."], check=True)
+    return out / "faults.jar"
+
+
+@pytest.fixture(scope="module")
+def written(spark_cluster, ceph_cluster, taxi_dataset, faults_jar, tmp_path_factory):
+    """The application's answers, the storage operations of its one-object write and the mount."""
+    spec = connector.build(spark=spark_cluster, ceph=ceph_cluster)
+    nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
+    mount = ceph_cluster.mount(nodes).details["mountpoint"]
+    handshake = tmp_path_factory.mktemp("handshake")
+    cfg = {"src": f"file://{mount}{taxi_dataset.dest}", "mount": mount, "root": ROOT, "options": spec.options,
+           "write_options": spec.write_options, "handshake": str(handshake)}
+    kwargs = spec.submit_kwargs()
+    kwargs["conf"].update(SPECULATION)
+    kwargs["jars"].append(str(faults_jar))
+    kwargs["py_files"].append(manifest.__file__)
+    steps = {"before": threading.Event(), "after": threading.Event()}
+
+    def on_line(line: str) -> None:
+        print(line)
+        if line.startswith("sae-ops ") and line[8:].strip() in steps:
+            steps[line[8:].strip()].set()
+
+    counts = {}
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            running = pool.submit(spark_cluster.submit, str(APP), args=[json.dumps(cfg)], on_line=on_line,
+                                  log_dir=tmp_path_factory.mktemp("logs"), **kwargs)
+            for step, event in steps.items():   # counted here: not in on_line, which runs in the connection's thread
+                while not event.wait(1):
+                    if running.done():
+                        running.result()
+                        pytest.fail(f"the application ended before sae-ops {step}")
+                counts[step] = ops.snapshot(ceph_cluster)
+                (handshake / step).touch()
+            result = running.result()
+        line = next(ln for ln in result.stdout.splitlines() if ln.startswith("sae-result "))
+        yield json.loads(line[len("sae-result "):]), counts["after"].delta(counts["before"]), mount
+    finally:
+        _remove(ceph_cluster, ROOT)
+
+
+def test_a_copy_reads_back_the_same_through_every_reader(written, taxi_dataset):
+    """The dataset written by two tasks: every reader gets its rows (count and checksum over every
+    column); every committed file is one 4 MiB object at most, and a manifest names them all."""
+    out = written[0]
+    copy = out["copy"]
+    assert out["input"][0] == taxi_dataset.rows
+    assert all(ck == out["input"] for ck in copy["checksums"].values()), (out["input"], copy["checksums"])
+    assert copy["committed"] and all(0 < s <= 4 << 20 for s in copy["sizes"].values()), copy["sizes"]
+    assert copy["leftovers"] == [], copy
+    assert [n for n in copy["files"] if n.startswith("_sae-write-")] == [n for n in copy["files"] if n.endswith(".json")]
+    assert sorted(set(copy["files"]) - set(copy["committed"])) == [n for n in copy["files"] if n.endswith(".json")]
+
+
+def test_a_one_object_write_counts_its_storage_operations(written):
+    """A slice written by one task is one file, one object, plus its manifest; the storage
+    operations it cost (MDS requests by type, OSD ops) are printed (Stocator's goal: 8 or fewer)."""
+    out, delta, _ = written
+    one = out["one"]
+    assert one["checksums"]["offload"] == out["one_input"] == one["checksums"]["vanilla"], one
+    assert len(one["committed"]) == 1 and len(one["files"]) == 2, one
+    assert delta is not None, "a Ceph daemon restarted during the one-object write"
+    mds = {k: v for k, v in delta.mds.items() if k != "client_requests"}
+    print(f"\none-object write ({one['seconds']:.1f} s): MDS requests {delta.mds}, OSD {delta.osd}")
+    print(f"storage operations: {sum(mds.values())} MDS requests + {delta.osd['op']} OSD ops "
+          f"(of them writes {delta.osd['op_w']}, reads {delta.osd['op_r']}, read-modify-writes {delta.osd['op_rw']})")
+    assert mds.get("create", 0) >= 2 and delta.osd["op_w"] >= 2, (delta.mds, delta.osd)
+
+
+def test_append_adds_and_overwrite_replaces(written):
+    """Overwrite A, append B: readers see A and B; overwrite C: readers see C alone, and A's and B's
+    files and manifests are gone."""
+    out = written[0]
+    s, modes = out["slices"], out["modes"]
+    both = [s["A"][0] + s["B"][0], s["A"][1] + s["B"][1]]
+    assert all(ck == s["A"] for ck in modes["A"]["checksums"].values()), modes["A"]
+    assert all(ck == both for ck in modes["A+B"]["checksums"].values()), modes["A+B"]
+    assert all(ck == s["C"] for ck in modes["C"]["checksums"].values()), modes["C"]
+    assert len([n for n in modes["A+B"]["files"] if n.startswith("_sae-write-")]) == 2
+    assert sorted(modes["C"]["files"]) == sorted(modes["C"]["committed"] + [n for n in modes["C"]["files"]
+                                                                            if n.startswith("_sae-write-")])
+    assert len([n for n in modes["C"]["files"] if n.startswith("_sae-write-")]) == 1
+    assert modes["C"]["leftovers"] == []
+
+
+@pytest.mark.parametrize("fault", ["fail", "straggle", "kill"])
+def test_a_fault_leaves_exactly_the_input_committed(written, ceph_cluster, fault):
+    """A task that fails and is retried, a straggler overtaken by its speculative copy, an executor
+    killed mid-write: the committed output holds exactly the input's rows, partition 0's files are
+    a later attempt's, and nothing is left that no manifest names (what a killed executor left is
+    reported as a leftover and removed)."""
+    out, _, mount = written
+    got = out["faults"][fault]
+    assert "error" not in got, got
+    assert all(ck == out["input"] for ck in got["checksums"].values()), (fault, out["input"], got["checksums"])
+    zero = [n for n in got["committed"] if n.split("-")[2] == "0"]
+    assert zero and all(int(n.split("-")[4]) >= 1 for n in zero), zero   # part-<job>-<partition>-<task>-<attempt>-<n>
+    left = manifest.leftovers(f"{mount}{ROOT}/{fault}")
+    if fault == "kill" and left:   # the dead executor's files (its session held them): reported, then removed
+        sessions.evict_dead_clients(ceph_cluster)
+        _remove(ceph_cluster, *(p[len(mount):] for p in left))
+        left = manifest.leftovers(f"{mount}{ROOT}/{fault}")
+    assert left == [], left
+    assert got["leftovers"] == [] or fault == "kill", got
+
+
+def test_bad_writes_are_refused_in_one_line(written):
+    """An object size that is no multiple of 64 KiB, a column Parquet cannot store, a path that
+    does not exist: one line naming the option, column or path and what to do."""
+    r = written[0]["refusals"]
+    assert "sae-ceph option object_size='5000000' is invalid; use a multiple of 64 KiB" in r["object_size"], r
+    assert "column i is interval, which Parquet cannot store; cast or drop it" in r["interval"], r
+    assert f"{ROOT}/nowhere does not exist in CephFS" in r["missing"], r
