@@ -174,3 +174,40 @@ def test_bad_writes_are_refused_in_one_line(written):
     assert "sae-ceph option object_size='5000000' is invalid; use a multiple of 64 KiB" in r["object_size"], r
     assert "column i is interval, which Parquet cannot store; cast or drop it" in r["interval"], r
     assert f"{ROOT}/nowhere does not exist in CephFS" in r["missing"], r
+
+
+LAYOUT_PROBE = """
+import errno, json, os, sys, cephfs, rados
+r = rados.Rados(conffile=os.environ["CEPH_CONF"]); r.connect()
+def auth(prefix, **kw):
+    ret, out, err = r.mon_command(json.dumps(dict(prefix=prefix, format="json", **kw)), b"")
+    assert ret == 0, err
+    return json.loads(out) if out else None
+out = {}
+fs = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"]); fs.mount()
+fs.mkdirs(sys.argv[1], 0o755)
+for mds in ("allow rw", "allow rwp"):
+    key = auth("auth get-or-create", entity="client.sae-layout-probe",
+               caps=["mds", mds, "mon", "allow r", "osd", "allow rw pool=cephfs_data"])[0]["key"]
+    user = cephfs.LibCephFS(conffile=os.environ["CEPH_CONF"], auth_id="sae-layout-probe", conf={"key": key})
+    user.mount()
+    path = sys.argv[1] + "/probe"
+    fd = user.open(path, os.O_CREAT | os.O_WRONLY, 0o644); user.close(fd)
+    try:
+        user.setxattr(path, "ceph.file.layout", b"stripe_unit=4194304 stripe_count=1 object_size=4194304", 0)
+        out[mds] = "ok"
+    except cephfs.Error as e:
+        out[mds] = errno.errorcode.get(abs(e.errno), str(e.errno))
+    user.unlink(path); user.shutdown()
+    auth("auth rm", entity="client.sae-layout-probe")
+fs.rmdir(sys.argv[1]); fs.shutdown(); r.shutdown()
+print(json.dumps(out))
+"""
+
+
+def test_the_writer_needs_mds_cap_p_for_a_files_own_layout(ceph_cluster):
+    """A file of one object needs a layout of its own, which the MDS grants only to a user with
+    cap p: with MDS caps rw it refuses (EPERM), with rwp (users.write's) it sets it."""
+    got = client_python(ceph_cluster, ceph_cluster.topology.clients[0], LAYOUT_PROBE, f"{ROOT}-layout")
+    assert got == {"allow rw": "EPERM", "allow rwp": "ok"}, got
+    assert ceph_cluster.users.write.caps["mds"] == "allow rwp"

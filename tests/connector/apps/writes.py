@@ -73,8 +73,9 @@ out = {"input": checksum(src), "columns": cols}
 # the dataset copied: two tasks, files of one 4 MiB object each
 out["copy"] = outcome(f"{root}/copy", seconds=write(src.repartition(2), f"{root}/copy", **size))
 
-# a job that writes one object, its storage operations counted around it
-one = src.where(F.abs(row_hash) % 500 == 0).coalesce(1)
+# a job that writes one object, its storage operations counted around it (its rows in the driver:
+# reading them from the mount would count too)
+one = spark.createDataFrame(src.where(F.abs(row_hash) % 500 == 0).collect(), src.schema).coalesce(1)
 out["one_input"] = checksum(one)
 handshake("before")
 seconds = write(one, f"{root}/one", **size)
