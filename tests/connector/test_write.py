@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 from fixtures.ceph import client_python
+from fixtures.spark import SPARK_ROLES
+from metareserve import Cluster, Layout
 from rados_deploy import ops, sessions
 from sae import connector
 from sae.connector import manifest
+from spark_deploy import SparkCluster
 
 APP = Path(__file__).parent / "apps" / "writes.py"
 FAULTS = Path(__file__).parent / "WriteFaults.java"
@@ -64,7 +67,7 @@ def faults_jar(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def written(spark_cluster, ceph_cluster, taxi_dataset, faults_jar, tmp_path_factory):
+def written(local_cluster, spark_cluster, ceph_cluster, taxi_dataset, faults_jar, tmp_path_factory):
     """The application's answers, the storage operations of its one-object write and the mount."""
     spec = connector.build(spark=spark_cluster, ceph=ceph_cluster)
     nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
@@ -85,8 +88,11 @@ def written(spark_cluster, ceph_cluster, taxi_dataset, faults_jar, tmp_path_fact
 
     counts = {}
     try:
-        with ThreadPoolExecutor(1) as pool:
-            running = pool.submit(spark_cluster.submit, str(APP), args=[json.dumps(cfg)], on_line=on_line,
+        # the application holds its connection to the driver's node while it runs, and the counts
+        # need that node (an OSD, the MDS): it runs over connections of its own
+        with Cluster(local_cluster) as own, ThreadPoolExecutor(1) as pool:
+            spark = SparkCluster(local_cluster, Layout(SPARK_ROLES), spark_cluster.options, cluster=own)
+            running = pool.submit(spark.submit, str(APP), args=[json.dumps(cfg)], on_line=on_line,
                                   log_dir=tmp_path_factory.mktemp("logs"), **kwargs)
             for step, event in steps.items():   # counted here: not in on_line, which runs in the connection's thread
                 while not event.wait(1):
@@ -110,6 +116,8 @@ def test_a_copy_reads_back_the_same_through_every_reader(written, taxi_dataset):
     assert out["input"][0] == taxi_dataset.rows
     assert all(ck == out["input"] for ck in copy["checksums"].values()), (out["input"], copy["checksums"])
     assert copy["committed"] and all(0 < s <= 4 << 20 for s in copy["sizes"].values()), copy["sizes"]
+    full = sorted(copy["sizes"].values())[:-2]   # but each task's last
+    assert min(full) > 0.6 * (4 << 20), copy["sizes"]   # filled, not closed early
     assert copy["leftovers"] == [], copy
     assert [n for n in copy["files"] if n.startswith("_sae-write-")] == [n for n in copy["files"] if n.endswith(".json")]
     assert sorted(set(copy["files"]) - set(copy["committed"])) == [n for n in copy["files"] if n.endswith(".json")]
@@ -168,11 +176,11 @@ def test_a_fault_leaves_exactly_the_input_committed(written, ceph_cluster, fault
 
 
 def test_bad_writes_are_refused_in_one_line(written):
-    """An object size that is no multiple of 64 KiB, a column Parquet cannot store, a path that
+    """An object size that is no multiple of 64 KiB, a column Parquet cannot store (void), a path that
     does not exist: one line naming the option, column or path and what to do."""
     r = written[0]["refusals"]
     assert "sae-ceph option object_size='5000000' is invalid; use a multiple of 64 KiB" in r["object_size"], r
-    assert "column i is interval, which Parquet cannot store; cast or drop it" in r["interval"], r
+    assert "sae-ceph: column n is void, which Parquet cannot store; cast or drop it" in r["void"], r
     assert f"{ROOT}/nowhere does not exist in CephFS" in r["missing"], r
 
 

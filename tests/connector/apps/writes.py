@@ -108,7 +108,7 @@ for fault in ("fail", "straggle", "kill"):
 # a bad option value and a type Parquet cannot store: one line each
 refusals = {}
 for name, make in (("object_size", lambda: write(src.limit(1), f"{root}/bad", object_size="5000000")),
-                   ("interval", lambda: write(spark.sql("SELECT make_interval(0, 0, 0, 1) AS i"), f"{root}/bad")),
+                   ("void", lambda: write(spark.sql("SELECT NULL AS n"), f"{root}/bad")),
                    ("missing", lambda: reader("offload")(f"{root}/nowhere").schema)):
     try:
         make()

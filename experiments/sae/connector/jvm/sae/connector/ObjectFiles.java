@@ -43,13 +43,22 @@ final class ObjectFiles implements AutoCloseable {
 
   private final Map<String, String> conf;
   private final int objectSize;
-  private final long limit;
+  /**
+   * The most a file may come to: an eighth of the object and 64 KiB below it, room for what
+   * Parquet's size estimate leaves out (the dictionaries, each capped at 1/16 of the object, below,
+   * and the footer) and for the data's own variation.
+   */
+  private final long target;
+  /** The estimate at which a file is closed: {@link #target} scaled by the largest ratio of a closed
+   * file's bytes to its estimate (pages held uncompressed until the file closes). */
+  private long limit;
   private final Names names;
   private final Sink sink;
   private final List<Manifest.Entry> written = new ArrayList<>();
   private Buffer buffer;
   private ParquetWriter<InternalRow> writer;
   private long rows;
+  private double ratio;
 
   /**
    * @param conf Spark's Parquet write settings ({@link #writeConf})
@@ -58,9 +67,8 @@ final class ObjectFiles implements AutoCloseable {
   ObjectFiles(Map<String, String> conf, int objectSize, Names names, Sink sink) {
     this.conf = conf;
     this.objectSize = objectSize;
-    // Parquet's size estimate counts encoded pages, not the dictionaries (each capped at 1/16 of the
-    // object, below) nor the footer: keep their room.
-    this.limit = objectSize - objectSize / 8 - (64 << 10);
+    this.target = objectSize - objectSize / 8 - (64 << 10);
+    this.limit = target;
     this.names = names;
     this.sink = sink;
   }
@@ -97,6 +105,7 @@ final class ObjectFiles implements AutoCloseable {
   /** Closes the current file; the files written, in order. */
   List<Manifest.Entry> finish() throws IOException {
     if (writer != null) {
+      long estimate = writer.getDataSize();
       writer.close();
       writer = null;
       String name = names.name(written.size());
@@ -106,6 +115,10 @@ final class ObjectFiles implements AutoCloseable {
       }
       sink.write(name, buffer.data, buffer.len);
       written.add(new Manifest.Entry(name, rows, buffer.len));
+      if (estimate >= limit) {   // a full file: the next ones fill to the target by its ratio
+        ratio = Math.max(ratio, (double) buffer.len / estimate);
+        limit = Math.min(Long.MAX_VALUE / 2, (long) (target / ratio));
+      }
       buffer = null;
       rows = 0;
     }
