@@ -116,8 +116,10 @@ def test_a_copy_reads_back_the_same_through_every_reader(written, taxi_dataset):
     assert out["input"][0] == taxi_dataset.rows
     assert all(ck == out["input"] for ck in copy["checksums"].values()), (out["input"], copy["checksums"])
     assert copy["committed"] and all(0 < s <= 4 << 20 for s in copy["sizes"].values()), copy["sizes"]
-    full = sorted(copy["sizes"].values())[:-2]   # but each task's last
-    assert min(full) > 0.6 * (4 << 20), copy["sizes"]   # filled, not closed early
+    # a task's first file comes out small (Parquet's estimate counts its open pages uncompressed),
+    # its later ones fill their object, but its last
+    later = sorted(size for name, size in copy["sizes"].items() if name.rsplit("-", 1)[1] != "0.parquet")
+    assert later[2:] and min(later[2:]) > 0.75 * (4 << 20), copy["sizes"]   # the two smallest: the tasks' last
     assert copy["leftovers"] == [], copy
     assert [n for n in copy["files"] if n.startswith("_sae-write-")] == [n for n in copy["files"] if n.endswith(".json")]
     assert sorted(set(copy["files"]) - set(copy["committed"])) == [n for n in copy["files"] if n.endswith(".json")]

@@ -49,8 +49,11 @@ final class ObjectFiles implements AutoCloseable {
    * and the footer) and for the data's own variation.
    */
   private final long target;
-  /** The estimate at which a file is closed: {@link #target} scaled by the largest ratio of a closed
-   * file's bytes to its estimate (pages held uncompressed until the file closes). */
+  /**
+   * The estimate at which a file is closed: {@link #target} plus the least a full file's estimate
+   * exceeded its bytes (the estimate counts the open pages uncompressed, about the same bytes in
+   * every file).
+   */
   private long limit;
   private final Names names;
   private final Sink sink;
@@ -58,7 +61,7 @@ final class ObjectFiles implements AutoCloseable {
   private Buffer buffer;
   private ParquetWriter<InternalRow> writer;
   private long rows;
-  private double ratio;
+  private long slack = Long.MAX_VALUE;
 
   /**
    * @param conf Spark's Parquet write settings ({@link #writeConf})
@@ -115,9 +118,9 @@ final class ObjectFiles implements AutoCloseable {
       }
       sink.write(name, buffer.data, buffer.len);
       written.add(new Manifest.Entry(name, rows, buffer.len));
-      if (estimate >= limit) {   // a full file: the next ones fill to the target by its ratio
-        ratio = Math.max(ratio, (double) buffer.len / estimate);
-        limit = Math.min(Long.MAX_VALUE / 2, (long) (target / ratio));
+      if (estimate >= limit) {   // a full file: the next ones fill to the target by its slack
+        slack = Math.min(slack, Math.max(0, estimate - buffer.len));
+        limit = target + slack;
       }
       buffer = null;
       rows = 0;
