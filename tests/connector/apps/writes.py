@@ -108,7 +108,7 @@ for fault in ("fail", "straggle", "kill"):
 # a bad option value and a type Parquet cannot store: one line each
 refusals = {}
 for name, make in (("object_size", lambda: write(src.limit(1), f"{root}/bad", object_size="5000000")),
-                   ("void", lambda: write(spark.sql("SELECT NULL AS n"), f"{root}/bad")),
+                   ("array", lambda: write(spark.sql("SELECT array(1, 2) AS a"), f"{root}/bad")),
                    ("missing", lambda: reader("offload")(f"{root}/nowhere").schema)):
     try:
         make()

@@ -79,14 +79,16 @@ final class ObjectFiles implements AutoCloseable {
   /**
    * Spark's Parquet write settings for {@code schema} (its session's codec and options, as Spark's
    * own Parquet writes take them), timestamps as INT64 microseconds (the OSD's Arrow reads them as
-   * the dataset's); IllegalArgumentException naming a column Parquet cannot store.
+   * the dataset's); IllegalArgumentException naming a column Parquet cannot store or the connector cannot read back.
    */
   static Map<String, String> writeConf(StructType schema) throws IOException {
     ParquetFileFormat format = new ParquetFileFormat();
     for (StructField f : schema.fields()) {
-      if (!format.supportDataType(f.dataType())) {
+      if (!format.supportDataType(f.dataType()) || !ArrowTypes.readsBack(f.dataType())) {
         throw new IllegalArgumentException(Options.FORMAT + ": column " + f.name() + " is "
-            + f.dataType().simpleString() + ", which Parquet cannot store; cast or drop it before writing");
+            + f.dataType().simpleString() + ", which the connector cannot read back from Parquet (it reads boolean, "
+            + "integer, float, double, string, binary, decimal, date, timestamp and void columns); cast or drop it "
+            + "before writing");
       }
     }
     SQLConf sql = SQLConf.get();
