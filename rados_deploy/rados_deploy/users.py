@@ -32,7 +32,7 @@ class ClientUsers:
       MDS session (an MDS ``tell``, which needs ``mds 'allow *'``): data deployment;
     - ``write``: the connector's write path: reads and writes CephFS files and the data pool's
       objects, creates files with a layout of their own (MDS ``p``: a layout other than the
-      directory's is refused without it, ``EPERM``) and calls the object class as ``scan`` does
+      directory's is refused without it, ``EACCES``) and calls the object class as ``scan`` does
       (a write's schema is checked against the directory's files); no MDS ``tell`` (no eviction),
       no other pool or class;
     - ``admin``: ``client.admin``, everything (bootstrap, probes, daemons' management).

@@ -258,7 +258,7 @@ print(json.dumps(out))
 
 def test_the_writer_needs_mds_cap_p_for_a_files_own_layout(ceph_cluster):
     """A file of one object needs a layout of its own, which the MDS grants only to a user with
-    cap p: with MDS caps rw it refuses (EPERM), with rwp (users.write's) it sets it."""
+    cap p: with MDS caps rw it refuses (EACCES), with rwp (users.write's) it sets it."""
     got = client_python(ceph_cluster, ceph_cluster.topology.clients[0], LAYOUT_PROBE, f"{ROOT}-layout")
-    assert got == {"allow rw": "EPERM", "allow rwp": "ok"}, got
+    assert got == {"allow rw": "EACCES", "allow rwp": "ok"}, got
     assert ceph_cluster.users.write.caps["mds"] == "allow rwp"
