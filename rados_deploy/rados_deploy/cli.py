@@ -96,7 +96,7 @@ def _client_confs(ceph) -> None:
     if ceph.options.cephx:
         u = ceph.users
         click.echo(f"client users: {u.scan.id} (read CephFS metadata, call the {ceph.class_name} class), "
-                   f"{u.fs_read.id} (read CephFS), {u.fs_write.id} (write CephFS), admin")
+                   f"{u.fs_read.id} (read CephFS), {u.fs_write.id} (write CephFS), {u.write.id} (the connector's writes), admin")
     if ceph.topology.rgws:
         s3 = ceph.s3_users
         click.echo(f"S3 at {ceph.s3_endpoint}: users {s3.writer.id} (create buckets, write), {s3.reader.id} (read); "

@@ -30,6 +30,11 @@ class ClientUsers:
     - ``fs_read``: reads CephFS, read-only (a ceph-fuse mount for vanilla readers);
     - ``fs_write``: writes CephFS files and layouts into the data pool and evicts a dead writer's
       MDS session (an MDS ``tell``, which needs ``mds 'allow *'``): data deployment;
+    - ``write``: the connector's write path: reads and writes CephFS files and the data pool's
+      objects, creates files with a layout of their own (MDS ``p``: a layout other than the
+      directory's is refused without it, ``EACCES``) and calls the object class as ``scan`` does
+      (a write's schema is checked against the directory's files); no MDS ``tell`` (no eviction),
+      no other pool or class;
     - ``admin``: ``client.admin``, everything (bootstrap, probes, daemons' management).
     """
 
@@ -37,6 +42,7 @@ class ClientUsers:
     scan: CephUser
     fs_read: CephUser
     fs_write: CephUser
+    write: CephUser
 
     @classmethod
     def of(cls, data_pool: str, class_name: str) -> "ClientUsers":
@@ -45,9 +51,11 @@ class ClientUsers:
             scan=CephUser("sae-scan", {"mds": "allow r", "mon": "allow r",
                                        "osd": f"allow r pool={data_pool}, allow pool={data_pool} class {class_name}"}),
             fs_read=CephUser("fs-read", {"mds": "allow r", "mon": "allow r", "osd": f"allow r pool={data_pool}"}),
-            fs_write=CephUser("fs-write", {"mds": "allow *", "mon": "allow r", "osd": f"allow rw pool={data_pool}"}))
+            fs_write=CephUser("fs-write", {"mds": "allow *", "mon": "allow r", "osd": f"allow rw pool={data_pool}"}),
+            write=CephUser("sae-write", {"mds": "allow rwp", "mon": "allow r",
+                                         "osd": f"allow rw pool={data_pool}, allow pool={data_pool} class {class_name}"}))
 
     @property
     def made(self) -> list[CephUser]:
         """The users rados_deploy creates after bootstrap (admin is made with the cluster)."""
-        return [self.scan, self.fs_read, self.fs_write]
+        return [self.scan, self.fs_read, self.fs_write, self.write]

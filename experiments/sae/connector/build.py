@@ -36,7 +36,8 @@ class SubmitSpec:
 
     ``py_files``/``jars``/``conf``/``env`` go to :meth:`spark_deploy.SparkCluster.submit`; the app
     calls each ``register`` entry (``"module:function"``, none for the JVM source) with its
-    SparkSession, then reads with ``spark.read.format(format).options(**options).load(path)``.
+    SparkSession, then reads with ``spark.read.format(format).options(**options).load(path)`` and
+    writes with ``df.write.format(format).options(**write_options).mode("append").save(path)``.
     """
 
     py_files: list[str]
@@ -46,6 +47,9 @@ class SubmitSpec:
     format: str = FORMAT
     options: dict[str, str] = dataclasses.field(default_factory=dict)
     register: list[str] = dataclasses.field(default_factory=list)
+    write_options: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Options of the connector's writes: the client conf and the least-privilege writer
+    (``CephCluster.users.write``)."""
     report: StageReport | None = None
     class_build: str | None = None
     """The object class's build key (rados_deploy's digest of its sources, Arrow pin and flags):
@@ -147,4 +151,5 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
               "spark.executorEnv.CEPH_CONF": conf_path},
         env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path, "ceph_user": ceph.users.scan.id,
                                              "scan_library": library.details["path"]},
+        write_options={"ceph_conf": conf_path, "ceph_user": ceph.users.write.id},
         report=report, class_build=class_build)

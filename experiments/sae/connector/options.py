@@ -40,7 +40,7 @@ class Option:
     """One option: a whole number (``minimum`` to ``maximum``, or its ``default``), a switch
     (``default`` a bool) or one of ``choices``; ``needs``: the :data:`FLAGS` a mode must have for
     the option to apply (None: every mode; the others refuse it); ``workload``: a field of sae's
-    Workload of the same name sets it."""
+    Workload of the same name sets it; ``write``: it applies to writes only."""
 
     name: str
     default: int | bool | str
@@ -50,6 +50,7 @@ class Option:
     choices: tuple[str, ...] = ()
     needs: str | None = None
     workload: bool = False
+    write: bool = False
 
     @property
     def kind(self) -> str:
@@ -92,7 +93,7 @@ def load(path: Path = FILE, protocol: ScanProtocol = SPEC) -> dict[str, Option]:
         if v.startswith("_") or not hasattr(protocol, v):
             raise ValueError(f"{v!r} names no constant of the scan protocol")
         return getattr(protocol, v)
-    known = {"default", "doc", "min", "max", "choices", "needs", "workload"}
+    known = {"default", "doc", "min", "max", "choices", "needs", "workload", "write"}
     out = {}
     try:
         for name, o in json.loads(path.read_text())["options"].items():
@@ -104,7 +105,8 @@ def load(path: Path = FILE, protocol: ScanProtocol = SPEC) -> dict[str, Option]:
                 option = Option(name, o["default"], o["doc"])
             else:
                 option = Option(name, constant(o["default"]), o["doc"], constant(o["min"]), constant(o["max"]))
-            out[name] = dataclasses.replace(option, needs=o.get("needs"), workload=o.get("workload", False))
+            out[name] = dataclasses.replace(option, needs=o.get("needs"), workload=o.get("workload", False),
+                                            write=o.get("write", False))
             _valid(out[name])
     except (OSError, ValueError, KeyError, TypeError) as e:
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
@@ -118,8 +120,8 @@ def _valid(o: Option) -> None:
         raise ValueError(f"{o.name}: an int option has whole numbers min <= max and a whole-number default")
     if o.kind == "choice" and o.default not in o.choices:
         raise ValueError(f"{o.name}: default {o.default!r} is not one of its choices")
-    if not isinstance(o.workload, bool) or o.needs not in (None, *FLAGS):
-        raise ValueError(f"{o.name}: workload is true or false, needs one of {', '.join(FLAGS)}")
+    if not isinstance(o.workload, bool) or not isinstance(o.write, bool) or o.needs not in (None, *FLAGS):
+        raise ValueError(f"{o.name}: workload and write are true or false, needs one of {', '.join(FLAGS)}")
 
 
 OPTIONS = load()

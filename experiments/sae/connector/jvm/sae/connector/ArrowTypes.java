@@ -97,6 +97,17 @@ final class ArrowTypes {
     return new Schema(fields);
   }
 
+  /** The Spark types {@link #toSpark(Field, String)} reads back from what Spark writes as Parquet (decimals too). */
+  private static final java.util.Set<DataType> READ_BACK = java.util.Set.of(DataTypes.BooleanType, DataTypes.ByteType,
+      DataTypes.ShortType, DataTypes.IntegerType, DataTypes.LongType, DataTypes.FloatType, DataTypes.DoubleType,
+      DataTypes.StringType, DataTypes.BinaryType, DataTypes.DateType, DataTypes.TimestampType,
+      DataTypes.TimestampNTZType, DataTypes.NullType);
+
+  /** Whether a column of type {@code d} written as Parquet reads back through the connector. */
+  static boolean readsBack(DataType d) {
+    return d instanceof org.apache.spark.sql.types.DecimalType || READ_BACK.contains(d);
+  }
+
   static StructType toSpark(Schema schema, String where) {
     StructField[] fields = schema.getFields().stream()
         .map(f -> new StructField(f.getName(), toSpark(f, where), f.isNullable(), Metadata.empty()))

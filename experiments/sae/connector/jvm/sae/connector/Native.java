@@ -45,6 +45,15 @@ final class Native {
     int ceph_statx(Pointer mount, String path, Pointer statx, int want, int flags);
     int ceph_getxattr(Pointer mount, String path, String name, Pointer value, long size);
     int ceph_shutdown(Pointer mount);
+    int ceph_open(Pointer mount, String path, int flags, int mode);
+    int ceph_open_layout(Pointer mount, String path, int flags, int mode, int stripeUnit, int stripeCount,
+        int objectSize, String dataPool);
+    int ceph_write(Pointer mount, int fd, byte[] buf, long size, long offset);
+    int ceph_read(Pointer mount, int fd, byte[] buf, long size, long offset);
+    int ceph_fsync(Pointer mount, int fd, int syncDataOnly);
+    int ceph_close(Pointer mount, int fd);
+    int ceph_unlink(Pointer mount, String path);
+    int ceph_mkdirs(Pointer mount, String path, int mode);
   }
 
   private static final class Holder {
@@ -92,6 +101,7 @@ final class Native {
       case 5 -> "EIO";
       case 7 -> "E2BIG";
       case 13 -> "EACCES";
+      case 17 -> "EEXIST";
       case 22 -> "EINVAL";
       case 34 -> "ERANGE";
       case 61 -> "ENODATA";

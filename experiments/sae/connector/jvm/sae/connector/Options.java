@@ -10,7 +10,7 @@ import java.util.function.Predicate;
 /**
  * The data source's options (all strings), validated; IllegalArgumentException naming the option
  * and the fix otherwise. The tuning options (compression, batch_size, objects_per_partition,
- * whole_objects, operators, pushback, calls_in_flight, max_reply, timeout) and their rules are
+ * whole_objects, operators, pushback, calls_in_flight, max_reply, timeout; object_size, for writes) and their rules are
  * {@link OptionSpec}'s, rendered from sae/connector/options.json, which sae checks experiments
  * against when it plans; the others:
  *
@@ -49,6 +49,10 @@ final class Options implements Serializable {
   final int callsInFlight;
   final long maxReply;
   final int timeout;
+  /** Writes: bytes per file and object (0: the output directory's layout, else {@link #DEFAULT_OBJECT_SIZE}). */
+  final int objectSize;
+  /** The object size of a write into a directory without a layout: sae's dataset default. */
+  static final int DEFAULT_OBJECT_SIZE = 8 << 20;
 
   /** A tuning option that is its default ({@code fallback}) or a whole number from min to max. */
   record Int(String name, long min, long max, long fallback, Predicate<Mode> modes) {}
@@ -87,6 +91,10 @@ final class Options implements Serializable {
     callsInFlight = (int) number(o, OptionSpec.CALLS_IN_FLIGHT);
     maxReply = number(o, OptionSpec.MAX_REPLY);
     timeout = (int) number(o, OptionSpec.TIMEOUT);
+    objectSize = (int) number(o, OptionSpec.OBJECT_SIZE);
+    if (objectSize % (64 << 10) != 0) {
+      bad("object_size", o.get("object_size"), "use a multiple of 64 KiB (65536), as CephFS layouts need");
+    }
     String conf = o.getOrDefault("ceph_conf", System.getenv("CEPH_CONF"));
     if (conf == null || conf.isEmpty()) bad("ceph_conf", null, "pass .option('ceph_conf', PATH) or set CEPH_CONF");
     cephConf = conf;

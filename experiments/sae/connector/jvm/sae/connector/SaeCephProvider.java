@@ -12,11 +12,14 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TableProvider;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -25,7 +28,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * {@code spark.read.format("sae-ceph").options(...).load(path)}: Parquet (or Arrow IPC) files in CephFS read
  * through the {@code sae} object class, which filters and projects inside the OSDs and replies
- * with Arrow IPC that Spark reads as columnar batches (docs/connector.md).
+ * with Arrow IPC that Spark reads as columnar batches; {@code df.write.format("sae-ceph")} writes
+ * such files and commits them with a manifest (docs/connector.md).
  */
 public final class SaeCephProvider implements TableProvider, DataSourceRegister {
   /** Arrow memory of every reader in this JVM (each task takes a child allocator). */
@@ -33,7 +37,8 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   /** Schemas by object (conf, pool, oid, size): an object's file never changes in place. */
   private static final Map<String, StructType> SCHEMAS = new ConcurrentHashMap<>();
   private StructType inferred;
-  private List<CephFiles.ObjectRef> objects;   // the path's files, listed once per load()
+  private List<CephFiles.ObjectRef> objects;   // the path's files, listed once per load() (null: no such path)
+  private boolean listed;
 
   @Override
   public String shortName() {
@@ -54,6 +59,7 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
           + "give their columns in file order: spark.read.schema(...)");
     }
     StructType table = tableSchema(o);
+    if (table == null && objects == null) throw missing(o);
     if (table == null) {
       throw new IllegalArgumentException(Options.FORMAT + ": no *.parquet, *.arrow or *.csv files under " + o.path
           + "; deploy data there first (or give the schema: spark.read.schema(...) reads an empty table)");
@@ -105,10 +111,18 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     return new SaeCephTable(o, schema, objects);
   }
 
-  /** The path's files, listed once per provider into {@link #objects}; CSV files do not mix with others. */
+  static IllegalArgumentException missing(Options o) {
+    return new IllegalArgumentException(Options.FORMAT + ": " + o.path + " does not exist in CephFS; deploy data "
+        + "there (data_deploy) or write it first (df.write.format('sae-ceph'))");
+  }
+
+  /** The path's files, listed once per provider into {@link #objects} (null: no such path); CSV files do not
+   * mix with others. */
   private List<CephFiles.ObjectRef> objects(Options o) throws IOException {
-    if (objects != null) return objects;
+    if (this.listed) return objects;
     List<CephFiles.ObjectRef> listed = CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path);
+    this.listed = true;
+    if (listed == null) return null;
     long csv = listed.stream().filter(CephFiles::csv).count();
     if (csv > 0 && csv < listed.size()) {
       throw new IllegalArgumentException(Options.FORMAT + ": " + o.path + " mixes CSV files with Parquet or Arrow IPC "
@@ -122,7 +136,7 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   private boolean csvFiles(Options o) {
     try {
       List<CephFiles.ObjectRef> listed = objects(o);
-      return !listed.isEmpty() && CephFiles.csv(listed.get(0));
+      return listed != null && !listed.isEmpty() && CephFiles.csv(listed.get(0));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -133,7 +147,7 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
   private StructType fileSchema(Options o) {
     try {
       List<CephFiles.ObjectRef> listed = objects(o);
-      if (listed.isEmpty()) return null;
+      if (listed == null || listed.isEmpty()) return null;
       CephFiles.ObjectRef first = listed.get(0);
       String key = o.cephConf + "\0" + first.pool() + "\0" + first.oid() + "\0" + first.size();
       StructType known = SCHEMAS.get(key);
@@ -156,8 +170,9 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     }
   }
 
-  /** The table: batch reads only, of the files listed when it was loaded (as Spark's file sources). */
-  static final class SaeCephTable implements SupportsRead {
+  /** The table: batch reads of the files listed when it was loaded (as Spark's file sources), and batch
+   * writes (append, overwrite: {@link CephWrite}). */
+  static final class SaeCephTable implements SupportsRead, SupportsWrite {
     private final Options options;
     private final StructType schema;
     private final List<CephFiles.ObjectRef> objects;
@@ -180,12 +195,18 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
 
     @Override
     public Set<TableCapability> capabilities() {
-      return Set.of(TableCapability.BATCH_READ);
+      return Set.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE);
     }
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap ignored) {
+      if (objects == null) throw missing(options);
       return new SaeScan.Builder(options, schema, objects);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      return new CephWrite.Builder(options, info);
     }
   }
 }
