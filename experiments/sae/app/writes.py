@@ -15,6 +15,7 @@ follows), pauses, and reads the output back through the writer's own interface: 
 written (computed once per point, before its first repetition's clock), and ``output_bytes``,
 the committed files' bytes as the read back lists them.
 """
+import json
 import time
 
 from pyspark.sql import functions as F
@@ -52,11 +53,12 @@ def generated(spark, rows):
                                  for i in range(3)]).substr(1, 90).alias("payload"))
 
 
-def source(spark, cfg, fresh):
-    """The DataFrame the job writes (None for read-only, which writes nothing)."""
+def source(spark, cfg, fresh, row=None):
+    """The DataFrame the job writes (None for read-only, which writes nothing); one-object writes
+    ``row`` (a trip and its schema, which the driver took before the clock: the job reads nothing)."""
     job = cfg["job"]
     if job == "one-object":
-        return fresh().limit(1).coalesce(1)
+        return spark.createDataFrame(*row).coalesce(1)
     if job == "teragen":
         return generated(spark, cfg["rows"])
     if job == "copy":
@@ -77,14 +79,16 @@ def read(spark, target, uri):
 
 
 def output_bytes(spark, target, uri):
-    """Bytes of the committed files the read back lists (Spark's own listing of the read)."""
-    df = read(spark, target, uri)
-    files = df.inputFiles()
-    jvm = spark._jvm
+    """(bytes, files) of the committed output the read back reads: the connector's own listing (what
+    the manifests name) for sae-ceph, Spark's listing of the read for the file sources."""
+    if target["read_format"] == "sae-ceph":
+        files = json.loads(spark._jvm.sae.connector.SaeCephProvider.files({**target["read_options"], "path": uri}))
+        return sum(size for _, size in files), len(files)
+    files = read(spark, target, uri).inputFiles()
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     total = 0
     for f in files:
-        path = jvm.org.apache.hadoop.fs.Path(f)
+        path = spark._jvm.org.apache.hadoop.fs.Path(f)
         total += path.getFileSystem(conf).getFileStatus(path).getLen()
     return total, len(files)
 
@@ -101,6 +105,7 @@ class Writes:
     def __init__(self, spark):
         self.spark = spark
         self.inputs = {}
+        self.rows = {}   # point -> (the trip one-object writes, its schema)
 
     def root(self, cfg):
         return f"{cfg['write']['uri'].rstrip('/')}/{cfg['run_id']}/{cfg['point']}"
@@ -116,8 +121,11 @@ class Writes:
             uri = f"{self.root(cfg)}/input"
             write(fresh(), target, uri)
             self.inputs[cfg["point"]] = summed(read(self.spark, target, uri))
-        else:
-            self.inputs[cfg["point"]] = summed(source(self.spark, cfg, fresh))
+            return
+        if cfg["job"] == "one-object":
+            one = fresh()
+            self.rows[cfg["point"]] = ([one.limit(1).collect()[0]], one.schema)
+        self.inputs[cfg["point"]] = summed(source(self.spark, cfg, fresh, self.rows.get(cfg["point"])))
 
     def run(self, cfg, fresh, rep, emit_written, pause):
         """One repetition: the job, timed; ``emit_written(start, end)``; a pause; the read back."""
@@ -128,7 +136,7 @@ class Writes:
             rows, checksum = summed(read(self.spark, target, uri))
         else:
             uri = f"{self.root(cfg)}/r{rep}"
-            write(source(self.spark, cfg, fresh), target, uri)
+            write(source(self.spark, cfg, fresh, self.rows.get(cfg["point"])), target, uri)
         t1 = time.time()
         emit_written(t0, t1)
         time.sleep(pause)

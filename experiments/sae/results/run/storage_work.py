@@ -171,15 +171,17 @@ the gateways, file-system metadata at the MDSs); ``ops_<group>_<type>`` columns.
 
 def op_columns(ops: OpCounts) -> dict:
     """A job's storage operations as results columns: ``ops_rgw_<type>`` (S3 requests) and
-    ``ops_mds_<type>`` (MDS requests) by type; ``ops_osd_read`` and ``ops_osd_write``, the RADOS
-    ops the job's own clients sent the OSDs (the gateways' and the MDSs' taken out: they serve the
-    requests already counted); ``storage_ops``, their sum, every operation the storage side
-    served for the job; ``storage_bytes_written``, the bytes the OSDs were sent to write, the
-    gateways' and the MDSs' writes included (docs/results.md, "Writes")."""
+    ``ops_mds_<type>`` (MDS requests) by type, and ``storage_ops``, their sum: the requests the
+    storage interfaces served for the job (Stocator's unit); ``ops_osd_read`` and
+    ``ops_osd_write``, the client ops the OSDs served in the window, whoever sent them (the job's
+    CephFS clients, whose data go straight to the OSDs, but also the gateways and the MDSs serving
+    the requests above, and the managers' background reads: a daemon's own ops cannot be told
+    apart from a client's in the OSDs' counters, so they are not summed into ``storage_ops``);
+    ``storage_bytes_written``, the bytes the OSDs were sent to write, whoever sent them
+    (docs/results.md, "Writes")."""
     cols = {f"ops_{g}_{t}": n for g in REQUEST_GROUPS for t, n in getattr(ops, g).items() if t != "client_requests"}
-    relayed = {k: ops.rgw_rados.get(k, 0) + ops.mds_rados.get(k, 0) for k in ("op_r", "op_w", "op_rmw")}
-    cols["ops_osd_read"] = max(0, ops.osd.get("op_r", 0) - relayed["op_r"])
-    cols["ops_osd_write"] = max(0, ops.osd.get("op_w", 0) + ops.osd.get("op_rw", 0) - relayed["op_w"] - relayed["op_rmw"])
     cols["storage_ops"] = sum(cols.values())
+    cols["ops_osd_read"] = ops.osd.get("op_r", 0)
+    cols["ops_osd_write"] = ops.osd.get("op_w", 0) + ops.osd.get("op_rw", 0)
     cols["storage_bytes_written"] = ops.osd.get("op_in_bytes", 0)
     return cols

@@ -1,8 +1,10 @@
 package sae.connector;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -65,6 +67,20 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
           + "; deploy data there first (or give the schema: spark.read.schema(...) reads an empty table)");
     }
     return table;
+  }
+
+  /**
+   * The files a read of {@code options} (the data source's, with its {@code path}) reads, as JSON
+   * {@code [[path, bytes], ...]}: what the manifests commit where a write made the directory (for an
+   * application's own accounting: DataSource V2 reads have no {@code inputFiles()}).
+   */
+  public static String files(Map<String, String> options) throws IOException {
+    Options o = new Options(options);
+    List<List<Object>> out = new ArrayList<>();
+    for (CephFiles.ObjectRef f : CephFiles.list(o.cephConf, o.cephUser, o.timeout, o.path)) {
+      out.add(List.of(f.path(), f.size()));
+    }
+    return new ObjectMapper().writeValueAsString(out);
   }
 
   /** The table's schema from its files (read once per provider, i.e. per load()); null: no files. */
