@@ -76,6 +76,27 @@ class CephCluster(Service):
         process there sets ``AWS_SHARED_CREDENTIALS_FILE`` to it; the keys never go on a command line)."""
         return f"{self.state_dir(node)}/{rgw.S3_DIR}/{user.id}.credentials"
 
+    def shared_s3_credentials(self, user: S3User) -> str:
+        """One path that names ``user``'s credentials file on every node
+        :meth:`link_s3_credentials` was given (e.g. ``AWS_SHARED_CREDENTIALS_FILE`` for Spark
+        executors wherever they run)."""
+        return f"{self.reservation.state_root}/s3-{user.id}.credentials"
+
+    def link_s3_credentials(self, nodes: list[str], user: S3User | None = None) -> StageReport:
+        """Point :meth:`shared_s3_credentials` at each node's :meth:`s3_credentials_path` of
+        ``user`` (default ``s3_users.writer``; gateway or client nodes; idempotent)."""
+        user = user or self.s3_users.writer
+        if not self.topology.rgws:
+            raise UsageError("this Ceph runs no RADOS Gateway: set CephOptions.rgw (or a 'ceph-rgw' layout role) and start")
+        link = self.shared_s3_credentials(user)
+        report = StageReport("ceph-rgw credentials link", details={"path": link})
+        valid = sorted({self.s3_credentials_path(n, user) for n in nodes})
+        for node in nodes:   # one by one: local-cluster nodes share the link
+            now = self.cluster.call(remote, "link_conf", link, self.s3_credentials_path(node, user), valid,
+                                    nodes=[node], stage=report.stage)[node]
+            report.add(node, now, f"linked {link}" if now else f"{link} current")
+        return report
+
     def s3_credentials(self, user: S3User) -> S3Credentials:
         """``user``'s keys and the gateway's endpoint, read from the first gateway node (held in
         memory here, never written on the controller)."""
