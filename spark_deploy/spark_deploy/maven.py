@@ -42,10 +42,12 @@ S3A = (f"org.apache.hadoop:hadoop-aws:{HADOOP_AWS}",
        *(f"software.amazon.awssdk:{m}:{AWS_SDK}" for m in _SDK_MODULES),
        "software.amazon.eventstream:eventstream:1.0.1",
        "org.reactivestreams:reactive-streams:1.0.4",
+       "software.amazon.s3.analyticsaccelerator:analyticsaccelerator-s3:1.3.1",
        f"org.apache.spark:spark-hadoop-cloud_2.13:{SPARK_HADOOP_CLOUD}")
 """Hadoop's S3A with the AWS SDK v2 modules it loads (individual modules, not the 600 MB
 ``bundle``: Maven's resolution of ``s3`` and ``s3-transfer-manager`` without the netty, Apache
-HTTP, commons and slf4j jars Spark already ships) and the committers' Spark bindings."""
+HTTP, commons and slf4j jars Spark already ships), the analytics accelerator (its stream factory
+is loaded whatever ``fs.s3a.input.stream.type``) and the committers' Spark bindings."""
 
 
 @dataclasses.dataclass(frozen=True)
