@@ -122,7 +122,7 @@ def test_every_writer_writes_what_it_reads_back_and_its_operations_by_type(stack
     spec = {"rows": ROWS, "sync": sync,
             "writers": [{"name": c.writer, "output": c.output(f"t{os.getpid()}"), "job_conf": c.job_conf()}
                         for c in confs]}
-    conf = merged_conf(*(c.app_conf() for c in confs), spark.classpath_conf(S3A))
+    conf = merged_conf(*(c.app_conf() for c in confs), spark.classpath_conf(S3A), {"spark.driver.extraJavaOptions": "-Xlog:class+load=info:file=/tmp/cl/%p.log", "spark.executor.extraJavaOptions": "-Xlog:class+load=info:file=/tmp/cl/%p.log"})  # TEMP
     env = {k: v for c in confs for k, v in c.env.items()}
     own = ceph.on_own_connections()
     before, deltas, results, errors = {}, {}, {}, []
@@ -145,11 +145,19 @@ def test_every_writer_writes_what_it_reads_back_and_its_operations_by_type(stack
         finally:
             own.cluster.write(f"{sync}/{name}.{phase}", "go\n", nodes=[spark.driver_node], stage="test_writers")
     try:
-        spark.submit(APP, args=[json.dumps(spec)], conf=conf, env=env, on_line=on_line, log_dir=tmp_path)
+        result = spark.submit(APP, args=[json.dumps(spec)], conf=conf, env=env, on_line=on_line, log_dir=tmp_path,
+                              check=False)
     finally:
         own.cluster.close()
         spark.cluster.run(["rm", "-rf", sync], nodes=[spark.driver_node], stage="test_writers", check=False)
+    if result.exit_code != 0:   # which writer failed, and the gateway's failed requests by type
+        failed = {n: ceph.op_counters().delta(b).rgw_failed for n, b in before.items() if n not in deltas}
+        lines = [ln for ln in result.stdout.splitlines() if "SAE-" in ln or "Caused by" in ln or "fs.s3a" in ln]
+        pytest.fail(f"the application exited {result.exit_code}; failed S3 requests: {failed}\n" + "\n".join(lines[:40]))
     assert not errors, errors
+    secret = ceph.s3_credentials(ceph.s3_users.writer).secret_key
+    assert secret not in json.dumps([conf, env, spec]) and secret not in result.driver_log.read_text()
+    assert os.stat(stack.target.s3_credentials).st_mode & 0o777 == 0o600
     assert sorted(results) == sorted(WRITERS) and None not in deltas.values()
     for r in results.values():
         assert (r["rows"], r["checksum"]) == (ROWS, r["input_checksum"]) and r["input_rows"] == ROWS, r

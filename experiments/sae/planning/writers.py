@@ -102,14 +102,19 @@ def _s3a(w: Writer, t: WriteTarget) -> WriterConf:
     conf = {f"{h}fs.s3a.endpoint": t.s3_endpoint, f"{h}fs.s3a.endpoint.region": "us-east-1",
             f"{h}fs.s3a.path.style.access": "true", f"{h}fs.s3a.connection.ssl.enabled": "false",
             f"{h}fs.s3a.aws.credentials.provider": PROFILE_PROVIDER,
-            f"spark.executorEnv.{CREDENTIALS_ENV}": t.s3_credentials}
+            # signed whole: the SDK's default aws-chunked signing of an upload over HTTP is
+            # refused by Ceph 16's gateway (XAmzContentSHA256Mismatch on a 0-byte PUT)
+            f"{h}fs.s3a.signing-algorithm": "AWS4SignerType",
+            f"spark.executorEnv.{CREDENTIALS_ENV}": t.s3_credentials,
+            # named always: with none named, a Parquet write through S3A ran the magic committer here
+            f"{h}fs.s3a.committer.name": w.committer}
     if w.committer == "file":
         conf[f"{h}mapreduce.fileoutputcommitter.algorithm.version"] = "1"
     else:
         if w.committer == "directory" and not t.mountpoint:
             raise UsageError(f"writer {w.name}: the directory committer keeps its pending uploads in a directory "
                              f"every Spark node shares; mount CephFS on them (CephCluster.mount)")
-        conf.update({f"{h}fs.s3a.committer.name": w.committer, f"{h}fs.s3a.committer.magic.enabled": "true",
+        conf.update({f"{h}fs.s3a.committer.magic.enabled": "true",
                      f"{h}mapreduce.outputcommitter.factory.scheme.s3a":
                          "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory",
                      "spark.sql.sources.commitProtocolClass": CLOUD_PROTOCOL,
