@@ -4,7 +4,7 @@ dataframe through each writer in turn, reading each back.
 Argument: JSON ``{"rows", "sync", "writers": [{"name", "output", "job_conf"}]}``. Around each
 write job it prints ``SAE-WRITE begin|end <name>`` and waits for ``<sync>/<name>.<begin|end>``
 (the controller counts Ceph's operations in between), then prints ``SAE-RESULT <json>``: the rows
-and checksum read back, and the input's.
+and checksum read back and the input's, or the write's ``error``.
 """
 import json
 import os
@@ -42,16 +42,21 @@ def main(arg):
         options = {k.removeprefix("spark.hadoop."): v for k, v in w["job_conf"].items() if k not in session}
         for k, v in session.items():
             spark.conf.set(k, v)
+        result = {"writer": w["name"], "error": None, "input_rows": expected[0], "input_checksum": expected[1]}
         for phase in ("begin", "end"):
             print(f"SAE-WRITE {phase} {w['name']}", flush=True)
             wait_for(os.path.join(spec["sync"], f"{w['name']}.{phase}"))
             if phase == "begin":
-                df.write.options(**options).parquet(w["output"])
+                try:
+                    df.write.options(**options).parquet(w["output"])
+                except Exception as e:   # the next writers still write; the test reports this one's error
+                    java = getattr(e, "java_exception", None)
+                    result["error"] = (str(java) if java is not None else str(e)).splitlines()[0][:600]
         for k in session:
             spark.conf.unset(k)
-        got = checksum(spark.read.parquet(w["output"]))
-        print("SAE-RESULT " + json.dumps({"writer": w["name"], "rows": got[0], "checksum": got[1],
-                                          "input_rows": expected[0], "input_checksum": expected[1]}), flush=True)
+        if result["error"] is None:
+            result["rows"], result["checksum"] = checksum(spark.read.parquet(w["output"]))
+        print("SAE-RESULT " + json.dumps(result), flush=True)
     spark.stop()
 
 

@@ -102,9 +102,9 @@ def _s3a(w: Writer, t: WriteTarget) -> WriterConf:
     conf = {f"{h}fs.s3a.endpoint": t.s3_endpoint, f"{h}fs.s3a.endpoint.region": "us-east-1",
             f"{h}fs.s3a.path.style.access": "true", f"{h}fs.s3a.connection.ssl.enabled": "false",
             f"{h}fs.s3a.aws.credentials.provider": PROFILE_PROVIDER,
-            # signed whole: the SDK's default aws-chunked signing of an upload over HTTP is
+            # the SDK 1 era S3 signer: the default signer's signing of an upload over HTTP is
             # refused by Ceph 16's gateway (XAmzContentSHA256Mismatch on a 0-byte PUT)
-            f"{h}fs.s3a.signing-algorithm": "AWS4SignerType",
+            f"{h}fs.s3a.signing-algorithm": "AWSS3V4SignerType",
             f"spark.executorEnv.{CREDENTIALS_ENV}": t.s3_credentials,
             # named always: with none named, a Parquet write through S3A ran the magic committer here
             f"{h}fs.s3a.committer.name": w.committer}
