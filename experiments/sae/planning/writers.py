@@ -10,7 +10,9 @@ mount) and its committer, as Spark and Hadoop ship them:
   ``BindingParquetOutputCommitter``: tasks upload their files as uncompleted multipart uploads,
   the job completes them (no COPY);
 - ``cephfs-v1`` / ``cephfs-v2``: FileOutputCommitter algorithm 1 (task and job commit rename) and
-  2 (task commit renames into the destination) over the mount.
+  2 (task commit renames into the destination) over the mount, through Hadoop's default ``file:``
+  file system as Spark ships it (a ``.crc`` checksum file beside each output file; S3A's directory
+  committer needs that file system class for its staging).
 
 :meth:`Writer.conf` builds, for a running stack (:class:`WriteTarget`), the :class:`WriterConf`
 an application writes with: its Spark conf (no secret: S3 keys stay in their 0600 file, which the
@@ -128,9 +130,7 @@ def _cephfs(w: Writer, t: WriteTarget) -> WriterConf:
     if not t.mountpoint:
         raise UsageError(f"writer {w.name} writes into the CephFS mount: mount CephFS writable on every Spark "
                          f"node (CephCluster.mount with users.fs_write)")
-    conf = {"spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": w.committer,
-            # no .crc file beside each output file: a POSIX mount as a POSIX file system
-            "spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem"}
+    conf = {"spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": w.committer}
     return WriterConf(w.name, conf, {}, (), f"file://{t.mountpoint}/{MOUNT_DIR}/{w.name}")
 
 
