@@ -107,6 +107,17 @@ class CephCluster(Service):
         return f"http://{self.reservation.node(node).cluster_address}:{self.options.rgw_port}"
 
     @property
+    def s3_tls_endpoint(self) -> str:
+        """The first gateway's S3 endpoint over TLS: ``https://<cluster address>:<rgw_tls_port>``,
+        with the certificate :meth:`s3_certificate` (UsageError without a gateway)."""
+        self.s3_endpoint   # UsageError without a gateway
+        return f"https://{self.reservation.node(self.topology.rgws[0]).cluster_address}:{self.options.rgw_tls_port}"
+
+    def s3_certificate(self) -> str:
+        """The first gateway's self-signed TLS certificate (PEM; public), for clients to trust."""
+        return rgw.certificate(self)
+
+    @property
     def s3_endpoint(self) -> str:
         """The first gateway's S3 endpoint (UsageError without a gateway)."""
         if not self.topology.rgws:
@@ -190,11 +201,11 @@ class CephCluster(Service):
                                  per_node=lambda n: dict(kwargs(n), state=self.state_dir(n.name)))
 
     def fixed_ports(self, node: str) -> list[int]:
-        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module, the gateway)."""
+        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module, the gateway's two)."""
         o, topo = self.options, self.topology
         mon = [o.mon_port, o.mon_v1_port] if node in topo.mons else []
         mgr = [o.mgr_prometheus_port] if node in topo.mgrs and o.mgr_prometheus else []
-        return [p for p in mon + mgr + ([o.rgw_port] if node in topo.rgws else []) if p]
+        return [p for p in mon + mgr + ([o.rgw_port, o.rgw_tls_port] if node in topo.rgws else []) if p]
 
     def start_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
         """Start one daemon (``osd.3``, ``rgw.node1``) on ``node`` unless running; foreground

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shlex
 import time
@@ -19,6 +20,8 @@ from .options import SparkOptions
 from .submit import SubmitResult, submit
 
 START_TIMEOUT = 300.0
+TRUSTSTORE_PASSWORD = "changeit"
+"""The JDK's own store password: a trust store holds public certificates only, nothing secret."""
 STOP_TIMEOUT = 30.0
 
 
@@ -416,6 +419,17 @@ class SparkCluster(Service):
                              f"'spark-deploy install'")
         path = ":".join(j.node_path for j in jars)
         return {"spark.driver.extraClassPath": path, "spark.executor.extraClassPath": path}
+
+    def trust_conf(self, certificate: str) -> dict[str, str]:
+        """The driver's and executors' Java options making their JVMs trust ``certificate`` (a PEM,
+        e.g. a self-signed server's) besides the JDK's CAs: a trust store made once per certificate
+        on every node (``/opt/sae/truststores/<sha256>.p12``). Merge it with :func:`merged_conf`."""
+        digest = hashlib.sha256(certificate.encode()).hexdigest()[:32]
+        path = f"{runtime.SOFTWARE_ROOT}/truststores/{digest}.p12"
+        self.cluster.call(remote, "truststore", certificate, path, TRUSTSTORE_PASSWORD, nodes=self.nodes,
+                          stage="spark truststore")
+        options = f"-Djavax.net.ssl.trustStore={path} -Djavax.net.ssl.trustStorePassword={TRUSTSTORE_PASSWORD}"
+        return {"spark.driver.extraJavaOptions": options, "spark.executor.extraJavaOptions": options}
 
     def compile_jar(self, sources, out, *, classpath=(), stage: str = "spark compile"):
         """Compile the Java sources under ``sources`` against this deployment's Spark jars on

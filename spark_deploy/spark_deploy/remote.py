@@ -253,3 +253,26 @@ def place_jars(root, jars):
             os.replace(path + ".part", path)
             placed.append(path)
     return placed
+
+
+def truststore(pem, path, password):
+    """A PKCS12 trust store at ``path``: the JVM's default CA certificates plus ``pem`` (made with
+    keytool from the ``java`` on PATH unless there). Returns whether it was made now."""
+    if os.path.exists(path):
+        return False
+    java = os.path.realpath(shutil.which("java") or "java")
+    cacerts = os.path.join(os.path.dirname(os.path.dirname(java)), "lib", "security", "cacerts")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    shutil.copyfile(cacerts, tmp)
+    with open(tmp + ".pem", "w") as f:
+        f.write(pem)
+    r = subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "sae-" + os.path.basename(path)[:16],
+                        "-file", tmp + ".pem", "-keystore", tmp, "-storetype", "PKCS12", "-storepass", password],
+                       capture_output=True, text=True)
+    os.unlink(tmp + ".pem")
+    if r.returncode != 0:
+        os.unlink(tmp)
+        raise RuntimeError("keytool could not add the certificate to %s: %s" % (path, (r.stderr or r.stdout).strip()[-300:]))
+    os.replace(tmp, path)
+    return True

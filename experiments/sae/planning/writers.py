@@ -43,12 +43,17 @@ class WriteTarget:
     """Where a running stack lets Spark write: the gateway's ``s3_endpoint``, the path of the
     writer's S3 credentials file on every Spark node (``s3_credentials``: rados_deploy's
     ``CephCluster.shared_s3_credentials``), the ``bucket`` the stage made; the CephFS
-    ``mountpoint``, mounted writable on every Spark node."""
+    ``mountpoint``, mounted writable on every Spark node; ``s3_trust``, the Spark conf making the
+    JVMs trust an ``https`` endpoint's certificate (spark_deploy's ``SparkCluster.trust_conf`` of
+    rados_deploy's ``CephCluster.s3_certificate()``). Give Ceph 16's gateway its TLS endpoint
+    (``CephCluster.s3_tls_endpoint``): over HTTP the AWS SDK signs each upload's payload in
+    aws-chunked form, which that gateway refuses for an empty object (every committer makes some)."""
 
     s3_endpoint: str | None = None
     s3_credentials: str | None = None
     bucket: str | None = None
     mountpoint: str | None = None
+    s3_trust: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,12 +107,10 @@ def _s3a(w: Writer, t: WriteTarget) -> WriterConf:
                          f"set CephOptions.rgw (or a 'ceph-rgw' layout role) and make its bucket")
     h = "spark.hadoop."
     conf = {f"{h}fs.s3a.endpoint": t.s3_endpoint, f"{h}fs.s3a.endpoint.region": "us-east-1",
-            f"{h}fs.s3a.path.style.access": "true", f"{h}fs.s3a.connection.ssl.enabled": "false",
+            f"{h}fs.s3a.path.style.access": "true",
+            f"{h}fs.s3a.connection.ssl.enabled": str(t.s3_endpoint.startswith("https://")).lower(),
             f"{h}fs.s3a.aws.credentials.provider": PROFILE_PROVIDER,
-            # the SDK 1 era S3 signer: the default signer's signing of an upload over HTTP is
-            # refused by Ceph 16's gateway (XAmzContentSHA256Mismatch on a 0-byte PUT)
-            f"{h}fs.s3a.signing-algorithm": "AWSS3V4SignerType",
-            f"spark.executorEnv.{CREDENTIALS_ENV}": t.s3_credentials,
+            f"spark.executorEnv.{CREDENTIALS_ENV}": t.s3_credentials, **t.s3_trust,
             # named always: with none named, a Parquet write through S3A ran the magic committer here
             f"{h}fs.s3a.committer.name": w.committer}
     if w.committer == "file":
