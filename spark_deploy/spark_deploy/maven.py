@@ -30,7 +30,7 @@ AWS_SDK = "2.35.4"
 hadoop-project 3.5.0)."""
 SPARK_HADOOP_CLOUD = "4.0.0"
 """spark-hadoop-cloud (the S3A committers' Spark bindings, ``PathOutputCommitProtocol`` and
-``BindingParquetOutputCommitter``): Maven Central has no 4.3.0 (nor 4.1.x, 4.2.x) of it; 4.0.0's
+``BindingParquetOutputCommitter``): Maven Central serves no 4.3.0, 4.2.0 or 4.1.0 of it; 4.0.0's
 two classes run on Spark 4.3.0 (tests/sae_tests/test_writers.py)."""
 _SDK_MODULES = ("apache-client", "arns", "auth", "aws-core", "aws-query-protocol", "aws-xml-protocol", "checksums",
                 "checksums-spi", "endpoints-spi", "http-auth", "http-auth-aws", "http-auth-spi", "http-client-spi",
