@@ -17,7 +17,7 @@ if [ "${free_kib:-0}" -lt $((4 * 1024 * 1024)) ]; then
   echo "setup.sh: $((free_kib / 1024)) MiB free here; the virtualenv and node software need 4 GiB: free some disk" >&2; exit 2
 fi
 APT_PACKAGES="python3 python3-venv python3-dev build-essential openssh-client openssh-server rsync
-  iproute2 util-linux procps curl openjdk-17-jdk-headless libjna-java"
+  iproute2 util-linux procps curl openjdk-17-jdk-headless libjna-java maven"
 missing=""
 for p in $APT_PACKAGES; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -67,8 +67,8 @@ def _bootstrap(cc, report: StageReport) -> dict:
     for node in bound:
         for addr, port in facts[node]["busy_ports"]:
             daemon, option = (("ceph-mgr", "mgr_prometheus_port") if port == opts.mgr_prometheus_port
-                              and node in topo.mgrs else ("ceph-rgw", "rgw_port") if port == opts.rgw_port
-                              and node in topo.rgws else ("ceph-mon", "mon_port / mon_v1_port"))
+                              and node in topo.mgrs else ("ceph-rgw", "rgw_port / rgw_tls_port")
+                              if port in (opts.rgw_port, opts.rgw_tls_port) and node in topo.rgws else ("ceph-mon", "mon_port / mon_v1_port"))
             raise RemoteError(node, f"{daemon} start", f"port {port} on {addr} is in use by another process",
                               hint=f"stop that process, or choose CephOptions.{option}")
     mons = mon_addrs(res, topo, opts)

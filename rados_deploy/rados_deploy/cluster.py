@@ -76,6 +76,27 @@ class CephCluster(Service):
         process there sets ``AWS_SHARED_CREDENTIALS_FILE`` to it; the keys never go on a command line)."""
         return f"{self.state_dir(node)}/{rgw.S3_DIR}/{user.id}.credentials"
 
+    def shared_s3_credentials(self, user: S3User) -> str:
+        """One path that names ``user``'s credentials file on every node
+        :meth:`link_s3_credentials` was given (e.g. ``AWS_SHARED_CREDENTIALS_FILE`` for Spark
+        executors wherever they run)."""
+        return f"{self.reservation.state_root}/s3-{user.id}.credentials"
+
+    def link_s3_credentials(self, nodes: list[str], user: S3User | None = None) -> StageReport:
+        """Point :meth:`shared_s3_credentials` at each node's :meth:`s3_credentials_path` of
+        ``user`` (default ``s3_users.writer``; gateway or client nodes; idempotent)."""
+        user = user or self.s3_users.writer
+        if not self.topology.rgws:
+            raise UsageError("this Ceph runs no RADOS Gateway: set CephOptions.rgw (or a 'ceph-rgw' layout role) and start")
+        link = self.shared_s3_credentials(user)
+        report = StageReport("ceph-rgw credentials link", details={"path": link})
+        valid = sorted({self.s3_credentials_path(n, user) for n in nodes})
+        for node in nodes:   # one by one: local-cluster nodes share the link
+            now = self.cluster.call(remote, "link_conf", link, self.s3_credentials_path(node, user), valid,
+                                    nodes=[node], stage=report.stage)[node]
+            report.add(node, now, f"linked {link}" if now else f"{link} current")
+        return report
+
     def s3_credentials(self, user: S3User) -> S3Credentials:
         """``user``'s keys and the gateway's endpoint, read from the first gateway node (held in
         memory here, never written on the controller)."""
@@ -84,6 +105,17 @@ class CephCluster(Service):
     def s3_endpoint_of(self, node: str) -> str:
         """The S3 endpoint of ``node``'s gateway: ``http://<cluster address>:<rgw_port>``."""
         return f"http://{self.reservation.node(node).cluster_address}:{self.options.rgw_port}"
+
+    @property
+    def s3_tls_endpoint(self) -> str:
+        """The first gateway's S3 endpoint over TLS: ``https://<cluster address>:<rgw_tls_port>``,
+        with the certificate :meth:`s3_certificate` (UsageError without a gateway)."""
+        self.s3_endpoint   # UsageError without a gateway
+        return f"https://{self.reservation.node(self.topology.rgws[0]).cluster_address}:{self.options.rgw_tls_port}"
+
+    def s3_certificate(self) -> str:
+        """The first gateway's self-signed TLS certificate (PEM; public), for clients to trust."""
+        return rgw.certificate(self)
 
     @property
     def s3_endpoint(self) -> str:
@@ -169,11 +201,11 @@ class CephCluster(Service):
                                  per_node=lambda n: dict(kwargs(n), state=self.state_dir(n.name)))
 
     def fixed_ports(self, node: str) -> list[int]:
-        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module, the gateway)."""
+        """The fixed ports ``node``'s daemons bind (mon v2/v1, the mgr's prometheus module, the gateway's two)."""
         o, topo = self.options, self.topology
         mon = [o.mon_port, o.mon_v1_port] if node in topo.mons else []
         mgr = [o.mgr_prometheus_port] if node in topo.mgrs and o.mgr_prometheus else []
-        return [p for p in mon + mgr + ([o.rgw_port] if node in topo.rgws else []) if p]
+        return [p for p in mon + mgr + ([o.rgw_port, o.rgw_tls_port] if node in topo.rgws else []) if p]
 
     def start_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
         """Start one daemon (``osd.3``, ``rgw.node1``) on ``node`` unless running; foreground

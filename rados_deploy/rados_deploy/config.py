@@ -96,7 +96,7 @@ rgw data = {{ state }}/data/rgw.{{ node }}
 {% if cephx %}keyring = {{ state }}/data/rgw.{{ node }}/keyring
 {% endif %}admin socket = {{ state }}/run/ceph-rgw.{{ node }}.asok
 log file = {{ state }}/log/ceph-rgw.{{ node }}.log
-rgw frontends = beast endpoint={{ address }}:{{ o.rgw_port }}
+rgw frontends = beast endpoint={{ address }}:{{ o.rgw_port }} ssl_endpoint={{ address }}:{{ o.rgw_tls_port }} ssl_certificate={{ state }}/data/rgw.{{ node }}/{{ tls_cert }} ssl_private_key={{ state }}/data/rgw.{{ node }}/{{ tls_key }}
 rgw enable ops log = true
 rgw ops log rados = false
 rgw ops log file path = {{ state }}/log/{{ ops_log }}
@@ -107,6 +107,8 @@ CONF_FORMAT = 2
 """Version of the generated ceph.conf; 2: every client user reads its own keyring
 (``keyrings/client.<id>.keyring``), client.admin the state dir's ``keyring``."""
 OPS_LOG = "rgw-ops.log"
+TLS_CERT, TLS_KEY = "tls.crt", "tls.key"
+"""The gateway's self-signed certificate and its key (0600) in its data dir (``data/rgw.<node>/``)."""
 """The gateway's ops log in a node's ``log/`` dir: one JSON entry per request, written by the
 gateway's own thread (:mod:`rados_deploy.ops` counts it); nothing of it goes to RADOS."""
 KEYRINGS = "keyrings"
@@ -227,4 +229,4 @@ def render_conf(*, node: str, state: str, address: str, fsid: str, mon_host: str
     return CONF_TEMPLATE.render(format=CONF_FORMAT, keyrings=KEYRINGS, node=node, state=state, address=address,
                                 fsid=fsid, mon_host=mon_host, auth="cephx" if options.cephx else "none",
                                 cephx=options.cephx, o=options, chooseleaf=chooseleaf, osds=topo.osd_ids(node),
-                                rgw=node in topo.rgws, ops_log=OPS_LOG)
+                                rgw=node in topo.rgws, ops_log=OPS_LOG, tls_cert=TLS_CERT, tls_key=TLS_KEY)

@@ -32,7 +32,9 @@ class CephOptions:
     OSDs that had loaded another.
     ``rgw``: run a RADOS Gateway (S3) on the first mon node when the layout names no
     ``ceph-rgw`` node (a layout that names some runs one on each of them either way); it serves
-    on the node's cluster address at ``rgw_port``, and its nodes get ``rgw_packages``.
+    on the node's cluster address at ``rgw_port`` (HTTP) and ``rgw_tls_port`` (HTTPS, with a
+    self-signed certificate made on the node: an AWS SDK v2 client signs its uploads' payload over
+    HTTP, which Ceph 16's gateway refuses for an empty object), and its nodes get ``rgw_packages``.
     ``mgr_prometheus_port`` is where the mgr's prometheus module serves (when
     ``mgr_prometheus``). ``daemon_ports`` is the range OSDs, mgrs and MDSs bind in (Ceph's default reaches 7300 and
     would take Spark's 7077/7078).
@@ -54,6 +56,7 @@ class CephOptions:
     mgr_prometheus_port: int = METRICS_PORTS["ceph-mgr"]
     rgw: bool = False
     rgw_port: int = 7480
+    rgw_tls_port: int = 7443
     rgw_packages: list[str] = dataclasses.field(default_factory=lambda: list(RGW_PACKAGES))
     fs_name: str = "cephfs"
     replicas: int = 1
@@ -102,14 +105,17 @@ class CephOptions:
             raise UsageError(f"CephOptions.fs_name {self.fs_name!r} must be letters, digits, '-' or '_'")
 
     def _check_rgw_port(self) -> None:
-        """``rgw_port`` is a port of its own: no mon's, mgr module's, daemon range's or metrics port's."""
-        port = self.rgw_port
-        if not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535:
-            raise UsageError(f"CephOptions.rgw_port must be a port from 1024 to 65535, not {port!r}")
+        """``rgw_port`` and ``rgw_tls_port`` are ports of their own: no mon's, mgr module's, daemon
+        range's or metrics port's, nor each other's."""
         taken = {**{p: f"the {role} metrics port (metareserve.layout.METRICS_PORTS)" for role, p in METRICS_PORTS.items()},
                  self.mon_port: "mon_port", self.mon_v1_port: "mon_v1_port",
                  self.mgr_prometheus_port: "mgr_prometheus_port"}
         low, high = self.daemon_ports
-        clash = taken.get(port) or (f"in daemon_ports {low}-{high}" if low <= port <= high else None)
-        if clash:
-            raise UsageError(f"CephOptions.rgw_port {port} is {clash} too: choose another port (default 7480)")
+        for name, default in (("rgw_port", 7480), ("rgw_tls_port", 7443)):
+            port = getattr(self, name)
+            if not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535:
+                raise UsageError(f"CephOptions.{name} must be a port from 1024 to 65535, not {port!r}")
+            clash = taken.get(port) or (f"in daemon_ports {low}-{high}" if low <= port <= high else None)
+            if clash:
+                raise UsageError(f"CephOptions.{name} {port} is {clash} too: choose another port (default {default})")
+            taken[port] = name

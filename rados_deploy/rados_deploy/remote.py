@@ -582,3 +582,21 @@ def op_counters(state, perf, gateways):
     :func:`ops_log_counts`."""
     return {"perf": {d: _perf_sections(state, d, sections) for d, sections in perf.items()},
             "rgw": [ops_log_counts(*g) for g in gateways]}
+
+
+def tls_pair(directory, address, cert_name, key_name):
+    """A self-signed certificate for ``address`` (an IP subjectAltName) and its key, born 0600, in
+    ``directory``, made by openssl unless both are there; returns the certificate (PEM)."""
+    cert, key = os.path.join(directory, cert_name), os.path.join(directory, key_name)
+    if not (os.path.exists(cert) and os.path.exists(key)):
+        os.makedirs(directory, exist_ok=True)
+        r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
+                            "-keyout", key + ".tmp", "-out", cert + ".tmp", "-subj", "/CN=" + address,
+                            "-addext", "subjectAltName=IP:" + address], capture_output=True, text=True, umask=0o077)
+        if r.returncode != 0:
+            raise RuntimeError("openssl could not make the gateway's certificate: %s" % r.stderr.strip()[-300:])
+        os.chmod(cert + ".tmp", 0o644)
+        os.replace(key + ".tmp", key)
+        os.replace(cert + ".tmp", cert)
+    with open(cert) as f:
+        return f.read()

@@ -3,7 +3,8 @@ privilege, keys only in 0600 files on the nodes) and their buckets.
 
 The gateway of node ``n`` is the Ceph entity ``client.rgw.n`` (its cephx key made by the mons
 like the client users', kept in ``data/rgw.n/keyring``), serves S3 on the node's cluster address
-at ``CephOptions.rgw_port`` (path-style addressing: no DNS names) and writes one JSON entry per
+at ``CephOptions.rgw_port`` and, over TLS with a self-signed certificate for that address,
+``CephOptions.rgw_tls_port`` (path-style addressing: no DNS names) and writes one JSON entry per
 request into its ops log (``log/rgw-ops.log``), which :mod:`rados_deploy.ops` counts.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from metareserve import OperationalError, StageReport, UsageError
 
 from . import remote
 from .bootstrap import add_outcome, node_conf
-from .config import RGW_CAPS, keyring
+from .config import RGW_CAPS, TLS_CERT, TLS_KEY, keyring
 
 STAGE = "ceph-rgw start"
 S3_DIR = "s3"
@@ -105,6 +106,8 @@ def ensure_gateways(cc, report: StageReport, fsid: str) -> None:
                 entity = f"client.rgw.{node}"
                 files[f"data/rgw.{node}/keyring"] = [keyring({entity: (keys[entity]["key"], RGW_CAPS)}), 0o600]
             cc.cluster.call(remote, "prepare", cc.state_dir(node), files, [f"rgw.{node}"], nodes=[node], stage=STAGE)
+            cc.cluster.call(remote, "tls_pair", f"{cc.state_dir(node)}/data/rgw.{node}",
+                            cc.reservation.node(node).cluster_address, TLS_CERT, TLS_KEY, nodes=[node], stage=STAGE)
         cc.cluster.each(lambda n: _start(cc, n.name), nodes=dead, stage=STAGE)
         cc.wait_ready(stage="ceph ready")
     for node in topo.rgws:
@@ -155,6 +158,16 @@ def create_bucket(cc, name: str, user: S3User, readers: list[S3User]) -> StageRe
     report.add(gateway, bool(what), f"bucket {name} of {user.id}: {', '.join(what)}" if what
                else f"bucket {name} of {user.id} in place")
     return report
+
+
+def certificate(cc) -> str:
+    """See :meth:`CephCluster.s3_certificate`."""
+    if not cc.topology.rgws:
+        raise UsageError("this Ceph runs no RADOS Gateway: set CephOptions.rgw (or a 'ceph-rgw' layout role) and start")
+    node = cc.topology.rgws[0]
+    return cc.cluster.call(remote, "tls_pair", f"{cc.state_dir(node)}/data/rgw.{node}",
+                           cc.reservation.node(node).cluster_address, TLS_CERT, TLS_KEY, nodes=[node],
+                           stage="ceph-rgw certificate")[node]
 
 
 def credentials(cc, user: S3User) -> S3Credentials:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import shlex
 import time
@@ -12,13 +13,15 @@ from metareserve.errors import RemoteError, UsageError
 from metareserve.layout import METRICS_PORTS
 from metareserve.log import node_log
 
-from . import remote, software
+from . import maven, remote, software
 from .config import Daemon, NodePaths, metrics_properties, spark_defaults, spark_env
 from .decide import daemon_action, install_message, software_problem
 from .options import SparkOptions
 from .submit import SubmitResult, submit
 
 START_TIMEOUT = 300.0
+TRUSTSTORE_PASSWORD = "changeit"
+"""The JDK's own store password: a trust store holds public certificates only, nothing secret."""
 STOP_TIMEOUT = 30.0
 
 
@@ -195,6 +198,7 @@ class SparkCluster(Service):
         if self.options.spark_source:
             software.install_tarball(self, [n for n in self.nodes if not before[n]["spark"]], stage=stage)
         self._mkdirs(stage)
+        jars = maven.install(self, self.nodes, stage=f"{stage} jars")
         after = self._software(stage)
         for n in self.nodes:
             if not after[n]["spark"]:
@@ -203,6 +207,8 @@ class SparkCluster(Service):
                                                spark_before=before[n]["spark"],
                                                python_before=before[n]["python"],
                                                spark_home=self.spark_home(n))
+            if jars[n]:
+                changed, message = True, f"{message}; {len(jars[n])} Maven jars placed under {maven.ROOT}"
             report.add(n, changed, message)
         return report
 
@@ -400,6 +406,30 @@ class SparkCluster(Service):
                   [f"removed {p}" for p in found[n]]
             report.add(n, bool(did), "; ".join(did) if did else f"nothing left under {self.paths(n).root}")
         return report
+
+    def classpath_conf(self, coordinates) -> dict[str, str]:
+        """The driver's and executors' ``extraClassPath`` holding the jars ``coordinates`` name
+        (each one of ``options.maven_jars``, at the same path on every node): an application's
+        conf, merged with its own by :func:`merged_conf`. UsageError for a jar not deployed."""
+        jars = maven.parse_all(list(coordinates), "classpath_conf")
+        deployed = {str(j) for j in maven.parse_all(self.options.maven_jars)}
+        absent = [str(j) for j in jars if str(j) not in deployed]
+        if absent:
+            raise UsageError(f"jar {absent[0]} is not among SparkOptions.maven_jars: add it there and run "
+                             f"'spark-deploy install'")
+        path = ":".join(j.node_path for j in jars)
+        return {"spark.driver.extraClassPath": path, "spark.executor.extraClassPath": path}
+
+    def trust_conf(self, certificate: str) -> dict[str, str]:
+        """The driver's and executors' Java options making their JVMs trust ``certificate`` (a PEM,
+        e.g. a self-signed server's) besides the JDK's CAs: a trust store made once per certificate
+        on every node (``/opt/sae/truststores/<sha256>.p12``). Merge it with :func:`merged_conf`."""
+        digest = hashlib.sha256(certificate.encode()).hexdigest()[:32]
+        path = f"{runtime.SOFTWARE_ROOT}/truststores/{digest}.p12"
+        self.cluster.call(remote, "truststore", certificate, path, TRUSTSTORE_PASSWORD, nodes=self.nodes,
+                          stage="spark truststore")
+        options = f"-Djavax.net.ssl.trustStore={path} -Djavax.net.ssl.trustStorePassword={TRUSTSTORE_PASSWORD}"
+        return {"spark.driver.extraJavaOptions": options, "spark.executor.extraJavaOptions": options}
 
     def compile_jar(self, sources, out, *, classpath=(), stage: str = "spark compile"):
         """Compile the Java sources under ``sources`` against this deployment's Spark jars on

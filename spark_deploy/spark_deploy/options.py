@@ -11,6 +11,7 @@ from metareserve.errors import UsageError
 from metareserve.model import read_yaml
 
 from .class_sharing import joined
+from .maven import parse_all
 from .software import tarball_name
 
 PINNED_PYTHON = ("pandas<3",)
@@ -121,7 +122,10 @@ class SparkOptions:
     applications :meth:`SparkCluster.submit` starts compile: ``full`` (the JVM's tiered C1 and C2)
     or ``quick`` (C1 only, :func:`jit_conf`): about half the CPU of a cold application's first
     queries on 2 cores, at a lower peak speed; for smoke tests, not for measurements. It is
-    applied per submit, so changing it restarts no daemon.
+    applied per submit, so changing it restarts no daemon. ``maven_jars`` (Maven coordinates,
+    ``group:artifact:version``; :data:`spark_deploy.maven.S3A` is Hadoop's S3A) are put on every
+    node by :meth:`SparkCluster.install`, for the applications that ask for them
+    (:meth:`SparkCluster.classpath_conf`).
     """
 
     version: str = "4.3.0"
@@ -137,6 +141,7 @@ class SparkOptions:
     metrics_namespace: str = "sae"
     python_packages: list = dataclasses.field(default_factory=list)
     system_packages: list = dataclasses.field(default_factory=list)
+    maven_jars: list = dataclasses.field(default_factory=list)
     env: dict = dataclasses.field(default_factory=dict)
     conf: dict = dataclasses.field(default_factory=dict)
     prefix: str | None = None
@@ -184,6 +189,7 @@ class SparkOptions:
             raise UsageError(f"{source}: python_packages names pyarrow, which the pyarrow option sets: "
                              f"use pyarrow: {self.pyarrow!r} instead")
         check_conf(self.conf, f"{source}: conf")
+        parse_all(self.maven_jars, f"{source}: maven_jars")
         if self.jit not in JIT_MODES:
             raise UsageError(f"{source}: jit must be one of {', '.join(JIT_MODES)}, not {self.jit!r}")
         if not isinstance(self.class_sharing, bool):

@@ -206,3 +206,73 @@ def wait_closed(host, ports, timeout=30.0):
         if not still or time.time() > deadline:
             return still
         time.sleep(0.2)
+
+
+def _sha1(path):
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def jars_present(paths):
+    """Per path: whether the jar is there and matches the sha1 recorded beside it (``<jar>.sha1``)."""
+    out = []
+    for path in paths:
+        try:
+            with open(path + ".sha1") as f:
+                out.append(_sha1(path) == f.read().strip())
+        except OSError:
+            out.append(False)
+    return out
+
+
+def place_jars(root, jars):
+    """Move each ``[incoming, path, sha1]`` jar to ``path`` with its ``.sha1`` beside it, under a
+    lock in ``root`` (hosts sharing a disk place it once); a jar whose bytes do not match ``sha1``
+    is refused. Returns the paths placed now."""
+    os.makedirs(root, exist_ok=True)
+    placed = []
+    with open(os.path.join(root, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for incoming, path, sha1 in jars:
+            if jars_present([path]) == [True]:
+                if os.path.exists(incoming):
+                    os.unlink(incoming)
+                continue
+            actual = _sha1(incoming)
+            if actual != sha1:
+                os.unlink(incoming)
+                raise RuntimeError("%s fails its checksum on arrival (sha1 %s, Maven Central's %s); install again"
+                                   % (os.path.basename(path), actual, sha1))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.replace(incoming, path + ".part")
+            with open(path + ".sha1", "w") as f:
+                f.write(sha1 + "\n")
+            os.replace(path + ".part", path)
+            placed.append(path)
+    return placed
+
+
+def truststore(pem, path, password):
+    """A PKCS12 trust store at ``path``: the JVM's default CA certificates plus ``pem`` (made with
+    keytool from the ``java`` on PATH unless there). Returns whether it was made now."""
+    if os.path.exists(path):
+        return False
+    java = os.path.realpath(shutil.which("java") or "java")
+    cacerts = os.path.join(os.path.dirname(os.path.dirname(java)), "lib", "security", "cacerts")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    shutil.copyfile(cacerts, tmp)
+    with open(tmp + ".pem", "w") as f:
+        f.write(pem)
+    r = subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "sae-" + os.path.basename(path)[:16],
+                        "-file", tmp + ".pem", "-keystore", tmp, "-storetype", "PKCS12", "-storepass", password],
+                       capture_output=True, text=True)
+    os.unlink(tmp + ".pem")
+    if r.returncode != 0:
+        os.unlink(tmp)
+        raise RuntimeError("keytool could not add the certificate to %s: %s" % (path, (r.stderr or r.stdout).strip()[-300:]))
+    os.replace(tmp, path)
+    return True

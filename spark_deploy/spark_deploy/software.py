@@ -12,7 +12,7 @@ from metareserve import runtime, validate
 from metareserve.errors import OperationalError, SaeError, UsageError
 from metareserve.log import node_log
 
-from . import class_sharing, remote
+from . import class_sharing, maven, remote
 
 JAVA_PACKAGES = ("openjdk-17-jdk-headless",)
 TARBALL_ROOT = f"{runtime.SOFTWARE_ROOT}/spark"
@@ -95,10 +95,11 @@ def install_tarball(spark, nodes: list[str], *, stage: str) -> None:
 
 
 def software_paths(spark, node: str) -> list[str]:
-    """Shared software a purge removes on ``node``: the node venv, and the tarball copy if any."""
+    """Shared software a purge removes on ``node``: the node venv, the Maven jars, and the tarball copy if any."""
     venv = spark.python(node).rsplit("/bin/", 1)[0]
     eid = venv.rsplit("/", 1)[-1]
-    paths = [venv, f"{runtime.SOFTWARE_ROOT}/wheels/{eid}", class_sharing.archive_dir(spark.spark_home(node))]
+    paths = [venv, f"{runtime.SOFTWARE_ROOT}/wheels/{eid}", class_sharing.archive_dir(spark.spark_home(node)),
+             *(p for j in maven.parse_all(spark.options.maven_jars) for p in (j.node_path, f"{j.node_path}.sha1"))]
     if spark.options.spark_source:
         home = tarball_home(spark.options.spark_source)
         name = spark.options.spark_source.rstrip("/").rsplit("/", 1)[-1]

@@ -53,7 +53,8 @@ def _conf(options, node="node1", layout=HEAD):
 def test_conf_gateway_section():
     c = _conf(CephOptions(rgw=True, rgw_port=7481))
     rgw = c["client.rgw.node1"]
-    assert rgw["rgw frontends"] == "beast endpoint=10.0.0.1:7481"
+    assert rgw["rgw frontends"] == ("beast endpoint=10.0.0.1:7481 ssl_endpoint=10.0.0.1:7443 "
+                                    "ssl_certificate=/s/data/rgw.node1/tls.crt ssl_private_key=/s/data/rgw.node1/tls.key")
     assert rgw["keyring"] == "/s/data/rgw.node1/keyring" and rgw["rgw data"] == "/s/data/rgw.node1"
     assert rgw["admin socket"] == "/s/run/ceph-rgw.node1.asok" and rgw["log file"] == "/s/log/ceph-rgw.node1.log"
     assert (rgw["rgw enable ops log"], rgw["rgw ops log rados"]) == ("true", "false")
@@ -61,6 +62,11 @@ def test_conf_gateway_section():
     assert "client.rgw.node2" not in _conf(CephOptions(rgw=True), node="node2")
     assert "keyring" not in _conf(CephOptions(rgw=True, cephx=False))["client.rgw.node1"]
     assert [s for s in _conf(CephOptions()).sections() if s.startswith("client.rgw")] == []
+
+
+def test_tls_port_is_a_port_of_its_own():
+    with pytest.raises(UsageError, match=r"^CephOptions.rgw_tls_port 7480 is rgw_port too"):
+        CephOptions(rgw=True, rgw_tls_port=7480)
 
 
 @pytest.mark.parametrize("port,why", [(8080, "spark-master metrics port"), (6789, "mon_v1_port"),

@@ -31,7 +31,7 @@ def test_every_writer_names_a_target_function_and_an_interface():
     for w in writers.WRITERS.values():
         module, _, function = w.target.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), w.name
-        assert w.interface in writers.INTERFACES and w.commit and w.label
+        assert w.kind in writers.KINDS and w.interface in ("s3", "cephfs") and w.commit and w.label
     assert [j for j, job in writers.JOBS.items() if not job.writes] == ["read-only"]
 
 

@@ -1,8 +1,8 @@
 """The write jobs of run_points.py (shipped beside it): a point with ``"write"`` runs one of
 Stocator's workloads through a writer instead of a query.
 
-``"write"`` holds the writer's target (sae.planning.writers.WriteTarget.app_config: format,
-options, uri, hadoop and sql settings, and how its output is read back), ``"job"``
+``"write"`` holds the writer's output (sae.planning.writers.Output.app_config: format, options,
+uri, SQL settings, and how its output is read back), ``"job"``
 (``one-object``, ``teragen``, ``copy``, ``query``, ``read-only``), ``"rows"`` (teragen's),
 ``"run_id"`` and, for ``query``, its statement over the view ``trips``. Each repetition writes
 under ``<uri>/<run_id>/<point>/r<repetition>``; ``read-only`` reads what the point's first
@@ -25,22 +25,18 @@ try:
 except ImportError:
     import keyed          # submitted: shipped beside it (--py-files)
 
-_applied = {"hadoop": set(), "sql": set()}   # the settings the previous job made, undone before the next
+_applied = set()   # the SQL settings the previous job made, undone before the next
 
 
 def configure(spark, target):
-    """Apply the target's Hadoop and SQL settings, undoing those of the previous writer that this
-    one does not set (points of several writers share the application)."""
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
-    for key in _applied["hadoop"] - set(target["hadoop"]):
-        hadoop.unset(key)
-    for key in _applied["sql"] - set(target["sql"]):
+    """Apply the target's SQL settings (a committer's protocol), undoing those of the previous
+    writer that this one does not set (points of several writers share the application)."""
+    global _applied
+    for key in _applied - set(target["sql"]):
         spark.conf.unset(key)
-    for key, value in target["hadoop"].items():
-        hadoop.set(key, value)
     for key, value in target["sql"].items():
         spark.conf.set(key, value)
-    _applied["hadoop"], _applied["sql"] = set(target["hadoop"]), set(target["sql"])
+    _applied = set(target["sql"])
 
 
 def generated(spark, rows):

@@ -25,6 +25,7 @@ from metareserve.providers import Provider
 from monitor_deploy import MonitorOptions
 from rados_deploy import CephOptions
 from spark_deploy import SparkOptions, check_conf, check_memory, ships_arrow_compression
+from spark_deploy.maven import S3A
 
 from . import capacities, figures, queries, readers, writers
 from .stages import STAGES
@@ -569,6 +570,8 @@ class PointSpec:
         for name, value in sized.items():
             object.__setattr__(self, name, value)
         ceph, spark = ceph_options(self.ceph), spark_options(self.spark)
+        if self.ceph.rgw:   # the S3 writers' jars on the Spark nodes (sae.planning.writers)
+            spark = dataclasses.replace(spark, maven_jars=list(S3A))
         options = {"ceph_options": ceph, "spark_options": spark,
                    "monitor_options": monitor_options(self.monitor, spark, ceph) if self.monitor.enabled else None}
         for name, value in options.items():

@@ -90,7 +90,7 @@ class Stack:
     class's Arrow of ``build_arrow``; the start stage builds again when a point switches either)
     and, for readers that read through one, the CephFS ``mount``; for write jobs, ``writes``:
     each writer's :class:`~sae.running.writer.Writes` (what the application needs to write through
-    it). ``spark_installed``: the Spark software (:func:`spark_software`) installed on this stack."""
+    it) and, for the baselines, ``write_target`` (where the stack lets Spark write). ``spark_installed``: the Spark software (:func:`spark_software`) installed on this stack."""
 
     ceph: CephCluster
     key: str | None = None
@@ -103,6 +103,7 @@ class Stack:
     build_arrow: str | None = None
     mount: str | None = None
     writes: dict = dataclasses.field(default_factory=dict)
+    write_target: object = None
     spark_installed: set = dataclasses.field(default_factory=set)
 
     @property

@@ -121,12 +121,12 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
 
 def write_config(ctx: StageContext, stack: Stack, point) -> dict:
     """What the application's writes.py needs of a write job (its docstring): the writer's
-    target, the job, teragen's rows, the run (outputs are written under it) and the query job's
+    output, the job, teragen's rows, the run (outputs are written under it) and the query job's
     statement; empty for a point that reads."""
     w = point.spec.workload
     if w.writer is None:
         return {}
-    return {"write": stack.writes[w.writer].target.app_config(), "job": w.write, "rows": w.write_rows,
+    return {"write": stack.writes[w.writer].output.app_config(), "job": w.write, "rows": w.write_rows,
             "run_id": ctx.run.root.name, "sql": queries.QUERIES[WRITTEN_QUERY].statement(w.column, None)}
 
 
@@ -260,13 +260,13 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     # since a compressed one cannot be read before the application closes it (Spark 4 compresses)
     logs = {"spark.eventLog.compress": "false"} if shared is not None else {}
     # executor memory is in the deployment's spark-defaults (SparkOptions); the driver's is per app
-    write_jars, write_conf = submit_parts(stack, dict.fromkeys(p.spec.workload.writer for p in points
-                                                               if p.spec.workload.writer))
+    write_conf, write_env = submit_parts(stack, dict.fromkeys(p.spec.workload.writer for p in points
+                                                              if p.spec.workload.writer))
     submit = {"py_files": [*(build.py_files if build else []), *map(str, APP_MODULES)],
-              "jars": [*(build.jars if build else []), *write_jars],
+              "jars": list(build.jars) if build else [],
               "conf": merged_conf({"spark.driver.memory": s.driver_memory}, logs, build.conf if build else {},
                                   write_conf, s.conf),
-              "env": dict(build.env) if build else {}}
+              "env": {**(build.env if build else {}), **write_env}}
     key = points[0].app_key
     warm = shared.warmed(key, submit) if shared is not None else set()   # readers earlier runs warmed in it
     configs = []

@@ -1,10 +1,11 @@
 """What the writers of a stack's write jobs need (:mod:`sae.planning.writers`), made by the build
-stage once per stack: each writer's :class:`Writes`, the target the application writes through
-(:class:`~sae.planning.writers.WriteTarget`) with the jars and the Spark settings its start
-needs. Each writer entry names its function here (``Writer.target``); each is built from the
-deployers' own APIs: the connector's write options (sae-ceph), a writable CephFS mount
-(rados_deploy, Spark's FileOutputCommitter), the gateway's S3 user and Hadoop's S3A jars
-(rados_deploy and spark_deploy).
+stage once per stack: each writer's :class:`Writes`, the output the application writes through
+(:class:`~sae.planning.writers.Output`) with the Spark conf and environment its start needs.
+Each writer entry names its function here (``Writer.target``), built from the deployers' own
+APIs: the connector's write options (sae-ceph); for the baselines, a writable CephFS mount, the
+gateway's bucket, TLS endpoint and the writer's S3 credentials (rados_deploy) and Hadoop's S3A
+jars on the Spark nodes (spark_deploy; ``SparkOptions.maven_jars``, which a point with
+``ceph.rgw`` asks for).
 """
 from __future__ import annotations
 
@@ -12,23 +13,26 @@ import dataclasses
 import importlib
 
 from metareserve import StageReport
+from spark_deploy import merged_conf
 
 from ..planning import writers
-from ..planning.writers import WriteTarget
+from ..planning.writers import Output, Writer, WriteTarget
 from .context import Stack, StageContext, merge_report
 
 OUTPUT = "/sae-writes"
-"""The CephFS directory the CephFS writers write under (``<run>/<point>/r<repetition>``)."""
+"""The CephFS directory sae-ceph writes under (``<run>/<point>/r<repetition>``)."""
+BUCKET = "sae-writes"
+"""The S3 bucket the S3A writers write into."""
 
 
 @dataclasses.dataclass(frozen=True)
 class Writes:
-    """A writer's part of the application: its ``target``, the ``jars`` and Spark ``conf`` the
-    application starts with, and what building it did (``report``)."""
+    """A writer's part of the application: its ``output``, the Spark ``conf`` and the driver's
+    ``env`` the application starts with, and what building it did (``report``)."""
 
-    target: WriteTarget
-    jars: tuple[str, ...] = ()
+    output: Output
     conf: dict = dataclasses.field(default_factory=dict)
+    env: dict = dataclasses.field(default_factory=dict)
     report: StageReport | None = None
 
 
@@ -38,44 +42,63 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     for name in dict.fromkeys(p.spec.workload.writer for p in points if p.spec.workload.writer):
         if name not in stack.writes:
-            module, _, function = writers.get(name).target.partition(":")
-            stack.writes[name] = getattr(importlib.import_module(module), function)(stack)
+            w = writers.get(name)
+            module, _, function = w.target.partition(":")
+            stack.writes[name] = getattr(importlib.import_module(module), function)(stack, w)
         if stack.writes[name].report is not None:
             merge_report(report, stack.writes[name].report, name)
     return report
 
 
-def submit_parts(stack: Stack, names) -> tuple[list[str], dict]:
-    """(jars, Spark conf) an application writing through writers ``names`` starts with."""
-    jars, conf = [], {}
+def submit_parts(stack: Stack, names) -> tuple[dict, dict]:
+    """(Spark conf, driver env) an application writing through writers ``names`` starts with."""
+    conf, env = {}, {}
     for name in names:
-        w = stack.writes[name]
-        jars += [j for j in w.jars if j not in jars]
-        conf.update(w.conf)
-    return jars, conf
+        conf = merged_conf(conf, stack.writes[name].conf)
+        env.update(stack.writes[name].env)
+    return conf, env
 
 
-def sae_ceph(stack: Stack) -> Writes:
+def sae_ceph(stack: Stack, writer: Writer) -> Writes:
     """The connector's write (its least-privilege writer), read back through offload."""
     b = stack.build
-    target = WriteTarget(format=b.format, uri=OUTPUT, options=dict(b.write_options), read_format=b.format,
-                         read_uri=OUTPUT, read_options={**b.options, "mode": "offload"})
-    return Writes(target)
+    return Writes(Output(format=b.format, uri=OUTPUT, options=dict(b.write_options), read_format=b.format,
+                         read_uri=OUTPUT, read_options={**b.options, "mode": "offload"}))
 
 
-def _cephfs(stack: Stack, algorithm: int) -> Writes:
-    """Spark's Parquet writer over the writable CephFS mount, FileOutputCommitter ``algorithm``."""
-    nodes = list(dict.fromkeys([stack.spark.driver_node, *stack.spark.worker_nodes]))
-    mounted = stack.ceph.mount_writable(nodes)
-    root = f"file://{stack.ceph.writable_mountpoint}{OUTPUT}"
-    target = WriteTarget(format="parquet", uri=root, options={}, read_format="parquet", read_uri=root,
-                         read_options={}, hadoop={"mapreduce.fileoutputcommitter.algorithm.version": str(algorithm)})
-    return Writes(target, report=mounted)
+def baseline(stack: Stack, writer: Writer) -> Writes:
+    """A baseline writer (Spark's own Parquet writer and committers) on the stack's targets: its
+    committer's settings per job (``spark.sql.*`` on the session, the Hadoop ones as the write's
+    options), the rest at the application's start."""
+    target, report = _target(stack)
+    c = writer.conf(target)
+    job = c.job_conf()
+    options = {k.removeprefix("spark.hadoop."): v for k, v in job.items() if k.startswith("spark.hadoop.")}
+    sql = {k: v for k, v in job.items() if not k.startswith("spark.hadoop.")}
+    output = Output(format="parquet", uri=c.base, options=options, read_format="parquet", read_uri=c.base,
+                    read_options={}, sql=sql)
+    conf = merged_conf(c.app_conf(), stack.spark.classpath_conf(c.jars) if c.jars else {})
+    return Writes(output, conf=conf, env=dict(c.env), report=report)
 
 
-def cephfs_v1(stack: Stack) -> Writes:
-    return _cephfs(stack, 1)
-
-
-def cephfs_v2(stack: Stack) -> Writes:
-    return _cephfs(stack, 2)
+def _target(stack: Stack) -> tuple[WriteTarget, StageReport | None]:
+    """Where the stack lets Spark write, made once per stack (the second writer reports nothing):
+    S3A's jars on the Spark nodes, CephFS mounted writable there (a read-only mount of an earlier
+    run gives way), and with a gateway its bucket and the writer's credentials linked on them."""
+    if stack.write_target is not None:
+        return stack.write_target, None
+    ceph, spark = stack.ceph, stack.spark
+    nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
+    report = StageReport("write targets")
+    merge_report(report, spark.install(), "spark jars")
+    merge_report(report, ceph.unmount(nodes), "ceph-fuse unmount")
+    merge_report(report, ceph.mount(nodes, user=ceph.users.fs_write), "writable ceph-fuse mount")
+    stack.mount = ceph.mountpoint
+    s3 = {}
+    if ceph.options.rgw:
+        merge_report(report, ceph.create_bucket(BUCKET), "bucket")
+        merge_report(report, ceph.link_s3_credentials(nodes), "s3 credentials")
+        s3 = {"s3_endpoint": ceph.s3_tls_endpoint, "s3_credentials": ceph.shared_s3_credentials(ceph.s3_users.writer),
+              "bucket": BUCKET, "s3_trust": spark.trust_conf(ceph.s3_certificate())}
+    stack.write_target = WriteTarget(mountpoint=ceph.mountpoint, **s3)
+    return stack.write_target, report
