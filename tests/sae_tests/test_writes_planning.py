@@ -103,10 +103,11 @@ def test_a_write_jobs_window_ends_at_its_written_snapshot(tmp_path):
 
 def test_the_writes_figure_stacks_operations_by_type_per_writer(tmp_path):
     rows = []
-    for writer, ops in (("sae-ceph", {"ops_mds_create": 1, "ops_osd_write": 2}),
+    for writer, ops in (("sae-ceph", {"ops_mds_create": 1, "ops_mds_lookup": 2}),
                         ("s3a-classic", {"ops_rgw_put_obj": 20, "ops_rgw_copy_obj": 10, "ops_rgw_head_obj": 60})):
         for job in ("one-object", "copy"):
             rows.append({"writer": writer, "write": job, "warmup": False, "total_s": 1.0, "output_bytes": 100,
+                         "ops_osd_write": 3,
                          "storage_bytes_written": 300 if writer == "s3a-classic" else 100,
                          "storage_ops": sum(ops.values()), **ops})
     df = pd.DataFrame(rows)

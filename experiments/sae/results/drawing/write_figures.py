@@ -1,10 +1,11 @@
 """The figure of the write jobs (experiments/writes.py), in the shape of Stocator's (Vernik et al.,
 IEEE CloudCom 2017) tables and its fig. 5:
 
-* ``writes.png``: per job, a bar per writer of its storage operations by type (stacked: S3
-  requests at the gateway, MDS requests, the clients' own RADOS reads and writes; Tables I and
-  V), its time (Table IV) and the bytes the OSDs were sent to write over the output's bytes
-  (fig. 5: the rename-based committers write each byte more than once).
+* ``writes.png``: per job, a bar per writer of its storage requests by type (stacked: S3
+  requests at the gateway, MDS requests; Tables I and V) with the OSDs' write ops marked beside
+  (every client's: a CephFS writer's data go there directly), its time (Table IV) and the bytes
+  the OSDs were sent to write over the output's bytes (fig. 5: the rename-based committers write
+  each byte more than once).
 
 Medians over measured repetitions (warm-ups left out); no write jobs, no figure.
 """
@@ -21,9 +22,8 @@ from .plotting import figure_legend, pyplot, save
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
-OP_GROUPS = (("ops_rgw_", "S3 request", "Reds"), ("ops_mds_", "MDS request", "Blues"),
-             ("ops_osd_", "RADOS op", "Greens"))
-"""The operation columns' prefixes, their legend's group and colour map."""
+OP_GROUPS = (("ops_rgw_", "S3 request", "Reds"), ("ops_mds_", "MDS request", "Blues"))
+"""The request columns' prefixes (what ``storage_ops`` sums), their legend's group and colour map."""
 
 
 def op_types(df: pd.DataFrame) -> list[str]:
@@ -45,7 +45,7 @@ def plot_writes(df: pd.DataFrame, out: Path) -> Path | None:
         return None
     d = measured(df[df["writer"].notna()])
     types = op_types(d)
-    med = d.groupby(["write", "writer"])[[*types, "storage_ops", "total_s", "storage_bytes_written",
+    med = d.groupby(["write", "writer"])[[*types, "storage_ops", "ops_osd_write", "total_s", "storage_bytes_written",
                                            "output_bytes"]].median().reset_index()
     jobs = [j for j in writers.JOBS if j in set(med["write"])]
     names = sorted(set(med["writer"]), key=writers.order)
@@ -62,12 +62,14 @@ def plot_writes(df: pd.DataFrame, out: Path) -> Path | None:
             axes[0].bar(at, values, width, bottom=bottom, color=_colour(col, group.index(col), len(group)),
                         edgecolor="white", linewidth=0.3, label=col.removeprefix("ops_") if k == 0 else None)
             bottom += values
+        axes[0].scatter(at, g["ops_osd_write"].to_numpy(), marker="x", color="black", zorder=3,
+                        label="OSD writes (every client)" if k == 0 else None)
         axes[0].text(at[0], 0, writers.get(name).label, rotation=90, fontsize="x-small", va="bottom", ha="center")
         colour = writers.get(name).colour
         axes[1].bar(at, g["total_s"].to_numpy(), width, color=colour, label=writers.get(name).label)
         ratio = g["storage_bytes_written"] / g["output_bytes"].replace(0, np.nan)
         axes[2].bar(at, ratio.to_numpy(), width, color=colour)
-    for ax, title, ylabel in ((axes[0], "Storage operations by type (Stocator's Tables I, V)", "operations per job"),
+    for ax, title, ylabel in ((axes[0], "Storage requests by type (Stocator's Tables I, V)", "requests per job"),
                               (axes[1], "Job time (Table IV)", "seconds, median"),
                               (axes[2], "Bytes written at the OSDs over the output's (fig. 5)", "ratio")):
         ax.set_xticks(x, jobs)
