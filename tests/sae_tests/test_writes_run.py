@@ -5,8 +5,8 @@ FileOutputCommitter v1 over the CephFS mount and S3A's rename committer on the R
 the run's start stage starts on the running stack). Every output read back has its input's rows
 and checksum; every job's storage operations are counted by type; the commit protocols show in
 them (the S3A rename committer copies and deletes, sae-ceph renames nothing). Left to the README's
-command: teragen, the query job, CephFS v2 and S3A's magic and directory committers (their
-committers against the same gateway: tests/spark_deploy_tests), repetitions."""
+command: teragen, the query job and repetitions; CephFS v2 and S3A's magic and directory
+committers, each against a gateway beside the session's Ceph: tests/sae_tests/test_writers.py."""
 import subprocess
 import sys
 from pathlib import Path
