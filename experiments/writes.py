@@ -13,7 +13,7 @@ no rename), Spark's FileOutputCommitter v1 and v2 over a CephFS mount, and Hadoo
 RADOS Gateway with its rename (classic), magic and directory committers. Every output is read
 back through the writer's own read path and checked against its input's checksum.
 
-Tiny profile: 1 M trips stored once, 1 M rows generated; one warm-up and three measured
+Tiny profile: 1 M trips stored once, 1 M rows generated; one warm-up and five measured
 repetitions of each job.
 """
 from sae import Experiment, Sweep, profiles
@@ -28,7 +28,8 @@ experiment = Experiment(
     description="Storage operations by type, time and bytes written per writer and job (Stocator, Tables I, IV, V)",
     warmup=1,
     profiles={
-        "tiny": profiles.tiny(data={"link_multiplier": 1}, ceph={"rgw": True}, repetitions=4,
+        # 6 repetitions, the first a warm-up: the 5 measured that a ratio's interval needs
+        "tiny": profiles.tiny(data={"link_multiplier": 1}, ceph={"rgw": True}, repetitions=6,
                               sweep=Sweep(cartesian={"write": JOBS, "writer": WRITERS})),
         # the dataset stored once (a copy writes what it reads: 100 M rows, not the 6.4 G its links make)
         "paper": profiles.paper(data={"link_multiplier": 1}, ceph={"rgw": True},

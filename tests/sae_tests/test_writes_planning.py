@@ -16,6 +16,7 @@ from rados_deploy import OpCounts
 from sae.planning import writers
 from sae.planning.planner import START_CEPH, plan
 from sae.planning.spec import CephSpec, Experiment, Sweep, Workload
+from sae.results.analysis.write_summary import write_text
 from sae.results.drawing import write_figures
 from sae.results.run.storage_work import op_columns, osd_ops
 
@@ -115,3 +116,20 @@ def test_the_writes_figure_stacks_operations_by_type_per_writer(tmp_path):
     png = write_figures.plot_writes(df, tmp_path)
     assert png.name == "writes.png" and png.stat().st_size > 10_000
     assert write_figures.plot_writes(df.drop(columns=["writer"]), tmp_path) is None
+
+
+def test_the_summary_sets_each_writer_against_sae_ceph_beside_stocators_tables():
+    rows = []
+    for writer, puts, heads in (("sae-ceph", 0, 0), ("s3a-classic", 5, 20)):
+        for rep in range(6):
+            rows.append({"writer": writer, "write": "one-object", "warmup": rep == 0, "total_s": 1.0 + rep / 10,
+                         "storage_ops": 4 + puts + heads, "ops_mds_create": 4 if writer == "sae-ceph" else None,
+                         "ops_rgw_put_obj": puts or None, "ops_rgw_head_obj": heads or None, "ops_osd_write": 2,
+                         "storage_bytes_written": 300, "output_bytes": 100})
+    text = write_text(pd.DataFrame(rows))
+    lines = text.splitlines()
+    classic = next(line for line in lines if "s3a-classic" in line)
+    assert " 5 " in classic and "7.25x [7.25, 7.25]" in classic and "rgw_head_obj 20, rgw_put_obj 5, mds" not in classic
+    assert "rgw_head_obj 20, rgw_put_obj 5" in classic and "3.00" in classic
+    assert lines[-1].startswith("Stocator, one-object: Table I") and "117" in lines[-1]
+    assert write_text(pd.DataFrame(rows).drop(columns=["writer"])) is None

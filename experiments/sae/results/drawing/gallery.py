@@ -43,6 +43,7 @@ from metareserve.errors import UsageError
 
 from ..analysis.measured import measured_any, with_columns_read
 from ..analysis.summary import SPREAD_CAVEAT, caveats, point_table, statements, summary, summary_rows, warning_lines
+from ..analysis.write_summary import write_rows, write_text
 from ..run import capacities, eventlog, provenance
 from ..run.directory import RunDir, read_results
 from .plotting import stamping
@@ -54,6 +55,10 @@ KEPT = ("results.parquet", "spec.yaml", "plan.yaml", "versions.lock", "experimen
 KEPT_DIRS = ("layouts", "capacities")
 """What a recorded run keeps of its run directory as the run wrote it (where the run has it)."""
 WINDOW_FILES = {"resources": "counters.parquet", "resources-disk": "metrics.parquet"}
+MAX_WINDOWS = 12
+"""Representative repetitions whose metric windows a recording keeps, at most (the first ones: a
+run of more configurations, as writes.py's 30, draws its per-host figures from these, and stays
+small)."""
 """Figure → the metric-window file it reads for each representative repetition."""
 EVENT_METRICS = (eventlog.INPUT_BATCHES,)
 """The task metrics the event-log figures (``reads_event_log``) sum."""
@@ -123,7 +128,7 @@ def _copy_windows(run: RunDir, df: pd.DataFrame, dest: Path, figures: list[str])
         return []
     from .figures import representatives   # a drawing module: loads matplotlib
     kept = []
-    for _, row in representatives(df):
+    for _, row in representatives(df)[:MAX_WINDOWS]:
         for name in files:
             rel = Path("metrics") / row["point"] / f"rep{row['repetition']}" / name
             if (run.root / rel).exists():
@@ -266,7 +271,7 @@ def _section(run: RunDir, gallery: Path, out: Path, spread: str) -> dict | None:
             "caveats": caveats(run, df, spread), "warnings": warning_lines(df),
             "capacities": [line.removeprefix("warning: ") for line in capacities.summary_lines(run)
                            if line.startswith("warning: ")],
-            "summary": _markdown(*summary_rows(s)) if not s.empty else "",
+            **_summary(df, s),
             "figures": [(p.stem, Path(GALLERY, plan.experiment, p.name).as_posix()) for p in paths],
             "paths": paths, "provenance": _markdown(["what", "value"], [list(f) for f in facts]),
             "points": _markdown(list(map(str, points.columns)), [[_cell(v) for v in r] for r in
@@ -274,6 +279,23 @@ def _section(run: RunDir, gallery: Path, out: Path, spread: str) -> dict | None:
             "warmup": warmup_rule(plan.warmup, min(p.repetitions for p in plan.points),
                                   max(p.repetitions for p in plan.points)),
             "event_log": reads_event_log(plan)}
+
+
+SUMMARY_NOTE = ("Medians of the measured repetitions; ratio = baseline / offload (> 1: offload spends less) with its "
+                "95 % bootstrap interval; total CPU = the compute and the storage hosts' CPU-seconds together.")
+WRITES_NOTE = ("Medians of the measured repetitions; requests = S3 requests at the gateway and MDS requests; OSD "
+               "writes = every client's; x = writer / sae-ceph with its 95 % bootstrap interval (> 1: sae-ceph "
+               "asked less or took less).")
+
+
+def _summary(df: pd.DataFrame, s: pd.DataFrame) -> dict:
+    """The page's summary table, its title and its note: the write jobs' for a run of them, else
+    offload's against each baseline (none without a pair)."""
+    if write_text(df):
+        return {"summary": _markdown(*write_rows(df)), "summary_title": "each writer against sae-ceph",
+                "summary_note": WRITES_NOTE}
+    return {"summary": _markdown(*summary_rows(s)) if not s.empty else "",
+            "summary_title": "offload against each baseline", "summary_note": SUMMARY_NOTE}
 
 
 def _compact(path: Path) -> None:
@@ -349,10 +371,9 @@ Correctness: {{ s.said.correct }}.
 **Warning:** {{ line }}.
 {% endfor %}
 {%- if s.summary %}
-### {{ s.experiment }}: offload against each baseline
+### {{ s.experiment }}: {{ s.summary_title }}
 
-*{{ s.stamp }}.* Medians of the measured repetitions; ratio = baseline / offload (> 1: offload
-spends less) with its 95 % bootstrap interval; total CPU = the compute and the storage hosts' CPU-seconds together.
+*{{ s.stamp }}.* {{ s.summary_note }}
 
 {{ s.summary }}
 {% endif %}

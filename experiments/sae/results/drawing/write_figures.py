@@ -49,7 +49,7 @@ def plot_writes(df: pd.DataFrame, out: Path) -> Path | None:
                                            "output_bytes"]].median().reset_index()
     jobs = [j for j in writers.JOBS if j in set(med["write"])]
     names = sorted(set(med["writer"]), key=writers.order)
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5.2))
     width = 0.8 / len(names)
     x = np.arange(len(jobs))
     for k, name in enumerate(names):
@@ -78,6 +78,7 @@ def plot_writes(df: pd.DataFrame, out: Path) -> Path | None:
         ax.set_title(title, fontsize="medium")
     axes[0].set_yscale("symlog", linthresh=10)
     axes[2].axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-    axes[0].legend(fontsize="x-small", ncol=2, title="operation", title_fontsize="x-small")
+    axes[0].legend(fontsize="x-small", ncol=3, title="request type", title_fontsize="x-small", loc="upper left",
+                   bbox_to_anchor=(0, -0.18))
     figure_legend(fig, axes[1:])
     return save(fig, out / "writes.png")
