@@ -63,6 +63,20 @@ def _stored(cluster, ceph_cluster, conf) -> int:
     return pools[ceph_cluster.data_pool]["stored"]
 
 
+def _settled(cluster, ceph_cluster, conf) -> int:
+    """The pool's stored bytes once they stop moving: files an earlier test of the session removed
+    are purged by the MDS in the background (an overwrite's, test_write.py's), and ``ceph df``
+    follows the OSDs' reports a few seconds late."""
+    last, deadline = _stored(cluster, ceph_cluster, conf), time.time() + 120
+    while time.time() < deadline:
+        time.sleep(6)
+        now = _stored(cluster, ceph_cluster, conf)
+        if now == last:
+            break
+        last = now
+    return last
+
+
 def _wait_stored(cluster, ceph_cluster, conf, at_least: int) -> int:
     """``ceph df`` lags the OSDs' reports: poll until the pool holds ``at_least`` bytes."""
     deadline = time.time() + 180
@@ -74,7 +88,7 @@ def _wait_stored(cluster, ceph_cluster, conf, at_least: int) -> int:
 
 
 def test_deploy_16mib_links_verify_ceph_df_read_back(local_cluster, cluster, ceph_cluster, conf, big_split, dest):
-    before = _stored(cluster, ceph_cluster, conf)
+    before = _settled(cluster, ceph_cluster, conf)
     r = dd.deploy(local_cluster, big_split.out, dest=dest, object_size="16MiB", link_multiplier=4,
                   node=NODE, ceph_conf=conf, cluster=cluster)
     n = len(big_split.files)
