@@ -206,19 +206,21 @@ WRITERS = {w.name: w for w in (
 
 @dataclasses.dataclass(frozen=True)
 class Job:
-    """One write job (``workload.write``): ``name``, one line for the report, and whether it
-    writes (``read-only`` reads what ``copy`` wrote through the same writer)."""
+    """One write job (``workload.write``): ``name``, one line for the report, whether it writes
+    (``read-only`` reads what the point copied through the same writer) and the query whose
+    answer it writes (``query``: a name in :data:`sae.planning.queries.QUERIES`)."""
 
     name: str
     definition: str
     writes: bool = True
+    query: str | None = None
 
 
 JOBS = {j.name: j for j in (
     Job("one-object", "one row of the trips written as one object (Stocator's Table I)"),
     Job("teragen", "workload.rows generated rows (a key, a number and a 90-byte payload, Teragen's shape) written"),
     Job("copy", "the dataset read through workload.reader and written whole (Stocator's Copy)"),
-    Job("query", "the groupby query's answer over the dataset written back"),
+    Job("query", "the groupby query's answer over the dataset written back", query="groupby"),
     Job("read-only", "the rows the point's copy wrote, read back and counted through the writer's interface",
         writes=False),
 )}

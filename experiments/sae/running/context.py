@@ -21,6 +21,7 @@ from .console import Quiet, RunConsole
 from .shared_app import SharedApplication
 from ..results.run.ledger import RunLedger
 from ..planning.planner import PlannedPoint, Plan, digest
+from ..planning.writers import WriteTarget
 from ..results.run.directory import RunDir
 from ..planning.spec import Experiment
 from ..planning.stages import STAGES
@@ -90,7 +91,8 @@ class Stack:
     class's Arrow of ``build_arrow``; the start stage builds again when a point switches either)
     and, for readers that read through one, the CephFS ``mount``; for write jobs, ``writes``:
     each writer's :class:`~sae.running.writer.Writes` (what the application needs to write through
-    it) and, for the baselines, ``write_target`` (where the stack lets Spark write). ``spark_installed``: the Spark software (:func:`spark_software`) installed on this stack."""
+    it) and, for the baselines, ``write_target`` (where the stack lets Spark write).
+    ``spark_installed``: the Spark software (:func:`spark_software`) installed on this stack."""
 
     ceph: CephCluster
     key: str | None = None
@@ -103,7 +105,7 @@ class Stack:
     build_arrow: str | None = None
     mount: str | None = None
     writes: dict = dataclasses.field(default_factory=dict)
-    write_target: object = None
+    write_target: WriteTarget | None = None
     spark_installed: set = dataclasses.field(default_factory=set)
 
     @property

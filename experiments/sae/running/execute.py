@@ -36,7 +36,7 @@ from spark_deploy import merged_conf
 
 from ..app import APP, APP_MODULES, BACKEND_SCAN, EVENT_TAG as TAG
 from ..connector.protocol import Request
-from ..planning import queries
+from ..planning import queries, writers
 from ..planning.planner import digest
 from ..planning.spec import CONNECTOR_OPTIONS, READ_OPTIONS
 from .reader import app_config
@@ -126,12 +126,10 @@ def write_config(ctx: StageContext, stack: Stack, point) -> dict:
     w = point.spec.workload
     if w.writer is None:
         return {}
+    written = writers.job(w.write).query
     return {"write": stack.writes[w.writer].output.app_config(), "job": w.write, "rows": w.write_rows,
-            "run_id": ctx.run.root.name, "sql": queries.QUERIES[WRITTEN_QUERY].statement(w.column, None)}
-
-
-WRITTEN_QUERY = "groupby"
-"""The query whose answer the ``query`` write job writes back."""
+            "run_id": ctx.run.root.name,
+            **({"sql": queries.QUERIES[written].statement(w.column, None)} if written else {})}
 
 
 def keyed_config(point) -> dict:
