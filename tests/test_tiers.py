@@ -69,15 +69,20 @@ def test_cluster_tier_is_what_uses_a_cluster_fixture():
 def test_guard_fails_pure_tests_that_start_or_leave_daemons(tmp_path):
     pidfile = tmp_path / "daemon.pid"
     (tmp_path / "test_guarded.py").write_text(GUARDED.format(pid=os.getpid(), pidfile=pidfile))
+    seen = []   # what /proc said of the two daemons: the failure's evidence
     try:
         r = _pytest("-p", "fixtures.tiers", "-q", "-rA", "test_guarded.py", cwd=tmp_path)
     finally:
         for f in (pidfile, pidfile.with_name(pidfile.name + ".2")):
             if f.exists():
+                proc = Path("/proc", f.read_text())
+                if proc.exists():
+                    seen.append(((proc / "comm").read_text(), (proc / "cmdline").read_bytes(),
+                                 [v for v in (proc / "environ").read_bytes().split(b"\0") if b"SAE" in v]))
                 os.kill(int(f.read_text()), signal.SIGKILL)
         subprocess.run(["ip", "netns", "del", f"tier-guard-{os.getpid()}"], capture_output=True)
     out = r.stdout
-    assert "2 failed, 3 passed, 2 errors" in out, out[-3000:]   # the daemons' tests pass, then fail at teardown
+    assert "2 failed, 3 passed, 2 errors" in out, (out[-3000:], seen)   # the daemons' tests pass, then fail at teardown
     assert "test_netns - " in out and "creates or enters a network namespace (ip netns add" in out
     assert "starts sshd (/usr/sbin/sshd -t" in out
     assert "test_leaves_a_daemon - " in out and "left running:" in out and " ceph-mon;" in out
