@@ -361,7 +361,8 @@ class CephCluster(Service):
     def mount(self, nodes: list[str], *, cache: bool = False, user: CephUser | None = None) -> StageReport:
         """Mount CephFS with ceph-fuse at :attr:`mountpoint` on ``nodes`` (ceph-clients; idempotent)
         as ``user``, by default :attr:`users` ``.fs_read``: a read-only mount. Without ``cache`` the
-        client keeps no data cache, so every read reaches the OSDs. :meth:`stop` and
+        client keeps no data cache, so every read reaches the OSDs. A node's mount as another user
+        or cache mode is replaced (one mount per node serves every client of it). :meth:`stop` and
         :meth:`unmount` undo it."""
         user = user or self.users.fs_read
         report = StageReport("ceph-fuse mount", details={"mountpoint": self.mountpoint, "user": user.entity})
@@ -369,7 +370,7 @@ class CephCluster(Service):
         for node in nodes:   # one by one: local-cluster nodes share the mountpoint directory
             now = self.cluster.call(remote, "fuse_mount", self.client_conf(node), self.mountpoint, user.id, cache,
                                     nodes=[node], stage=report.stage)[node]
-            report.add(node, now, f"CephFS {'' if now else 'already '}mounted at {self.mountpoint}")
+            report.add(node, bool(now), f"CephFS {now or 'already mounted'} at {self.mountpoint} as {user.entity}")
         return report
 
     def unmount(self, nodes: list[str] | None = None) -> StageReport:

@@ -321,15 +321,21 @@ def link_conf(path, target, valid):
 
 def fuse_mount(conf, mountpoint, user, cache=False):
     """Mount CephFS at ``mountpoint`` with ceph-fuse as cephx ``client.<user>`` (its keyring is
-    the one the conf names) unless a live mount is there (one whose ceph-fuse died, e.g. with the
-    cluster it mounted, is unmounted first); without ``cache`` no client data cache (every read
-    reaches the OSDs). True if mounted now."""
+    the one the conf names); without ``cache`` no client data cache (every read reaches the OSDs).
+    A live mount as the same user and cache mode is kept (returns ""); one as another user or
+    mode is replaced ("remounted"); one whose ceph-fuse died, e.g. with the cluster it mounted, is
+    unmounted first ("mounted", as for a new mount)."""
+    done = "mounted"
     if _mounted(mountpoint):
         try:
             os.stat(mountpoint)
-            return False
         except OSError:   # its ceph-fuse is gone ("Transport endpoint is not connected")
             _run(["umount", "-l", mountpoint], "umount -l %s" % mountpoint)
+        else:
+            if fuse_client(mountpoint) == (user, cache):
+                return ""
+            fuse_unmount(mountpoint)
+            done = "remounted"
     made = not os.path.exists(mountpoint)
     os.makedirs(mountpoint, exist_ok=True)
     argv = ["ceph-fuse", "-c", conf, "--id", user]
@@ -345,7 +351,25 @@ def fuse_mount(conf, mountpoint, user, cache=False):
             except OSError:
                 pass
         raise
-    return True
+    return done
+
+
+def fuse_client(mountpoint):
+    """``(cephx id, cache)`` of the ceph-fuse serving ``mountpoint`` in this mount namespace (its
+    command line, as :func:`fuse_mount` started it), or None."""
+    mine, target = os.readlink("/proc/self/ns/mnt"), os.path.abspath(mountpoint)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+            if (not argv or os.path.basename(argv[0]) != "ceph-fuse" or os.path.abspath(argv[-1]) != target
+                    or os.readlink("/proc/%s/ns/mnt" % pid) != mine):
+                continue
+        except OSError:
+            continue
+        user = argv[argv.index("--id") + 1] if "--id" in argv[:-1] else "admin"
+        return user, "--client_oc=false" not in argv
+    return None
 
 
 def _mounted(mountpoint):

@@ -1,5 +1,6 @@
 """ceph-fuse mounts made by :meth:`CephCluster.mount` read what CephFS holds, are idempotent, are
-made again where their ceph-fuse died (as with a stack replaced under them), and never outlive
+made again where their ceph-fuse died (as with a stack replaced under them) or where they were
+made as another cephx user (the least-privilege writer and reader take turns), and never outlive
 the cluster: ``stop`` unmounts them on every node first."""
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster)
         for node in readers:
             text = cluster.run(["cat", f"{ceph.mountpoint}/mounted.txt"], nodes=[node], stage="test read")
             assert text[node]["stdout"] == "through the mount"
+        # as the writer on node2: replaced there, then kept; read-only again: writes are refused
+        writable = ceph.mount(["node2"], user=ceph.users.fs_write).nodes["node2"]
+        assert writable.changed and writable.message.startswith("CephFS remounted at") \
+            and writable.message.endswith(ceph.users.fs_write.entity), writable.message
+        assert not ceph.mount(["node2"], user=ceph.users.fs_write).changed
+        cluster.run(["sh", "-c", f"echo w > {ceph.mountpoint}/written.txt"], nodes=["node2"], stage="test write")
+        assert ceph.mount(["node2"]).changed
+        refused = cluster.run(["sh", "-c", f"echo w > {ceph.mountpoint}/refused.txt"], nodes=["node2"],
+                              stage="test write", check=False)["node2"]
+        assert refused["rc"] != 0, refused
         cluster.run(["sh", "-c", KILL_FUSE], nodes=["node3"], stage="test kill ceph-fuse")
         dead = cluster.run(["stat", ceph.mountpoint], nodes=["node3"], stage="test", check=False)["node3"]
         assert dead["rc"] != 0 and "not connected" in dead["stderr"], dead

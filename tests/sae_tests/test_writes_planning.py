@@ -133,3 +133,8 @@ def test_the_summary_sets_each_writer_against_sae_ceph_beside_stocators_tables()
     assert "rgw_head_obj 20, rgw_put_obj 5" in classic and "3.00" in classic
     assert lines[-1].startswith("Stocator, one-object: Table I") and "117" in lines[-1]
     assert write_text(pd.DataFrame(rows).drop(columns=["writer"])) is None
+
+
+def test_the_mount_is_writable_only_for_the_writers_that_write_into_it():
+    into = {name for name, w in writers.WRITERS.items() if w.writes_into_mount}
+    assert into == {"cephfs-v1", "cephfs-v2", "s3a-directory"}   # directory: its pending uploads

@@ -1,12 +1,14 @@
 """Real local cluster: ``sae run experiments/writes.py`` cut by ``--set`` on the shared sae cluster
-(tests/fixtures/sae.py): a one-object write, a copy of the dataset and a read-only count of a copy,
-through sae-ceph (the connector: objects at their final names, one manifest), Spark's
-FileOutputCommitter v1 over the CephFS mount and S3A's rename committer on the RADOS Gateway (which
-the run's start stage starts on the running stack). Every output read back has its input's rows
-and checksum; every job's storage operations are counted by type; the commit protocols show in
-them (the S3A rename committer copies and deletes, sae-ceph renames nothing). Left to the README's
-command: teragen, the query job and repetitions; CephFS v2 and S3A's magic and directory
-committers, each against a gateway beside the session's Ceph: tests/sae_tests/test_writers.py."""
+(tests/fixtures/sae.py): a one-object write and a copy of the dataset through every writer, in one
+Spark application: sae-ceph (the connector: objects at their final names, one manifest), Spark's
+FileOutputCommitter v1 and v2 over the CephFS mount, and S3A's rename (classic), magic and
+directory committers on the RADOS Gateway, which the run's start stage starts on the running stack
+with S3A's jars from Maven Central on the Spark nodes. Every output read back has its input's rows
+and checksum; every job's storage operations are counted by type, and what each commit protocol's
+design implies shows in them: the classic committer renames by COPY + DELETE, magic and directory
+complete multipart uploads and copy nothing, the FileOutputCommitter renames at the MDS (v1 more
+than v2) and never reaches the gateway, sae-ceph renames nothing. The writer's S3 secret is in no
+file of the run. Left to the README's command: teragen, the query and read-only jobs, repetitions."""
 import subprocess
 import sys
 from pathlib import Path
@@ -14,15 +16,19 @@ from pathlib import Path
 import pytest
 
 import sae
+from metareserve import load_reservation
+from sae.planning import writers
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
+WRITERS = list(writers.WRITERS)
+JOBS = ["one-object", "copy"]
 CUT = [f"--set={s}" for s in (
     "repetitions=1", "warmup=0", "drift=false", "cluster.cores=shared", "spark.jit=quick", "data.rows=200000",
-    "sweep.cartesian.writer=[sae-ceph, cephfs-v1, s3a-classic]", "sweep.cartesian.write=[one-object, copy, read-only]")]
+    f"sweep.cartesian.writer=[{', '.join(WRITERS)}]", f"sweep.cartesian.write=[{', '.join(JOBS)}]")]
 """The tiny profile cut to answers and counts, not times: one repetition, no warm-up or drift check,
-every host on every core, C1-only JVMs, 200 K trips stored once (test_indexed_run's dataset); three
-jobs through three writers, 9 jobs in one Spark application."""
+every host on every core, C1-only JVMs, 200 K trips stored once (test_indexed_run's dataset); two
+jobs through every writer, 12 jobs in one Spark application."""
 
 
 @pytest.fixture(scope="module")
@@ -32,30 +38,53 @@ def run(sae_cluster):
                         "--out", str(root / "writes-out"), *CUT], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     run = Path(r.stdout.strip().splitlines()[-1])
-    return run, sae.load_results(run)
+    return run, sae.load_results(run), root
 
 
 def test_every_output_read_back_is_its_input(run):
-    _, df = run
-    assert len(df) == 9 and set(df["writer"]) == {"sae-ceph", "cephfs-v1", "s3a-classic"}
+    _, df, _ = run
+    assert len(df) == len(WRITERS) * len(JOBS) and set(df["writer"]) == set(WRITERS)
     assert (df["rows_out"] == df["input_rows"]).all() and (df["checksum"] == df["input_checksum"]).all(), \
         df[["writer", "write", "rows_out", "input_rows", "checksum", "input_checksum"]]
     assert set(df.loc[df["write"] == "one-object", "rows_out"]) == {1}
-    assert set(df.loc[df["write"] != "one-object", "rows_out"]) == {200_000}
+    assert set(df.loc[df["write"] == "copy", "rows_out"]) == {200_000}
     assert (df["output_bytes"] > 0).all()
 
 
+def _ops(df, kind: str, op: str):
+    """Column ``ops_<kind>_<op>`` per (writer, job); 0 where no job asked for that type."""
+    jobs = df.set_index(["writer", "write"])
+    return jobs.get(f"ops_{kind}_{op}", jobs["storage_ops"] * 0).fillna(0)
+
+
 def test_every_jobs_operations_are_counted_by_type_and_show_its_commit(run, figure):
-    path, df = run
+    path, df, _ = run
     assert df["storage_ops"].notna().all() and (df["storage_ops"] > 0).all(), df[["writer", "write", "storage_ops"]]
-    written = df[df["write"] != "read-only"].set_index(["writer", "write"]).fillna(0)   # a type not asked: no column
-    renames = written["ops_mds_rename"] if "ops_mds_rename" in written else written["storage_ops"] * 0
-    s3a = written.loc["s3a-classic"]
-    assert (s3a["ops_rgw_copy_obj"] > 0).all() and (s3a["ops_rgw_delete_obj"] > 0).all()   # rename = COPY + DELETE
-    assert (renames.loc["sae-ceph"] == 0).all() and (renames.loc["cephfs-v1"] > 0).all()   # commit renames
+    copies, deletes, uploads = _ops(df, "rgw", "copy_obj"), _ops(df, "rgw", "delete_obj"), \
+        _ops(df, "rgw", "complete_multipart")
+    renames, creates = _ops(df, "mds", "rename"), _ops(df, "mds", "create")
+    rgw = df.set_index(["writer", "write"])[[c for c in df if c.startswith("ops_rgw_")]].fillna(0).sum(axis=1)
+    assert (copies.loc["s3a-classic"] > 0).all() and (deletes.loc["s3a-classic"] > 0).all()   # rename = COPY + DELETE
+    for name in ("s3a-magic", "s3a-directory"):
+        assert (copies.loc[name] == 0).all() and (uploads.loc[name] > 0).all(), (copies.loc[name], uploads.loc[name])
+    for name in ("cephfs-v1", "cephfs-v2"):
+        assert (renames.loc[name] > 0).all() and (creates.loc[name] > 0).all() and (rgw.loc[name] == 0).all()
+    assert (renames.loc["cephfs-v1"] > renames.loc["cephfs-v2"]).all()   # v1 renames at task and at job commit
+    assert (renames.loc["sae-ceph"] == 0).all() and (rgw.loc["sae-ceph"] == 0).all()
     # the copy's bytes: sae-ceph's OSDs are sent them about once
     copy = df[df["write"] == "copy"].set_index("writer")
     assert copy.loc["sae-ceph", "storage_bytes_written"] < 1.5 * copy.loc["sae-ceph", "output_bytes"]
     assert (path / "report" / "writes.png").stat().st_size > 10_000
     table = df.pivot_table(index="writer", columns="write", values="storage_ops")
     figure("storage operations per job:\n" + table.to_string())
+
+
+def test_the_writers_s3_secret_is_in_no_file_of_the_run(run):
+    path, _, root = run
+    state = Path(load_reservation(root / "reservation.yaml").state_root)
+    secrets = [line.split("=", 1)[1].strip().encode() for f in state.glob("s3-*.credentials")
+               for line in f.read_text().splitlines() if line.startswith("aws_secret_access_key")]
+    assert secrets, f"no S3 credentials under {state}"
+    for f in (p for p in path.rglob("*") if p.is_file()):
+        data = f.read_bytes()
+        assert not any(s in data for s in secrets), f"{f} holds the writer's S3 secret"

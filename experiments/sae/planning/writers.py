@@ -110,6 +110,12 @@ class Writer:
     target: str
 
     @property
+    def writes_into_mount(self) -> bool:
+        """Whether it writes into the CephFS mount, which must then be writable: its output (cephfs),
+        or the pending uploads S3A's directory committer shares between the Spark nodes."""
+        return self.kind == "cephfs" or self.committer == "directory"
+
+    @property
     def interface(self) -> str:
         """``s3`` (through the RADOS Gateway: the plan asks for ``ceph.rgw``) or ``cephfs``."""
         return "s3" if self.kind == "s3a" else "cephfs"

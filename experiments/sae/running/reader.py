@@ -5,7 +5,8 @@ the indexed cache's jar (:mod:`sae.indexed`) for the readers that keep an index.
 ``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
 what spark-submit needs for the connector (and the index) and mounts CephFS where a vanilla point
 needs it. Each reader is its own least-privilege cephx user (rados_deploy's ``ClientUsers``): the
-connector ``sae-scan`` (calls the object class on the data pool), the mount ``fs-read`` (read-only).
+connector ``sae-scan`` (calls the object class on the data pool), the mount ``fs-read`` (read-only;
+``fs-write`` where a write job of the stack writes into it: :func:`mount_cephfs`).
 """
 from __future__ import annotations
 
@@ -35,11 +36,24 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.keep == "index" for p in points):
         merge_report(report, _with_index(stack), "indexed cache")
-    if any(readers.get(p.spec.workload.reader).reads.needs_mount for p in points):
-        nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-        merge_report(report, ceph.mount(nodes, user=ceph.users.fs_read), "ceph-fuse mount")
-        stack.mount = ceph.mountpoint
+    mount = mount_cephfs(stack, points)
+    if mount is not None:
+        merge_report(report, mount, "ceph-fuse mount")
     return report
+
+
+def mount_cephfs(stack: Stack, points) -> StageReport | None:
+    """CephFS on the Spark nodes for the stack's ``points`` that read or write through it: one
+    mount per node serves both, so it is the least-privilege writer's (``fs-write``) where a point
+    writes into it, else read-only (``fs-read``). None when no point needs it."""
+    from ..planning import writers
+    write = any(p.spec.workload.writer and writers.get(p.spec.workload.writer).writes_into_mount for p in points)
+    if not write and not any(readers.get(p.spec.workload.reader).reads.needs_mount for p in points):
+        return None
+    spark, ceph = stack.spark, stack.ceph
+    nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
+    stack.mount = ceph.mountpoint
+    return ceph.mount(nodes, user=ceph.users.fs_write if write else ceph.users.fs_read)
 
 
 def switch_class(stack: Stack) -> StageReport | None:

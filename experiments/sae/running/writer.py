@@ -83,22 +83,20 @@ def baseline(stack: Stack, writer: Writer) -> Writes:
 
 def _target(stack: Stack) -> tuple[WriteTarget, StageReport | None]:
     """Where the stack lets Spark write, made once per stack (the second writer reports nothing):
-    S3A's jars on the Spark nodes, CephFS mounted writable there (a read-only mount of an earlier
-    run gives way), and with a gateway its bucket and the writer's credentials linked on them."""
+    S3A's jars on the Spark nodes, the CephFS mount (writable where a writer writes into it: the
+    build's :func:`~sae.running.reader.mount_cephfs`), and with a gateway its bucket and the
+    writer's credentials linked on the Spark nodes."""
     if stack.write_target is not None:
         return stack.write_target, None
     ceph, spark = stack.ceph, stack.spark
     nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
     report = StageReport("write targets")
     merge_report(report, spark.install(), "spark jars")
-    merge_report(report, ceph.unmount(nodes), "ceph-fuse unmount")
-    merge_report(report, ceph.mount(nodes, user=ceph.users.fs_write), "writable ceph-fuse mount")
-    stack.mount = ceph.mountpoint
     s3 = {}
     if ceph.options.rgw:
         merge_report(report, ceph.create_bucket(BUCKET), "bucket")
         merge_report(report, ceph.link_s3_credentials(nodes), "s3 credentials")
         s3 = {"s3_endpoint": ceph.s3_tls_endpoint, "s3_credentials": ceph.shared_s3_credentials(ceph.s3_users.writer),
               "bucket": BUCKET, "s3_trust": spark.trust_conf(ceph.s3_certificate())}
-    stack.write_target = WriteTarget(mountpoint=ceph.mountpoint, **s3)
+    stack.write_target = WriteTarget(mountpoint=stack.mount, **s3)
     return stack.write_target, report
