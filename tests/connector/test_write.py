@@ -180,7 +180,7 @@ def test_a_one_object_write_counts_its_storage_operations(written):
 
 def test_append_adds_and_overwrite_replaces(written):
     """Overwrite A, append B: readers see A and B; overwrite C: readers see C alone, and A's and B's
-    files and manifests are gone."""
+    files and manifests are gone; ``SaeCephProvider.delete`` removes the directory whole."""
     out = written[0]
     s, modes = out["slices"], out["modes"]
     both = [s["A"][0] + s["B"][0], s["A"][1] + s["B"][1]]
@@ -192,6 +192,7 @@ def test_append_adds_and_overwrite_replaces(written):
                                                                             if n.startswith("_sae-write-")])
     assert len([n for n in modes["C"]["files"] if n.startswith("_sae-write-")]) == 1
     assert modes["C"]["leftovers"] == []
+    assert out["delete"] == [True, False, False]   # removed (through the writer's cephx user), then nothing to remove
 
 
 @pytest.mark.parametrize("fault", ["fail", "straggle", "kill"])

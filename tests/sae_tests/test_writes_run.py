@@ -8,7 +8,7 @@ and checksum; every job's storage operations are counted by type, and what each 
 design implies shows in them: the classic committer renames by COPY + DELETE, magic and directory
 complete multipart uploads and copy nothing, the FileOutputCommitter renames at the MDS (v1 more
 than v2) and never reaches the gateway, sae-ceph renames nothing. The writer's S3 secret is in no
-file of the run. Left to the README's command: teragen, the query and read-only jobs, repetitions."""
+file of the run, and what the run wrote is gone from CephFS once it ends. Left to the README's command: teragen, the query and read-only jobs, repetitions."""
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +17,10 @@ import pytest
 
 import sae
 from metareserve import load_reservation
+from rados_deploy import CephCluster
 from sae.planning import writers
+from sae.planning.writers import MOUNT_DIR
+from sae.running.writer import OUTPUT
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -88,3 +91,17 @@ def test_the_writers_s3_secret_is_in_no_file_of_the_run(run):
     for f in (p for p in path.rglob("*") if p.is_file()):
         data = f.read_bytes()
         assert not any(s in data for s in secrets), f"{f} holds the writer's S3 secret"
+
+
+def test_what_the_run_wrote_is_removed_after_its_points(run):
+    """sae-ceph's directory (the connector's delete) and the FileOutputCommitter's (Hadoop's), seen
+    through a Spark node's CephFS mount: no file of the run is left."""
+    path, df, root = run
+    ceph = CephCluster(load_reservation(root / "reservation.yaml"))
+    node = ceph.reservation.nodes[-1].name   # a Spark worker: the build mounted CephFS there
+    dirs = [f"{ceph.mountpoint}{OUTPUT}", *(f"{ceph.mountpoint}/{MOUNT_DIR}/{w}" for w in ("cephfs-v1", "cephfs-v2"))]
+    try:
+        found = ceph.cluster.run(["find", *dirs, "-type", "f"], nodes=[node], stage="test", check=False)[node]
+    finally:
+        ceph.cluster.close()
+    assert found["rc"] == 0 and found["stdout"].strip() == "", found   # the directories are there, empty of files

@@ -13,7 +13,8 @@ snapshots the storage side's counters, so the job's operations are counted apart
 follows), pauses, and reads the output back through the writer's own interface: ``rows`` and
 ``checksum`` of what was committed, beside ``input_rows`` and ``input_checksum`` of what was
 written (computed once per point, before its first repetition's clock), and ``output_bytes``,
-the committed files' bytes as the read back lists them.
+the committed files' bytes as the read back lists them. After the point's last repetition what
+it wrote is removed (:meth:`Writes.finish`).
 """
 import json
 import time
@@ -89,6 +90,16 @@ def output_bytes(spark, target, uri):
     return total, len(files)
 
 
+def delete(spark, target, uri):
+    """Remove ``uri`` and what it holds through the writer's own interface (the connector's
+    cephx writer for sae-ceph, Hadoop's file system for the others)."""
+    if target["format"] == "sae-ceph":
+        spark._jvm.sae.connector.SaeCephProvider.delete({**target["options"], "path": uri})
+        return
+    path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+
+
 def summed(df):
     row = keyed.checksummed(df).collect()[0]
     return int(row["rows"]), int(row["checksum"] or 0)
@@ -122,6 +133,14 @@ class Writes:
             one = fresh()
             self.rows[cfg["point"]] = ([one.limit(1).collect()[0]], one.schema)
         self.inputs[cfg["point"]] = summed(source(self.spark, cfg, fresh, self.rows.get(cfg["point"])))
+
+    def finish(self, cfg):
+        """After the point's last repetition: what it wrote removed, so a run's outputs never
+        pile up in the store (the removal's operations, and the purge that follows it, fall
+        between jobs, not in one's counts)."""
+        if cfg.get("write"):
+            self.inputs.pop(cfg["point"], None)
+            delete(self.spark, cfg["write"], self.root(cfg))
 
     def run(self, cfg, fresh, rep, emit_written, pause):
         """One repetition: the job, timed; ``emit_written(start, end)``; a pause; the read back."""

@@ -116,5 +116,10 @@ for name, make in (("object_size", lambda: write(src.limit(1), f"{root}/bad", ob
     except Exception as e:   # noqa: BLE001
         refusals[name] = str(e)
 out["refusals"] = refusals
+
+# what a run removes after its last repetition: the modes directory, manifests and all, then nothing
+delete = spark._jvm.sae.connector.SaeCephProvider.delete
+out["delete"] = [delete(dict(cfg["write_options"], path=modes)), os.path.exists(cfg["mount"] + modes),
+                 delete(dict(cfg["write_options"], path=modes))]
 print("sae-result " + json.dumps(out), flush=True)
 spark.stop()

@@ -157,6 +157,16 @@ final class CephFiles {
     return true;
   }
 
+  /** Removes {@code path} and, for a directory, everything under it; false when it did not exist. */
+  static boolean removeTree(Pointer m, String path) throws IOException {
+    Boolean dir = kind(m, path);
+    if (dir == null) return false;
+    if (!dir) return unlink(m, path);
+    for (String name : names(m, path)) removeTree(m, path + "/" + name);
+    Native.check(Native.cephfs().ceph_rmdir(m, path), "removing directory " + path, null);
+    return true;
+  }
+
   /** Creates directory {@code dir} and its parents where missing. */
   static void mkdirs(Pointer m, String dir) throws IOException {
     int r = Native.cephfs().ceph_mkdirs(m, dir, 0755);

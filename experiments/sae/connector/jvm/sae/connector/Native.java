@@ -53,6 +53,7 @@ final class Native {
     int ceph_fsync(Pointer mount, int fd, int syncDataOnly);
     int ceph_close(Pointer mount, int fd);
     int ceph_unlink(Pointer mount, String path);
+    int ceph_rmdir(Pointer mount, String path);
     int ceph_mkdirs(Pointer mount, String path, int mode);
   }
 

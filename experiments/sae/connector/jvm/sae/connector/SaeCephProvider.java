@@ -83,6 +83,16 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     return new ObjectMapper().writeValueAsString(out);
   }
 
+  /**
+   * Removes the directory (or file) {@code options}' {@code path} names and everything under it,
+   * as the options' cephx user (the writer's: an application removing what it wrote); false when
+   * there was nothing.
+   */
+  public static boolean delete(Map<String, String> options) throws IOException {
+    Options o = new Options(options);
+    return CephFiles.removeTree(CephFiles.mount(o.cephConf, o.cephUser, o.timeout), o.path.replaceAll("/+$", ""));
+  }
+
   /** The table's schema from its files (read once per provider, i.e. per load()); null: no files. */
   private StructType tableSchema(Options o) {
     if (inferred == null) {
