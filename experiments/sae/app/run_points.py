@@ -200,7 +200,7 @@ def run_job(spark, cfg, registered, job=0, memory=None):
                         def said(start, end, pid=pid, rep=rep, kind=kind):
                             emit(out, {"event": "written", "point": pid, "repetition": rep,
                                        "discarded": kind == "prewarm", "start": start, "end": end})
-                        result = written.run(point, fresh(spark, point), rep, said, pause)
+                        result = written.run(point, fresh(spark, point), rep, said, pause, last[pid] == seq)
                     else:
                         result = query(spark, point, memory)
                     result.update(kept, event="rep", point=pid, repetition=rep, discarded=kind == "prewarm",
@@ -210,11 +210,6 @@ def run_job(spark, cfg, registered, job=0, memory=None):
                     failed[pid] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"[:500]
             if last[pid] == seq:
                 memory.release(pid)
-                try:
-                    written.finish(point)
-                except Exception as e:   # the point's results stand; what it wrote stays
-                    print(f"sae: the output of point {pid} was not removed: {type(e).__name__}: {e}",
-                          file=sys.stderr, flush=True)
                 emit(out, {"event": "point-end", "point": pid, "time": time.time(), "error": failed.get(pid)})
         for pid in [p for p in points if p not in started]:   # a point with nothing to run
             emit(out, {"event": "point", "point": pid, "time": time.time()})

@@ -14,9 +14,10 @@ follows), pauses, and reads the output back through the writer's own interface: 
 ``checksum`` of what was committed, beside ``input_rows`` and ``input_checksum`` of what was
 written (computed once per point, before its first repetition's clock), and ``output_bytes``,
 the committed files' bytes as the read back lists them. After the point's last repetition what
-it wrote is removed (:meth:`Writes.finish`).
+it wrote is removed (:meth:`Writes.finish`), before that repetition is reported.
 """
 import json
+import sys
 import time
 
 from pyspark.sql import functions as F
@@ -135,15 +136,18 @@ class Writes:
         self.inputs[cfg["point"]] = summed(source(self.spark, cfg, fresh, self.rows.get(cfg["point"])))
 
     def finish(self, cfg):
-        """After the point's last repetition: what it wrote removed, so a run's outputs never
-        pile up in the store (the removal's operations, and the purge that follows it, fall
-        between jobs, not in one's counts)."""
-        if cfg.get("write"):
-            self.inputs.pop(cfg["point"], None)
+        """What the point wrote removed, so a run's outputs never pile up in the store; an error
+        is printed (the point's results stand, what it wrote stays)."""
+        try:
             delete(self.spark, cfg["write"], self.root(cfg))
+        except Exception as e:
+            print(f"sae: the output of point {cfg['point']} was not removed: {type(e).__name__}: {e}",
+                  file=sys.stderr, flush=True)
 
-    def run(self, cfg, fresh, rep, emit_written, pause):
-        """One repetition: the job, timed; ``emit_written(start, end)``; a pause; the read back."""
+    def run(self, cfg, fresh, rep, emit_written, pause, last=False):
+        """One repetition: the job, timed; ``emit_written(start, end)``; a pause; the read back;
+        after the point's ``last``, :meth:`finish` (before the repetition is reported: the
+        removal's requests fall between a job's end and the next job's count, in no job's)."""
         target = cfg["write"]
         t0 = time.time()
         if cfg["job"] == "read-only":
@@ -160,6 +164,8 @@ class Writes:
             rows, checksum = summed(read(self.spark, target, uri))
         size, files = output_bytes(self.spark, target, uri)
         input_rows, input_checksum = self.inputs[cfg["point"]]
+        if last:
+            self.finish(cfg)
         return {"start": t0, "end": t1, "init_s": 0.0, "compute_s": t1 - t0, "total_s": t1 - t0,
                 "rows": rows, "checksum": checksum, "input_rows": input_rows, "input_checksum": input_checksum,
                 "output_bytes": size, "output_files": files, "verify_start": v0, "verify_s": time.time() - v0}
