@@ -33,6 +33,8 @@ def _options(fn):
                      help="A RADOS Gateway (S3) on the first mon node when the layout has no ceph-rgw role."),
         click.option("--rgw-port", type=INT, default=7480, show_default=True,
                      help="Port the gateway serves S3 on, at each gateway node's cluster address."),
+        click.option("--rgw-tls-port", type=INT, default=7443, show_default=True,
+                     help="Port the gateway serves S3 over TLS on (its self-signed certificate: s3_certificate)."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -40,7 +42,7 @@ def _options(fn):
 
 
 _OPTION_NAMES = ("store", "osd_size", "bluestore_device", "osds_per_node", "cephx", "op_timeout", "fs_name", "pg_autoscale",
-                 "rgw", "rgw_port")
+                 "rgw", "rgw_port", "rgw_tls_port")
 
 
 def _command(fn):

@@ -34,6 +34,8 @@ _OPTION_FLAGS = [
     click.option("--jit", type=click.Choice(JIT_MODES),
                  help="Applications' JIT: full (default) or quick (C1 only: cheaper cold starts, slower peak)."),
     click.option("--python-package", "python_packages", multiple=True, help="Extra PyPI requirement for the node venv."),
+    click.option("--maven-jar", "maven_jars", multiple=True, metavar="GROUP:ARTIFACT:VERSION",
+                 help="A jar from Maven Central placed on every node (its path: SparkCluster.classpath_conf)."),
     click.option("--spark-conf", "conf", multiple=True, metavar="KEY=VALUE", help="Extra spark-defaults entry."),
     click.option("--spark-env", "env", multiple=True, metavar="KEY=VALUE",
                  help="Environment for daemons, executors and the driver."),
@@ -62,7 +64,8 @@ def _pairs(items, flag: str) -> dict:
     return out
 
 
-def build_options(options_file=None, spark_version=None, python_packages=(), conf=(), env=(), **flags) -> SparkOptions:
+def build_options(options_file=None, spark_version=None, python_packages=(), maven_jars=(), conf=(), env=(),
+                  **flags) -> SparkOptions:
     """SparkOptions from an optional YAML file, overridden by the flags that were given."""
     base = SparkOptions.load(options_file) if options_file else SparkOptions()
     data = dataclasses.asdict(base)
@@ -70,6 +73,7 @@ def build_options(options_file=None, spark_version=None, python_packages=(), con
     if spark_version is not None:
         data["version"] = spark_version
     data["python_packages"] = data["python_packages"] + list(python_packages)
+    data["maven_jars"] = list(dict.fromkeys([*data["maven_jars"], *maven_jars]))
     data["conf"] = {**data["conf"], **_pairs(conf, "--spark-conf")}
     data["env"] = {**data["env"], **_pairs(env, "--spark-env")}
     return SparkOptions.from_dict(data, options_file or "options")

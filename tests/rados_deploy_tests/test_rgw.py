@@ -86,6 +86,8 @@ def test_cli_bad_gateway_port(tmp_path):
     r = CliRunner().invoke(main, ["start", "-r", str(path), "--rgw", "--rgw-port", "9283"])
     assert r.exit_code == 2 and r.output.strip().startswith("error: CephOptions.rgw_port 9283 is mgr_prometheus_port")
     assert len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, ["start", "-r", str(path), "--rgw", "--rgw-tls-port", "7480"])
+    assert r.exit_code == 2 and r.output.strip().startswith("error: CephOptions.rgw_tls_port 7480 is rgw_port too")
 
 
 @pytest.mark.parametrize("name", ["ab", "Upper", "under_score", "-dash", "dot.", "a..b", "10.0.0.1", "x" * 64,

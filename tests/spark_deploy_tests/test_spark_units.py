@@ -225,3 +225,16 @@ def test_killed_application_is_named_by_its_signal():
                           event_log=None, node="node1", deploy_mode="client", seconds=3.0)
     assert _failure_message(None, "/x/app.py", result) == \
         "[node1 spark-submit] app.py was killed by SIGKILL; driver log: logs/driver.log"
+
+
+def test_maven_jar_flags_add_to_the_options_file_and_a_bad_one_is_one_line(tmp_path):
+    from spark_deploy.cli import build_options
+    from spark_deploy.maven import S3A
+    path = tmp_path / "spark.yaml"
+    path.write_text(yaml.safe_dump({"maven_jars": [S3A[0]]}))
+    opts = build_options(options_file=str(path), maven_jars=(S3A[1], S3A[0]))
+    assert opts.maven_jars == [S3A[0], S3A[1]]
+    res = metareserve.Reservation("u", "ssh", [metareserve.Node("node1", "h1"), metareserve.Node("node2", "h2")])
+    r = CliRunner().invoke(main, ["install", "-r", str(res.save(tmp_path / "res.yaml")), "--maven-jar", "hadoop-aws"])
+    assert r.exit_code == 2 and "maven_jars: 'hadoop-aws' is not a Maven jar" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1
