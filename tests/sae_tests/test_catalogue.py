@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 import sae
-from sae.planning import queries
 from sae.planning.planner import PlannedPoint
 from monitor_deploy import read_frame
 from sae.results.run.eventlog import input_batches
@@ -29,7 +28,6 @@ CI_SETTINGS = [f"--set={s}" for s in (
     "repetitions=1", "warmup=0", "drift=false", "cluster.cores=shared", "spark.jit=quick",
     "bandwidth:sweep.cartesian.link_rate=[200mbit, 1.25gbit/core]", "bandwidth:sweep.cartesian.selectivity=[100]",
     "objectsize_selectivity:sweep.cartesian.selectivity=[1]",
-    "queries:sweep.cartesian.query=[groupby, join]", "queries:sweep.cartesian.selectivity=[100]",
     "scalability:sweep.cartesian.link_multiplier=[2, 1]", "scalability:sweep.cartesian.reader=[offload]",
     "contention:sweep.cartesian.selectivity=[1]",
     "contention:sweep.zipped.storage_load=[0, 1]", "contention:sweep.zipped.storage_scans=[0, 2]",
@@ -50,13 +48,18 @@ application, not two; the bandwidth sweep ends on the default rate, so the next 
 changes nothing and reuses its measurement; formats scans its 1 M rows once, not under 4 names:
 vanilla's CSV query parses every row in Spark, 75 compute-side CPU-s at 4 M rows); the user's
 catalogue runs the files' own sweeps and repetitions through the same code."""
-EXCLUDED = ("selectivity", "scale", "indexed", "writes")
+EXCLUDED = ("selectivity", "scale", "indexed", "writes", "objectsize", "projection", "queries")
 """Left out of the catalogue (``--exclude``): test_e2e runs selectivity.py on the same stack, deeper;
 scale.py's hosts outnumber the catalogue's 3 (test_scale runs it on 4 hosts of its own);
 test_indexed_run runs indexed.py cut to a lookup, a join and an append on the same stack (its
 series and lost executor keep their own repetitions whatever the catalogue's); test_writes_run runs
-writes.py cut to three jobs and three writers on the same stack (after versions.py's second Spark,
-the catalogue's last, a writes run would start Spark again: test_e2e's run in between does anyway)."""
+writes.py cut to two jobs through every writer on the same stack (after versions.py's second Spark,
+the catalogue's last, a writes run would start Spark again: test_e2e's run in between does anyway);
+objectsize.py is objectsize_selectivity.py's grid at one selectivity; what projection.py and
+queries.py show, every reader's answer to each column set and query shape and the work the OSDs
+take (columns pruned, aggregates, a join's runtime filter), test_spark asserts on the session's
+stack in one application (tests/connector/test_spark.py), and their figures are drawn from
+recorded runs in the pure tier."""
 
 
 @pytest.fixture(scope="module")
@@ -178,12 +181,6 @@ def test_alleviation(catalogue):
     assert {"disk_read", "disk_write"} <= set(window["metric"]) and "node1" in set(window["node"])
 
 
-def test_objectsize(catalogue):
-    """Fig. 15: the same rows and answer from every object size; init and compute both measured."""
-    run, df = run_of(catalogue, "objectsize")
-    agree(df, ["selectivity"])
-    assert df["object_size"].nunique() == 3 and (df["init_s"] > 0).all() and (df["compute_s"] > 0).all()
-    figure(run, "objectsize.png")
 
 
 def test_backend(catalogue):
@@ -296,16 +293,6 @@ def test_versions(catalogue):
     figure(run, "versions.png")
 
 
-def test_projection(catalogue):
-    """E5: both readers agree for each column set; offload ships more bytes as the query reads more
-    columns."""
-    run, df = run_of(catalogue, "projection")
-    df = df.assign(width=[len(c) or 19 for c in df["columns"]])
-    agree(df, ["width"])
-    assert df.groupby("width")["checksum"].first().nunique() == 3
-    rx = df[~df.warmup & (df.reader == "offload")].groupby("width")["compute_rx_bytes"].median().sort_index()
-    assert rx.is_monotonic_increasing and rx.iloc[0] * 3 < rx.iloc[-1], rx.to_dict()
-    figure(run, "projection.png")
 
 
 def test_bandwidth(catalogue):
@@ -371,16 +358,3 @@ def test_contention(catalogue):
         left = subprocess.run(["pgrep", "-f", tenant], capture_output=True, text=True)
         assert left.returncode == 1, f"a tenant ({tenant}) outlived its application: {left.stdout}"
 
-
-def test_queries(catalogue):
-    """Query shapes: the group-by and the join give the same answer from every reader (floats to
-    1e-9 relative); at 100 % the group-by's aggregates in the OSDs and the join's runtime filter
-    leave the offload reader's compute side a small share of the baselines' bytes."""
-    run, df = run_of(catalogue, "queries")
-    for query, g in df.groupby("query"):
-        assert queries.same_answers(list(g["answer"])), (query, g[["reader", "checksum", "answer"]].to_dict("records"))
-        assert (g["rows_out"] > 0).all(), query
-    rx = df[~df.warmup].groupby(["query", "reader"])["compute_rx_bytes"].median()
-    for query in ("groupby", "join"):
-        assert rx[query, "offload"] * 10 < min(rx[query, "no-offload"], rx[query, "vanilla"]), rx.to_dict()
-    figure(run, "queries.png")

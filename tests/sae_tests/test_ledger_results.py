@@ -15,7 +15,7 @@ from sae.planning.planner import plan
 from sae.results.analysis.summary import summary, summary_text
 from sae.results.drawing.report import make_report
 from sae.results.run.directory import RunDir, versions, write_results
-from sae.planning.spec import Experiment, SparkSpec, Sweep
+from sae.planning.spec import Experiment, SparkSpec, Sweep, Workload
 
 
 def _run(tmp_path, sweep, figures=("points",), repetitions=3, **sections):
@@ -229,3 +229,18 @@ def test_beside_a_tenant_only_what_it_touches_is_read_over_the_query(tmp_path):
     assert quiet["compute_rx_bytes"] == pytest.approx(1000) and quiet["storage_cpu_s"] >= 2.0
     everything_own = side_resources(tmp_path, 10.3, 11.6, roles)
     assert everything_own["compute_rx_bytes"] < 900
+
+
+@pytest.mark.parametrize("figure, sweep, workload", [
+    ("projection", Sweep(cartesian={"columns": [(), ("total_amount", "VendorID"), ("total_amount",)],
+                                    "reader": ["offload", "no-offload"]}), {}),
+    ("queries", Sweep(cartesian={"query": ["groupby", "join"], "reader": READERS}), {"selectivity": 100}),
+])
+def test_axis_figures_the_ci_catalogue_leaves_out_draw_from_a_synthetic_run(tmp_path, figure, sweep, workload):
+    """projection.png and queries.png (tests/sae_tests/test_catalogue.py leaves their experiments
+    out: test_spark asserts what they show on a real stack) from a run's results."""
+    p, run, ledger = _run(tmp_path, sweep, figures=(figure,), workload=Workload(**workload))
+    _fill(p, run, ledger, np.random.default_rng(3))
+    write_results(run)
+    names = {x.name for x in make_report(run.root)}
+    assert f"{figure}.png" in names and (run.report / f"{figure}.png").stat().st_size > 10_000

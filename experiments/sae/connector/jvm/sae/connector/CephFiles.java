@@ -167,6 +167,22 @@ final class CephFiles {
     return true;
   }
 
+  /**
+   * Makes directory {@code dir} (its parents too where missing): true if made now, false if it
+   * was a directory already, null if a file is there. Where the parent exists, that is one MDS
+   * request (mkdir), with no lookup before it.
+   */
+  static Boolean makeDir(Pointer m, String dir) throws IOException {
+    int r = Native.cephfs().ceph_mkdir(m, dir, 0755);
+    if (r == -2) {   // ENOENT: a parent is missing
+      mkdirs(m, dir);
+      return true;
+    }
+    if (r == -17) return Boolean.TRUE.equals(kind(m, dir)) ? Boolean.FALSE : null;   // EEXIST
+    Native.check(r, "creating directory " + dir, null);
+    return true;
+  }
+
   /** Creates directory {@code dir} and its parents where missing. */
   static void mkdirs(Pointer m, String dir) throws IOException {
     int r = Native.cephfs().ceph_mkdirs(m, dir, 0755);

@@ -85,12 +85,12 @@ final class CephWrite {
       }
       dir = options.path.replaceAll("/+$", "");
       Pointer m = mount(options);
-      Boolean isDir = CephFiles.kind(m, dir);
-      if (Boolean.FALSE.equals(isDir)) {
+      Boolean made = CephFiles.makeDir(m, dir);
+      if (made == null) {
         throw new IllegalArgumentException(Options.FORMAT + ": " + dir + " is a file; give the directory to write");
       }
-      if (isDir == null) CephFiles.mkdirs(m, dir);
-      long size = options.objectSize > 0 ? options.objectSize : CephFiles.dirObjectSize(m, dir);
+      // a directory made now has no layout of its own (as one data_deploy made has): nothing to ask
+      long size = options.objectSize > 0 || made ? options.objectSize : CephFiles.dirObjectSize(m, dir);
       objectSize = (int) (size > 0 ? size : Options.DEFAULT_OBJECT_SIZE);
     }
 

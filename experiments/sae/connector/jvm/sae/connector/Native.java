@@ -54,6 +54,7 @@ final class Native {
     int ceph_close(Pointer mount, int fd);
     int ceph_unlink(Pointer mount, String path);
     int ceph_rmdir(Pointer mount, String path);
+    int ceph_mkdir(Pointer mount, String path, int mode);
     int ceph_mkdirs(Pointer mount, String path, int mode);
   }
 
