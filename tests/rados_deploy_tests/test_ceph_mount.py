@@ -47,9 +47,10 @@ def test_mount_reads_cephfs_and_stop_unmounts_everywhere(local_cluster, cluster)
         assert writable.changed and writable.message.startswith("CephFS remounted at") \
             and writable.message.endswith(ceph.users.fs_write.entity), writable.message
         assert not ceph.mount(["node2"], user=ceph.users.fs_write).changed
-        cluster.run(["sh", "-c", f"echo w > {ceph.mountpoint}/written.txt"], nodes=["node2"], stage="test write")
+        cluster.run(["sh", "-c", 'echo w > "$1"', "sh", f"{ceph.mountpoint}/written.txt"], nodes=["node2"],
+                    stage="test write")
         assert ceph.mount(["node2"]).changed
-        refused = cluster.run(["sh", "-c", f"echo w > {ceph.mountpoint}/refused.txt"], nodes=["node2"],
+        refused = cluster.run(["sh", "-c", 'echo w > "$1"', "sh", f"{ceph.mountpoint}/refused.txt"], nodes=["node2"],
                               stage="test write", check=False)["node2"]
         assert refused["rc"] != 0, refused
         cluster.run(["sh", "-c", KILL_FUSE], nodes=["node3"], stage="test kill ceph-fuse")
