@@ -138,6 +138,7 @@ class Writes:
     def finish(self, cfg):
         """What the point wrote removed, so a run's outputs never pile up in the store; an error
         is printed (the point's results stand, what it wrote stays)."""
+        self.inputs.pop(cfg["point"], None)   # a later job of the point prepares its input again
         try:
             delete(self.spark, cfg["write"], self.root(cfg))
         except Exception as e:
@@ -164,8 +165,9 @@ class Writes:
             rows, checksum = summed(read(self.spark, target, uri))
         size, files = output_bytes(self.spark, target, uri)
         input_rows, input_checksum = self.inputs[cfg["point"]]
+        result = {"start": t0, "end": t1, "init_s": 0.0, "compute_s": t1 - t0, "total_s": t1 - t0,
+                  "rows": rows, "checksum": checksum, "input_rows": input_rows, "input_checksum": input_checksum,
+                  "output_bytes": size, "output_files": files, "verify_start": v0, "verify_s": time.time() - v0}
         if last:
             self.finish(cfg)
-        return {"start": t0, "end": t1, "init_s": 0.0, "compute_s": t1 - t0, "total_s": t1 - t0,
-                "rows": rows, "checksum": checksum, "input_rows": input_rows, "input_checksum": input_checksum,
-                "output_bytes": size, "output_files": files, "verify_start": v0, "verify_s": time.time() - v0}
+        return result
