@@ -319,6 +319,10 @@ def link_conf(path, target, valid):
     return True
 
 
+FUSE_NO_CACHE = ("--client_oc=false", "--fuse_disable_pagecache=true")
+"""ceph-fuse's flags for a mount without a client data cache (what :func:`fuse_client` reads back)."""
+
+
 def fuse_mount(conf, mountpoint, user, cache=False):
     """Mount CephFS at ``mountpoint`` with ceph-fuse as cephx ``client.<user>`` (its keyring is
     the one the conf names); without ``cache`` no client data cache (every read reaches the OSDs).
@@ -339,7 +343,7 @@ def fuse_mount(conf, mountpoint, user, cache=False):
     made = not os.path.exists(mountpoint)
     os.makedirs(mountpoint, exist_ok=True)
     argv = ["ceph-fuse", "-c", conf, "--id", user]
-    argv += [] if cache else ["--client_oc=false", "--fuse_disable_pagecache=true"]
+    argv += [] if cache else list(FUSE_NO_CACHE)
     try:
         _run(argv + [mountpoint], "ceph-fuse %s" % mountpoint)
         if not os.path.ismount(mountpoint):
@@ -368,7 +372,7 @@ def fuse_client(mountpoint):
         except OSError:
             continue
         user = argv[argv.index("--id") + 1] if "--id" in argv[:-1] else "admin"
-        return user, "--client_oc=false" not in argv
+        return user, FUSE_NO_CACHE[0] not in argv
     return None
 
 
