@@ -1,12 +1,13 @@
 """The write baselines (sae.planning.writers): an unknown writer, a stack without what a writer
 writes through, the writers' confs (no secret, one application for all), Maven jar coordinates and
 checksums; and, on the shared Spark, S3A's jars from Maven Central placed once (a second install
-places none). Writing through each writer, with Ceph's operations counted by type:
-tests/sae_tests/test_writes_run.py (sae-ceph's own path: tests/connector/test_write.py)."""
+places none) and a jar Maven Central lacks refused in one line. Writing through each writer, with
+Ceph's operations counted by type: tests/sae_tests/test_writes_run.py (sae-ceph's own path: tests/connector/test_write.py)."""
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,16 @@ def test_s3a_jars_are_placed_once(spark_cluster, cluster):
     assert not report.changed, report.summary()
     jars = spark.classpath_conf(S3A)["spark.driver.extraClassPath"].split(":")
     assert len(jars) == len(S3A) and all(Path(j).stat().st_size > 0 for j in jars), jars
+
+
+def test_a_jar_maven_central_lacks_is_one_line_and_places_nothing(spark_cluster, cluster):
+    absent = "org.example.sae:absent:0.0.1"
+    spark = SparkCluster(spark_cluster.reservation, spark_cluster.layout,
+                         dataclasses.replace(spark_cluster.options, maven_jars=[S3A[0], absent]), cluster=cluster)
+    with pytest.raises(OperationalError) as failed:
+        spark.install()
+    line = str(failed.value)
+    assert "\n" not in line and "\x1b" not in line, line
+    assert re.match(r"^\[controller [^]]* fetch\] Maven could not fetch org\.example\.sae:absent:0\.0\.1: .+; "
+                    r"check the coordinates in maven_jars$", line), line
+    assert not Path(MavenJar.parse(absent).node_path).exists()   # the hosts share this filesystem
