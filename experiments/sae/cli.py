@@ -358,8 +358,9 @@ def gallery(runs, out, experiments_dir, record_dirs):
 def clean(reservation, keep_nodes, cache):
     """Stop the stack and release the hosts sae reserved.
 
-    Stops Ceph, Spark and monitoring on every reservation sae made (named sae-*), or on
-    --reservation's nodes, and releases them (unless --keep-nodes)."""
+    On every reservation sae made (named sae-*), or on --reservation's nodes: removes what write
+    jobs left where sae's writers write (the CephFS directories and S3 buckets the build recorded),
+    stops Ceph, Spark and monitoring, and releases the nodes (unless --keep-nodes)."""
     from .running.clean import clean as do_clean
     for line in do_clean(reservation=reservation, release=not keep_nodes, cache=cache):
         click.echo(line)

@@ -132,6 +132,29 @@ class CephCluster(Service):
         users = self.s3_users
         return rgw.create_bucket(self, name, user or users.writer, [users.reader] if readers is None else readers)
 
+    def remove_bucket(self, name: str) -> StageReport:
+        """Remove S3 bucket ``name`` with its objects and incomplete multipart uploads (as
+        client.admin, on the first mon: no gateway need run); "no changes" when there is none.
+        A bad name is a UsageError before anything is sent."""
+        rgw.check_bucket(name)
+        report = StageReport("ceph-rgw bucket removal", details={"bucket": name})
+        got = self.probe("remove_bucket", stage=report.stage, bucket=name)
+        report.add(self.topology.mons[0], got["existed"], f"bucket {name} removed ({got['objects']} objects)"
+                   if got["existed"] else f"no bucket {name}")
+        return report
+
+    def remove_tree(self, path: str) -> StageReport:
+        """Remove CephFS directory ``path`` (absolute, not the root) and everything under it, as
+        client.admin on the first mon; "no changes" when it is not there."""
+        if not isinstance(path, str) or not path.startswith("/") or not path.strip("/") \
+                or any(part in (".", "..") for part in path.split("/")):
+            raise UsageError(f"CephFS path {path!r}: give an absolute directory below the root, without '.' or '..'")
+        report = StageReport("cephfs removal", details={"path": path})
+        got = self.probe("remove_tree", stage=report.stage, fs_name=self.fs_name, path=path)
+        report.add(self.topology.mons[0], got["existed"], f"removed CephFS {path} ({got['files']} files)"
+                   if got["existed"] else f"no CephFS {path}")
+        return report
+
     def state_dir(self, node: str) -> str:
         """Where this cluster's state lives on ``node``."""
         return self.reservation.node_dir(node, "ceph")

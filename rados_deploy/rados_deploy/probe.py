@@ -233,18 +233,19 @@ def placement(conf, pool, fs_name, path, suffixes=None):
             r.shutdown()
 
 
-def _radosgw_admin(conf, *args):
-    """``radosgw-admin`` as client.admin; its JSON answer, or None where the user is not there."""
+def _radosgw_admin(conf, *args, json_out=True):
+    """``radosgw-admin`` as client.admin; its JSON answer (None without ``json_out``), or None
+    where the user is not there."""
     import subprocess
     r = subprocess.run(["radosgw-admin", "-c", conf, "--format", "json", *args], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=600)
     if r.returncode != 0:
         if "no user info saved" in r.stderr:
             return None
         lines = [l for l in r.stderr.splitlines() if l.strip()]
         raise RuntimeError("radosgw-admin %s failed (%d): %s" % (" ".join(args[:2]), r.returncode,
                                                                  lines[-1] if lines else ""))
-    return json.loads(r.stdout)
+    return json.loads(r.stdout) if json_out else None
 
 
 def s3_users(conf, users):
@@ -303,3 +304,61 @@ def s3_bucket(conf, endpoint, credentials, bucket, readers):
 if __name__ == "__main__":
     fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
     print(json.dumps(globals()[fn](**kwargs)))
+
+
+
+def remove_tree(conf, fs_name, path):
+    """Remove CephFS ``path`` and everything under it, as client.admin. {"existed", "files"}:
+    whether it was there, and how many files (not directories) went."""
+    import cephfs
+    r = _connect(conf)   # a stopped cluster fails here, in seconds
+    fs = cephfs.LibCephFS(rados_inst=r)
+    try:
+        fs.mount(filesystem_name=fs_name.encode())
+        top = path.encode()
+        try:
+            fs.stat(top)
+        except cephfs.ObjectNotFound:
+            return {"existed": False, "files": 0}
+        files, order, stack = 0, [], [top]
+        while stack:   # each directory before those under it; removed in the reverse order
+            d = stack.pop()
+            order.append(d)
+            h = fs.opendir(d)
+            try:
+                entry = fs.readdir(h)
+                while entry is not None:
+                    if entry.d_name not in (b".", b".."):
+                        full = d.rstrip(b"/") + b"/" + entry.d_name
+                        if entry.is_dir():
+                            stack.append(full)
+                        else:
+                            fs.unlink(full)
+                            files += 1
+                    entry = fs.readdir(h)
+            finally:
+                fs.closedir(h)
+        for d in reversed(order):
+            fs.rmdir(d)
+        return {"existed": True, "files": files}
+    finally:
+        try:
+            fs.shutdown()
+        finally:
+            r.shutdown()
+
+
+def remove_bucket(conf, bucket):
+    """Remove S3 ``bucket`` with its objects and its incomplete multipart uploads
+    (``radosgw-admin bucket rm --purge-objects``, as client.admin: no gateway needed).
+    {"existed", "objects"}: whether it was there, and how many objects it held."""
+    _connect(conf).shutdown()   # a stopped cluster fails here, in seconds (radosgw-admin would wait)
+    try:
+        stats = _radosgw_admin(conf, "bucket", "stats", "--bucket", bucket)
+    except RuntimeError as e:
+        if "No such file or directory" in str(e):
+            return {"existed": False, "objects": 0}
+        raise
+    objects = sum(u.get("num_objects", 0) for u in (stats.get("usage") or {}).values())
+    _radosgw_admin(conf, "bucket", "rm", "--bucket", bucket, "--purge-objects", json_out=False)
+    return {"existed": True, "objects": objects}

@@ -106,6 +106,17 @@ def test_create_bucket_refuses_a_bad_name_before_any_connection():
     assert check_bucket("sae-output.2") == "sae-output.2"
 
 
+def test_removals_refuse_a_bad_bucket_or_path_before_any_connection():
+    ceph = CephCluster(reservation(), HEAD, CephOptions(rgw=True))
+    with pytest.raises(UsageError, match="bucket name 'Bad_Name'"):
+        ceph.remove_bucket("Bad_Name")
+    for path in ("/", "relative/dir", "/a/../b", "/a/./b", "", None):
+        with pytest.raises(UsageError, match=r"^CephFS path .*: give an absolute directory below the root") as e:
+            ceph.remove_tree(path)
+        assert "\n" not in str(e.value)
+    assert ceph._cluster is None
+
+
 def test_credentials_file_round_trip_and_repr():
     assert parse_credentials(credentials_text("AK", "SK"), where="f") == ("AK", "SK")
     creds = S3Credentials("sae-writer", "AK", "SECRET", "http://10.0.0.1:7480")

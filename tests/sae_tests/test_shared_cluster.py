@@ -14,7 +14,7 @@ from metareserve import Node, Reservation
 from metareserve.errors import UsageError
 from metareserve.api import registry_dir
 from metareserve.providers.local import state_base
-from sae.running.context import StackRecord
+from sae.running.context import StackRecord, WriteRecord
 from sae.running.stages import choose_cluster
 
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -102,4 +102,23 @@ def test_a_damaged_stack_record_is_named_with_what_to_do(tmp_path, monkeypatch):
         path.write_text(text)
         with pytest.raises(UsageError) as e:
             StackRecord.load("sae-x")
+        assert str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_write_record_adds_once_and_a_damaged_one_is_named(tmp_path, monkeypatch):
+    """The build's record of where writes go grows by what is new (a second add of the same
+    changes nothing); one sae did not write is refused in one line naming the file."""
+    monkeypatch.setenv("SAE_HOME", str(tmp_path))
+    assert WriteRecord.load("sae-x") is None
+    WriteRecord.add("sae-x", ("/sae-writes",))
+    WriteRecord.add("sae-x", ("/writes", "/sae-writes"), ("sae-writes",))
+    before = WriteRecord.path("sae-x").stat().st_mtime_ns
+    WriteRecord.add("sae-x", ("/writes",))
+    assert WriteRecord.path("sae-x").stat().st_mtime_ns == before
+    assert WriteRecord.load("sae-x") == WriteRecord(["/sae-writes", "/writes"], ["sae-writes"])
+    path = WriteRecord.path("sae-x")
+    for text in ("cephfs: [/a]\n", "cephfs: /a\nbuckets: []\n", "cephfs: [1]\nbuckets: []\n", "- 1\n", "cephfs: [\n"):
+        path.write_text(text)
+        with pytest.raises(UsageError) as e:
+            WriteRecord.load("sae-x")
         assert str(path) in str(e.value) and "\n" not in str(e.value)

@@ -8,19 +8,25 @@ and checksum; every job's storage operations are counted by type, and what each 
 design implies shows in them: the classic committer renames by COPY + DELETE, magic and directory
 complete multipart uploads and copy nothing, the FileOutputCommitter renames at the MDS (v1 more
 than v2) and never reaches the gateway, sae-ceph renames nothing. The writer's S3 secret is in no
-file of the run, and what the run wrote is gone from CephFS once it ends. Left to the README's command: teragen, the query and read-only jobs, repetitions."""
+file of the run, and what the run wrote is gone from CephFS once it ends; what a crashed job would
+leave, ``sae clean`` removes. Left to the README's command: teragen, the query and read-only jobs,
+repetitions."""
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import sae
 from metareserve import load_reservation
-from rados_deploy import CephCluster
+from metareserve import Cluster, Layout
+from rados_deploy import CephCluster, CephOptions
 from sae.planning import writers
 from sae.planning.writers import MOUNT_DIR
-from sae.running.writer import OUTPUT
+from sae.running.clean import remove_writes
+from sae.running.context import WriteRecord
+from sae.running.writer import BUCKET, OUTPUT
 
 ROOT = Path(__file__).resolve().parents[2]
 SAE = str(Path(sys.executable).with_name("sae"))
@@ -105,3 +111,48 @@ def test_what_the_run_wrote_is_removed_after_its_points(run):
     finally:
         ceph.cluster.close()
     assert found["rc"] == 0 and found["stdout"].strip() == "", found   # the directories are there, empty of files
+
+
+LEAVE = 'for f; do mkdir -p "${f%/*}" && echo left > "$f"; done'
+"""Writes each file named after it (making its directory): a constant script, the paths its arguments."""
+
+
+def test_what_a_crashed_write_leaves_sae_clean_removes(run):
+    """A file a killed FileOutputCommitter job left in its _temporary directory, an object and an
+    incomplete multipart upload a killed S3A job left in the bucket: ``sae clean``'s first step
+    (:func:`~sae.running.clean.remove_writes`) removes each write root the build recorded, one line
+    each, and forgets the record, so a second clean has nothing of the writes to remove."""
+    import botocore.config
+    import botocore.exceptions
+    import botocore.session
+    _, _, root = run
+    res = load_reservation(root / "reservation.yaml")
+    assert WriteRecord.load(res.name) == WriteRecord([OUTPUT, f"/{MOUNT_DIR}"], [BUCKET])
+    with Cluster(res) as cluster:
+        ceph = CephCluster(res, Layout.default(res), CephOptions(rgw=True), cluster=cluster)
+        node = res.nodes[-1].name   # a Spark worker, CephFS mounted writable there for the FileOutputCommitter
+        left = f"{ceph.mountpoint}/{MOUNT_DIR}/cephfs-v1/crashed/_temporary/0/part-00000.parquet"
+        cluster.run(["sh", "-c", LEAVE, "sh", left], nodes=[node], stage="test")
+        creds = ceph.s3_credentials(ceph.s3_users.writer)
+        s3 = botocore.session.get_session().create_client(
+            "s3", endpoint_url=creds.endpoint, region_name="us-east-1", aws_access_key_id=creds.access_key,
+            aws_secret_access_key=creds.secret_key, config=botocore.config.Config(s3={"addressing_style": "path"}))
+        s3.put_object(Bucket=BUCKET, Key="crashed/part-00000.parquet", Body=b"left")
+        upload = s3.create_multipart_upload(Bucket=BUCKET, Key="crashed/part-00001.parquet")["UploadId"]
+        s3.upload_part(Bucket=BUCKET, Key="crashed/part-00001.parquet", UploadId=upload, PartNumber=1,
+                       Body=b"x" * 1000)
+        lines = remove_writes(res, Layout.default(res), cluster)
+        assert len(lines) == 3 and f"{res.name} cephfs removal: removed CephFS /{MOUNT_DIR} (1 files)" in lines, lines
+        assert any(line.startswith(f"{res.name} cephfs removal: removed CephFS {OUTPUT} (") for line in lines), lines
+        assert any(line.startswith(f"{res.name} ceph-rgw bucket removal: bucket {BUCKET} removed (") for line in lines)
+        for _ in range(50):   # the mount learns of another client's removal when its capabilities are revoked
+            gone = cluster.run(["ls", f"{ceph.mountpoint}/{MOUNT_DIR}", f"{ceph.mountpoint}{OUTPUT}"], nodes=[node],
+                               stage="test", check=False)[node]
+            if gone["stderr"].count("No such file or directory") == 2:
+                break
+            time.sleep(0.2)
+        assert gone["rc"] != 0 and gone["stderr"].count("No such file or directory") == 2, gone
+        with pytest.raises(botocore.exceptions.ClientError) as missing:
+            s3.head_bucket(Bucket=BUCKET)
+        assert missing.value.response["Error"]["Code"] in ("404", "NoSuchBucket"), missing.value.response
+        assert WriteRecord.load(res.name) is None and remove_writes(res, Layout.default(res), cluster) == []

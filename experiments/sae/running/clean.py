@@ -1,4 +1,5 @@
-"""``sae clean``: stop the stack on reserved nodes, release them, drop the dataset cache."""
+"""``sae clean``: remove what sae's write jobs left, stop the stack on reserved nodes, release
+them, drop the dataset cache."""
 from __future__ import annotations
 
 import shutil
@@ -8,14 +9,35 @@ from metareserve import Cluster, ConnectError, Layout, LeaseHeld, lease, load_re
 from metareserve.errors import NothingToDo, SaeError
 
 from . import tenant_load
-from .context import StackRecord, data_cache, sae_home
+from .context import StackRecord, WriteRecord, data_cache, sae_home
+
+
+def remove_writes(res, layout: Layout, cluster: Cluster) -> list[str]:
+    """Remove the CephFS directories and S3 buckets sae's write jobs write under on ``res``
+    (:class:`~sae.running.context.WriteRecord`: what a crashed job left; a finished point
+    removed its own), then the record; one line each. Ceph must run: where it does not, one
+    line says so and the record stays for the next clean."""
+    from rados_deploy import CephCluster
+    record = WriteRecord.load(res.name)
+    if record is None:
+        return []
+    ceph, lines = CephCluster(res, layout, cluster=cluster), []
+    try:
+        for report in [*map(ceph.remove_tree, record.cephfs), *map(ceph.remove_bucket, record.buckets)]:
+            lines += [f"{res.name} {report.stage}: {o.message}" for o in report.nodes.values()]
+    except SaeError as e:
+        return lines + [f"{res.name} writes: not removed ({e}); start Ceph ('sae resume' or 'rados-deploy start') "
+                        f"and clean again"]
+    WriteRecord.path(res.name).unlink()
+    return lines
 
 
 def stop_stack(res) -> list[str]:
-    """Stop Spark, monitoring and Ceph on ``res`` (by the layout of the stack sae last installed
-    there, else the default one); one line per component. Hosts that cannot be reached (after a
-    reboot, a local cluster's sshd is gone with its daemons) run nothing to stop and hold no
-    lease: one line says so, and a release still goes ahead."""
+    """Remove what sae's write jobs left (:func:`remove_writes`), then stop Spark, monitoring and
+    Ceph on ``res`` (by the layout of the stack sae last installed there, else the default one);
+    one line per component. Hosts that cannot be reached (after a reboot, a local cluster's sshd
+    is gone with its daemons) run nothing to stop and hold no lease: one line says so, and a
+    release still goes ahead."""
     from monitor_deploy import Monitoring
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster
@@ -29,6 +51,7 @@ def stop_stack(res) -> list[str]:
             return [f"{res.name}: nothing stopped, the hosts cannot be reached: {e}"]
         if held is not None:
             raise LeaseHeld(res.name, held)
+        out += remove_writes(res, layout, cluster)
         for name, cls in (("spark", SparkCluster), ("monitoring", Monitoring), ("ceph", CephCluster)):
             try:
                 out.append(f"{res.name} {name}: {cls(res, layout, cluster=cluster).stop().summary()}")
@@ -51,6 +74,7 @@ def retire(res, why: str) -> list[str]:
     except NothingToDo as e:
         lines.append(f"{res.name}: {e}")
     StackRecord.path(res.name).unlink(missing_ok=True)
+    WriteRecord.path(res.name).unlink(missing_ok=True)   # the hosts are gone, and their storage with them
     (sae_home() / "layouts" / f"{res.name}.yaml").unlink(missing_ok=True)
     return lines
 

@@ -233,6 +233,44 @@ class StackRecord:
         path.write_text(yaml.safe_dump(dataclasses.asdict(self)))
 
 
+@dataclasses.dataclass
+class WriteRecord:
+    """Where sae's write jobs write on a reservation (``$SAE_HOME/writes/<name>.yaml``): CephFS
+    directories and S3 buckets, recorded by the build stage before any job writes, so that
+    ``sae clean`` removes what a crashed job left there (a finished point removes its own)."""
+
+    cephfs: list
+    buckets: list
+
+    @staticmethod
+    def path(reservation_name: str) -> Path:
+        return sae_home() / "writes" / f"{reservation_name}.yaml"
+
+    @classmethod
+    def load(cls, reservation_name: str) -> "WriteRecord | None":
+        """The record, or None when sae wrote nothing there; UsageError naming the file when it
+        is not a record sae wrote."""
+        path = cls.path(reservation_name)
+        if not path.exists():
+            return None
+        data = read_yaml(path, "sae's write record")
+        if not isinstance(data, dict) or set(data) != {"cephfs", "buckets"} or \
+                not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()):
+            raise UsageError(f"{path}: not a write record sae wrote (fields: cephfs, buckets); restore it, or "
+                             f"remove it and remove what sae's writes left in {reservation_name!r} yourself")
+        return cls(**data)
+
+    @classmethod
+    def add(cls, reservation_name: str, cephfs=(), buckets=()) -> None:
+        """Record ``cephfs`` directories and ``buckets`` beside those recorded already."""
+        record = cls.load(reservation_name) or cls([], [])
+        merged = cls(sorted({*record.cephfs, *cephfs}), sorted({*record.buckets, *buckets}))
+        if merged != record or not cls.path(reservation_name).exists():
+            path = cls.path(reservation_name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml.safe_dump(dataclasses.asdict(merged)))
+
+
 def data_cache() -> Path:
     """Controller-side dataset cache (``$SAE_HOME/data``), shared by runs."""
     return sae_home() / "data"

@@ -17,7 +17,7 @@ from spark_deploy import merged_conf
 
 from ..planning import writers
 from ..planning.writers import Output, Writer, WriteTarget
-from .context import Stack, StageContext, merge_report
+from .context import Stack, StageContext, WriteRecord, merge_report
 
 OUTPUT = "/sae-writes"
 """The CephFS directory sae-ceph writes under (``<run>/<point>/r<repetition>``)."""
@@ -28,25 +28,32 @@ BUCKET = "sae-writes"
 @dataclasses.dataclass(frozen=True)
 class Writes:
     """A writer's part of the application: its ``output``, the Spark ``conf`` and the driver's
-    ``env`` the application starts with, and what building it did (``report``)."""
+    ``env`` the application starts with, what building it did (``report``), and where its jobs
+    write (``cephfs`` directories, ``buckets``: :class:`~sae.running.context.WriteRecord`)."""
 
     output: Output
     conf: dict = dataclasses.field(default_factory=dict)
     env: dict = dataclasses.field(default_factory=dict)
     report: StageReport | None = None
+    cephfs: tuple = ()
+    buckets: tuple = ()
 
 
 def build(ctx: StageContext, stack: Stack) -> StageReport:
-    """Each writer a point of the stack writes through, made once per stack into ``stack.writes``."""
+    """Each writer a point of the stack writes through, made once per stack into ``stack.writes``;
+    where they write is recorded for ``sae clean`` before any job writes."""
     report = StageReport("writers")
+    ctx.connect()   # loads the run's reservation: its name keys the write record
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     for name in dict.fromkeys(p.spec.workload.writer for p in points if p.spec.workload.writer):
         if name not in stack.writes:
             w = writers.get(name)
             module, _, function = w.target.partition(":")
             stack.writes[name] = getattr(importlib.import_module(module), function)(stack, w)
-        if stack.writes[name].report is not None:
-            merge_report(report, stack.writes[name].report, name)
+        made = stack.writes[name]
+        WriteRecord.add(ctx.reservation.name, made.cephfs, made.buckets)
+        if made.report is not None:
+            merge_report(report, made.report, name)
     return report
 
 
@@ -63,7 +70,7 @@ def sae_ceph(stack: Stack, writer: Writer) -> Writes:
     """The connector's write (its least-privilege writer), read back through offload."""
     b = stack.build
     return Writes(Output(format=b.format, uri=OUTPUT, options=dict(b.write_options), read_format=b.format,
-                         read_uri=OUTPUT, read_options={**b.options, "mode": "offload"}))
+                         read_uri=OUTPUT, read_options={**b.options, "mode": "offload"}), cephfs=(OUTPUT,))
 
 
 def baseline(stack: Stack, writer: Writer) -> Writes:
@@ -78,7 +85,9 @@ def baseline(stack: Stack, writer: Writer) -> Writes:
     output = Output(format="parquet", uri=c.base, options=options, read_format="parquet", read_uri=c.base,
                     read_options={}, sql=sql)
     conf = merged_conf(c.app_conf(), stack.spark.classpath_conf(c.jars) if c.jars else {})
-    return Writes(output, conf=conf, env=dict(c.env), report=report)
+    return Writes(output, conf=conf, env=dict(c.env), report=report,
+                  cephfs=(f"/{writers.MOUNT_DIR}",) if writer.writes_into_mount else (),
+                  buckets=(BUCKET,) if writer.interface == "s3" else ())
 
 
 def _target(stack: Stack) -> tuple[WriteTarget, StageReport | None]:
