@@ -266,9 +266,11 @@ def s3_users(conf, users):
     return out
 
 
-def s3_bucket(conf, endpoint, credentials, bucket, readers):
-    """Make ``bucket`` as the user whose credentials file is ``credentials`` unless it owns it,
-    and let ``readers`` (uids) get, head and list it. {"created", "policy"}: what changed."""
+def s3_bucket(conf, endpoint, credentials, bucket, readers, owner, max_buckets):
+    """Make ``bucket`` as ``owner``, the user whose credentials file is ``credentials``, unless it
+    owns it, and let ``readers`` (uids) get, head and list it. {"created", "policy"}: what changed.
+    An owner that may create no bucket (``max_buckets`` < 1) may create this one: its limit is
+    lifted to the buckets it owns plus this one while it does, then set back."""
     import os
     os.environ["AWS_SHARED_CREDENTIALS_FILE"] = credentials
     import botocore.config
@@ -283,7 +285,15 @@ def s3_bucket(conf, endpoint, credentials, bucket, readers):
     except botocore.exceptions.ClientError as e:
         if e.response["Error"]["Code"] not in ("404", "NoSuchBucket"):
             raise RuntimeError("bucket %s: %s (does another user own it?)" % (bucket, e.response["Error"]["Code"]))
-        s3.create_bucket(Bucket=bucket)
+        if max_buckets < 1:
+            owned = _radosgw_admin(conf, "bucket", "list", "--uid", owner) or []
+            _radosgw_admin(conf, "user", "modify", "--uid", owner, "--max-buckets=%d" % (len(owned) + 1))
+            try:
+                _create_bucket(s3, bucket)
+            finally:
+                _radosgw_admin(conf, "user", "modify", "--uid", owner, "--max-buckets=%d" % max_buckets)
+        else:
+            s3.create_bucket(Bucket=bucket)
         created = True
     policy = {"Version": "2012-10-17", "Statement": [{
         "Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam:::user/%s" % r for r in readers]},
@@ -305,6 +315,20 @@ if __name__ == "__main__":
     fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
     print(json.dumps(globals()[fn](**kwargs)))
 
+
+
+def _create_bucket(s3, bucket, wait=10):
+    """Create ``bucket``, retrying while the gateway still holds the owner's old bucket limit
+    (an admin's change reaches its user cache by a notification, not at once)."""
+    import botocore.exceptions
+    deadline = time.time() + wait
+    while True:
+        try:
+            return s3.create_bucket(Bucket=bucket)
+        except botocore.exceptions.ClientError as e:
+            if e.response["Error"]["Code"] not in ("AccessDenied", "TooManyBuckets") or time.time() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def remove_tree(conf, fs_name, path):

@@ -40,12 +40,14 @@ class S3User:
 class S3Users:
     """Who may do what through the gateway:
 
-    - ``writer``: creates buckets and puts, gets and deletes objects in them (it owns them);
+    - ``writer``: puts, gets and deletes objects in the buckets it owns, which
+      :meth:`CephCluster.create_bucket` makes for it; it creates none itself (``max_buckets`` -1
+      but for that one creation);
     - ``reader``: creates no bucket and writes nothing; reads (get, head, list) the buckets
       :meth:`CephCluster.create_bucket` grants it.
     """
 
-    writer: S3User = S3User("sae-writer", 1000)
+    writer: S3User = S3User("sae-writer", -1)
     reader: S3User = S3User("sae-reader", -1)
 
     @property
@@ -153,7 +155,8 @@ def create_bucket(cc, name: str, user: S3User, readers: list[S3User]) -> StageRe
         raise UsageError("this Ceph runs no RADOS Gateway: set CephOptions.rgw (or a 'ceph-rgw' layout role) and start")
     gateway = cc.topology.rgws[0]
     got = cc.probe("s3_bucket", node=gateway, stage=report.stage, endpoint=cc.s3_endpoint_of(gateway),
-                   credentials=cc.s3_credentials_path(gateway, user), bucket=name, readers=[r.id for r in readers])
+                   credentials=cc.s3_credentials_path(gateway, user), bucket=name, readers=[r.id for r in readers],
+                   owner=user.id, max_buckets=user.max_buckets)
     what = (["created"] if got["created"] else []) + (["read access set"] if got["policy"] else [])
     report.add(gateway, bool(what), f"bucket {name} of {user.id}: {', '.join(what)}" if what
                else f"bucket {name} of {user.id} in place")

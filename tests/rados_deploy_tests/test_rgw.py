@@ -225,8 +225,9 @@ def test_writer_writes_reader_only_reads(gw):
         with pytest.raises(botocore.exceptions.ClientError) as e:
             denied()
         assert e.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
-    with pytest.raises(botocore.exceptions.ClientError):
-        reader.create_bucket(Bucket="sae-reader-own")
+    for user, own in ((reader, "sae-reader-own"), (writer, "sae-writer-own")):   # only create_bucket makes them
+        with pytest.raises(botocore.exceptions.ClientError):
+            user.create_bucket(Bucket=own)
     writer.delete_object(Bucket="sae-out", Key="a")
     assert "Contents" not in writer.list_objects_v2(Bucket="sae-out")
 
