@@ -2,11 +2,12 @@
 (:mod:`sae.connector`) for every reader, a CephFS mount for the readers that read through one,
 the indexed cache's jar (:mod:`sae.indexed`) for the readers that keep an index.
 
-``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class, builds
-what spark-submit needs for the connector (and the index) and mounts CephFS where a vanilla point
-needs it. Each reader is its own least-privilege cephx user (rados_deploy's ``ClientUsers``): the
-connector ``sae-scan`` (calls the object class on the data pool), the mount ``fs-read`` (read-only;
-``fs-write`` where a write job of the stack writes into it: :func:`mount_cephfs`).
+``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class and builds
+what spark-submit needs for the connector (and the index); the stage then mounts CephFS where a
+point reads or writes through it (:mod:`sae.running.mount`). Each reader is its own
+least-privilege cephx user (rados_deploy's ``ClientUsers``): the connector ``sae-scan`` (calls the
+object class on the data pool), the mount ``fs-read`` (read-only; ``fs-write`` where a write job of
+the stack writes into it).
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def system_packages() -> list[str]:
 
 
 def build(ctx: StageContext, stack: Stack) -> StageReport:
-    """Build the connector (object class included), mount CephFS where a point's reader needs it."""
+    """Build the connector (object class included) and, where a point's reader keeps an index, the
+    indexed cache's jar."""
     from .. import connector
     report = StageReport("build")
     spark, ceph = stack.spark, stack.ceph
@@ -36,24 +38,7 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.keep == "index" for p in points):
         merge_report(report, _with_index(stack), "indexed cache")
-    mount = mount_cephfs(stack, points)
-    if mount is not None:
-        merge_report(report, mount, "ceph-fuse mount")
     return report
-
-
-def mount_cephfs(stack: Stack, points) -> StageReport | None:
-    """CephFS on the Spark nodes for the stack's ``points`` that read or write through it: one
-    mount per node serves both, so it is the least-privilege writer's (``fs-write``) where a point
-    writes into it, else read-only (``fs-read``). None when no point needs it."""
-    from ..planning import writers
-    write = any(p.spec.workload.writer and writers.get(p.spec.workload.writer).writes_into_mount for p in points)
-    if not write and not any(readers.get(p.spec.workload.reader).reads.needs_mount for p in points):
-        return None
-    spark, ceph = stack.spark, stack.ceph
-    nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-    stack.mount = ceph.mountpoint
-    return ceph.mount(nodes, user=ceph.users.fs_write if write else ceph.users.fs_read)
 
 
 def switch_class(stack: Stack) -> StageReport | None:

@@ -26,6 +26,7 @@ from .plan_checks import check_reservation
 from .context import (CONTROLLER, Stack, StageContext, dataset_dirs, dataset_path, merge_report, sae_home,
                       StackRecord, spark_software, sub_reservation, zones_path)
 from .execute import run_points
+from .mount import mount_cephfs
 from ..planning.planner import PlannedPoint
 from ..planning.spec import CephSpec, ceph_options
 
@@ -378,10 +379,14 @@ def stage_deploy(ctx: StageContext) -> StageReport:
 
 
 def stage_build(ctx: StageContext) -> StageReport:
-    """Build the offloading connector and install the object class for the stack, then what its
-    write jobs' writers need (:mod:`sae.running.writer`)."""
+    """Build the offloading connector and install the object class for the stack, mount CephFS
+    where its points read or write through it (:mod:`sae.running.mount`), then what its write
+    jobs' writers need (:mod:`sae.running.writer`)."""
     stack = _stack(ctx, ctx.point)
     report = reader.build(ctx, stack)
+    mounted = mount_cephfs(stack, [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key])
+    if mounted is not None:
+        merge_report(report, mounted, "ceph-fuse mount")
     merge_report(report, writer.build(ctx, stack), "writers")
     return report
 

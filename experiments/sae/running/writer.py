@@ -93,7 +93,7 @@ def baseline(stack: Stack, writer: Writer) -> Writes:
 def _target(stack: Stack) -> tuple[WriteTarget, StageReport | None]:
     """Where the stack lets Spark write, made once per stack (the second writer reports nothing):
     S3A's jars on the Spark nodes, the CephFS mount (writable where a writer writes into it: the
-    build's :func:`~sae.running.reader.mount_cephfs`), and with a gateway its bucket and the
+    build's :func:`~sae.running.mount.mount_cephfs`), and with a gateway its bucket and the
     writer's credentials linked on the Spark nodes."""
     if stack.write_target is not None:
         return stack.write_target, None
