@@ -195,7 +195,11 @@ def test_counters_say_when_each_value_was_read(mon, burn, tmp_path):
     c = read_frame(mon.export(t0, t1, tmp_path / "read", metrics=["cpu"]).out_dir / "counters.parquet")
     cpu, net = c[c.counter == "cpu_seconds"], c[c.counter != "cpu_seconds"]
     lag = cpu["timestamp"] - cpu["measured"]
-    assert (lag >= -0.05).all() and (lag <= mon.options.vhost_interval + 0.5).all(), lag.describe()
+    # the exporter writes every vhost_interval; one starved by the burn (both cores busy) writes late,
+    # by up to a scrape interval more (seen once in 57 scrapes on a new machine: 1.01 s)
+    bound = mon.options.vhost_interval + mon.options.interval_seconds
+    assert (lag >= -0.05).all() and (lag <= bound).all() and (lag <= mon.options.vhost_interval + 0.1).mean() > 0.9, \
+        lag.describe()
     assert lag.max() > 0.01 and (net["measured"] == net["timestamp"]).all()
 
 
