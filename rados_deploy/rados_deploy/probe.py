@@ -311,12 +311,6 @@ def s3_bucket(conf, endpoint, credentials, bucket, readers, owner, max_buckets):
     return {"created": created, "policy": changed}
 
 
-if __name__ == "__main__":
-    fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
-    print(json.dumps(globals()[fn](**kwargs)))
-
-
-
 def _create_bucket(s3, bucket, wait=10):
     """Create ``bucket``, retrying while the gateway still holds the owner's old bucket limit
     (an admin's change reaches its user cache by a notification, not at once)."""
@@ -386,3 +380,8 @@ def remove_bucket(conf, bucket):
     objects = sum(u.get("num_objects", 0) for u in (stats.get("usage") or {}).values())
     _radosgw_admin(conf, "bucket", "rm", "--bucket", bucket, "--purge-objects", json_out=False)
     return {"existed": True, "objects": objects}
+
+
+if __name__ == "__main__":
+    fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
+    print(json.dumps(globals()[fn](**kwargs)))
