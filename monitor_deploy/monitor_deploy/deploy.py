@@ -291,6 +291,13 @@ class Monitoring(Service):
         return self.client.query_range(promql, parse_time(start, what="start"), parse_time(end, what="end"),
                                        step_seconds(step, self.options.interval_seconds))
 
+    def read_by(self) -> list[str]:
+        """PromQL expressions, each the time up to which every host's counters have been read
+        (:func:`monitor_deploy.export.read_by`): activity that ended at ``t`` is scraped once
+        each is at least ``t``."""
+        from .export import read_by
+        return read_by(self)
+
     def targets(self) -> list[dict]:
         """Prometheus' active targets (``labels``, ``health``, ``lastError``, ``scrapeUrl``)."""
         return self.client.targets()

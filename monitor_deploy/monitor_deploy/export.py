@@ -168,6 +168,16 @@ def counter_values(samples: pd.DataFrame, times) -> dict[str, dict[str, np.ndarr
     return out
 
 
+def read_by(monitoring) -> list[str]:
+    """PromQL expressions, each the time (epoch s) up to which Prometheus holds a reading of every
+    host's counters (:data:`~monitor_deploy.metrics.COUNTERS`) as :func:`counter_totals` reads
+    them: the oldest of the node jobs' last scrapes, less the counters' lag
+    (:func:`counter_lags`). Activity that ended at ``t`` is in a scrape of every host that
+    :func:`counter_totals` takes as after it once each is at least ``t``, so a client can wait
+    for that instead of a fixed interval."""
+    return [f'min(timestamp(up{{job="node"}})) - {max(counter_lags(monitoring).values()):g}']
+
+
 def counter_lags(monitoring) -> dict[str, float]:
     """Counter → how stale a scraped value may be (s): the local cluster's cgroup CPU counter is
     written every ``vhost_interval``; node_exporter reads everything else when scraped."""

@@ -286,3 +286,13 @@ def test_cli_dashboard_and_export(mon, burn, tmp_path):
     assert "node2" in r.output and (tmp_path / "e" / "cpu.png").exists()
     r = CliRunner().invoke(main, ["export", *cli, "--from", str(t0), "--to", str(t1), "--out", str(tmp_path / "e")])
     assert r.exit_code == 2 and "not empty" in r.output
+
+
+def test_read_by_is_when_every_hosts_counters_were_last_read(mon):
+    """Monitoring.read_by's expressions are times a scrape interval or so behind now: the oldest of
+    the hosts' last scrapes, less the cgroup counter's lag (what a pause between queries waits for)."""
+    now = time.time()
+    for expr in mon.read_by():
+        (got,) = mon.query(expr)
+        read = float(got["value"][1])
+        assert now - 2 * mon.options.interval_seconds - mon.options.vhost_interval - 1 < read < now, (expr, read, now)

@@ -7,6 +7,7 @@ import glob
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -20,7 +21,8 @@ import metareserve
 import sae
 from fixtures.processes import kill_all, tree
 from metareserve.capacity import online_cpus
-from monitor_deploy import Monitoring, read_frame
+from monitor_deploy import Monitoring, MonitorOptions, read_frame
+from sae.running.execute import SETTLE_MIN
 from sae.running.shared_app import PREFIX
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -298,6 +300,7 @@ def test_tiny_selectivity_end_to_end(env):
         assert (run / "report" / png).stat().st_size > 10_000
     storage_work_is_per_repetition(df[~df.warmup], total)
     storage_work_lies_in_its_window(run, df[~df.warmup])
+    pauses_end_once_every_host_is_scraped(run, df, pause=2.0)
     assert (run / "report" / "index.html").stat().st_size > 50_000
     # the run marker was published live: Prometheus holds one window per repetition
     windows_match_rows(res, run, df)
@@ -352,6 +355,29 @@ def storage_work_lies_in_its_window(run: Path, df: pd.DataFrame) -> None:
         assert idle < 0.3, (row.point, row.repetition, idle, rates["cpu_seconds"]["node1"][during].mean())
         checked += 1
     assert checked >= len(df) // 2, checked
+
+def pauses_end_once_every_host_is_scraped(run: Path, df: pd.DataFrame, pause: float) -> None:
+    """The pause before each query but an application's first ends once Prometheus holds every
+    host's counters read after it began (sae.running.execute.settle_config), not after the whole
+    ``pause``: shorter on the whole, never under SETTLE_MIN, and still every query has, for every
+    host, a scrape that counter_totals takes as after it (its lag allowed for) before the next
+    query starts, so no window borrows its neighbour's readings."""
+    lag, gaps, starts = MonitorOptions().vhost_interval, [], []
+    for f in (run / "raw").glob("*.jsonl"):
+        if not f.name.endswith(".ceph.jsonl"):
+            reps = sorted((e for e in map(json.loads, f.read_text().splitlines()) if e.get("event") == "rep"),
+                          key=lambda e: e["seq"])
+            gaps += [b["start"] - a["end"] for a, b in zip(reps, reps[1:])]
+            starts += [e["start"] for e in reps]
+    assert gaps and min(gaps) >= SETTLE_MIN and statistics.median(gaps) < 0.8 * pause, sorted(gaps)
+    for row in df.itertuples():
+        later = [s for s in starts if s > row.end]
+        if later:
+            c = read_frame(run / "metrics" / row.point / f"rep{row.repetition}" / "counters.parquet")
+            for node, g in c[c.counter == "cpu_seconds"].groupby("node"):
+                assert ((g["timestamp"] >= row.end + lag) & (g["timestamp"] <= min(later))).any(), \
+                    (row.point, row.repetition, node, row.end, min(later), sorted(g["timestamp"]))
+
 
 def windows_match_rows(res, run: Path, df: pd.DataFrame) -> None:
     """Prometheus holds the run marker's window of every repetition, within 2 s of its row."""

@@ -46,7 +46,12 @@ seconds, rows, checksum; ``prewarm`` extra queries are ``"discarded": true``), `
 (after the point's last query, with ``error`` when a query of the point raised: its remaining
 queries are skipped, the other points still run).
 ``pause`` seconds separate consecutive queries, across points too, and precede the first (the
-controller reads the OSDs' counters in these pauses).
+controller reads the OSDs' counters in these pauses). With ``"settle": {"url": <Prometheus>,
+"read_by": [<PromQL>, ...], "min": 0.25}`` (monitoring on) a pause ends as soon as every
+expression, the time up to which every host's counters have been read (``Monitoring.read_by``),
+is past the pause's start, and ``min`` seconds have gone by (the
+controller's snapshot of the OSDs' counters takes milliseconds); ``pause`` is its longest, and the
+pause before an application's first query stays whole.
 
 With ``"serve": {"dir": "<dir>", "idle": 1800}`` the application stays up after its points for
 more of them (sae.running.shared_app: the runs of a catalogue share it): it prints ``job-end``
@@ -61,6 +66,8 @@ import json
 import os
 import sys
 import time
+import urllib.parse
+import urllib.request
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -81,6 +88,33 @@ def emit(out, record):
         out.flush()
         os.fsync(out.fileno())
     print(TAG + line, flush=True)
+
+
+def settle(cfg, first):
+    """The pause before a query (module docstring): ``pause`` seconds, or with ``settle`` until
+    every host's counters have been read after now (when the previous query, and what this one
+    reads made before its clock, have ended), at least ``min`` and at most ``pause`` seconds."""
+    pause, how = cfg.get("pause", 0), cfg.get("settle")
+    if how is None or first:
+        time.sleep(pause)
+        return
+    start = since = time.time()
+    time.sleep(how["min"])
+    while time.time() - start < pause:
+        try:
+            if all(read_by(how["url"], expr) >= since for expr in how["read_by"]):
+                return
+        except (OSError, ValueError, KeyError, IndexError):   # Prometheus not answering: the whole pause
+            pass
+        time.sleep(0.05)
+
+
+def read_by(url, expr):
+    """The value of the instant query ``expr`` (one series) at Prometheus ``url``; -inf without one."""
+    query = urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{query}", timeout=1) as r:
+        result = json.load(r)["data"]["result"]
+    return float(result[0]["value"][1]) if result else float("-inf")
 
 
 def register(spark, specs, registered):
@@ -194,7 +228,7 @@ def run_job(spark, cfg, registered, job=0, memory=None):
                         kept = {}
                     else:
                         kept = memory.prepare(point, fresh(spark, point), rep if kind == "rep" else None)
-                    time.sleep(pause)
+                    settle(cfg, first=seq == 0)
                     emit(None, {"event": "start", "point": pid, "repetition": rep, "kind": kind})
                     if point.get("write"):
                         def said(start, end, pid=pid, rep=rep, kind=kind):

@@ -49,6 +49,9 @@ from ..results.drawing.report import reads_event_log
 from ..results.run.storage_work import OpsRecorder, json_lines
 
 STAGE = "sae run"
+SETTLE_MIN = 0.25
+"""The shortest pause between queries when it waits for Prometheus (:func:`settle_config`): the
+controller's snapshot of the OSDs' counters after a query takes milliseconds (seen: 20 ms)."""
 EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
 RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan", "app_job",
                "index_bytes", "cached_bytes", "cached_rows", "index_partitions", "index_build_s", "appended_rows",
@@ -244,6 +247,16 @@ def _kill_orphans(ctx: StageContext, stack: Stack) -> None:
         say(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
 
 
+def settle_config(stack: Stack) -> dict:
+    """How the application ends a pause between queries (sae/app/run_points.py, ``settle``): with
+    monitoring, once Prometheus holds every host's counters read after the pause began
+    (``Monitoring.read_by``), at least :data:`SETTLE_MIN` and at most ``pause`` seconds; without
+    it (nothing to wait for), after ``pause`` seconds."""
+    if stack.monitoring is None:
+        return {}
+    return {"settle": {"url": stack.monitoring.url, "read_by": stack.monitoring.read_by(), "min": SETTLE_MIN}}
+
+
 def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tuple[set[str], str | None]:
     """One spark-submit for ``points``; returns the ids of the points the application reached
     and spark-submit's error (None if it exited 0)."""
@@ -272,7 +285,8 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
         configs.append(point_config(ctx, stack, p, first_of_reader=reader_of(p) not in warm))
         warm.add(reader_of(p))
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
-           "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup)}
+           "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup),
+           **settle_config(stack)}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl", by_type=any(p.spec.workload.writer for p in points)) \
         if stack.ceph else None
     recorder = Recorder(ctx, stack, points, ops=ops, tenants=_tenants(ctx, stack, points[0]))
