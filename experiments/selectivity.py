@@ -16,8 +16,8 @@ from sae.planning.readers import names
 # Tiny data (docs/results.md, "The tiny profile"): 1 M physical rows in 16 MiB objects, each
 # linked under 4 names (link_multiplier: no extra storage), so every query scans 4 M rows: large
 # enough that the readers' times differ by more than their repetitions' spread, small enough for
-# minutes on 2 cores. 1-s scrapes and 2-s pauses leave a scrape between queries, so each query's
-# bytes and CPU-seconds are read from counters scraped just before and just after it.
+# minutes on 2 cores. 1-s scrapes and pauses of up to 2 s leave a scrape between queries, so each
+# query's bytes and CPU-seconds are read from counters scraped just before and just after it.
 experiment = Experiment(
     name="selectivity",
     figures=("selectivity", "compute-side"),
