@@ -197,35 +197,36 @@ def sae_home() -> Path:
     return Path(os.environ.get("SAE_HOME", Path.home() / ".sae"))
 
 
-@dataclasses.dataclass
-class StackRecord:
-    """The stack sae last installed on a reservation (``$SAE_HOME/stacks/<name>.yaml``): its key,
-    node count, layout roles and ceph section. The install stage replaces a different one and
-    writes its own; ``sae clean`` stops by its layout."""
+class _Record:
+    """A YAML file sae keeps per reservation, ``$SAE_HOME/<FOLDER>/<reservation>.yaml``, holding
+    a dataclass's fields; a file that does not hold them is refused naming it and ``FIX``."""
 
-    stack_key: str
-    nodes: int
-    layout: dict
-    ceph: dict
-
-    @staticmethod
-    def path(reservation_name: str) -> Path:
-        return sae_home() / "stacks" / f"{reservation_name}.yaml"
+    FOLDER = ""
+    WHAT = ""
+    FIX = ""   # what to do instead, formatted with the reservation's name
 
     @classmethod
-    def load(cls, reservation_name: str) -> "StackRecord | None":
-        """The record, or None when sae installed nothing on that reservation; UsageError naming
-        the file when it is not a record sae wrote."""
+    def path(cls, reservation_name: str) -> Path:
+        return sae_home() / cls.FOLDER / f"{reservation_name}.yaml"
+
+    @classmethod
+    def load(cls, reservation_name: str):
+        """The record, or None when there is none; UsageError naming the file when it is not a
+        record sae wrote."""
         path = cls.path(reservation_name)
         if not path.exists():
             return None
-        data = read_yaml(path, "sae's stack record")
+        data = read_yaml(path, f"sae's {cls.WHAT}")
         fields = typing.get_type_hints(cls)
         if not isinstance(data, dict) or set(data) != set(fields) or \
-                any(not isinstance(data[k], t) for k, t in fields.items()):
-            raise UsageError(f"{path}: not a stack record sae wrote (fields: {', '.join(fields)}); restore it, or "
-                             f"remove it and 'sae clean' stops {reservation_name!r} by the default layout")
+                any(not isinstance(data[k], t) for k, t in fields.items()) or not cls._items_ok(data):
+            raise UsageError(f"{path}: not a {cls.WHAT} sae wrote (fields: {', '.join(fields)}); restore it, or "
+                             f"remove it and {cls.FIX.format(name=reservation_name)}")
         return cls(**data)
+
+    @staticmethod
+    def _items_ok(data: dict) -> bool:
+        return True
 
     def save(self, reservation_name: str) -> None:
         path = self.path(reservation_name)
@@ -234,31 +235,33 @@ class StackRecord:
 
 
 @dataclasses.dataclass
-class WriteRecord:
+class StackRecord(_Record):
+    """The stack sae last installed on a reservation (``$SAE_HOME/stacks/<name>.yaml``): its key,
+    node count, layout roles and ceph section. The install stage replaces a different one and
+    writes its own; ``sae clean`` stops by its layout."""
+
+    FOLDER, WHAT, FIX = "stacks", "stack record", "'sae clean' stops {name!r} by the default layout"
+
+    stack_key: str
+    nodes: int
+    layout: dict
+    ceph: dict
+
+
+@dataclasses.dataclass
+class WriteRecord(_Record):
     """Where sae's write jobs write on a reservation (``$SAE_HOME/writes/<name>.yaml``): CephFS
     directories and S3 buckets, recorded by the build stage before any job writes, so that
     ``sae clean`` removes what a crashed job left there (a finished point removes its own)."""
+
+    FOLDER, WHAT, FIX = "writes", "write record", "remove what sae's writes left in {name!r} yourself"
 
     cephfs: list
     buckets: list
 
     @staticmethod
-    def path(reservation_name: str) -> Path:
-        return sae_home() / "writes" / f"{reservation_name}.yaml"
-
-    @classmethod
-    def load(cls, reservation_name: str) -> "WriteRecord | None":
-        """The record, or None when sae wrote nothing there; UsageError naming the file when it
-        is not a record sae wrote."""
-        path = cls.path(reservation_name)
-        if not path.exists():
-            return None
-        data = read_yaml(path, "sae's write record")
-        if not isinstance(data, dict) or set(data) != {"cephfs", "buckets"} or \
-                not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()):
-            raise UsageError(f"{path}: not a write record sae wrote (fields: cephfs, buckets); restore it, or "
-                             f"remove it and remove what sae's writes left in {reservation_name!r} yourself")
-        return cls(**data)
+    def _items_ok(data: dict) -> bool:
+        return all(isinstance(x, str) for v in data.values() for x in v)
 
     @classmethod
     def add(cls, reservation_name: str, cephfs=(), buckets=()) -> None:
@@ -266,9 +269,7 @@ class WriteRecord:
         record = cls.load(reservation_name) or cls([], [])
         merged = cls(sorted({*record.cephfs, *cephfs}), sorted({*record.buckets, *buckets}))
         if merged != record or not cls.path(reservation_name).exists():
-            path = cls.path(reservation_name)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(yaml.safe_dump(dataclasses.asdict(merged)))
+            merged.save(reservation_name)
 
 
 def data_cache() -> Path:
