@@ -70,7 +70,8 @@ class MonitorOptions:
     ``scrape_configs`` format), e.g. ``{"job_name": "x", "static_configs": [{"targets": [...]}]}``.
     ``driver_address`` overrides where the Spark driver UI is scraped (default: the layout's
     driver node). ``vhost_interval`` is how often (seconds) the local-cluster CPU exporter writes
-    (0.5 s: a scraped CPU counter is at most that old; the exporter costs ~0.4 % of a core).
+    the CPU counter (0.1 s: a scraped one is at most that old, so a window closes, and a pause
+    that waits for it ends, that much sooner; the exporter costs ~1-2 % of a core).
     """
 
     scrape_interval: str = "2s"
@@ -83,7 +84,7 @@ class MonitorOptions:
     ceph_mgr_port: int = METRICS_PORTS["ceph-mgr"]
     driver_address: str | None = None
     extra_jobs: list = dataclasses.field(default_factory=list)
-    vhost_interval: float = 0.5
+    vhost_interval: float = 0.1
 
     def __post_init__(self):
         duration_seconds(self.scrape_interval, what="scrape_interval")

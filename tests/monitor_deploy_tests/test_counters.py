@@ -1,4 +1,6 @@
 """Counter totals from raw samples (pure: no nodes)."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -66,3 +68,32 @@ def test_a_host_never_quiet_is_read_over_the_activitys_own_interval(lag):
     assert own["cpu_seconds"]["n"] == pytest.approx(1.3)
     wide = counter_totals(steady, 10.3, 11.6, after=8.2, before=13.9, lags={"cpu_seconds": lag})
     assert wide["cpu_seconds"]["n"] >= 2.0   # the scrapes either side of it
+
+
+def test_the_cgroup_exporter_reads_cpu_every_round_and_processes_at_most_every_half_second(tmp_path, monkeypatch):
+    """A short vhost_interval keeps the CPU counter fresh; the processes' files (memory, disk),
+    most of a round's cost, are read at most every PROCESS_INTERVAL, and an exited process's I/O
+    stays counted."""
+    from monitor_deploy import vhost
+    usage, procs = tmp_path / "cpuacct.usage", tmp_path / "cgroup.procs"
+    usage.write_text("1000000000\n")
+    procs.write_text(f"{os.getpid()}\n")
+    clock = [100.0]
+    monkeypatch.setattr(vhost.time, "monotonic", lambda: clock[0])
+    host = vhost.HostCollector("node1", str(usage), str(procs), 1.0)
+
+    def values():
+        return {m.name: m.samples[0].value for m in host.collect()}
+
+    first = values()
+    assert first["sae_vhost_cpu_seconds"] == 1.0 and first["sae_vhost_memory_rss_bytes"] > 0
+    usage.write_text("3000000000\n")
+    procs.write_text("")   # the process left the host
+    clock[0] += vhost.PROCESS_INTERVAL / 2
+    second = values()
+    assert second["sae_vhost_cpu_seconds"] == 3.0   # read again
+    assert second["sae_vhost_memory_rss_bytes"] == first["sae_vhost_memory_rss_bytes"]   # not yet
+    clock[0] += vhost.PROCESS_INTERVAL / 2
+    third = values()
+    assert third["sae_vhost_memory_rss_bytes"] == 0
+    assert third["sae_vhost_disk_read_bytes"] == first["sae_vhost_disk_read_bytes"]   # kept once gone
