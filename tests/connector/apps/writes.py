@@ -4,9 +4,13 @@ sae-ceph, with and without faults, reads every output back through each reader a
 
 argv[1]: {"src": the dataset for vanilla Spark (file:// over the mount), "mount": the CephFS mount
           point, "root": a CephFS directory to write under, "options": read options,
-          "write_options": write options, "handshake": a directory on the disk the test shares}
+          "write_options": write options, "handshake": a directory on the disk the test shares,
+          "faults": the fault-injected jobs in order (default one of each: fail, straggle, kill),
+          "only_faults": run those alone (bench/write_faults.py)}
 Before and after the one-object write it prints ``sae-ops <step>`` and waits for the file
-``<handshake>/<step>`` (the test counts the storage operations in between).
+``<handshake>/<step>`` (the test counts the storage operations in between). ``faults`` in the
+result: each kind's first job (under ``<root>/<kind>``); ``fault_jobs``: every job in order (a
+kind's later jobs under ``<root>/<kind>-<n>``).
 """
 import json
 import os
@@ -69,6 +73,32 @@ def handshake(step):
 
 root, size = cfg["root"], {"object_size": str(4 << 20)}
 out = {"input": checksum(src), "columns": cols}
+some = {"offload": READERS["offload"], "vanilla": vanilla}
+
+
+def fault_job(fault, path):
+    """A copy of the dataset in two tasks with ``fault`` in the first attempt of partition 0, late
+    in its rows (after its first file is written), and what readers and the directory show of it."""
+    df = src.repartition(2).withColumn(key, F.expr(f"fault({key}, '{fault}', {int(0.9 * out['input'][0] / 2)}L)"))
+    try:
+        return dict(outcome(path, some, write(df, path, **size)), fault=fault, path=path)
+    except Exception as e:   # noqa: BLE001 (reported to the test)
+        return {"fault": fault, "path": path, "error": str(e)[-2000:]}
+
+
+def fault_jobs(faults):
+    jobs, seen = [], {}
+    for fault in faults:
+        seen[fault] = seen.get(fault, 0) + 1
+        jobs.append(fault_job(fault, f"{root}/{fault}" + (f"-{seen[fault]}" if seen[fault] > 1 else "")))
+    return jobs
+
+
+if cfg.get("only_faults"):
+    out["fault_jobs"] = fault_jobs(cfg["faults"])
+    print("sae-result " + json.dumps(out), flush=True)
+    spark.stop()
+    sys.exit(0)
 
 # the dataset copied: two tasks, files of one 4 MiB object each
 out["copy"] = outcome(f"{root}/copy", seconds=write(src.repartition(2), f"{root}/copy", **size))
@@ -86,7 +116,6 @@ out["one"] = outcome(f"{root}/one", seconds=seconds)
 slices = {k: src.where(F.abs(row_hash) % 50 == i) for i, k in enumerate("ABC")}
 out["slices"] = {k: checksum(df) for k, df in slices.items()}
 modes = f"{root}/modes"
-some = {"offload": READERS["offload"], "vanilla": vanilla}
 write(slices["A"], modes, "overwrite")
 out["modes"] = {"A": outcome(modes, some)}
 write(slices["B"], modes, "append")
@@ -94,16 +123,10 @@ out["modes"]["A+B"] = outcome(modes, some)
 write(slices["C"], modes, "overwrite")
 out["modes"]["C"] = outcome(modes, some)
 
-# faults in the first attempt of partition 0, late in its rows (after its first file is written)
-after = int(0.9 * out["input"][0] / 2)
+out["fault_jobs"] = fault_jobs(cfg.get("faults", ["fail", "straggle", "kill"]))
 out["faults"] = {}
-for fault in ("fail", "straggle", "kill"):
-    df = src.repartition(2).withColumn(key, F.expr(f"fault({key}, '{fault}', {after}L)"))
-    try:
-        seconds = write(df, f"{root}/{fault}", **size)
-        out["faults"][fault] = outcome(f"{root}/{fault}", some, seconds)
-    except Exception as e:   # noqa: BLE001 (reported to the test)
-        out["faults"][fault] = {"error": str(e)[-2000:]}
+for job in out["fault_jobs"]:
+    out["faults"].setdefault(job["fault"], job)
 
 # a bad option value and a type Parquet cannot store: one line each
 refusals = {}
