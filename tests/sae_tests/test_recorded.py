@@ -1,17 +1,15 @@
 """Pure: verdicts on recorded runs (``recorded/<pair>/``: A, B and ``pair.yaml``; recorded/README.md).
 
-The pairs are real runs of experiments/selectivity.py, recorded back to back on one 2-core machine
-that other work was loading at the time (load average 6 to 14): a run's median query time moved
-up to 2.8x between runs of the same code (aa-2 against aa-3, offload at 1 %), and the calibration
-carries that spread. So:
+The pairs are real runs of experiments/selectivity.py cut to its 100 % and 1 % points, recorded
+back to back on one quiet 2-core machine right after a new install. So:
 
 * an A/A pair (the same code and configuration) reads ``same`` at 95 % of its judged
   point-metrics or more, calibrated on the other A/A pairs' runs (never on its own);
 * an A/B pair (B beside a CPU tenant of four times the storage host's core) shows the tenant's
-  slowdown within the pair, uncalibrated (``worse?``, the interval above 1, at 1 % for every
-  reader); calibrated on these A/A runs, no verdict there reads ``better``, and a verdict reads
-  ``worse`` only where the slowdown exceeds the machine's run-to-run spread: the tenant's 2-4x
-  mostly does not exceed this noisy machine's, and the comparison says so rather than claim it.
+  slowdown within the pair, uncalibrated (``worse?``, the interval above 1, at 1 % for offload and
+  no-offload, whose work the storage host does); calibrated on every A/A pair's runs, the
+  slowdown exceeds the machine's run-to-run spread and reads ``worse``, the interval across runs
+  above 1, and a ``time>5%`` rule fails on it.
 """
 from pathlib import Path
 
@@ -88,12 +86,11 @@ def test_an_ab_pair_shows_the_slowdown_within_the_pair(pair):
 
 
 @pytest.mark.parametrize("pair", AB)
-def test_an_ab_pair_calibrated_on_the_noisy_machine_never_reads_better(tmp_path, pair):
+def test_an_ab_pair_calibrated_on_the_aa_pairs_reads_worse(tmp_path, pair):
     c = compare(runs([pair]), calibration=calibration(tmp_path, AA), rules=["time>5%"])
     for point, m in _at(c, SLOWED).items():
-        assert m.calibrated and m.verdict in ("worse", "same"), f"{point}\n{c.text()}"
-        assert m.verdict == "same" or m.across.low > 1, f"{point}\n{c.text()}"
-    assert "calibration: " in c.text()
+        assert m.calibrated and m.verdict == "worse" and m.across.low > 1, f"{point}\n{c.text()}"
+    assert "calibration: " in c.text() and c.failures
 
 
 def test_trim_keeps_what_compare_reads(tmp_path):
