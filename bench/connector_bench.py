@@ -60,7 +60,9 @@ from sae import connector, readers
 from sae.planning import queries as sae_queries
 from sae.results.run.storage_work import CLS_PHASES as PHASES
 from sae.app import APP as RUN_POINTS
-from spark_deploy import SparkCluster, SparkOptions
+from spark_deploy import SparkCluster
+
+import connector_stack
 
 APP = Path(__file__).with_name("connector_app.py")
 SELECTIVITIES = {"1": 0.01, "10": 0.10, "100": 1.0}
@@ -220,12 +222,7 @@ def main():
                      "driver": ["node1"], "spark-worker": ["node4", "node5"]})
     try:
         with Cluster(res) as cluster, lease.leased(cluster, "bench/connector_bench.py"):   # no run measures beside it
-            ceph = CephCluster(res, layout, CephOptions(store="bluestore", osd_size="8GiB"), cluster=cluster)
-            spark = SparkCluster(res, layout, SparkOptions(worker_cores=1, worker_memory="2g",
-                                                                  system_packages=list(connector.SYSTEM_PACKAGES)),
-                                 cluster=cluster)
-            ceph.install(), ceph.start()
-            spark.install(), spark.start()
+            ceph, spark = connector_stack.start(res, layout, cluster, CephOptions(store="bluestore", osd_size="8GiB"))
             split = dd.split(dd.generate(args.rows, seed=1, out=work / "gen"), out=work / "split",
                              object_size=OBJECT_SIZE)
             deploy = dict(plugin="cephfs", object_size=OBJECT_SIZE, node="node2", ceph_conf=ceph.client_conf("node2"),

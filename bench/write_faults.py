@@ -38,7 +38,9 @@ from metareserve.log import setup
 from rados_deploy import CephCluster, CephOptions, sessions
 from sae import connector
 from sae.connector import manifest
-from spark_deploy import SparkCluster, SparkOptions
+from spark_deploy import SparkCluster
+
+import connector_stack
 
 REPO = Path(__file__).resolve().parents[1]
 APP = REPO / "tests" / "connector" / "apps" / "writes.py"
@@ -150,12 +152,7 @@ def main() -> int:
                               out=work / "cluster.yaml")
     try:
         with Cluster(res) as cluster, lease.leased(cluster, "bench/write_faults.py"):   # no run measures beside it
-            ceph = CephCluster(res, LAYOUT, CephOptions(), cluster=cluster)
-            spark = SparkCluster(res, LAYOUT, SparkOptions(worker_cores=1, worker_memory="2g",
-                                                           system_packages=list(connector.SYSTEM_PACKAGES)),
-                                 cluster=cluster)
-            ceph.install(), ceph.start()
-            spark.install(), spark.start()
+            ceph, spark = connector_stack.start(res, LAYOUT, cluster, CephOptions())
             split = dd.split(dd.generate(args.rows, seed=7, out=work / "gen"), out=work / "split",
                              object_size=OBJECT_SIZE)
             dd.deploy(res, split.out, dest=DEST, plugin="cephfs", object_size=OBJECT_SIZE, node="node1",
