@@ -10,7 +10,7 @@ output, read back through offload and through vanilla Spark over the CephFS moun
 rows and checksum, and the directory holds no file that no manifest names. The reference in the
 same run: the input's own checksum, and jobs that end in an error are counted as misses.
 
-Reserves a 3-host local cluster (every host every core): node1 = Ceph mon, mgr, MDS and a memstore
+Reserves a 3-host local cluster (every host every core): node1 = Ceph mon, mgr, MDS and a bluestore
 OSD; node2 = Spark master, driver and a worker; node3 = a worker. As the test does, the CephFS
 sessions of a killed executor are evicted once its process is gone (else the next commit waits
 for the MDS to time them out).
