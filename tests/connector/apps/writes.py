@@ -94,8 +94,9 @@ def fault_jobs(faults):
     return jobs
 
 
+faults = cfg.get("faults", ["fail", "straggle", "kill"])
 if cfg.get("only_faults"):
-    out["fault_jobs"] = fault_jobs(cfg["faults"])
+    out["fault_jobs"] = fault_jobs(faults)
     print("sae-result " + json.dumps(out), flush=True)
     spark.stop()
     sys.exit(0)
@@ -123,7 +124,7 @@ out["modes"]["A+B"] = outcome(modes, some)
 write(slices["C"], modes, "overwrite")
 out["modes"]["C"] = outcome(modes, some)
 
-out["fault_jobs"] = fault_jobs(cfg.get("faults", ["fail", "straggle", "kill"]))
+out["fault_jobs"] = fault_jobs(faults)
 out["faults"] = {}
 for job in out["fault_jobs"]:
     out["faults"].setdefault(job["fault"], job)
