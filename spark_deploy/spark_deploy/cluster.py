@@ -302,7 +302,11 @@ class SparkCluster(Service):
         out = self.cluster.run(f"{shlex.join(argv)}; cat {shlex.quote(d.pidfile(paths))}", nodes=[d.node],
                                stage=stage, env=self.env(d.node, d.ident), timeout=300)[d.node]["stdout"]
         port = d.ports(self.options)[0]
-        if "failed to launch" in out:
+        # spark-daemon.sh says "failed to launch" when its pid is not yet a java process ~7 s on
+        # (SPARK-15203): a loaded node's launcher can take longer, so only a dead pid is a failure;
+        # a live one is checked below (the master's port) or by the workers' registration
+        if "failed to launch" in out and not self._call(node_agent, "daemon_status", d.node, stage,
+                                                        d.pidfile(paths))["alive"]:
             raise RemoteError(d.node, stage, f"{d.role} exited right after launch: {self._log_tail(d)}",
                               hint=f"see the logs in {paths.logs}")
         if d.role == "spark-master":     # workers are checked by their registration at the master

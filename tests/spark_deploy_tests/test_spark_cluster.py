@@ -88,6 +88,25 @@ def test_workers_alive_and_second_runs_change_nothing(spark_cluster):
     assert spark_cluster.start().details["alive_workers"] == 2
 
 
+def test_a_worker_whose_launcher_outlasts_spark_daemon_sh_check_starts(spark_cluster, tmp_path):
+    """spark-daemon.sh prints "failed to launch" when its pid is not a java process ~7 s after it
+    started it (SPARK-15203), as on a loaded node; the daemon goes on starting. Here node3's worker
+    launcher waits 9 s first (``BASH_ENV`` from the node's spark-env.sh runs in spark-class's bash,
+    once): the start completes and every worker registers."""
+    slow = tmp_path / "slow-launcher.sh"
+    slow.write_text('rm -f "$BASH_ENV"\nsleep 9\n')
+    env = Path(spark_cluster.paths("node3").conf) / "spark-env.sh"
+    spark_cluster.stop()
+    try:
+        env.write_text(f"BASH_ENV={slow}\n")
+        report = spark_cluster.start()
+    finally:
+        env.unlink(missing_ok=True)
+    assert not slow.exists(), "the worker's launcher never ran the slow start"
+    assert report.details["alive_workers"] == 2 and "spark-worker started" in report.nodes["node3"].message
+    assert spark_cluster.status().alive_workers == 2
+
+
 def test_compiled_jar_holds_the_class_and_no_shell_ran(count_jar):
     listing = subprocess.run(["jar", "tf", str(count_jar)], capture_output=True, text=True, check=True).stdout
     assert "Count.class" in listing.split()
