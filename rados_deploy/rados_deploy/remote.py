@@ -5,7 +5,6 @@ one-line message naming what failed. Daemons themselves are started and stopped 
 metareserve's ``node_agent``.
 """
 import glob
-import hashlib
 import json
 import os
 import re
@@ -14,7 +13,7 @@ import signal
 import socket
 import subprocess
 
-from metareserve.remote.prelude import pid_alive, read_pid, stop_pids, write_file  # shipped ahead (dispatch)
+from metareserve.remote.prelude import file_digest, pid_alive, read_pid, stop_pids, write_file  # shipped ahead (dispatch)
 
 STOCK_CLASS_DIR = "/usr/lib/x86_64-linux-gnu/rados-classes"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -182,12 +181,6 @@ def log_tail(path, lines=3):
     return [l for l in text.splitlines() if l.strip()][-lines:]
 
 
-def _sha(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _usable_cpus():
@@ -268,7 +261,7 @@ def install_class(root, classdir, files, osd_pids):
     for name in files:
         src, dst = os.path.join(root, name), os.path.join(classdir, name)
         try:
-            if os.path.samefile(src, dst) or _sha(src) == _sha(dst):
+            if os.path.samefile(src, dst) or file_digest(src) == file_digest(dst):
                 continue
         except OSError:
             pass

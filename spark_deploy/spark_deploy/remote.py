@@ -14,6 +14,8 @@ import time
 import urllib.error
 import urllib.request
 
+from metareserve.remote.prelude import file_digest  # shipped ahead (dispatch)
+
 
 sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
 
@@ -208,12 +210,6 @@ def wait_closed(host, ports, timeout=30.0):
         time.sleep(0.2)
 
 
-def _sha1(path):
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def jars_present(paths):
@@ -222,7 +218,7 @@ def jars_present(paths):
     for path in paths:
         try:
             with open(path + ".sha1") as f:
-                out.append(_sha1(path) == f.read().strip())
+                out.append(file_digest(path, "sha1") == f.read().strip())
         except OSError:
             out.append(False)
     return out
@@ -241,7 +237,7 @@ def place_jars(root, jars):
                 if os.path.exists(incoming):
                     os.unlink(incoming)
                 continue
-            actual = _sha1(incoming)
+            actual = file_digest(incoming, "sha1")
             if actual != sha1:
                 os.unlink(incoming)
                 raise RuntimeError("%s fails its checksum on arrival (sha1 %s, Maven Central's %s); install again"

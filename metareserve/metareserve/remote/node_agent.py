@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 
-from metareserve.remote.prelude import pid_alive, read_pid, stop_pids, write_file  # shipped ahead (dispatch)
+from metareserve.remote.prelude import file_digest, pid_alive, read_pid, stop_pids, write_file  # shipped ahead (dispatch)
 
 sae_emit = print  # on nodes, the dispatcher rebinds it to stream lines to the controller
 
@@ -118,15 +118,10 @@ def addresses():
 
 def sha256(path):
     """sha256 hex digest of a file, or None if missing."""
-    import hashlib
-    h = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+        return file_digest(path)
     except FileNotFoundError:
         return None
-    return h.hexdigest()
 
 
 APT_LOCK = "/var/lock/sae-apt.lock"

@@ -1,10 +1,11 @@
 """Node-side helpers every node program gets (stdlib only): pid files, stopping processes, atomic
-file writes.
+file writes, file digests.
 
 :func:`metareserve.remote.dispatch.program` ships this source ahead of every node module, so a
 node module imports what it uses from here (``from metareserve.remote.prelude import ...``, a
 line dropped when shipping) instead of defining its own copy. The controller imports it too.
 """
+import hashlib
 import os
 import signal
 import time
@@ -69,3 +70,12 @@ def write_file(path, text, mode=0o644):
     os.chmod(tmp, mode)          # O_CREAT's mode is filtered by the umask
     os.replace(tmp, path)
     return True
+
+
+def file_digest(path, algorithm="sha256"):
+    """The hex digest of the file at ``path`` (read in 1 MiB blocks); OSError if it cannot be read."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
