@@ -293,6 +293,12 @@ def test_real_runs_fitted_on_selectivity_and_bandwidth_predict_objectsize_select
     assert 0.3 < m.value("overlap") < 0.8   # the 200 Mbit/s points: transfer and CPU overlap partly
     v = advice.validate(m, [REAL / "objectsize_selectivity"])
     assert len(v.points) == 7 and v.median_error < 0.2 and max(abs(p.error) for p in v.points) < 0.35
+    # beside the time, each side's CPU-seconds and the bytes the compute side received (measured 21 %,
+    # 9 % and 1 %): bytes follow from the data's shape alone, CPU from fitted per-row costs
+    errors = v.volume_errors()
+    assert {m: n for m, (_, n) in errors.items()} == dict.fromkeys(advice.VOLUMES, 7)
+    assert errors["compute_rx_bytes"][0] < 0.05 and errors["storage_cpu_s"][0] < 0.2 and errors["compute_cpu_s"][0] < 0.35
+    assert v.text().splitlines()[-1].startswith("validation of volumes: median |error| compute CPU-s 21% over 7 points")
     assert [(p.label, p.measured, p.predicted) for p in v.picks] == [
         ("selectivity=1, object_size=4MiB", "offload", "offload"),
         ("selectivity=100, object_size=16MiB", "offload", "offload"),

@@ -27,16 +27,41 @@ TRUSTED_ERROR = 0.2
 run's own points within this median |time error|."""
 
 
+VOLUMES = {"compute_cpu_s": "compute CPU-s", "storage_cpu_s": "storage CPU-s",
+           "compute_rx_bytes": "bytes to the compute side"}
+"""What validation checks beside the time: each side's CPU-seconds (Prediction's) and the bytes
+the compute side received (against the bytes the model sends over the link)."""
+
+
+def relative_error(predicted: float, measured: float) -> float:
+    """(predicted - measured) / measured; NaN where nothing was measured."""
+    return (predicted - measured) / measured if measured and not math.isnan(measured) else math.nan
+
+
+@dataclasses.dataclass(frozen=True)
+class Estimate:
+    """One of :data:`VOLUMES` at one point: the measured median and the predicted value."""
+
+    measure: str
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        return relative_error(self.predicted, self.measured)
+
+
 @dataclasses.dataclass(frozen=True)
 class PointCheck:
     """One measured point against the model: its ``label``, reader, measured median time over
-    ``n`` repetitions and the predicted time."""
+    ``n`` repetitions and the predicted time, and its :data:`VOLUMES` (``volumes``)."""
 
     label: str
     reader: str
     measured_s: float
     predicted_s: float
     n: int
+    volumes: tuple[Estimate, ...] = ()
 
     @property
     def error(self) -> float:
@@ -97,6 +122,16 @@ class Validation:
         """Median of the points' absolute relative time errors."""
         return float(pd.Series([abs(p.error) for p in self.points], dtype=float).median())
 
+    def volume_errors(self) -> dict[str, tuple[float, int]]:
+        """Per measure of :data:`VOLUMES`: the median absolute relative error over the points that
+        measured it, and how many did."""
+        out = {}
+        for measure in VOLUMES:
+            errors = pd.Series([abs(e.error) for p in self.points for e in p.volumes if e.measure == measure],
+                               dtype=float).dropna()
+            out[measure] = (float(errors.median()) if len(errors) else math.nan, len(errors))
+        return out
+
     def text(self) -> str:
         known = [c for c in self.crossovers if not math.isnan(c.distance)]
         rows = [[p.label, p.reader, f"{p.measured_s:.2f} ({p.n})", f"{p.predicted_s:.2f}", f"{p.error:+.0%}"]
@@ -112,7 +147,10 @@ class Validation:
             f"validation: median |time error| {self.median_error:.0%} over {len(self.points)} points; fastest "
             f"reader picked at {sum(c.right for c in self.picks)} of {len(self.picks)} configurations; crossover "
             f"within {CROSSOVER_POINTS:g} points at {sum(c.agrees for c in known)} of {len(known)} "
-            f"configurations where it was measured"])
+            f"configurations where it was measured",
+            "validation of volumes: median |error| " + ", ".join(
+                f"{VOLUMES[m]} {e:.0%} over {n} points" if n else f"{VOLUMES[m]} not measured"
+                for m, (e, n) in self.volume_errors().items())])
 
 
 def labels(data: pd.DataFrame, keys) -> pd.Series:
@@ -132,15 +170,24 @@ def validate(model: Model, paths) -> Validation:
         raise UsageError(f"--validate-on {', '.join(map(str, paths))}: no point of a fitted reader "
                          f"({', '.join(model.readers)}) to predict")
     configs = [config_of(row) for _, row in data.iterrows()]
-    data = data.assign(predicted=[model.predict(r, c).time_s for r, c in zip(data["reader"], configs)],
-                       config=configs)
+    predictions = [model.predict(r, c) for r, c in zip(data["reader"], configs)]
+    data = data.assign(predicted=[p.time_s for p in predictions], config=configs)
     scope = [c for c in PARAMS if c not in ("reader", "storage_hosts", "compute_hosts")]
     data = data.assign(point_label=labels(data, ["run", *scope]),
                        group=labels(data, ["run", *(c for c in scope if c != "selectivity")]))
     points = tuple(PointCheck(row["point_label"], row["reader"], float(row["total_s"]), float(row["predicted"]),
-                              int(row["n"])) for _, row in data.iterrows())
+                              int(row["n"]), estimates(row, p)) for (_, row), p in zip(data.iterrows(), predictions))
     return Validation(model, tuple(dict.fromkeys(data["run"])), points, picks(data), crossovers(model, data),
                       tuple(left))
+
+
+def estimates(row, prediction: Prediction) -> tuple[Estimate, ...]:
+    """The :data:`VOLUMES` of one observed point (NaN where its run did not measure one) beside
+    the model's."""
+    predicted = {"compute_cpu_s": prediction.compute_cpu_s, "storage_cpu_s": prediction.storage_cpu_s,
+                 "compute_rx_bytes": prediction.wire_bytes}
+    return tuple(Estimate(m, float(row[m]) if m in row and pd.notna(row[m]) else math.nan, predicted[m])
+                 for m in VOLUMES)
 
 
 def picks(data: pd.DataFrame) -> tuple[PickCheck, ...]:
@@ -226,6 +273,8 @@ class Advice:
         if self.validation:
             v = self.validation
             out["validation"] = {"runs": list(v.runs), "median_error": v.median_error,
+                                 "volume_errors": {m: {"median_error": e, "points": n}
+                                                   for m, (e, n) in v.volume_errors().items()},
                                  "points": [plain(p) | {"error": p.error} for p in v.points],
                                  "picks": [{"label": c.label, "measured": c.measured, "predicted": c.predicted,
                                             "right": c.right} for c in v.picks],
