@@ -181,8 +181,6 @@ def log_tail(path, lines=3):
     return [l for l in text.splitlines() if l.strip()][-lines:]
 
 
-
-
 def _usable_cpus():
     return max(1, len(os.sched_getaffinity(0)))
 

@@ -192,7 +192,6 @@ def find(root, name):
     return out
 
 
-
 def wait_closed(host, ports, timeout=30.0):
     """Wait until nothing listens on ``host`` at any of ``ports``; returns the ports still open."""
     import socket
@@ -208,8 +207,6 @@ def wait_closed(host, ports, timeout=30.0):
         if not still or time.time() > deadline:
             return still
         time.sleep(0.2)
-
-
 
 
 def jars_present(paths):

@@ -33,11 +33,6 @@ VOLUMES = {"compute_cpu_s": "compute CPU-s", "storage_cpu_s": "storage CPU-s",
 the compute side received (against the bytes the model sends over the link)."""
 
 
-def relative_error(predicted: float, measured: float) -> float:
-    """(predicted - measured) / measured; NaN where nothing was measured."""
-    return (predicted - measured) / measured if measured and not math.isnan(measured) else math.nan
-
-
 @dataclasses.dataclass(frozen=True)
 class Estimate:
     """One of :data:`VOLUMES` at one point: the measured median and the predicted value."""
@@ -48,7 +43,9 @@ class Estimate:
 
     @property
     def error(self) -> float:
-        return relative_error(self.predicted, self.measured)
+        """(predicted - measured) / measured; NaN where nothing was measured."""
+        m = self.measured
+        return (self.predicted - m) / m if m and not math.isnan(m) else math.nan
 
 
 @dataclasses.dataclass(frozen=True)
