@@ -60,6 +60,7 @@ from sae import connector, readers
 from sae.planning import queries as sae_queries
 from sae.results.run.storage_work import CLS_PHASES as PHASES
 from sae.app import APP as RUN_POINTS
+
 import connector_stack
 
 APP = Path(__file__).with_name("connector_app.py")
