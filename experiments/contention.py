@@ -10,7 +10,7 @@ vanilla. The tenants (``sae.running.tenant_load``):
 * a second application (``cluster.storage_scans``): a librados client on the storage host keeps
   that many scan calls of the object class in flight over the same objects (every column, 1 %),
   so the OSDs' op threads serve its pushed-down scans beside the query's; its calls answered are
-  measured per repetition (``tenant_scans``). The queries start once its first pass is answered.
+  measured per repetition (``tenant_scans``). The queries start once it has answered its first call.
 
 Storage clusters serve many clients; the thesis measured an idle one and proposed handing work
 back to the compute side when storage is loaded ("pushback") as future work. The question this

@@ -23,8 +23,10 @@ decode. One JSON line per repetition on stdout, prefixed ``sae-backend``.
 As a second application on the storage side (:mod:`sae.running.tenant_load`, ``"reps": null``):
 the objects listed once (then CephFS unmounted), the same calls over and over, without pause,
 until stopped; the replies are not kept or decoded
-(the distribution's python suffices: no pyarrow), and each pass over the objects prints one line,
-prefixed ``sae-tenant``, with its end time and the calls answered so far.
+(the distribution's python suffices: no pyarrow). It prints the calls answered so far, one line
+prefixed ``sae-tenant`` at most every :data:`TENANT_LINE_S` seconds while calls are answered and at
+the end of each pass: a reader of its last line sees calls answered within a query's repetition
+even when a pass outlasts it.
 """
 import itertools
 import json
@@ -34,6 +36,8 @@ import threading
 import time
 
 TAG, TENANT_TAG = "sae-backend ", "sae-tenant "
+TENANT_LINE_S = 0.2
+"""The second application's least interval between two lines of progress."""
 
 
 def objects(fs, path):
@@ -52,8 +56,9 @@ def objects(fs, path):
     return pool, ["%x.00000000" % fs.stat(f"{path}/{n}").st_ino for n in names]
 
 
-def scan_all(io, oids, request, reply_limit, in_flight, keep=True):
-    """Every object's reply (bytes; None unless ``keep``), at most ``in_flight`` calls outstanding."""
+def scan_all(io, oids, request, reply_limit, in_flight, keep=True, answered=None):
+    """Every object's reply (bytes; None unless ``keep``), at most ``in_flight`` calls outstanding;
+    ``answered()``, if given, is called on librados's thread as each call succeeds."""
     slots = threading.Semaphore(in_flight)
     replies, failures, done = [None] * len(oids), [], threading.Semaphore(0)
 
@@ -62,8 +67,11 @@ def scan_all(io, oids, request, reply_limit, in_flight, keep=True):
             ret = completion.get_return_value()
             if ret < 0:
                 failures.append(f"object {oids[i]}: errno {-ret}")
-            elif keep:
-                replies[i] = data
+            else:
+                if keep:
+                    replies[i] = data
+                if answered:
+                    answered()
             slots.release()
             done.release()
         return cb
@@ -151,19 +159,31 @@ def measure(fs, cluster, cfg, request):
 
 
 def tenant(fs, cluster, cfg, request):
-    """The calls over and over until stopped; one line per pass over the objects. CephFS is
-    unmounted once the objects are listed: a tenant is stopped with a signal, and a session left
-    open would keep its capabilities on the dataset's directories until the MDS times it out (a
-    minute, in which another client's mkdir there waits)."""
+    """The calls over and over until stopped, printing the calls answered so far (the module's
+    docstring). CephFS is unmounted once the objects are listed: a tenant is stopped with a signal,
+    and a session left open would keep its capabilities on the dataset's directories until the MDS
+    times it out (a minute, in which another client's mkdir there waits)."""
     pool, oids = objects(fs, cfg["path"])
     fs.unmount()
     io = cluster.open_ioctx(pool)
-    calls = 0
+    lock, progress = threading.Lock(), {"pass": 0, "calls": 0, "printed": 0.0, "failures": []}
+
+    def line(now):
+        progress["printed"] = now
+        print(TENANT_TAG + json.dumps({"pass": progress["pass"], "end": now, "calls": progress["calls"],
+                                       "failures": progress["failures"][:3]}), flush=True)
+
+    def answered():
+        with lock:
+            progress["calls"] += 1
+            if (now := time.time()) - progress["printed"] >= TENANT_LINE_S:
+                line(now)
+
     for n in itertools.count():
-        _, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"], keep=False)
-        calls += len(oids) - len(failures)
-        print(TENANT_TAG + json.dumps({"pass": n, "end": time.time(), "calls": calls, "failures": failures[:3]}),
-              flush=True)
+        _, failures = scan_all(io, oids, request, cfg["reply_limit"], cfg["in_flight"], keep=False, answered=answered)
+        with lock:
+            progress.update({"pass": n, "failures": failures})
+            line(time.time())
 
 
 if __name__ == "__main__":

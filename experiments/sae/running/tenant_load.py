@@ -7,11 +7,11 @@
   on the first storage host (``app/backend_scan.py`` with the distribution's python), keeps that
   many calls of the object class's scan in flight over the point's objects (every column, 1 %),
   pass after pass, so the OSDs serve its requests beside the application's; the application's
-  queries start once its first pass is answered (:data:`FIRST_PASS_S`), so none runs before it.
+  queries start once it has answered its first call (:data:`FIRST_CALL_S`), so none runs before it.
 
 What each got is sampled every :data:`SAMPLE_S` seconds on its own thread and connections (the
 tenant's process group's CPU-seconds; the scan tenant's calls answered, from its log's last
-line), so each repetition records them (``tenant_cpu_s``; ``tenant_scan_cpu_s``, ``tenant_scans``).
+line, which it writes several times a second while calls are answered), so each repetition records them (``tenant_cpu_s``; ``tenant_scan_cpu_s``, ``tenant_scans``).
 
 stress-ng duty-cycles its workers (``--cpu-load``): a share of ``L`` on a host of ``C`` cores
 runs ``ceil(L·C)`` workers, each busy ``L·C / workers`` of the time. A worker competes with the
@@ -35,8 +35,8 @@ from ..app.backend_scan import TENANT_TAG
 
 PACKAGE = "stress-ng"
 SAMPLE_S = 1.0
-FIRST_PASS_S = 120.0
-"""Seconds the scan tenant has to answer its first pass: the application's queries start only
+FIRST_CALL_S = 120.0
+"""Seconds the scan tenant has to answer its first call: the application's queries start only
 once it has (a query measured before the second application scans would not be measured busy)."""
 STAGE = "sae tenant load"
 KINDS = ("load", "scan")
@@ -68,8 +68,7 @@ def stress_argv(share: float, cores: float) -> list[str]:
 
 
 def calls_answered(log_tail: str) -> int | None:
-    """The calls the scan tenant had answered at its last pass (its log's last line; None before
-    its first pass)."""
+    """The calls the scan tenant had answered at its last line of progress (None before its first)."""
     for line in reversed(log_tail.splitlines()):
         if line.startswith(TENANT_TAG):
             try:
@@ -222,16 +221,16 @@ class ScanTenant(Tenant):
         return f"a second application keeps {self.in_flight} scan calls of the object class in flight"
 
     def __enter__(self) -> "ScanTenant":
-        """Start it, then wait until its first pass is answered (:data:`FIRST_PASS_S`)."""
+        """Start it, then wait until it has answered a call (:data:`FIRST_CALL_S`)."""
         super().__enter__()
-        host, deadline = self.hosts[0], time.time() + FIRST_PASS_S
+        host, deadline = self.hosts[0], time.time() + FIRST_CALL_S
         while not self.calls.times:
             if time.time() > deadline:
                 self.__exit__(None, None, None)
-                raise OperationalError(f"[{host} {STAGE}] the second application answered no scan pass in "
-                                       f"{FIRST_PASS_S:g} s: see its log {self.logfile[host]} on {host}")
+                raise OperationalError(f"[{host} {STAGE}] the second application answered no scan call in "
+                                       f"{FIRST_CALL_S:g} s: see its log {self.logfile[host]} on {host}")
             time.sleep(SAMPLE_S / 4)
-        say(host, STAGE, "the second application answered its first pass: the queries start")
+        say(host, STAGE, "the second application answers its scans: the queries start")
         return self
 
     def _sample_once(self) -> None:
@@ -244,7 +243,7 @@ class ScanTenant(Tenant):
             return
         calls = calls_answered(tail)
         if calls is not None:
-            self.calls.add(time.time(), calls)   # as of this sample (at most one pass late)
+            self.calls.add(time.time(), calls)   # as of this sample (at most TENANT_LINE_S late)
 
     def results(self, start: float, end: float) -> dict:
         calls = self.calls.between(start, end)
