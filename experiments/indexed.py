@@ -16,10 +16,10 @@ and memory are recorded (index_build_s, cached_bytes, index_bytes), not counted 
   then none);
 and the index's memory beside the rows' (fig. 11: under 2 % of the data).
 
-The offload reader pushes what the object class can run: the class compares no timestamps, so
-the key's filters stay in Spark and the OSDs return every row. The series run the readers that
-answer from memory and vanilla (offload reads as vanilla does here); the lost executor, the two
-that hold something to lose.
+The offload reader pushes what the object class can run: since protocol 6 that includes a
+comparison of the pickup time, so a filter Spark puts on the key at run time (the keys, or the
+probe's pickup times, as an IN list) goes into the OSDs. The series run the readers that answer
+from memory and vanilla; the lost executor, the two that hold something to lose.
 
 Tiny profile: 1 M trips stored once (the tiny dataset unlinked, as bandwidth.py's), so both
 copies fit the two 1-GiB executors; appends of 1 K to 100 K rows.

@@ -1,10 +1,15 @@
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.sql.sources.And;
 import org.apache.spark.sql.sources.EqualTo;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.sources.GreaterThanOrEqual;
@@ -65,10 +70,21 @@ public final class ProtocolVectors {
   }
 
   static Object literal(JsonNode v) {
+    if (v.has("timestamp_us")) return LocalDateTime.ofInstant(instant(v.get("timestamp_us").longValue()), ZoneOffset.UTC);
+    if (v.has("timestamp_us_utc")) return instant(v.get("timestamp_us_utc").longValue());
     if (v.isBoolean()) return v.booleanValue();
     if (v.isIntegralNumber()) return v.longValue();
     if (v.isFloatingPointNumber()) return v.doubleValue();
     return v.textValue();
+  }
+
+  static Instant instant(long micros) {
+    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000);
+  }
+
+  /** The sample's time of row {@code i} (make_vectors.py's {@code _at}). */
+  static Instant at(int i) {
+    return instant(1_704_067_200_000_000L + i * (37 * 60_000_000L + 250));
   }
 
   public static void main(String[] args) throws Exception {
@@ -125,13 +141,19 @@ public final class ProtocolVectors {
       System.out.println(v.get("name").asText() + " " + HexFormat.of().formatHex(req));
     }
     StructType sample = new StructType().add("id", DataTypes.LongType).add("small", DataTypes.IntegerType)
-        .add("amount", DataTypes.DoubleType).add("flag", DataTypes.BooleanType).add("name", DataTypes.StringType);
+        .add("amount", DataTypes.DoubleType).add("flag", DataTypes.BooleanType).add("name", DataTypes.StringType)
+        .add("ts", DataTypes.TimestampNTZType).add("ts_utc", DataTypes.TimestampType);
     Map<String, Object[]> cases = new java.util.LinkedHashMap<>();   // name -> {filter, columns, codec}
     cases.put("lt_float", new Object[] {new LessThan("amount", 10.0), List.of("id", "amount"), "none"});
     cases.put("nulls", new Object[] {new Or(new IsNull("name"), new IsNull("amount")), List.of("id", "name"), "zstd"});
     cases.put("not_null", new Object[] {new IsNotNull("amount"), List.of("id"), "none"});
     cases.put("in", new Object[] {new In("small", new Object[] {0, 3}), List.of("id", "small"), "none"});
     cases.put("string_eq", new Object[] {new EqualTo("name", "ab-1"), List.of("id"), "none"});
+    // TIMESTAMP_NTZ values come as LocalDateTime, TIMESTAMP values as java.sql.Timestamp
+    cases.put("timestamp_in", new Object[] {new In("ts", java.util.stream.IntStream.of(3, 9, 20)
+        .mapToObj(i -> LocalDateTime.ofInstant(at(i), ZoneOffset.UTC)).toArray()), List.of("id"), "none"});
+    cases.put("timestamp_range_utc", new Object[] {new And(new GreaterThanOrEqual("ts_utc", Timestamp.from(at(10))),
+        new LessThan("ts_utc", Timestamp.from(at(14).plusNanos(1000)))), List.of("id", "ts_utc"), "none"});
     cases.put("float_greater_is_kept", new Object[] {new GreaterThanOrEqual("amount", 1.0), List.of(), "none"});
     cases.put("or_with_untranslatable_is_kept", new Object[] {new Or(new StringStartsWith("name", "xy"),
         new GreaterThanOrEqual("amount", 1.0)), List.of(), "none"});

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from rados_deploy import objclass, remote
-from sae.connector.protocol import decode_request
+from sae.connector.protocol import decode_request, times_as_integers
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors" / "scan"
@@ -150,7 +150,7 @@ def _same(a, b, rel: float) -> bool:
 
 
 def _assert_rows(table: pa.Table, v: dict) -> None:
-    got, expected = table.to_pylist(), v["rows"]
+    got, expected = times_as_integers(table).to_pylist(), v["rows"]
     req = decode_request(bytes.fromhex(v["hex"]))
     # in any order: an aggregate's groups (by their keys), a top-k's rows (by every column)
     keys = [c for c in v["columns"] if not re.fullmatch(r"agg\d+", c)] if req.aggregates else \

@@ -37,9 +37,15 @@ EDGE = {
     "nan_nulls_last": "SELECT score FROM edge ORDER BY score ASC NULLS LAST LIMIT 6",
     "limit": "SELECT COUNT(*) FROM (SELECT id FROM edge LIMIT 7)",
     "overflow": "SELECT SUM(big) FROM edge",
+    "time_eq": "SELECT id, ts FROM edge WHERE ts = TIMESTAMP_NTZ '2024-01-01 03:05:00.00125'",
+    "time_in": "SELECT id FROM edge WHERE ts IN (TIMESTAMP_NTZ '2024-01-01 01:51:00.00075', "
+               "TIMESTAMP_NTZ '2024-01-01 05:33:00.00225', TIMESTAMP_NTZ '2024-01-01 12:20:00.005')",
+    "time_range_utc": "SELECT id, ts_utc FROM edge WHERE ts_utc >= TIMESTAMP '2024-01-01 06:10:00.0025Z' "
+                      "AND ts_utc < TIMESTAMP '2024-01-01 08:38:00.003501Z'",
 }
 """Edge cases over the protocol's sample table (NULL groups and values, NaN, ties, a 32-bit
-overflowing sum, empty groups, a 64-bit overflow), each run by every reader."""
+overflowing sum, empty groups, a 64-bit overflow, times with and without a zone: rows 5, 3, 9
+and 20, 10 to 14), each run by every reader."""
 
 
 @pytest.fixture(scope="module")
@@ -435,14 +441,17 @@ def test_a_top_k_runs_in_the_osds_and_moves_its_rows_per_object(answers):
 @pytest.mark.parametrize("name", [n for n in EDGE if n != "overflow"])
 def test_edge_cases_agree_across_readers_with_the_work_in_the_osds(answers, name):
     """NULL groups, NaN in MIN/MAX and in ORDER BY, COUNT(col) against COUNT(*), an int32 sum
-    beyond 2^31, empty groups and an empty global aggregate, ties at a LIMIT: every reader gives
-    vanilla's answer, the table stored as CSV too (the connector given its schema, and Spark's
-    CSV reader), and the offload reader did the aggregate or the top rows in the OSD, and auto
-    with every object read whole did them in the task."""
+    beyond 2^31, empty groups and an empty global aggregate, ties at a LIMIT, timestamps compared
+    with and without a zone: every reader gives vanilla's answer, the table stored as CSV too (the
+    connector given its schema, and Spark's CSV reader), and the offload reader did the aggregate,
+    the top rows or the time filter in the OSD, and auto with every object read whole did them in
+    the task."""
     r = answers[0]["edge"][name]
     assert queries.same_answers([json.dumps(r[reader]["rows"]) for reader in r]), (name, r)
+    assert r["vanilla"]["rows"] or "id > 1000" in EDGE[name], (name, r["vanilla"])
     pushed = "GroupBy:" if "COUNT" in EDGE[name] and "LIMIT" not in EDGE[name] else "TopN:" if "ORDER BY" in EDGE[name] \
-        else "Limit:"
+        else "Limit:" if "LIMIT" in EDGE[name] else \
+        {"time_eq": "EqualTo(ts,", "time_in": "In(ts, [", "time_range_utc": "LessThan(ts_utc,"}[name]
     for reader in ("offload", "csv-offload", "auto-local", "csv-auto-local"):   # the last two: the class's scan in the task
         assert any(pushed in s for s in r[reader]["scans"]), (name, reader, r[reader]["scans"])
 

@@ -11,7 +11,9 @@ A filter is a small tree of dicts (JSON-friendly, so test vectors can hold it)::
     {"is_null": "col"}  {"is_not_null": "col"}  {"in": "col", "values": [1, 2]}
     {"starts_with": "col", "pattern": "ab"}  (also "ends_with", "contains")
 
-Literal values are bool, int (int64), float (float64) or str. An aggregate request (protocol 3)
+Literal values are bool, int (int64), float (float64), str or a timestamp (protocol 6) as a
+one-key dict of microseconds since 1970-01-01 00:00: ``{"timestamp_us": n}`` (no time zone) or
+``{"timestamp_us_utc": n}`` (in UTC). An aggregate request (protocol 3)
 names group columns and ``(function, column)`` aggregates instead of a projection; :func:`aggregate`
 is the reference of what the class computes for it. A top-k request (protocol 3) names a ``limit``
 and ``(column, descending, nulls_first)`` sort keys; :func:`top_k` is its reference. A request for a
@@ -56,6 +58,8 @@ _AND, _OR, _NOT, _CMP, _IS_NULL, _IS_NOT_NULL, _IN = (_NODES[k] for k in ("and",
                                                                          "is_not_null", "in"))
 _STRING_OPS = {k: _NODES[k] for k in ("starts_with", "ends_with", "contains")}
 _LIT = SPEC.literals
+TIMESTAMPS = {"timestamp_us": None, "timestamp_us_utc": "UTC"}
+"""The timestamp literals' keys in a filter tree, and their Arrow time zones."""
 _HEADER = struct.Struct("<4sHHB3xIQQ")
 _REPLY_HEAD = struct.Struct("<4sHH")
 
@@ -192,6 +196,9 @@ def _literal(v) -> bytes:
     if isinstance(v, str):
         b = v.encode()
         return struct.pack("<BI", _LIT["string"], len(b)) + b
+    if isinstance(v, dict) and len(v) == 1 and next(iter(v)) in TIMESTAMPS and type(next(iter(v.values()))) is int:
+        (kind, micros), = v.items()
+        return struct.pack("<Bq", _LIT[kind], micros)
     raise ValueError(f"literal {v!r} of type {type(v).__name__} cannot be encoded")
 
 
@@ -259,6 +266,9 @@ class _Reader:
         if t == _LIT["string"]:
             (n,) = self.unpack("I", "string literal length")
             return _text(self.take(n, "string literal"), "string literal")
+        for kind in TIMESTAMPS:
+            if t == _LIT[kind]:
+                return {kind: self.unpack("q", "timestamp literal")[0]}
         raise ProtocolError(f"unknown literal type {t}")
 
     def node(self, depth: int = 0) -> dict:
@@ -417,6 +427,26 @@ def decode_error(reply: bytes) -> ScanError | None:
     return ScanError(errno, bytes(reply[12:12 + n]).decode(errors="replace"))
 
 
+def _scalar(value):
+    """A literal of a filter tree as a pyarrow scalar."""
+    import pyarrow as pa
+    if isinstance(value, dict):
+        (kind, micros), = value.items()
+        return pa.scalar(micros, pa.timestamp("us", TIMESTAMPS[kind]))
+    return pa.scalar(value)
+
+
+def times_as_integers(table):
+    """``table`` with its timestamp columns as their int64 values in their own unit, as the test
+    vectors hold them (JSON has no timestamps; the vectors' are microseconds)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    for i, f in enumerate(table.schema):
+        if pa.types.is_timestamp(f.type):
+            table = table.set_column(i, f.name, pc.cast(table.column(i), pa.int64()))
+    return table
+
+
 def to_expression(node: dict):
     """The pyarrow.compute expression of a filter tree (SQL three-valued logic, as the class)."""
     import pyarrow.compute as pc
@@ -431,7 +461,7 @@ def to_expression(node: dict):
     if key == "not":
         return ~to_expression(arg)
     if key == "cmp":
-        f, v = pc.field(node["column"]), pc.scalar(node["value"])
+        f, v = pc.field(node["column"]), _scalar(node["value"])
         return {"==": f == v, "!=": f != v, "<": f < v, "<=": f <= v, ">": f > v, ">=": f >= v}[arg]
     if key == "is_null":
         return pc.field(arg).is_null()
@@ -503,7 +533,7 @@ def aggregate(table, group_by: list, aggregates: list):
             out.append(pa.array([_extreme(fn, g) for g in got], t))
         else:
             verb = "sum" if fn == "sum" else f"take the {fn} of"
-            raise ScanError(einval, f"cannot {verb} column '{col}' of type {f.type} in the OSD")
+            raise ScanError(einval, f"cannot {verb} column '{col}' of type {t} in the OSD")
     return pa.Table.from_arrays(out, names=[*group_by, *(f"agg{i}" for i in range(len(aggregates)))])
 
 

@@ -9,8 +9,9 @@
 #include "sae_cls.h"
 
 #define SAE_CLASS_MAJOR 1
-#define SAE_CLASS_MINOR 4   // 1.2: reads Arrow IPC objects too; 1.3: CSV objects of the request's schema (protocol 4);
-                            // 1.4: requests name their client, replies count its calls beside them (protocol 5)
+#define SAE_CLASS_MINOR 5   // 1.2: reads Arrow IPC objects too; 1.3: CSV objects of the request's schema (protocol 4);
+                            // 1.4: requests name their client, replies count its calls beside them (protocol 5);
+                            // 1.5: timestamp literals (protocol 6)
 
 CLS_VER(SAE_CLASS_MAJOR, SAE_CLASS_MINOR)
 CLS_NAME(sae)
@@ -19,7 +20,7 @@ static cls_handle_t h_class;
 static cls_method_handle_t h_version;
 static cls_method_handle_t h_echo;
 
-// {"class":"sae","class_version":"1.4","protocol":5,"arrow":"26.0.1"}
+// {"class":"sae","class_version":"1.5","protocol":6,"arrow":"26.0.1"}
 static int version(cls_method_context_t, ceph::bufferlist*, ceph::bufferlist* out) {
   std::string reply = "{\"class\":\"sae\",\"class_version\":\"" + std::to_string(SAE_CLASS_MAJOR) + "." +
                       std::to_string(SAE_CLASS_MINOR) + "\",\"protocol\":" +

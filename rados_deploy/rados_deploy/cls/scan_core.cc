@@ -141,6 +141,14 @@ bool Literal(Cursor& c, cp::Expression* out) {
       *out = cp::literal(std::make_shared<arrow::StringScalar>(c.text(len, "string literal")));
       break;
     }
+    case pr::kLiteralTimestampUs:   // a wall-clock time; Arrow compares it with a column of any unit, no zone
+      *out = cp::literal(std::make_shared<arrow::TimestampScalar>(c.get<int64_t>("timestamp literal"),
+                                                                  arrow::timestamp(arrow::TimeUnit::MICRO)));
+      break;
+    case pr::kLiteralTimestampUsUtc:   // an instant; with a column of any unit and zone
+      *out = cp::literal(std::make_shared<arrow::TimestampScalar>(c.get<int64_t>("timestamp literal"),
+                                                                  arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")));
+      break;
     default:
       c.fail("unknown literal type " + std::to_string(type));
   }
@@ -733,6 +741,25 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     bound = *b;
     if (bound.type()->id() != arrow::Type::BOOL) {
       *err = Fail(EINVAL, "filter is not boolean but " + bound.type()->ToString());
+      return false;
+    }
+    // Some kernels refuse their arguments only when they run (a zoned timestamp compared with a
+    // zone-less one): run the filter on one row of NULLs, so such a filter is the request's error too.
+    arrow::Status tried;
+    std::vector<std::shared_ptr<arrow::Array>> nulls;
+    for (const auto& f : read_schema->fields()) {
+      auto a = arrow::MakeArrayOfNull(f->type(), 1, Pool());
+      if (!a.ok()) {
+        tried = a.status();
+        break;
+      }
+      nulls.push_back(*a);
+    }
+    if (tried.ok()) {
+      tried = cp::ExecuteScalarExpression(bound, cp::ExecBatch(*arrow::RecordBatch::Make(read_schema, 1, nulls))).status();
+    }
+    if (!tried.ok()) {
+      *err = Fail(EINVAL, "filter does not apply to the object's columns: " + tried.message());
       return false;
     }
   }

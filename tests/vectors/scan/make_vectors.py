@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sae.connector.protocol import (FLAG_AGGREGATE, FLAG_CSV, FLAG_TOP_K, FLAG_WHOLE_OBJECT, Request, ScanError,
-                                    aggregate, csv_schema, to_expression, top_k)
+                                    aggregate, csv_schema, times_as_integers, to_expression, top_k)
 
 HERE = Path(__file__).parent
 
@@ -47,7 +47,15 @@ def sample() -> pa.Table:
         "ratio": pa.array([i / 8 for i in range(n)], pa.float32()),
         "units": pa.array([1_000_000_000 + 7 * i for i in range(n)], pa.int32()),
         "big": pa.array([2 ** 62 + i for i in range(n)], pa.int64()),
+        "ts": pa.array([None if i % 12 == 9 else _at(i) for i in range(n)], pa.timestamp("us")),
+        "ts_utc": pa.array([_at(i) for i in range(n)], pa.timestamp("us", "UTC")),
     })
+
+
+def _at(i: int) -> int:
+    """Row ``i``'s time in microseconds since 1970: 2024-01-01 00:00 plus ``i`` times 37 minutes
+    and 250 µs (ties at no unit coarser than microseconds)."""
+    return 1_704_067_200_000_000 + i * (37 * 60_000_000 + 250)
 
 
 CASES = {
@@ -66,6 +74,12 @@ CASES = {
                                                         {"ends_with": "name", "pattern": "-7"},
                                                         {"contains": "name", "pattern": "b-1"}]}),
     "string_eq": Request(columns=["id"], filter={"cmp": "==", "column": "name", "value": "ab-1"}),
+    # timestamp literals (protocol 6): a wall-clock time with a zone-less column, an instant with a zoned one
+    "timestamp_eq": Request(columns=["id", "ts"], filter={"cmp": "==", "column": "ts", "value": {"timestamp_us": _at(5)}}),
+    "timestamp_in": Request(columns=["id"], filter={"in": "ts", "values": [{"timestamp_us": _at(i)} for i in (3, 9, 20)]}),
+    "timestamp_range_utc": Request(columns=["id", "ts_utc"], filter={"and": [
+        {"cmp": ">=", "column": "ts_utc", "value": {"timestamp_us_utc": _at(10)}},
+        {"cmp": "<", "column": "ts_utc", "value": {"timestamp_us_utc": _at(14) + 1}}]}),
     "empty_result": Request(columns=["id"], filter={"cmp": ">", "column": "id", "value": 1000}),
     "batches": Request(columns=["id"], batch_rows=7, filter={"cmp": "<", "column": "id", "value": 30}),
     # a query's calls name their client (protocol 5); a u64, the top bit set here
@@ -125,6 +139,7 @@ ERROR_RESULTS = {
     "unknown_filter_column": (Request(filter={"is_null": "nope"}), 22),
     "non_boolean_filter": (None, 22),  # filled below: a comparison of a string with an int
     "reply_too_large": (Request(max_reply=64), 7),
+    "timestamp_zone_differs": (Request(filter={"cmp": "==", "column": "ts", "value": {"timestamp_us_utc": _at(1)}}), 22),
     "agg_float_group_key": (Request(group_by=["score"], aggregates=[("count_star", None)]), 22),
     "agg_unknown_column": (Request(aggregates=[("sum", "nope")]), 22),
     "agg_sum_of_strings": (Request(aggregates=[("sum", "name")]), 22),
@@ -236,7 +251,7 @@ def main():
             continue
         t = expected(table, req)
         results.append({"name": name, "hex": req.encode().hex(), "columns": t.column_names,
-                        "rows": json.loads(json.dumps(t.to_pylist()))})
+                        "rows": json.loads(json.dumps(times_as_integers(t).to_pylist()))})
     bad_type = Request(filter={"cmp": "<", "column": "name", "value": 3})
     ERROR_RESULTS["non_boolean_filter"] = (bad_type, 22)
     for name, (req, errno) in ERROR_RESULTS.items():

@@ -5,6 +5,10 @@ import java.io.Serializable;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -102,7 +106,17 @@ public final class Protocol {
         return u8(ProtocolSpec.LITERAL_FLOAT64).le(Double.doubleToRawLongBits(((Number) v).doubleValue()), 8);
       }
       if (v instanceof String s) return u8(ProtocolSpec.LITERAL_STRING).text32(s);
+      if (v instanceof LocalDateTime t) {   // TIMESTAMP_NTZ: a wall-clock time
+        return u8(ProtocolSpec.LITERAL_TIMESTAMP_US).le(micros(t.toInstant(ZoneOffset.UTC)), 8);
+      }
+      if (v instanceof Timestamp t) return u8(ProtocolSpec.LITERAL_TIMESTAMP_US_UTC).le(micros(t.toInstant()), 8);
+      if (v instanceof Instant t) return u8(ProtocolSpec.LITERAL_TIMESTAMP_US_UTC).le(micros(t), 8);
       throw new IllegalArgumentException("literal " + v + " cannot be encoded");
+    }
+
+    /** Microseconds since 1970-01-01 00:00 UTC (Spark's timestamps hold no finer digits). */
+    private static long micros(Instant t) {
+      return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
     }
 
     Node done() {
@@ -110,12 +124,12 @@ public final class Protocol {
     }
   }
 
-  /** Whether {@link #literal} can encode {@code v} (bool, integers, finite floats, strings). */
+  /** Whether {@link #literal} can encode {@code v} (bool, integers, finite floats, strings, timestamps). */
   public static boolean encodable(Object v) {
     if (v instanceof Double d) return Double.isFinite(d);
     if (v instanceof Float f) return Float.isFinite(f);
     return v instanceof Boolean || v instanceof Long || v instanceof Integer || v instanceof Short
-        || v instanceof Byte || v instanceof String;
+        || v instanceof Byte || v instanceof String || v instanceof LocalDateTime || v instanceof Timestamp || v instanceof Instant;
   }
 
   public static Node and(List<Node> kids) {
