@@ -142,6 +142,18 @@ def install_scan_library(ceph, nodes=()):
 
 
 @main.command()
+@click.option("--path", required=True, metavar="DIR", help="A CephFS directory of Parquet files, e.g. /data/taxi.")
+@click.option("--column", required=True, metavar="NAME", help="The key column to index, e.g. tpep_pickup_datetime.")
+@_command
+def index(ceph, path, column):
+    """Index a key column beside each object, in its omap.
+
+    A scan with the index flag (the connector's offload-index mode) then answers an object holding
+    none of a lookup's keys without reading it. An up-to-date object's index is left as it is."""
+    click.echo(ceph.index(path, column).line())
+
+
+@main.command()
 @_command
 def status(ceph):
     """Show each daemon's state and the cluster's health.

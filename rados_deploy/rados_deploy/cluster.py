@@ -326,6 +326,13 @@ class CephCluster(Service):
         empty = {"objects": 0, "bytes": 0, "pgs": 0}
         return {f"osd.{i}": got.get(str(i), empty) for i in sorted(ids)}
 
+    def index(self, path: str, column: str) -> "IndexReport":
+        """Index ``column`` of the objects behind the Parquet files under CephFS ``path``, each in
+        its own omap, for scans with the index flag (:mod:`rados_deploy.osd_index`); an object
+        whose index is up to date is left as it is."""
+        from .osd_index import build
+        return build(self, path, column)
+
     def class_version(self) -> dict:
         """``{"<node>/osd.<id>": reply of sae.version}`` for every OSD."""
         from .objclass import class_version

@@ -188,34 +188,53 @@ def class_version(conf, pool, nspace, cls, osds):
         r.shutdown()
 
 
-def placement(conf, pool, fs_name, path, suffixes=None):
-    """Where the RADOS objects behind the CephFS files under ``path`` (those whose names end in
-    one of ``suffixes``, if given) live: per primary OSD, how many distinct objects (hard links
-    share one) and their bytes, and the placement groups of ``pool`` each OSD is primary of.
-    Objects are named ``<inode hex>.<block>``."""
+def _file_objects(fs, path, suffixes=None):
+    """``{object name: size}`` of the RADOS objects behind the CephFS files under ``path`` (those
+    whose names end in one of ``suffixes``, if given; hard links share one), and the data pool of
+    the first file (None without files). Objects are named ``<inode hex>.<block>``."""
+    objects, stack, pool = {}, [path.encode()], None
+    while stack:
+        d = stack.pop()
+        h = fs.opendir(d)
+        try:
+            entry = fs.readdir(h)
+            while entry is not None:
+                name = entry.d_name
+                if name not in (b".", b".."):
+                    full = d.rstrip(b"/") + b"/" + name
+                    if entry.is_dir():
+                        stack.append(full)
+                    elif not suffixes or name.decode(errors="replace").endswith(tuple(suffixes)):
+                        st = fs.stat(full)
+                        objects["%x.00000000" % st.st_ino] = st.st_size
+                        pool = pool or fs.getxattr(full, "ceph.file.layout.pool").decode()
+                entry = fs.readdir(h)
+        finally:
+            fs.closedir(h)
+    return objects, pool
+
+
+def _mounted(conf, fs_name, work):
+    """``work(rados handle, mounted cephfs handle)``, both shut down after."""
     import cephfs
     r = _connect(conf)
     fs = cephfs.LibCephFS(conffile=conf)
     try:
         fs.mount(filesystem_name=fs_name.encode())
-        objects, stack = {}, [path.encode()]
-        while stack:
-            d = stack.pop()
-            h = fs.opendir(d)
-            try:
-                entry = fs.readdir(h)
-                while entry is not None:
-                    name = entry.d_name
-                    if name not in (b".", b".."):
-                        full = d.rstrip(b"/") + b"/" + name
-                        if entry.is_dir():
-                            stack.append(full)
-                        elif not suffixes or name.decode(errors="replace").endswith(tuple(suffixes)):
-                            st = fs.stat(full)
-                            objects["%x.00000000" % st.st_ino] = st.st_size
-                    entry = fs.readdir(h)
-            finally:
-                fs.closedir(h)
+        return work(r, fs)
+    finally:
+        try:
+            fs.shutdown()
+        finally:
+            r.shutdown()
+
+
+def placement(conf, pool, fs_name, path, suffixes=None):
+    """Where the RADOS objects behind the CephFS files under ``path`` (those whose names end in
+    one of ``suffixes``, if given) live: per primary OSD, how many distinct objects (hard links
+    share one) and their bytes, and the placement groups of ``pool`` each OSD is primary of."""
+    def work(r, fs):
+        objects, _ = _file_objects(fs, path, suffixes)
         out = {}
         for oid, size in sorted(objects.items()):
             osd = str(_mon(r, "osd map", pool=pool, object=oid)["acting_primary"])
@@ -226,11 +245,61 @@ def placement(conf, pool, fs_name, path, suffixes=None):
         for pg in _mon(r, "pg ls", pool=pool_id).get("pg_stats", []):
             out.setdefault(str(pg["acting_primary"]), {"objects": 0, "bytes": 0, "pgs": 0})["pgs"] += 1
         return out
-    finally:
+    return _mounted(conf, fs_name, work)
+
+
+def index(conf, fs_name, path, cls, request, header_key, suffixes=None, in_flight=8):
+    """Run the class's ``index`` method (``request``: its input, hex) on every RADOS object behind
+    the CephFS files under ``path``, ``in_flight`` at a time, and read each object's index header
+    (omap ``header_key``) before and after: ``{"seconds", "headers": {object: [before, after]},
+    "errors": {object: errno}}``. A write op returns no output, so the headers say what it did."""
+    import threading
+
+    import rados
+
+    def headers(io, oids):
+        out = {}
+        for oid in oids:
+            with rados.ReadOpCtx() as op:
+                it, _ = io.get_omap_vals_by_keys(op, (header_key,))
+                io.operate_read_op(op, oid)
+                out[oid] = dict(it).get(header_key, b"").decode() or None
+        return out
+
+    def work(r, fs):
+        objects, pool = _file_objects(fs, path, suffixes)
+        if not objects:
+            return {"seconds": 0.0, "headers": {}, "errors": {}}
+        io = r.open_ioctx(pool)
         try:
-            fs.shutdown()
+            oids = sorted(objects)
+            before = headers(io, oids)
+            slots, errors, done, start = threading.Semaphore(in_flight), {}, threading.Semaphore(0), time.time()
+
+            def finished(oid):
+                def cb(completion):
+                    ret = completion.get_return_value()
+                    if ret < 0:
+                        errors[oid] = -ret
+                    slots.release()
+                    done.release()
+                return cb
+            calls = []   # the completions and ops stay referenced until every call is in
+            for oid in oids:
+                slots.acquire()
+                op = io.create_write_op()
+                op.execute(cls, "index", bytes.fromhex(request))
+                calls.append((op, io.operate_aio_write_op(op, oid, oncomplete=finished(oid))))
+            for _ in oids:
+                done.acquire()
+            seconds = round(time.time() - start, 3)
+            for op, _ in calls:
+                io.release_write_op(op)
+            after = headers(io, oids)
+            return {"seconds": seconds, "headers": {o: [before[o], after[o]] for o in oids}, "errors": errors}
         finally:
-            r.shutdown()
+            io.close()
+    return _mounted(conf, fs_name, work)
 
 
 def _radosgw_admin(conf, *args, json_out=True):

@@ -33,6 +33,8 @@ class ScanProtocol:
 
     version: int
     request_magic: bytes
+    index_magic: bytes
+    index_header_key: str
     reply_magic: bytes
     error_magic: bytes
     flags: dict
@@ -75,7 +77,9 @@ def load(path=None) -> ScanProtocol:
         reply, err = raw["reply"], raw["error"]
         spec = ScanProtocol(
             version=_int(raw["version"], "version", 1, 0xFFFF),
-            request_magic=_magic(req["magic"], "request.magic"), reply_magic=_magic(reply["magic"], "reply.magic"),
+            request_magic=_magic(req["magic"], "request.magic"), index_magic=_magic(raw["index"]["magic"], "index.magic"),
+            index_header_key=_key(raw["index"]["header_key"], "index.header_key"),
+            reply_magic=_magic(reply["magic"], "reply.magic"),
             error_magic=_magic(err["magic"], "error.magic"),
             flags={k: _int(v, f"request.flags.{k}", 1, 0x8000) for k, v in req["flags"].items()},
             codecs=tuple(req["codecs"]),
@@ -99,9 +103,9 @@ def load(path=None) -> ScanProtocol:
     except (OSError, ValueError, KeyError, TypeError) as e:
         what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise UsageError(f"{path}: not a valid scan protocol spec ({what}); fix the file") from None
-    magics = {spec.request_magic, spec.reply_magic, spec.error_magic}
+    magics = {spec.request_magic, spec.index_magic, spec.reply_magic, spec.error_magic}
     bad = [s.name for s in spec.stats if s.unit not in UNITS or not s.name.isidentifier()]
-    if len(magics) != 3 or b"\xff\xff\xff\xff" in magics or bad or len(set(spec.stat_names)) != len(spec.stats) \
+    if len(magics) != 4 or b"\xff\xff\xff\xff" in magics or bad or len(set(spec.stat_names)) != len(spec.stats) \
             or len(set(spec.nodes.values())) != len(spec.nodes):
         raise UsageError(f"{path}: magics must differ from each other and from an IPC stream's start, node tags and "
                          f"stat names must be unique, units one of {', '.join(UNITS)} (bad stats: {bad}); fix the file")
@@ -122,6 +126,12 @@ def _types(names, what: str) -> tuple:
     return names
 
 
+def _key(v, what: str) -> str:
+    if not isinstance(v, str) or not v.isascii() or not v.isprintable() or not 1 <= len(v) <= 64 or '"' in v:
+        raise ValueError(f"{what} must be 1..64 printable ASCII characters without quotes, not {v!r}")
+    return v
+
+
 def _magic(v, what: str) -> bytes:
     if not isinstance(v, str) or len(v.encode()) != 4 or not v.isascii():
         raise ValueError(f"{what} must be 4 ASCII characters, not {v!r}")
@@ -140,6 +150,8 @@ def cxx_header(spec: ScanProtocol) -> str:
              f"#define SAE_SCAN_PROTOCOL {spec.version}", "", "namespace sae::protocol {", "",
              f"inline constexpr uint16_t kVersion = {spec.version};",
              f"inline constexpr char kRequestMagic[4] = {{{_chars(spec.request_magic)}}};",
+             f"inline constexpr char kIndexMagic[4] = {{{_chars(spec.index_magic)}}};",
+             f'inline constexpr char kIndexHeaderKey[] = "{spec.index_header_key}";',
              f"inline constexpr char kReplyMagic[4] = {{{_chars(spec.reply_magic)}}};",
              f"inline constexpr char kErrorMagic[4] = {{{_chars(spec.error_magic)}}};",
              *(f"inline constexpr uint16_t kFlag{_camel(k)} = {v};" for k, v in spec.flags.items()),

@@ -7,11 +7,17 @@
 //   scan <parquet> <hex> <out>  -> ok <bytes> (reply as the class sends it, stats header and IPC
 //                                  stream, written to <out>) | err <errno> <message>
 //   schema <parquet> <out>      -> ok <bytes> (schema-only IPC stream written to <out>) | err ...
+//   index <parquet> <hex>       -> ok <JSON of the build> | err <errno> <message>: the index request
+//                                  <hex> builds the file's index in a map the process keeps, which
+//                                  later scans of that file probe (as the OSD's omap)
+//   carry <parquet> <other>     -> ok: <parquet>'s index becomes <other>'s (as an omap outlives a
+//                                  rewrite of its object's data)
 //   fuzz <parquet> <hex> <n> <seed> -> ok <parsed> <scanned> <errors> (mutated requests, no crash)
 //   constants                   -> the protocol constants this build uses, one "<name> <value>" line
 //                                  each, then "end"
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -21,8 +27,23 @@
 #include <arrow/io/memory.h>
 
 #include "scan_core.h"
+#include "scan_index.h"
 
 namespace {
+
+// An index kept in memory, as an OSD keeps one in the object's omap.
+class MapStore : public sae::scan::IndexStore {
+ public:
+  arrow::Result<std::optional<std::string>> Get(const std::string& key) override {
+    auto it = map.find(key);
+    return it == map.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  arrow::Status Put(const std::string& key, const std::string& value) override {
+    map[key] = value;
+    return arrow::Status::OK();
+  }
+  std::map<std::string, std::string> map;
+};
 
 std::string Unhex(const std::string& h) {
   std::string out;
@@ -42,6 +63,7 @@ std::shared_ptr<arrow::io::RandomAccessFile> Open(const std::string& path) {
 
 int main() {
   if (!arrow::compute::Initialize().ok()) return 2;
+  std::map<std::string, MapStore> indexes;   // by file
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream in(line);
@@ -86,7 +108,7 @@ int main() {
       auto stream = *arrow::io::BufferOutputStream::Create();
       sae::scan::Meter meter;
       uint16_t body = 0;
-      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, stream, &body, &err)) {
+      if (!Parse(raw, &req, &err) || !sae::scan::Scan(Open(a), req, &meter, stream, &body, &err, &indexes[a])) {
         std::cout << "err " << err.code << " " << err.message << std::endl;
         continue;
       }
@@ -95,6 +117,19 @@ int main() {
       auto out = *arrow::io::FileOutputStream::Open(c);
       if (!out->Write(header.data(), header.size()).ok() || !out->Write(reply).ok() || !out->Close().ok()) return 3;
       std::cout << "ok " << header.size() + reply->size() << std::endl;
+    } else if (cmd == "index") {
+      std::string raw = Unhex(b), column;
+      sae::scan::Meter meter;
+      sae::scan::IndexBuild build;
+      if (!sae::scan::ParseIndexRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &column, &err) ||
+          !sae::scan::BuildIndex(Open(a), column, &indexes[a], &meter, &build, &err)) {
+        std::cout << "err " << err.code << " " << err.message << std::endl;
+        continue;
+      }
+      std::cout << "ok " << sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kTotalNs]) << std::endl;
+    } else if (cmd == "carry") {
+      indexes[b] = indexes[a];
+      std::cout << "ok" << std::endl;
     } else if (cmd == "schema") {
       std::shared_ptr<arrow::Buffer> reply;
       if (!sae::scan::Schema(Open(a), &reply, &err)) {

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sae.connector.protocol import Request, decode_error, decode_reply
+from metareserve.errors import OperationalError
+from sae.connector.protocol import FLAG_INDEX, Request, decode_error, decode_reply
 
 def ceph_bindings():
     """Debian's ``rados`` and ``cephfs`` modules (python3-rados/-cephfs), loaded into this Python."""
@@ -213,3 +214,44 @@ def test_replies_count_the_calls_beside_them_by_client(ioctx, ceph_cluster, tmp_
     finally:
         for name in names:
             io.remove_object(name)
+
+
+def test_the_index_beside_an_object_answers_a_lookup_in_the_osd(ioctx, ceph_cluster, edge_dataset):
+    """rados_deploy's build over a CephFS directory keeps each object's index of a column in its
+    omap, and a second build changes nothing; a scan with the index flag through the OSD answers a
+    key the object lacks from the index and the footer alone, and a key it holds as a scan without
+    the flag; a column the index does not hold is refused naming it (docs/protocol.md, "Index")."""
+    built, again = ceph_cluster.index(edge_dataset, "id"), ceph_cluster.index(edge_dataset, "id")
+    assert (built.objects, built.built, built.rows, built.keys) == (1, 1, 40, 40) and built.bytes > 0, built
+    assert (again.built, again.unchanged, again.bytes) == (0, 1, built.bytes), again
+    with pytest.raises(OperationalError, match="refused to index column 'amount'"):
+        ceph_cluster.index(edge_dataset, "amount")
+    _, cephfs = ceph_bindings()
+    fs = cephfs.LibCephFS(conffile=ceph_cluster.client_conf("node1"))
+    try:
+        fs.mount(filesystem_name=ceph_cluster.fs_name.encode())
+        d, names = fs.opendir(edge_dataset.encode()), []
+        while (entry := fs.readdir(d)) is not None:
+            names += [entry.d_name] if entry.d_name.endswith(b".parquet") else []
+        fs.closedir(d)
+        assert len(names) == 1, names   # the sample, one object
+        oid = "%x.00000000" % fs.stat(edge_dataset.encode() + b"/" + names[0]).st_ino
+    finally:
+        fs.shutdown()
+    r, _, _ = ioctx
+    io = r.open_ioctx(ceph_cluster.data_pool)
+    try:
+        got = {}
+        for key in (7, 1000):
+            for flags in (1, 1 | FLAG_INDEX):
+                req = Request(columns=["id", "name"], flags=flags, filter={"cmp": "==", "column": "id", "value": key})
+                ret, out = scan(io, oid, req.encode())
+                reply = decode_reply(out)
+                got[key, flags] = pa.ipc.open_stream(reply.stream).read_all().to_pylist(), reply.stats
+    finally:
+        io.close()
+    assert got[7, 1][0] == got[7, 1 | FLAG_INDEX][0] == [{"id": 7, "name": "ab-7"}], got
+    assert got[7, 1 | FLAG_INDEX][1]["index_rows"] == 1 and got[7, 1][1]["index_ns"] == 0, got
+    miss, plain = got[1000, 1 | FLAG_INDEX][1], got[1000, 1][1]
+    assert got[1000, 1 | FLAG_INDEX][0] == [] and miss["rows_in"] == 0 and plain["rows_in"] == 40, got
+    assert miss["read_calls"] <= 2 and miss["read_bytes"] < plain["read_bytes"], (miss, plain)   # the footer's reads

@@ -42,10 +42,11 @@ EDGE = {
                "TIMESTAMP_NTZ '2024-01-01 05:33:00.00225', TIMESTAMP_NTZ '2024-01-01 12:20:00.005')",
     "time_range_utc": "SELECT id, ts_utc FROM edge WHERE ts_utc >= TIMESTAMP '2024-01-01 06:10:00.0025Z' "
                       "AND ts_utc < TIMESTAMP '2024-01-01 08:38:00.003501Z'",
+    "key_in": "SELECT id, name FROM edge WHERE id IN (3, 7, 1000)",
 }
 """Edge cases over the protocol's sample table (NULL groups and values, NaN, ties, a 32-bit
 overflowing sum, empty groups, a 64-bit overflow, times with and without a zone: rows 5, 3, 9
-and 20, 10 to 14), each run by every reader."""
+and 20, 10 to 14; keys of the OSD index of ``id``), each run by every reader."""
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +71,9 @@ def event_log_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def answers(spark_cluster, spec, mounted, taxi_dataset, zones_dataset, edge_dataset, edge_csv_dataset, tmp_path_factory,
-            event_log_dir):
+def answers(spark_cluster, ceph_cluster, spec, mounted, taxi_dataset, zones_dataset, edge_dataset, edge_csv_dataset,
+            tmp_path_factory, event_log_dir):
+    ceph_cluster.index(edge_dataset, "id")   # for the offload-index reader
     thresholds = {k: taxi_dataset.threshold(f) for k, f in SELECTIVITIES.items()}
     mount = mounted.details['mountpoint']
     cfg = {"path": taxi_dataset.dest, "vanilla": f"file://{mount}{taxi_dataset.dest}",
@@ -442,18 +444,20 @@ def test_a_top_k_runs_in_the_osds_and_moves_its_rows_per_object(answers):
 def test_edge_cases_agree_across_readers_with_the_work_in_the_osds(answers, name):
     """NULL groups, NaN in MIN/MAX and in ORDER BY, COUNT(col) against COUNT(*), an int32 sum
     beyond 2^31, empty groups and an empty global aggregate, ties at a LIMIT, timestamps compared
-    with and without a zone: every reader gives vanilla's answer, the table stored as CSV too (the
-    connector given its schema, and Spark's CSV reader), and the offload reader did the aggregate,
-    the top rows or the time filter in the OSD, and auto with every object read whole did them in
-    the task."""
+    with and without a zone, keys of the OSD index: every reader gives vanilla's answer, the table
+    stored as CSV too (the connector given its schema, and Spark's CSV reader), and the offload
+    readers did the aggregate, the top rows or the filter in the OSD (offload-index's scans asking
+    for the index), and auto with every object read whole did them in the task."""
     r = answers[0]["edge"][name]
     assert queries.same_answers([json.dumps(r[reader]["rows"]) for reader in r]), (name, r)
     assert r["vanilla"]["rows"] or "id > 1000" in EDGE[name], (name, r["vanilla"])
     pushed = "GroupBy:" if "COUNT" in EDGE[name] and "LIMIT" not in EDGE[name] else "TopN:" if "ORDER BY" in EDGE[name] \
         else "Limit:" if "LIMIT" in EDGE[name] else \
-        {"time_eq": "EqualTo(ts,", "time_in": "In(ts, [", "time_range_utc": "LessThan(ts_utc,"}[name]
-    for reader in ("offload", "csv-offload", "auto-local", "csv-auto-local"):   # the last two: the class's scan in the task
+        {"time_eq": "EqualTo(ts,", "time_in": "In(ts, [", "time_range_utc": "LessThan(ts_utc,", "key_in": "In(id, ["}[name]
+    # the last two: the class's scan in the task
+    for reader in ("offload", "offload-index", "csv-offload", "auto-local", "csv-auto-local"):
         assert any(pushed in s for s in r[reader]["scans"]), (name, reader, r[reader]["scans"])
+    assert all(" index compression=" in s for s in r["offload-index"]["scans"]), r["offload-index"]["scans"]
 
 
 def test_csv_loads_without_what_csv_needs_are_refused_in_one_line(answers):

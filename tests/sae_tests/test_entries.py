@@ -39,7 +39,7 @@ def test_a_toy_reader_is_planned_rendered_for_the_connector_and_covered_by_the_c
     assert [pt.spec.workload.reader for pt in p.points] == ["toy", "toyfiles", "vanilla"]
     assert "toy" in readers.NAMES and "toy" in readers.OFFLOADING and "toyfiles" in readers.BASELINES
     assert readers.ratio_pair(["toyfiles", "toy"]) == ("toy", "toyfiles")
-    assert 'TOY("toy", true, false)' in spec_java.sources()["sae/connector/Mode.java"]
+    assert 'TOY("toy", true, false, false)' in spec_java.sources()["sae/connector/Mode.java"]
     assert cost_model._path_of(TOY_READER) == cost_model.PUSHDOWN and cost_model._path_of(TOY_FILES) == cost_model.FILES
     source = Workload(reader="toy", batch_size=4096).read_source("/d", build=SubmitSpec([], [], {}, {}), mount=None)
     assert source.options["mode"] == "toy" and source.options["batch_size"] == "4096"

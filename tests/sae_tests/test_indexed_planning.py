@@ -53,8 +53,8 @@ def test_the_key_queries_read_their_views_and_their_answers_are_summed():
 @pytest.mark.parametrize("fields, says", [
     ({"workload": Workload(reader="indexed", query="sum")},
      "workload.reader indexed cannot answer workload.query sum: the index answers lookups and joins on the key "
-     "tpep_pickup_datetime (key-lookup, key-join), which sum is not; use one of offload, auto, no-offload, vanilla, "
-     "cache"),
+     "tpep_pickup_datetime (key-lookup, key-join), which sum is not; use one of offload, offload-index, auto, "
+     "no-offload, vanilla, cache"),
     ({"workload": Workload(reader="indexed", query="key-join"), "spark": SparkSpec(version="3.5.3")},
      "workload.reader indexed needs Spark 4 or later (its jar is built against Spark 4's API), not spark.version 3.5.3"),
     ({"workload": Workload(reader="cache", query="key-join"), "data": DataSpec(format="ipc")},
@@ -90,9 +90,9 @@ def test_the_shipped_experiment_plans_lookups_joins_series_and_a_loss_last():
     p = sae.plan(exp.with_profile("tiny"), profile="tiny")
     by = [(x.spec.workload, x.repetitions) for x in p.points]
     lookups = [(w.keys, w.reader) for w, _ in by if w.query == "key-lookup"]
-    assert sorted({k for k, _ in lookups}) == [1, 100, 10_000] and len(lookups) == 12
+    assert sorted({k for k, _ in lookups}) == [1, 100, 10_000] and len(lookups) == 15
     joins = [w.probe for w, _ in by if w.query == "key-join" and not w.append_rows and w.lose_executor is None]
-    assert sorted(set(joins)) == [0.01, 0.1, 1, 10] and len(joins) == 16
+    assert sorted(set(joins)) == [0.01, 0.1, 1, 10] and len(joins) == 20
     series = [(w.append_rows, w.reader, n) for w, n in by if w.append_rows]
     assert {a for a, _, _ in series} == {1_000, 10_000, 100_000} and {n for _, _, n in series} == {11}
     assert {r for _, r, _ in series} == {"indexed", "cache", "vanilla"}

@@ -1,11 +1,13 @@
 """Real local cluster: ``sae run experiments/indexed.py`` cut by ``--set`` to a few points on the
 shared sae cluster (tests/fixtures/sae.py): a one-key lookup, a join with a 1 % probe and a series
 of two joins with an append between them, read by the indexed cache, Spark's cache and vanilla in
-one Spark application (the indexed cache's jar compiled on the driver node and shipped with it).
-Every reader returns the same rows and checksum at every point and after the append; the
-in-memory readers record what they hold. Left to the README's command: the offload reader (the
-key queries read through the connector as every query does: 4 more queries, ~13 s here), longer
-series and the lost executor. Appended rows that join the probe (here a 1 % probe rarely holds an
+one Spark application (the indexed cache's jar compiled on the driver node and shipped with it),
+the lookup and the join by offload-index too (the build indexing each object's pickup times in
+its omap). Every reader returns the same rows and checksum at every point and after the append;
+the in-memory readers record what they hold; offload-index's scans probe the index its build made.
+Left to the README's command: the offload reader (the key queries
+read through the connector as offload-index's do, without the index), longer series and the lost
+executor. Appended rows that join the probe (here a 1 % probe rarely holds an
 appended key) and a lost executor, in Spark's local-cluster mode: tests/sae_tests/test_keyed_app.py."""
 import json
 import re
@@ -26,14 +28,16 @@ APPEND = 1000
 CUT = [f"--set={s}" for s in (
     "repetitions=2", "warmup=0", "drift=false", "cluster.cores=shared", "spark.jit=quick", f"data.rows={ROWS}",
     "sweep.cartesian.lose_executor=[null]", "sweep.cartesian.keys=[1]", "sweep.cartesian.probe=[1]",
-    f"sweep.cartesian.append_rows=[0, {APPEND}]", "sweep.cartesian.reader=[indexed, cache, vanilla]",
+    f"sweep.cartesian.append_rows=[0, {APPEND}]",
+    "sweep.cartesian.reader=[indexed, cache, vanilla, offload-index]",
     "workload.append_every=1")]
 """The tiny profile cut to answers and states, not times (as the catalogue's CI settings): two
 repetitions per point, no warm-up or drift check, every host on every core, C1-only JVMs, 200 K
 trips stored once; the lookup of one key, the join with a 1 % probe, no lost executor; the series
-appends 1000 rows before its second query; three readers. 9 points, 18 queries (each after the
-tiny profile's 2-s pause, which its 1-s scrapes need)."""
-READERS = {"indexed", "cache", "vanilla"}
+appends 1000 rows before its second query; four readers, the series three (the experiment's).
+11 points, 22 queries (each after the tiny profile's 2-s pause, which its 1-s scrapes need)."""
+SERIES = {"indexed", "cache", "vanilla"}
+READERS = SERIES | {"offload-index"}
 
 
 STEP = re.compile(r"sae (\w+)\]? step \d+/\d+ \([^)]*\) ([\d.]+)s")
@@ -62,8 +66,8 @@ def test_every_reader_answers_alike_before_and_after_an_append(run, figure):
     first, last = df["start"].astype(float).min(), df["end"].astype(float).max()
     figure(f"sae run {seconds:.0f} s: " + ", ".join(f"{k} {v:.0f}" for k, v in stages.items())
            + f"; its first query {first - start:.0f} s in, its queries {last - first:.0f} s, after them {start + seconds - last:.0f} s")
-    assert set(df["reader"]) == READERS and len(df) == 2 * 3 * len(READERS)
-    assert set(df.loc[df["append_rows"] == APPEND, "reader"]) == READERS
+    assert set(df["reader"]) == READERS and len(df) == 2 * (3 * len(SERIES) + 2)
+    assert set(df.loc[df["append_rows"] == APPEND, "reader"]) == SERIES
     for key, g in df.groupby(["query", "append_rows", "repetition"]):
         assert g[["rows_out", "checksum"]].drop_duplicates().shape[0] == 1, (key, g[["reader", "rows_out", "checksum"]])
         assert (g["rows_out"] > 0).all(), key
@@ -101,6 +105,26 @@ def test_the_in_memory_readers_record_what_they_hold(run, figure):
     for query, t in times.iterrows():
         figure(f"{query} median s: " + ", ".join(f"{r} {t[r]:.2f}" for r in ("indexed", "cache", "vanilla")
                                                   if r in t and t[r] == t[r]))
+
+
+def test_the_osd_index_is_built_beside_each_object_and_probed(run, figure):
+    """offload-index: the build indexed every object's pickup times in its omap, and the join's
+    scans carried the index flag (the OSDs' probe time; the lookup's, every column and no filter
+    but IS NOT NULL, come back as stored). Spark hands these plans' keys to no scan (the key views
+    are cached, and its dynamic pruning wants a selection on the other side), so their filter
+    holds no key for the index to answer: docs/experiments.md, "Indexed"."""
+    run = run[0]
+    df = sae.load_results(run)
+    steps = yaml.safe_load((run / "stages.yaml").read_text())
+    built = [o["message"] for s in steps if s["stage"] == "build" for o in s["nodes"].values()
+             if "index of tpep_pickup_datetime" in o["message"]]
+    assert built and f"{ROWS} rows" in built[0], steps
+    ix = df[df["reader"] == "offload-index"]
+    assert (ix.loc[ix["query"] == "key-join", "cls_index_s"] > 0).all(), ix[["query", "cls_index_s"]]
+    assert (df.loc[df["reader"] != "offload-index", "cls_index_s"].fillna(0) == 0).all()
+    lookup = ix[ix["query"] == "key-lookup"]
+    figure(f"{built[0]}; one-key lookup through offload-index: {lookup['cls_index_rows'].median():.0f} rows from the "
+           f"index, {lookup['cls_read_bytes'].median() / 2**20:.2f} MiB read in the OSDs, {lookup['total_s'].median():.2f} s")
 
 
 def test_its_figures_are_drawn(run):

@@ -25,7 +25,7 @@ def exp(**kw):
     (dict(sweep=Sweep(cartesian={"colour": [1]})), "unknown axis 'colour'"),
     (dict(sweep=Sweep(zipped={"selectivity": [1, 2], "reader": ["offload"]})), "differ in length"),
     (dict(sweep=Sweep(cartesian={"offload": [True, False]})), "use reader='offload' or 'no-offload'"),
-    (dict(workload=Workload(reader="connector")), "reader 'connector' is not one of offload, auto, no-offload, vanilla"),
+    (dict(workload=Workload(reader="connector")), "reader 'connector' is not one of offload, offload-index, auto, no-offload, vanilla"),
     (dict(profiles={"tiny": {"workload": {"offload": False}}}), "folded into workload.reader"),
     (dict(stages={"warmup": lambda ctx: None}), "unknown stage 'warmup'"),
     (dict(warmup=3), "warmup must be"),

@@ -23,12 +23,15 @@ FORMAT = "sae-ceph"
 @dataclasses.dataclass(frozen=True)
 class Mode:
     """One of the data source's modes: ``name`` (the option's value), whether the filters and the
-    projection go to the OSDs (``pushdown``), and whether each object may be read whole and
-    scanned in the Spark task instead (``pushback``, by a cost model: docs/connector.md)."""
+    projection go to the OSDs (``pushdown``), whether each object may be read whole and scanned in
+    the Spark task instead (``pushback``, by a cost model: docs/connector.md), and whether each
+    scan asks the OSD to probe the object's index for the filter's key values (``index``: the
+    index flag; rados_deploy.osd_index builds the index)."""
 
     name: str
     pushdown: bool
     pushback: bool = False
+    index: bool = False
 
 
 FLAGS = tuple(f.name for f in dataclasses.fields(Mode) if f.name != "name")

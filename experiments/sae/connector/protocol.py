@@ -42,6 +42,9 @@ FLAG_AGGREGATE = SPEC.flags["aggregate"]
 """An aggregate section follows the filter; set by :meth:`Request.encode` when there are aggregates."""
 FLAG_TOP_K = SPEC.flags["top_k"]
 """A top-k section follows the filter; set by :meth:`Request.encode` when there is a limit."""
+FLAG_INDEX = SPEC.flags["index"]
+"""Probe the object's index (rados_deploy.osd_index) for the filter's key values: an object that
+holds none of them is answered without reading a column."""
 FLAG_CSV = SPEC.flags["csv"]
 """The object is CSV and a schema section ends the request; set by :meth:`Request.encode` when there is a ``csv`` schema."""
 _DESCENDING, _NULLS_FIRST = SPEC.key_flags["descending"], SPEC.key_flags["nulls_first"]

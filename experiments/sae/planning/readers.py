@@ -179,6 +179,13 @@ OFFLOAD = Reader("offload", "offload", "tab:green", False, ConnectorRead(Mode("o
                  "the sae-ceph connector with the filter and the projection pushed into the Ceph OSDs, "
                  "which return only the rows and columns the query keeps")
 """The connector with the filters and the projection in the OSDs."""
+OFFLOAD_INDEX = Reader("offload-index", "offload + OSD index", "tab:olive", False,
+                       ConnectorRead(Mode("offload-index", pushdown=True, index=True)),
+                       "offload, each OSD first probing the object's index of the key (the pickup time, "
+                       "built beside each object in its omap when the dataset is deployed): an object holding "
+                       "none of a lookup's or join's keys is answered without reading a column",
+                       (("csv", "the OSD index is of Parquet objects"), ("ipc", "the OSD index is of Parquet objects")))
+"""Offload with the OSD index of the key (rados_deploy.osd_index)."""
 AUTO = Reader("auto", "auto", "tab:purple", False, ConnectorRead(Mode("auto", pushdown=True, pushback=True)),
               "the sae-ceph connector deciding per object: the scan (filter, projection, aggregates, "
               "top-k) pushed into the OSD as offload does, or the object read whole and the same scan "
@@ -206,7 +213,7 @@ CACHE = Reader("cache", "cache", "tab:brown", True, InMemory("cache"),
                VANILLA.cannot_read)
 """Spark's own cache of the vanilla read (the indexed cache's baseline)."""
 
-READERS = {r.name: r for r in (OFFLOAD, AUTO, NO_OFFLOAD, VANILLA, INDEXED, CACHE)}
+READERS = {r.name: r for r in (OFFLOAD, OFFLOAD_INDEX, AUTO, NO_OFFLOAD, VANILLA, INDEXED, CACHE)}
 """Every reader by name, in the order figures and summaries list them."""
 STANDARD = (OFFLOAD, NO_OFFLOAD, VANILLA)
 """The readers an experiment compares unless it names its own: offload and the thesis's two

@@ -1,6 +1,7 @@
 """What the readers of a stack's points need (:mod:`sae.planning.readers`): the connector
 (:mod:`sae.connector`) for every reader, a CephFS mount for the readers that read through one,
-the indexed cache's jar (:mod:`sae.indexed`) for the readers that keep an index.
+the indexed cache's jar (:mod:`sae.indexed`) for the readers that keep an index, the OSD index
+beside each object (rados_deploy.osd_index) for the readers whose OSDs probe one.
 
 ``build`` runs once per stack (the ``build`` stage): it installs the Ceph object class and builds
 what spark-submit needs for the connector (and the index); the stage then mounts CephFS where a
@@ -38,6 +39,24 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.keep == "index" for p in points):
         merge_report(report, _with_index(stack), "indexed cache")
+    for path in sorted({dataset_path(p) for p in points if _probes_osd_index(p)}):
+        merge_report(report, _osd_index(stack, path), f"OSD index {path}")
+    return report
+
+
+def _probes_osd_index(point) -> bool:
+    """Whether the point's reader has the OSDs probe each object's index of the key."""
+    mode = readers.get(point.spec.workload.reader).reads.mode
+    return bool(mode and mode.index)
+
+
+def _osd_index(stack: Stack, path: str) -> StageReport:
+    """The OSD index of the key (:data:`sae.planning.queries.KEY`) beside each object of the
+    dataset at CephFS ``path`` (rados_deploy.osd_index): built where missing or stale."""
+    from ..planning.queries import KEY
+    report = StageReport("OSD index")
+    built = stack.ceph.index(path, KEY)
+    report.add(stack.ceph.topology.mons[0], built.built > 0, built.line() if built.built else f"no changes: {built.line()}")
     return report
 
 

@@ -1,7 +1,9 @@
-// The `scan` method of the sae object class: reads its object (Parquet or an Arrow IPC file) through cls_cxx_read
-// (only the byte ranges the projection, filter, aggregates and sort keys need), filters and
-// projects (or aggregates, or selects the top rows) in batches with Arrow compute and replies
-// with the call's stats and an Arrow IPC stream. Request and reply: docs/protocol.md.
+// The `scan`, `schema` and `index` methods of the sae object class. `scan` reads its object
+// (Parquet or an Arrow IPC file) through cls_cxx_read (only the byte ranges the projection,
+// filter, aggregates and sort keys need), filters and projects (or aggregates, or selects the top
+// rows) in batches with Arrow compute and replies with the call's stats and an Arrow IPC stream;
+// `index` keeps an index of a key column in the object's omap, which a scan with the index flag
+// probes. Requests and replies: docs/protocol.md.
 #include <cerrno>
 #include <climits>
 
@@ -11,6 +13,7 @@
 
 #include "sae_cls.h"
 #include "scan_core.h"
+#include "scan_index.h"
 
 namespace {
 
@@ -108,8 +111,32 @@ class ObjectFile : public arrow::io::RandomAccessFile {
   bool closed_ = false;
 };
 
+// The object's index in its omap (scan_index.h).
+class OmapStore : public sae::scan::IndexStore {
+ public:
+  explicit OmapStore(cls_method_context_t hctx) : hctx_(hctx) {}
+  arrow::Result<std::optional<std::string>> Get(const std::string& key) override {
+    ceph::bufferlist bl;
+    int r = cls_cxx_map_get_val(hctx_, key, &bl);
+    if (r == -ENOENT || r == -ENODATA) return std::nullopt;
+    if (r < 0) return arrow::Status::IOError("cls_cxx_map_get_val failed: errno ", -r);
+    return bl.to_str();
+  }
+  arrow::Status Put(const std::string& key, const std::string& value) override {
+    ceph::bufferlist bl;
+    bl.append(value);
+    int r = cls_cxx_map_set_val(hctx_, key, &bl);
+    if (r < 0) return arrow::Status::IOError("cls_cxx_map_set_val failed: errno ", -r);
+    return arrow::Status::OK();
+  }
+
+ private:
+  cls_method_context_t hctx_;
+};
+
 cls_method_handle_t h_scan;
 cls_method_handle_t h_schema;
+cls_method_handle_t h_index;
 
 // The object as a file, or false with `err` set.
 bool Object(cls_method_context_t hctx, std::shared_ptr<ObjectFile>* file, sae::scan::Error* err) {
@@ -142,8 +169,9 @@ int scan(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out)
   ceph::bufferlist body;
   uint16_t format = sae::protocol::kBodyArrowIpc;
   std::shared_ptr<ObjectFile> file;
+  OmapStore omap(hctx);
   ok = ok && Object(hctx, &file, &err) &&
-       sae::scan::Scan(file, req, &meter, std::make_shared<BufferlistStream>(&body), &format, &err);
+       sae::scan::Scan(file, req, &meter, std::make_shared<BufferlistStream>(&body), &format, &err, &omap);
   if (!ok) return ReplyError(err, req.flags & sae::protocol::kFlagErrorsInBand, "scan", out);
   ceph::bufferlist stream;
   {
@@ -167,9 +195,28 @@ int schema(cls_method_context_t hctx, ceph::bufferlist*, ceph::bufferlist* out) 
   return 0;
 }
 
+// Build (or find up to date) the index of the request's column in the object's omap. Its output
+// (one JSON object, scan_index.h) does not reach a write op's client, which reads the index header
+// instead; so errors are negative errnos, their messages in the OSD log.
+int index(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out) {
+  sae::scan::Meter meter;
+  sae::scan::Error err{0, ""};
+  std::string raw = in->to_str(), column;
+  std::shared_ptr<ObjectFile> file;
+  OmapStore omap(hctx);
+  sae::scan::IndexBuild build;
+  if (!sae::scan::ParseIndexRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), &column, &err) ||
+      !Object(hctx, &file, &err) || !sae::scan::BuildIndex(file, column, &omap, &meter, &build, &err)) {
+    return ReplyError(err, false, "index", out);
+  }
+  out->append(sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kTotalNs]));
+  return 0;
+}
+
 }  // namespace
 
 extern "C" void sae_register_extra_methods(cls_handle_t h_class) {
   cls_register_cxx_method(h_class, "scan", CLS_METHOD_RD, sae::guarded<scan>, &h_scan);
   cls_register_cxx_method(h_class, "schema", CLS_METHOD_RD, sae::guarded<schema>, &h_schema);
+  cls_register_cxx_method(h_class, "index", CLS_METHOD_RD | CLS_METHOD_WR, sae::guarded<index>, &h_index);
 }

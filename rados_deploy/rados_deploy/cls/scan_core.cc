@@ -26,6 +26,7 @@
 #include <parquet/statistics.h>
 
 #include "scan_aggregate.h"
+#include "scan_index.h"
 #include "scan_late.h"
 #include "scan_topk.h"
 
@@ -666,7 +667,7 @@ bool WholeObject(const std::shared_ptr<arrow::io::RandomAccessFile>& file, parqu
 }
 
 bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-              const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
+              const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err, IndexStore* index) {
   *body = pr::kBodyArrowIpc;
   Stored stored;
   {
@@ -764,9 +765,21 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
     }
   }
 
-  // Every column asked for and every row passing: the (Parquet) object itself is the answer.
+  // With the index flag, an object whose index holds none of the filter's keys is answered
+  // without reading a column (scan_index.h).
   auto size = file->GetSize();
-  if (reader && (req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
+  bool none = false;
+  if (reader && index && req.has_filter && (req.flags & pr::kFlagIndex) && size.ok()) {
+    auto rows = IndexedRows(reader, *size, *file_schema, req.filter, index, meter);
+    if (!rows.ok()) {
+      *err = Fail(EIO, "index: " + rows.status().ToString());
+      return false;
+    }
+    none = rows->has_value() && (*rows)->empty();
+  }
+
+  // Every column asked for and every row passing: the (Parquet) object itself is the answer.
+  if (reader && !none && (req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
       size.ok() && (!req.max_reply || static_cast<uint64_t>(*size) <= req.max_reply)) {
     arrow::Result<bool> whole = true;
     if (req.has_filter) {
@@ -786,7 +799,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   // The kept rows, batch by batch, as the carried columns: read late where that pays (scan_late.h,
   // Parquet), else every read column at once, with the filter applied to each batch.
   std::unique_ptr<LateScan> late;
-  if (req.has_filter && reader) {
+  if (req.has_filter && reader && !none) {
     std::vector<int> carried;
     for (size_t i = 0; i < carried_count; ++i) carried.push_back(file_schema->GetFieldIndex(read_names[i]));
     auto made = LateScan::Make(reader, *file_schema, carried, req.filter, meter);
@@ -813,7 +826,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       source = IpcSource(std::move(*made));
     }
     batches = std::make_unique<SlicedBatches>(std::move(source), read_schema, req.batch_rows);
-  } else if (!late) {
+  } else if (!late && !none) {
     std::vector<int> row_groups(reader->num_row_groups());
     for (size_t i = 0; i < row_groups.size(); ++i) row_groups[i] = static_cast<int>(i);
     Phase p(meter, pr::kDecodeNs);
@@ -828,6 +841,10 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   // no Filter call when every row passes, none of the filter-only columns are compacted. A batch
   // where no row passes comes back as zero rows, which the loop below skips.
   auto next_kept = [&](std::shared_ptr<arrow::RecordBatch>* kept) -> arrow::Status {
+    if (none) {
+      *kept = nullptr;
+      return arrow::Status::OK();
+    }
     if (late) return late->Next(kept);
     std::shared_ptr<arrow::RecordBatch> batch;
     {
@@ -1097,10 +1114,10 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
 }
 
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err) {
+          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err, IndexStore* index) {
   meter->Join(req.client);
   try {
-    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, body, err);
+    return ScanImpl(std::make_shared<MeteredFile>(file, meter), req, meter, out, body, err, index);
   } catch (const std::exception& e) {
     *err = Fail(EIO, std::string("scan failed: ") + e.what());
     return false;

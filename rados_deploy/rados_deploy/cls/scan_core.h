@@ -25,6 +25,8 @@ struct SchemaField;
 
 namespace sae::scan {
 
+class IndexStore;
+
 // One aggregate of an aggregate request: a function (protocol::kAgg*) and its column (empty for
 // count_star).
 struct Aggregate {
@@ -132,13 +134,15 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 // With the aggregate flag, the kept rows are grouped and aggregated (scan_aggregate.h) and the
 // stream holds one batch of groups. With the top-k flag, only the first `limit` kept rows in the
 // request's order and their ties (scan_topk.h), or the first `limit` in file order without sort
-// keys. True when the reply is complete; else false with `err` set (EBADMSG: neither Parquet nor
-// an Arrow IPC file, EINVAL:
-// unknown column / non-boolean filter / a column that cannot be grouped, aggregated or sorted by,
-// EOVERFLOW: an integer sum over 64 bits, E2BIG: reply over max_reply,
-// EIO: Arrow failed) and `out` holding a partial stream.
+// keys. With the index flag and an `index` (a Parquet object's, scan_index.h), an object whose
+// index holds none of the filter's keys is answered without reading a column. True when the
+// reply is complete; else false with `err` set (EBADMSG: neither Parquet nor an Arrow IPC file,
+// EINVAL: unknown column / a filter that is not boolean or does not run on the columns' types /
+// a column that cannot be grouped, aggregated or sorted by, EOVERFLOW: an integer sum over 64
+// bits, E2BIG: reply over max_reply, EIO: Arrow failed) and `out` holding a partial stream.
 bool Scan(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Request& req, Meter* meter,
-          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err);
+          const std::shared_ptr<arrow::io::OutputStream>& out, uint16_t* body, Error* err,
+          IndexStore* index = nullptr);
 
 // The object's Arrow schema (as the scan would read it) as an IPC stream without batches; false
 // with `err` set (EBADMSG: neither Parquet nor an Arrow IPC file, EIO).

@@ -273,7 +273,8 @@ def csv_reader(**extra):
         csv["schema"]).load(csv["path"])
 
 
-edge_readers = {"offload": sae_reader(mode="offload"), "auto": sae_reader(mode="auto"),
+edge_readers = {"offload": sae_reader(mode="offload"), "offload-index": sae_reader(mode="offload-index"),
+                "auto": sae_reader(mode="auto"),
                 "auto-local": sae_reader(mode="auto", pushback="always"), "no-offload": sae_reader(mode="no-offload"),
                 "vanilla": lambda path: spark.read.parquet(cfg["edge"]["vanilla"]),
                 "csv-offload": csv_reader(mode="offload"), "csv-no-offload": csv_reader(mode="no-offload"),

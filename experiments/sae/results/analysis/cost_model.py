@@ -41,14 +41,14 @@ PUSHDOWN, SHIP, FILES = "pushdown", "ship", "files"
 
 def _path_of(reader: readers.Reader) -> str | None:
     """How ``reader`` reads, by its entry: the OSDs filter, the OSDs ship every row, Spark reads
-    the stored files; None for a reader deciding per object (pushback) or keeping the data in
-    memory (its queries read no storage), which are not modelled."""
+    the stored files; None for a reader deciding per object (pushback), probing an index in the
+    OSDs or keeping the data in memory (its queries read no storage), which are not modelled."""
     mode = reader.reads.mode
     if reader.reads.keep:
         return None
     if mode is None:
         return FILES
-    return None if mode.pushback else PUSHDOWN if mode.pushdown else SHIP
+    return None if mode.pushback or mode.index else PUSHDOWN if mode.pushdown else SHIP
 
 
 PATHS = {name: path for name, reader in readers.READERS.items() if (path := _path_of(reader))}

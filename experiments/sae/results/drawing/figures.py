@@ -225,8 +225,8 @@ def _median_repetitions(df: pd.DataFrame, value: str, parts: list[str]) -> tuple
 
 PHASE_COLOURS = {
     "compute": {"request": "#CC79A7", "wait": "#E69F00", "decode": "#56B4E9", "spark": "#009E73"},
-    "OSD": {"read": "#0072B2", "decode": "#D55E00", "filter": "#F0E442", "aggregate": "#8C564B", "sort": "#9467BD",
-            "project": "#17BECF", "encode": "#BCBD22", "compress": "#7F7F7F", "reply": "#332288"},
+    "OSD": {"index": "#E377C2", "read": "#0072B2", "decode": "#D55E00", "filter": "#F0E442", "aggregate": "#8C564B",
+            "sort": "#9467BD", "project": "#17BECF", "encode": "#BCBD22", "compress": "#7F7F7F", "reply": "#332288"},
 }
 """Each side's phases (:data:`~sae.results.run.storage_work.CLIENT_PHASES`, the class's
 :data:`~sae.results.run.storage_work.CLS_PHASES`) → a colour of its own, the same in every figure:

@@ -29,7 +29,7 @@ OSD_COLUMNS = {"osd_read_ops": "read_ops", "osd_read_reply_bytes": "read_reply_b
                "osd_reply_bytes": "reply_bytes", "osd_store_reads": "store_reads",
                "osd_store_read_bytes": "store_read_bytes"}
 """Results column → the OSD counter it sums over the storage hosts (rados_deploy.counters)."""
-CLS_PHASES = ("read", "decode", "filter", "aggregate", "sort", "project", "encode", "compress", "reply")
+CLS_PHASES = ("index", "read", "decode", "filter", "aggregate", "sort", "project", "encode", "compress", "reply")
 """The class's phases, in pipeline order (``cls_<phase>_s`` columns: CPU-seconds in the OSDs)."""
 STAGE = "sae storage ops"
 

@@ -465,7 +465,8 @@ final class ObjectsReader implements PartitionReader<ColumnarBatch> {
     }
 
     private byte[] request(long size, String codec, boolean whole) {
-      int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0);
+      int flags = Protocol.FLAG_ERRORS_IN_BAND | (whole ? Protocol.FLAG_WHOLE_OBJECT : 0)
+          | (options.mode.index ? Protocol.FLAG_INDEX : 0);
       long maxReply = options.replyLimit(size);
       byte[] request;
       if (aggregate != null) {

@@ -23,6 +23,7 @@ public final class Protocol {
   public static final int VERSION = ProtocolSpec.VERSION;
   public static final int FLAG_ERRORS_IN_BAND = ProtocolSpec.FLAG_ERRORS_IN_BAND;
   public static final int FLAG_WHOLE_OBJECT = ProtocolSpec.FLAG_WHOLE_OBJECT;
+  public static final int FLAG_INDEX = ProtocolSpec.FLAG_INDEX;
   /** An aggregate section follows the filter; {@link #request} sets it when there are aggregates. */
   public static final int FLAG_AGGREGATE = ProtocolSpec.FLAG_AGGREGATE;
   /** A top-k section follows the filter; {@link #request} with a limit sets it. */

@@ -92,7 +92,8 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
   @Override
   public String description() {
     return Options.FORMAT + " " + options.path + " mode=" + options.mode.option
-        + (options.mode.pushback ? " pushback=" + options.pushback : "") + " compression="
+        + (options.mode.pushback ? " pushback=" + options.pushback : "") + (options.mode.index ? " index" : "")
+        + " compression="
         + options.compression + " PushedFilters: [" + pushed.stream().map(Filter::toString)
         .collect(Collectors.joining(", ")) + "] " + (aggregate != null ? aggregate.describe()
         : "OsdColumns: " + (requested.isEmpty() ? "*" : requested)) + (topK != null ? " " + topK.describe() : "");
