@@ -59,7 +59,7 @@ experiment = Experiment(
     name="indexed",
     figures=("indexed-lookups", "indexed-joins", "indexed-append-reads", "indexed-appends", "indexed-executor-loss"),
     description="Key lookups, indexed joins, appends and a lost executor: indexed cache, Spark's cache, vanilla, "
-                "offload (the Indexed DataFrame, IPDPS 2022, figs. 7-12)",
+                "offload, offload with the OSD index (the Indexed DataFrame, IPDPS 2022, figs. 7-12)",
     warmup=1,
     profiles={
         # 11 queries per series: appends before the 5th and the 10th (warm-up counted)
