@@ -17,10 +17,10 @@ model).
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
+
+import one_run
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = {"shared": "unlimited", "sides": "1.25gbit/core"}
@@ -94,20 +94,15 @@ def _rate(bps) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = one_run.parser(__doc__)
     ap.add_argument("--repetitions", type=int, help="repetitions per point (default: the profile's)")
     ap.add_argument("--selectivities", default="100,10,1", type=lambda v: [float(x) for x in v.split(",")])
-    ap.add_argument("--out", help="results root (default: a temporary directory)")
-    ap.add_argument("--analyse", metavar="RUN_DIR", help="only analyse an existing run directory")
     args = ap.parse_args()
-    if args.analyse:
-        sys.exit(0 if analyse(Path(args.analyse)) else 1)
-    sys.path.insert(0, str(ROOT / "experiments"))
-    import sae
-    out = Path(args.out or tempfile.mkdtemp(prefix="sae-emulation-"))
-    out.mkdir(parents=True, exist_ok=True)
-    run = sae.run(experiment_file(out, args.repetitions, args.selectivities), out=out).root
-    sys.exit(0 if analyse(run) else 1)
+
+    def run(out: Path) -> Path:
+        import sae
+        return sae.run(experiment_file(out, args.repetitions, args.selectivities), out=out).root
+    one_run.main(args, analyse, run, "sae-emulation-")
 
 
 if __name__ == "__main__":

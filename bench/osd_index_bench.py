@@ -14,10 +14,10 @@ index: a one-key lookup reads at most 1 % of offload's bytes at the OSDs, in at 
 """
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
+
+import one_run
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = 1_000_000   # selectivity.py's tiny profile
@@ -62,23 +62,18 @@ def analyse(run: Path) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = one_run.parser(__doc__)
     ap.add_argument("--keys", type=int, default=1, help="pickup times looked up (default 1)")
     ap.add_argument("--object-size", default="4MiB", help="bytes per object (default 4MiB: 8 objects of data)")
     ap.add_argument("--repetitions", type=int, default=5)
-    ap.add_argument("--out", help="results root (default: a temporary directory)")
-    ap.add_argument("--analyse", metavar="RUN_DIR", help="only analyse an existing run directory")
     args = ap.parse_args()
-    if args.analyse:
-        sys.exit(0 if analyse(Path(args.analyse)) else 1)
-    sys.path.insert(0, str(ROOT / "experiments"))
-    import sae
-    out = Path(args.out or tempfile.mkdtemp(prefix="sae-osd-index-"))
-    out.mkdir(parents=True, exist_ok=True)
-    keys = lookup_keys(args.keys, out)
-    run = sae.run(ROOT / "experiments" / "selectivity.py", out=out, options=sae.RunOptions(teardown=True),
-                  set=settings(keys, args.object_size, args.repetitions)).root
-    sys.exit(0 if analyse(run) else 1)
+
+    def run(out: Path) -> Path:
+        import sae
+        keys = lookup_keys(args.keys, out)
+        return sae.run(ROOT / "experiments" / "selectivity.py", out=out, options=sae.RunOptions(teardown=True),
+                       set=settings(keys, args.object_size, args.repetitions)).root
+    one_run.main(args, analyse, run, "sae-osd-index-")
 
 
 if __name__ == "__main__":
