@@ -383,7 +383,8 @@ class MeteredCodec : public arrow::util::Codec {
   Meter* meter_;
 };
 
-// Open the object as Parquet (synchronous reads in the calling thread); EBADMSG if it is not.
+}  // namespace
+
 bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
                  std::unique_ptr<parquet::arrow::FileReader>* reader,
                  std::shared_ptr<arrow::Schema>* schema, Error* err) {
@@ -416,6 +417,8 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
   }
   return true;
 }
+
+namespace {
 
 // An object as stored: a Parquet file or an Arrow IPC file (told apart by the IPC file's magic),
 // or a CSV file (the request says so, and gives its schema).

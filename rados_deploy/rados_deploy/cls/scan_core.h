@@ -20,6 +20,7 @@
 #include "protocol.h"
 
 namespace parquet::arrow {
+class FileReader;
 struct SchemaField;
 }
 
@@ -117,6 +118,12 @@ void Leaves(const parquet::arrow::SchemaField& field, std::vector<int>* out);
 // The memory pool every scan allocates from: Arrow's mimalloc (it grows and shrinks the reader's
 // buffers in place where glibc's malloc, the OSD's, copies them), else the system allocator.
 arrow::MemoryPool* Pool();
+
+// Open the object as Parquet, reading synchronously in the calling (OSD op) thread: no reader
+// threads, no pre-buffering; EBADMSG if it is not Parquet.
+bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
+                 std::unique_ptr<parquet::arrow::FileReader>* reader, std::shared_ptr<arrow::Schema>* schema,
+                 Error* err);
 
 // Parse request bytes; on failure fill `err` (EINVAL / EPROTONOSUPPORT) and return false.
 bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);

@@ -104,10 +104,9 @@ uint32_t GetU32(const std::string& s, size_t at) {
   return v;
 }
 
-// A bucket: per key, u16 length, the key's bytes, u32 row count, the rows as u32.
+// A bucket: per key, u32 length, the key's bytes, u32 row count, the rows as u32.
 void AppendEntry(std::string* bucket, std::string_view key, const std::vector<uint32_t>& rows) {
-  uint16_t n = static_cast<uint16_t>(key.size());
-  bucket->append(reinterpret_cast<const char*>(&n), 2);
+  PutU32(bucket, static_cast<uint32_t>(key.size()));
   bucket->append(key);
   PutU32(bucket, static_cast<uint32_t>(rows.size()));
   for (uint32_t r : rows) PutU32(bucket, r);
@@ -116,13 +115,12 @@ void AppendEntry(std::string* bucket, std::string_view key, const std::vector<ui
 // The rows of `key` in a bucket (appended to `rows`); false when the bucket is malformed.
 bool FindEntry(const std::string& bucket, const std::string& key, std::vector<uint32_t>* rows) {
   size_t at = 0;
-  while (at + 2 <= bucket.size()) {
-    uint16_t n;
-    std::memcpy(&n, bucket.data() + at, 2);
-    if (at + 2 + n + 4 > bucket.size()) return false;
-    bool match = bucket.compare(at + 2, n, key) == 0 && n == key.size();
-    uint32_t count = GetU32(bucket, at + 2 + n);
-    size_t first = at + 2 + n + 4;
+  while (at + 4 <= bucket.size()) {
+    size_t n = GetU32(bucket, at);
+    if (n > bucket.size() - at - 4 || bucket.size() - at - 4 - n < 4) return false;
+    bool match = n == key.size() && bucket.compare(at + 4, n, key) == 0;
+    uint32_t count = GetU32(bucket, at + 4 + n);
+    size_t first = at + 4 + n + 4;
     if (first + 4 * static_cast<size_t>(count) > bucket.size()) return false;
     if (match) {
       for (uint32_t j = 0; j < count; ++j) rows->push_back(GetU32(bucket, first + 4 * j));
@@ -131,17 +129,6 @@ bool FindEntry(const std::string& bucket, const std::string& key, std::vector<ui
     at = first + 4 * static_cast<size_t>(count);
   }
   return at == bucket.size();
-}
-
-bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, std::unique_ptr<parquet::arrow::FileReader>* out,
-                 Error* err) {
-  auto made = parquet::arrow::OpenFile(file, Pool());
-  if (!made.ok()) {
-    *err = {EBADMSG, "the index is of Parquet objects: " + made.status().message()};
-    return false;
-  }
-  *out = std::move(*made);
-  return true;
 }
 
 // Flatten `e` into its AND's conjuncts.
@@ -207,8 +194,7 @@ bool BuildIndex(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const 
   std::shared_ptr<arrow::Schema> schema;
   {
     Phase p(meter, pr::kDecodeNs);
-    if (!OpenParquet(file, &reader, err)) return false;
-    if (auto st = reader->GetSchema(&schema); !st.ok()) return failed(st);
+    if (!OpenParquet(file, pr::kDefaultBatchRows, &reader, &schema, err)) return false;
   }
   int field = schema->GetFieldIndex(column);
   if (field < 0) {
@@ -278,18 +264,19 @@ arrow::Result<std::optional<std::vector<uint32_t>>> IndexedRows(parquet::arrow::
   Phase p(meter, pr::kIndexNs);
   std::vector<cp::Expression> conjuncts;
   Conjuncts(filter, &conjuncts);
-  std::string column;
-  std::vector<std::shared_ptr<arrow::Scalar>> keys;
+  std::map<std::string, std::vector<std::shared_ptr<arrow::Scalar>>> equalities;   // by column
   for (const auto& c : conjuncts) {
-    column.clear();
-    keys.clear();
-    if (KeyLiterals(c, &column, &keys)) break;
+    std::string column;
+    std::vector<std::shared_ptr<arrow::Scalar>> keys;
+    if (KeyLiterals(c, &column, &keys)) equalities.emplace(column, std::move(keys));
   }
-  if (keys.empty()) return std::nullopt;
+  if (equalities.empty()) return std::nullopt;
   ARROW_ASSIGN_OR_RAISE(auto stored, store->Get(pr::kIndexHeaderKey));
   std::optional<Header> h = stored ? Header::Decode(*stored) : std::nullopt;
-  int field = schema.GetFieldIndex(column);
-  if (!h || h->column != column || field < 0) return std::nullopt;
+  int field = h ? schema.GetFieldIndex(h->column) : -1;
+  auto found = h ? equalities.find(h->column) : equalities.end();
+  if (field < 0 || found == equalities.end()) return std::nullopt;
+  const auto& keys = found->second;
   auto [bytes, footer] = Fingerprint(reader, file_size);
   if (bytes != h->size || footer != h->footer) return std::nullopt;
   const auto& type = schema.field(field)->type();
