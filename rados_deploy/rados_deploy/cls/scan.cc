@@ -118,7 +118,7 @@ class OmapStore : public sae::scan::IndexStore {
   arrow::Result<std::optional<std::string>> Get(const std::string& key) override {
     ceph::bufferlist bl;
     int r = cls_cxx_map_get_val(hctx_, key, &bl);
-    if (r == -ENOENT || r == -ENODATA) return std::nullopt;
+    if (r == -ENOENT || r == -ENODATA || r == -EOPNOTSUPP) return std::nullopt;   // none; a pool without omaps
     if (r < 0) return arrow::Status::IOError("cls_cxx_map_get_val failed: errno ", -r);
     return bl.to_str();
   }
