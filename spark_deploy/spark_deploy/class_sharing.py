@@ -11,8 +11,6 @@ How (JDK's dynamic CDS archives, ``-XX:ArchiveClassesAtExit`` / ``-XX:SharedArch
   ``{SOFTWARE_ROOT}/spark/class-archives/<spark home>/<key>.jsa``; the key covers the Spark home,
   the class path and the ``java`` binary and ``jars/`` directory's stat, so a new JDK or Spark gets
   a new archive; a failed application's dump is dropped;
-* :func:`warm` saves it ahead of the first application, from a driver in local mode running a
-  few small queries (:data:`WARM_APP`), so that the first application starts from it too;
 * later applications map it in the driver and, where the nodes have it (copied once to worker
   nodes that lack it), in every executor;
 * an archive is valid only for JVMs whose class path starts the same way. The per-node
@@ -29,17 +27,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import tempfile
-import time
 from pathlib import Path
 
-from metareserve import StageReport, runtime
+from metareserve import runtime
 from metareserve.errors import SaeError
 from metareserve.log import node_log
 
 from . import remote
 
 ARCHIVE_ROOT = f"{runtime.SOFTWARE_ROOT}/spark/class-archives"
-WARM_APP = Path(__file__).with_name("warm_classes.py")
 DRIVER_CLASSPATH = "spark.driver.extraClassPath"
 EXECUTOR_CLASSPATH = "spark.executor.extraClassPath"
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
@@ -67,41 +63,6 @@ def archive_dir(spark_home: str) -> str:
     return f"{ARCHIVE_ROOT}/{hashlib.sha256(spark_home.encode()).hexdigest()[:16]}"
 
 
-def _archives(spark, conf: dict, *, stage: str) -> tuple[str, dict]:
-    """The driver class path of applications submitted with ``conf``, and per node of the
-    application where the archive of JVMs started with it is and whether it exists."""
-    classpath = joined(spark.options.setting(conf, DRIVER_CLASSPATH), f"{spark.spark_home(spark.driver_node)}/jars/*",
-                       sep=":")
-    nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-    return classpath, spark.cluster.call(remote, "class_archive", nodes=nodes, stage=stage,
-                                         per_node=lambda n: {"root": archive_dir(spark.spark_home(n.name)),
-                                                             "spark_home": spark.spark_home(n.name),
-                                                             "classpath": classpath,
-                                                             "java_home": spark.env(n.name).get("JAVA_HOME")})
-
-
-def warm(spark, conf: dict, *, stage: str) -> StageReport:
-    """Save the archive that client-mode applications submitted with ``conf`` map, where it is
-    missing: a driver in local mode runs :data:`WARM_APP` (a few small queries) and saves the
-    classes it loaded when it exits, so that even the first application starts from an archive
-    (measured on a 2-core machine: its first query 56 s after spark-submit without one, 19 s
-    with one). A second call, or with class sharing off, changes nothing."""
-    report = StageReport(stage)
-    driver = spark.driver_node
-    if not spark.options.class_sharing:
-        report.add(driver, False, "no changes: class sharing is off")
-        return report
-    _, found = _archives(spark, conf, stage=stage)
-    if found[driver]["exists"]:
-        report.add(driver, False, f"no changes: class archive {found[driver]['path']} present")
-        return report
-    start = time.time()
-    with tempfile.TemporaryDirectory() as logs:
-        spark.submit(WARM_APP, conf=conf, master="local[1]", stream=False, log_dir=logs)
-    report.add(driver, True, f"saved class archive {found[driver]['path']} ({time.time() - start:.0f} s)")
-    return report
-
-
 def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
     """The class-sharing configuration of a client-mode application submitted with ``conf``
     (the user's class paths and Java options are kept, ours go first so theirs win); ``tag``
@@ -112,7 +73,13 @@ def prepare(spark, conf: dict, tag: str, *, stage: str) -> Sharing | None:
 
     def user(key: str) -> str:
         return spark.options.setting(conf, key)
-    classpath, found = _archives(spark, conf, stage=stage)
+    home = spark.spark_home(driver)
+    classpath = joined(user(DRIVER_CLASSPATH), f"{home}/jars/*", sep=":")
+    nodes = list(dict.fromkeys([driver, *spark.worker_nodes]))
+    found = spark.cluster.call(remote, "class_archive", nodes=nodes, stage=stage,
+                               per_node=lambda n: {"root": archive_dir(spark.spark_home(n.name)),
+                                                   "spark_home": spark.spark_home(n.name), "classpath": classpath,
+                                                   "java_home": spark.env(n.name).get("JAVA_HOME")})
     archive = found[driver]["path"]
     out = {DRIVER_CLASSPATH: classpath}
     if not found[driver]["exists"]:

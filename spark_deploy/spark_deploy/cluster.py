@@ -442,16 +442,9 @@ class SparkCluster(Service):
         return compile_jar(self, Path(sources), Path(out), classpath=classpath, stage=stage)
 
     def submit(self, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
-               env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None,
-               master=None) -> SubmitResult:
+               env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None) -> SubmitResult:
         """Run ``app`` with spark-submit on the driver node; see :func:`spark_deploy.submit.submit`."""
         return submit(self, app, args=args, py_files=py_files, jars=jars, files=files, conf=conf,
                       deploy_mode=deploy_mode, env=env, spark_args=spark_args, log_dir=log_dir,
-                      stream=stream, check=check, on_line=on_line, master=master)
-
-    def warm_classes(self, conf=None) -> StageReport:
-        """Save the class archive that applications submitted with ``conf`` map, where it is
-        missing; see :func:`spark_deploy.class_sharing.warm`."""
-        from .class_sharing import warm
-        return warm(self, conf or {}, stage="spark warm classes")
+                      stream=stream, check=check, on_line=on_line)
 

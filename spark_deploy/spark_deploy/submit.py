@@ -134,8 +134,7 @@ def split_submit_args(argv: list[str]) -> dict:
 
 
 def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, deploy_mode="client",
-           env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None,
-           master: str | None = None) -> SubmitResult:
+           env=None, spark_args=(), log_dir=None, stream=True, check=True, on_line=None) -> SubmitResult:
     """Run ``app`` (a .jar, or a .py with ``py_files``) with spark-submit on the driver node.
 
     Local files are shipped to the driver node (and, in cluster mode, to the workers); every
@@ -143,8 +142,7 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     they arrive, to ``on_line(line)`` when given (called in a worker thread; independent of any
     logging configuration), else, with ``stream``, to the log with a ``[node spark-submit]``
     prefix. The driver log and event log are fetched to ``log_dir`` (default
-    :func:`default_log_dir`). ``master`` runs this one application elsewhere than on the
-    deployment's master (``local[1]``: in the driver's JVM alone).
+    :func:`default_log_dir`).
 
     Raises:
         UsageError: missing files, unknown deploy mode, a Python app in cluster mode.
@@ -182,7 +180,7 @@ def submit(spark, app, *, args=(), py_files=(), jars=(), files=(), conf=None, de
     else:
         sharing = class_sharing.prepare(spark, conf, sid, stage=STAGE)
         conf.update(sharing.conf if sharing else {})
-    argv = build_argv(spark_home=spark.spark_home(node), master_url=master or spark.master_url, deploy_mode=deploy_mode,
+    argv = build_argv(spark_home=spark.spark_home(node), master_url=spark.master_url, deploy_mode=deploy_mode,
                       app=where(app), args=args, py_files=[where(p) for p in py_files],
                       jars=[where(j) for j in jars], files=[where(f) for f in files], conf=conf,
                       spark_args=spark_args)

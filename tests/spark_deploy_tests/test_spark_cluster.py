@@ -193,22 +193,6 @@ def test_driver_and_executors_map_the_class_archive_an_earlier_driver_dumped(spa
     assert ours[0].rsplit("/", 1)[1] in files and all(f.endswith(".jsa") for f in files), files   # no dump left over
 
 
-def test_warm_classes_saves_the_archive_that_even_the_first_application_maps(spark_cluster, count_jar, tmp_path):
-    """warm_classes saves the archive of a class path no application has run with yet (a driver in
-    local mode); a second call changes nothing, and the first application submitted with that
-    class path maps it in its driver and every executor (so it dumps nothing at its exit)."""
-    conf = {class_sharing.DRIVER_CLASSPATH: str(count_jar), class_sharing.EXECUTOR_CLASSPATH: str(count_jar)}
-    driver_node = spark_cluster.driver_node
-    first = spark_cluster.warm_classes(conf).nodes[driver_node]
-    assert first.changed and first.message.startswith("saved class archive "), first.message
-    archive = first.message.split()[3]
-    again = spark_cluster.warm_classes(conf).nodes[driver_node]
-    assert not again.changed and archive in again.message, again.message
-    r = spark_cluster.submit(APPS / "archive_maps.py", conf=conf, log_dir=tmp_path, stream=False)
-    driver, executors = json.loads(_value(r, "DRIVER")), json.loads(_value(r, "EXECUTORS"))
-    assert archive in driver and all(archive in maps for maps in executors), (archive, driver, executors)
-
-
 def test_python_pi_while_every_metrics_endpoint_serves_prometheus_text(spark_cluster, local_cluster, tmp_path):
     marker = f"{spark_cluster.paths(spark_cluster.driver_node).root}/metrics-test-{time.time_ns()}"
     done = {}

@@ -121,18 +121,13 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
         raise UsageError(f"connector build: the Spark deployment lacks system_packages {', '.join(missing)}; "
                          f"give SparkOptions(system_packages=[...]) sae.connector.SYSTEM_PACKAGES and install")
     nodes = list(dict.fromkeys([spark.driver_node, *spark.worker_nodes]))
-    conf_path = ceph.shared_client_conf
-    conf = {"spark.driver.extraClassPath": JNA_JAR, "spark.executor.extraClassPath": JNA_JAR,
-            "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS, "spark.executorEnv.CEPH_CONF": conf_path}
     # The class, the jar and the scan library build at once, each on its own nodes (measured on
-    # 2 cores: 70 s one after another, each a single compiler process), and the driver saves the
-    # class archive the applications' JVMs start from (once per Spark and class path).
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    # 2 cores: 70 s one after another, each a single compiler process).
+    with ThreadPoolExecutor(max_workers=3) as pool:
         installing = pool.submit(ceph.install_class) if install_class else None
         compiling = pool.submit(connector_jar, spark, out_dir=Path(out_dir) if out_dir else None, stage=report.stage)
         building = pool.submit(ceph.install_scan_library, nodes)   # mode auto scans objects it reads whole with it
-        warming = pool.submit(spark.warm_classes, conf)
-        (jar, built), library, warmed = compiling.result(), building.result(), warming.result()
+        (jar, built), library = compiling.result(), building.result()
         installed = installing.result() if installing else None
     class_build = None
     if installed is not None:
@@ -140,18 +135,20 @@ def build(*, spark, ceph, install_class: bool = True, out_dir=None) -> SubmitSpe
         for node, o in installed.nodes.items():
             report.add(node, o.changed, f"object class: {o.message}", log=False)
     linked = ceph.link_client_conf(nodes)
+    conf_path = ceph.shared_client_conf
     for node in nodes:
-        warm = warmed.nodes.get(node)
         what = [w for w, c in (("compiled the data source", built and node == spark.driver_node),
                                (f"linked {conf_path}", linked.nodes[node].changed),
-                               (library.nodes[node].message, library.nodes[node].changed),
-                               (warm and warm.message, warm and warm.changed)) if c]
+                               (library.nodes[node].message, library.nodes[node].changed)) if c]
         prev = report.nodes.get(node)
         changed = bool(what) or bool(prev and prev.changed)
         msg = "; ".join(what) or f"{jar.name} up to date"
         report.add(node, changed, f"{prev.message}; {msg}" if prev else msg)
     return SubmitSpec(
-        py_files=[], jars=[str(jar)], conf=conf,
+        py_files=[], jars=[str(jar)],
+        conf={"spark.driver.extraClassPath": JNA_JAR, "spark.executor.extraClassPath": JNA_JAR,
+              "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS,
+              "spark.executorEnv.CEPH_CONF": conf_path},
         env={"CEPH_CONF": conf_path}, options={"ceph_conf": conf_path, "ceph_user": ceph.users.scan.id,
                                              "scan_library": library.details["path"]},
         write_options={"ceph_conf": conf_path, "ceph_user": ceph.users.write.id},
