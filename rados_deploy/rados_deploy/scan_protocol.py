@@ -42,6 +42,7 @@ class ScanProtocol:
     default_batch_rows: int
     max_batch_rows: int
     max_filter_depth: int
+    max_filter_nodes: int
     aggregate_functions: tuple
     max_group_columns: int
     max_aggregates: int
@@ -86,6 +87,7 @@ def load(path=None) -> ScanProtocol:
             default_batch_rows=_int(req["default_batch_rows"], "request.default_batch_rows", 1, 1 << 31),
             max_batch_rows=_int(req["max_batch_rows"], "request.max_batch_rows", 1, 1 << 31),
             max_filter_depth=_int(req["max_filter_depth"], "request.max_filter_depth", 1, 1 << 16),
+            max_filter_nodes=_int(req["max_filter_nodes"], "request.max_filter_nodes", 1, 1 << 16),
             aggregate_functions=tuple(agg["functions"]),
             max_group_columns=_int(agg["max_group_columns"], "aggregate.max_group_columns", 0, 0xFFFF),
             max_aggregates=_int(agg["max_aggregates"], "aggregate.max_aggregates", 1, 0xFFFF),
@@ -161,6 +163,7 @@ def cxx_header(spec: ScanProtocol) -> str:
              f"inline constexpr uint32_t kDefaultBatchRows = {spec.default_batch_rows};",
              f"inline constexpr uint32_t kMaxBatchRows = {spec.max_batch_rows};",
              f"inline constexpr int kMaxFilterDepth = {spec.max_filter_depth};",
+             f"inline constexpr int kMaxFilterNodes = {spec.max_filter_nodes};",
              *(f"inline constexpr uint8_t kAgg{_camel(f)} = {i};" for i, f in enumerate(spec.aggregate_functions)),
              f"inline constexpr uint8_t kAggFunctionCount = {len(spec.aggregate_functions)};",
              f"inline constexpr uint16_t kMaxGroupColumns = {spec.max_group_columns};",

@@ -162,6 +162,11 @@ public final class ProtocolVectors {
     // more IN values than the protocol's 16-bit count (a large join's runtime filter)
     cases.put("in_too_long_is_kept", new Object[] {new In("id", java.util.stream.LongStream.range(0, 70_000).boxed()
         .toArray()), List.of(), "none"});
+    // deeper than the class's depth limit, and past its node limit within it
+    Filter deep = new EqualTo("id", 0L);
+    for (long i = 1; i <= 70; i++) deep = new Or(deep, new EqualTo("id", i));
+    cases.put("or_deeper_than_the_limit_is_kept", new Object[] {deep, List.of(), "none"});
+    cases.put("more_nodes_than_the_limit_is_kept", new Object[] {balancedOr(0, 2048), List.of(), "none"});
     Class<?> translator = Class.forName("sae.connector.Filters");
     var ctor = translator.getDeclaredConstructor(StructType.class);
     ctor.setAccessible(true);
@@ -175,5 +180,12 @@ public final class ProtocolVectors {
       System.out.println("spark:" + e.getKey() + " " + (n == null ? "kept"
           : HexFormat.of().formatHex(Protocol.request(cols, n, (String) e.getValue()[2], 0, 0, 1))));
     }
+  }
+
+  /** A balanced OR of {@code id = v} for v in [lo, hi): 11 levels for 2048 values. */
+  private static Filter balancedOr(long lo, long hi) {
+    if (hi - lo == 1) return new EqualTo("id", lo);
+    long mid = (lo + hi) / 2;
+    return new Or(balancedOr(lo, mid), balancedOr(mid, hi));
   }
 }

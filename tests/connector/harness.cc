@@ -55,6 +55,21 @@ bool Parse(const std::string& raw, sae::scan::Request* req, sae::scan::Error* er
   return sae::scan::ParseRequest(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), req, err);
 }
 
+// `text` with each line break and the indent after it as one space (an IN list's value set prints
+// an array over several lines), as tests/vectors/scan/make_vectors.py records expressions.
+std::string OneLine(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out.push_back(text[i]);
+      continue;
+    }
+    out.push_back(' ');
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+  }
+  return out;
+}
+
 std::shared_ptr<arrow::io::RandomAccessFile> Open(const std::string& path) {
   return *arrow::io::ReadableFile::Open(path);
 }
@@ -102,7 +117,7 @@ int main() {
       }
       std::cout << "ok " << req.flags << " " << codec << " " << req.batch_rows << " "
                 << req.max_reply << " " << req.client << " [" << cols << "] " << aggs << " " << top << " " << csv << " "
-                << (req.has_filter ? req.filter.ToString() : "-") << std::endl;
+                << (req.has_filter ? OneLine(req.filter.ToString()) : "-") << std::endl;
     } else if (cmd == "scan") {
       std::string raw = Unhex(b);
       auto stream = *arrow::io::BufferOutputStream::Create();
@@ -179,7 +194,8 @@ int main() {
                 << "max_sort_keys " << pr::kMaxSortKeys << "\n"
                 << "default_batch_rows " << pr::kDefaultBatchRows << "\n"
                 << "max_batch_rows " << pr::kMaxBatchRows << "\n"
-                << "max_filter_depth " << pr::kMaxFilterDepth << "\n";
+                << "max_filter_depth " << pr::kMaxFilterDepth << "\n"
+                << "max_filter_nodes " << pr::kMaxFilterNodes << "\n";
       for (int i = 0; i < pr::kStatCount; ++i) std::cout << "stat " << pr::kStatNames[i] << "\n";
       std::cout << "end" << std::endl;
     } else {

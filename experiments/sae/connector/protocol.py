@@ -25,7 +25,9 @@ are made and checked with. Needs only the standard library and rados_deploy (and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import operator
 import struct
 
 from rados_deploy.scan_protocol import SPEC
@@ -239,7 +241,7 @@ def encode_filter(node: dict) -> bytes:
 
 class _Reader:
     def __init__(self, data: bytes):
-        self.data, self.off = data, 0
+        self.data, self.off, self.nodes = data, 0, 0   # nodes: filter nodes read so far
 
     def take(self, n: int, what: str) -> bytes:
         if self.off + n > len(self.data):
@@ -277,6 +279,9 @@ class _Reader:
     def node(self, depth: int = 0) -> dict:
         if depth > SPEC.max_filter_depth:
             raise ProtocolError(f"filter nested deeper than {SPEC.max_filter_depth}")
+        self.nodes += 1
+        if self.nodes > SPEC.max_filter_nodes:
+            raise ProtocolError(f"filter has more than {SPEC.max_filter_nodes} nodes")
         (tag,) = self.unpack("B", "filter node")
         if tag in (_AND, _OR):
             (n,) = self.unpack("H", "child count")
@@ -470,8 +475,14 @@ def to_expression(node: dict):
         return pc.field(arg).is_null()
     if key == "is_not_null":
         return pc.field(arg).is_valid()
-    if key == "in":
-        return to_expression({"or": [{"cmp": "==", "column": arg, "value": v} for v in node["values"]]})
+    if key == "in":   # NULL for a NULL row, else one lookup per literal type (as the class builds it)
+        import pyarrow as pa
+        by_type: dict = {}
+        for s in map(_scalar, node["values"]):
+            by_type.setdefault(str(s.type), (s.type, []))[1].append(s.as_py())
+        f = pc.field(arg)
+        found = [pc.is_in(f, value_set=pa.array(vs, t)) for _, (t, vs) in sorted(by_type.items())]
+        return pc.if_else(f.is_null(), pa.scalar(None, pa.bool_()), functools.reduce(operator.or_, found))
     fn = {"starts_with": pc.starts_with, "ends_with": pc.ends_with, "contains": pc.match_substring}[key]
     return fn(pc.field(arg), node["pattern"])
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -122,38 +123,57 @@ std::string Column(Cursor& c) {
   return c.text(len, "column name");
 }
 
-bool Literal(Cursor& c, cp::Expression* out) {
+std::shared_ptr<arrow::Scalar> Literal(Cursor& c) {
   uint8_t type = c.get<uint8_t>("literal type");
-  if (!c.ok()) return false;
+  if (!c.ok()) return nullptr;
+  std::shared_ptr<arrow::Scalar> out;
   switch (type) {
-    case pr::kLiteralBool: {
-      uint8_t b = c.get<uint8_t>("bool literal");
-      *out = cp::literal(b != 0);
+    case pr::kLiteralBool:
+      out = arrow::MakeScalar(c.get<uint8_t>("bool literal") != 0);
       break;
-    }
     case pr::kLiteralInt64:
-      *out = cp::literal(c.get<int64_t>("int64 literal"));
+      out = arrow::MakeScalar(c.get<int64_t>("int64 literal"));
       break;
     case pr::kLiteralFloat64:
-      *out = cp::literal(c.get<double>("float64 literal"));
+      out = arrow::MakeScalar(c.get<double>("float64 literal"));
       break;
     case pr::kLiteralString: {
       uint32_t len = c.get<uint32_t>("string literal length");
-      *out = cp::literal(std::make_shared<arrow::StringScalar>(c.text(len, "string literal")));
+      out = std::make_shared<arrow::StringScalar>(c.text(len, "string literal"));
       break;
     }
     case pr::kLiteralTimestampUs:   // a wall-clock time; Arrow compares it with a column of any unit, no zone
-      *out = cp::literal(std::make_shared<arrow::TimestampScalar>(c.get<int64_t>("timestamp literal"),
-                                                                  arrow::timestamp(arrow::TimeUnit::MICRO)));
+      out = std::make_shared<arrow::TimestampScalar>(c.get<int64_t>("timestamp literal"),
+                                                     arrow::timestamp(arrow::TimeUnit::MICRO));
       break;
     case pr::kLiteralTimestampUsUtc:   // an instant; with a column of any unit and zone
-      *out = cp::literal(std::make_shared<arrow::TimestampScalar>(c.get<int64_t>("timestamp literal"),
-                                                                  arrow::timestamp(arrow::TimeUnit::MICRO, "UTC")));
+      out = std::make_shared<arrow::TimestampScalar>(c.get<int64_t>("timestamp literal"),
+                                                     arrow::timestamp(arrow::TimeUnit::MICRO, "UTC"));
       break;
     default:
       c.fail("unknown literal type " + std::to_string(type));
   }
-  return c.ok();
+  return c.ok() ? out : nullptr;
+}
+
+// `column IN (values)`: NULL for a NULL row (as SQL's IN with a list of no NULLs), else one
+// `is_in` per literal type, ORed when the list mixes types. A hash lookup per row however long the
+// list, and no chain of equalities for Arrow to recurse through; values compare as `equal` does.
+// The same expression as the Python codec's (protocol.to_expression), so the two print alike.
+arrow::Result<cp::Expression> InList(const std::string& column, const arrow::ScalarVector& values) {
+  std::map<std::string, arrow::ScalarVector> by_type;
+  for (const auto& v : values) by_type[v->type->ToString()].push_back(v);
+  std::vector<cp::Expression> lookups;
+  for (const auto& [_, same] : by_type) {
+    ARROW_ASSIGN_OR_RAISE(auto builder, arrow::MakeBuilder(same.front()->type));
+    ARROW_RETURN_NOT_OK(builder->AppendScalars(same));
+    ARROW_ASSIGN_OR_RAISE(auto set, builder->Finish());
+    lookups.push_back(cp::call("is_in", {cp::field_ref(column)}, cp::SetLookupOptions(set)));
+  }
+  cp::Expression found = lookups.front();
+  for (size_t i = 1; i < lookups.size(); ++i) found = cp::or_(found, lookups[i]);
+  return cp::call("if_else", {cp::call("is_null", {cp::field_ref(column)}, cp::NullOptions(false)),
+                              cp::literal(arrow::MakeNullScalar(arrow::boolean())), std::move(found)});
 }
 
 // The Arrow function of each comparison operator, in the protocol's cmp_ops order.
@@ -164,9 +184,15 @@ const char* Comparison(uint8_t op) {
   return op < pr::kCmpOpCount ? names[op] : nullptr;
 }
 
-bool Node(Cursor& c, int depth, cp::Expression* out) {
+// One filter node and its children; `nodes` counts those read so far (an IN list is one node):
+// Arrow chains an AND or OR of n children n deep, so their number is bounded as the depth is.
+bool Node(Cursor& c, int depth, int* nodes, cp::Expression* out) {
   if (depth > pr::kMaxFilterDepth) {
     c.fail("filter nested deeper than " + std::to_string(pr::kMaxFilterDepth));
+    return false;
+  }
+  if (++*nodes > pr::kMaxFilterNodes) {
+    c.fail("filter has more than " + std::to_string(pr::kMaxFilterNodes) + " nodes");
     return false;
   }
   uint8_t tag = c.get<uint8_t>("filter node");
@@ -179,7 +205,7 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
       std::vector<cp::Expression> kids;
       for (uint16_t i = 0; c.ok() && i < n; ++i) {
         cp::Expression k;
-        if (Node(c, depth + 1, &k)) kids.push_back(std::move(k));
+        if (Node(c, depth + 1, nodes, &k)) kids.push_back(std::move(k));
       }
       if (!c.ok()) return false;
       *out = tag == pr::kNodeAnd ? cp::and_(kids) : cp::or_(kids);
@@ -187,7 +213,7 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
     }
     case pr::kNodeNot: {
       cp::Expression k;
-      if (!Node(c, depth + 1, &k)) return false;
+      if (!Node(c, depth + 1, nodes, &k)) return false;
       *out = cp::not_(std::move(k));
       return true;
     }
@@ -196,9 +222,9 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
       const char* fn = Comparison(op);
       if (c.ok() && !fn) c.fail("unknown comparison operator " + std::to_string(op));
       std::string col = Column(c);
-      cp::Expression lit;
-      if (!c.ok() || !Literal(c, &lit)) return false;
-      *out = cp::call(fn, {cp::field_ref(col), lit});
+      std::shared_ptr<arrow::Scalar> lit = c.ok() ? Literal(c) : nullptr;
+      if (!lit) return false;
+      *out = cp::call(fn, {cp::field_ref(col), cp::literal(std::move(lit))});
       return true;
     }
     case pr::kNodeIsNull:
@@ -209,17 +235,20 @@ bool Node(Cursor& c, int depth, cp::Expression* out) {
                          : cp::call("is_valid", {cp::field_ref(col)});
       return true;
     }
-    case pr::kNodeIn: {  // OR of equalities, so NULLs behave as in SQL
+    case pr::kNodeIn: {
       std::string col = Column(c);
       uint16_t n = c.get<uint16_t>("IN value count");
       if (c.ok() && n == 0) c.fail("IN without values");
-      std::vector<cp::Expression> eqs;
-      for (uint16_t i = 0; c.ok() && i < n; ++i) {
-        cp::Expression lit;
-        if (Literal(c, &lit)) eqs.push_back(cp::call("equal", {cp::field_ref(col), lit}));
-      }
+      arrow::ScalarVector values;
+      for (uint16_t i = 0; c.ok() && i < n; ++i)
+        if (auto v = Literal(c)) values.push_back(std::move(v));
       if (!c.ok()) return false;
-      *out = cp::or_(eqs);
+      auto in = InList(col, values);
+      if (!in.ok()) {
+        c.fail("IN list: " + in.status().message());
+        return false;
+      }
+      *out = std::move(*in);
       return true;
     }
     case pr::kNodeStartsWith:
@@ -1094,7 +1123,8 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err) {
   if (c.ok() && flen > c.left()) c.fail("filter length beyond the request");
   if (c.ok() && flen > 0) {
     size_t before = c.left();
-    req->has_filter = Node(c, 0, &req->filter);
+    int nodes = 0;
+    req->has_filter = Node(c, 0, &nodes, &req->filter);
     if (c.ok() && before - c.left() != flen) c.fail("filter length does not match its encoding");
   }
   if (c.ok() && aggregate) Aggregates(c, req);

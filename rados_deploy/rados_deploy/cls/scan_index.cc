@@ -141,22 +141,40 @@ void Conjuncts(const cp::Expression& e, std::vector<cp::Expression>* out) {
   }
 }
 
-// The literals `e` compares `column` with for equality: an `equal` of a column and a literal, or
-// an OR of those on one column; false for anything else.
+// The literals `e` compares `column` with for equality: an `equal` of a column and a literal, an
+// IN list (`if_else` of a NULL test and `is_in`s, as the scan core builds it), or an OR of those on
+// one column; false for anything else.
 bool KeyLiterals(const cp::Expression& e, std::string* column, std::vector<std::shared_ptr<arrow::Scalar>>* keys) {
   const cp::Expression::Call* call = e.call();
   if (!call) return false;
+  if (call->function_name == "if_else" && call->arguments.size() == 3) {
+    const cp::Expression::Call* test = call->arguments[0].call();
+    return test && test->function_name == "is_null" && KeyLiterals(call->arguments[2], column, keys);
+  }
   if (call->function_name == "or_kleene") {
     for (const auto& a : call->arguments)
       if (!KeyLiterals(a, column, keys)) return false;
     return true;
   }
-  if (call->function_name != "equal" || call->arguments.size() != 2) return false;
+  bool in = call->function_name == "is_in" && call->arguments.size() == 1;
+  if (!in && (call->function_name != "equal" || call->arguments.size() != 2)) return false;
   const std::string* name = call->arguments[0].field_ref() ? call->arguments[0].field_ref()->name() : nullptr;
-  const arrow::Datum* lit = call->arguments[1].literal();
-  if (!name || !lit || !lit->is_scalar() || (!column->empty() && *column != *name)) return false;
+  if (!name || (!column->empty() && *column != *name)) return false;
+  if (in) {
+    const auto* set = static_cast<const cp::SetLookupOptions*>(call->options.get());
+    if (!set || !set->value_set.is_array()) return false;
+    auto values = set->value_set.make_array();
+    for (int64_t i = 0; i < values->length(); ++i) {
+      auto v = values->GetScalar(i);
+      if (!v.ok()) return false;
+      keys->push_back(*v);
+    }
+  } else {
+    const arrow::Datum* lit = call->arguments[1].literal();
+    if (!lit || !lit->is_scalar()) return false;
+    keys->push_back(lit->scalar());
+  }
   *column = *name;
-  keys->push_back(lit->scalar());
   return true;
 }
 

@@ -10,6 +10,7 @@ codec's references :func:`aggregate` and :func:`top_k`; or the expected errno). 
 (tests/connector/harness.cc) and the Python side read them.
 """
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -241,7 +242,7 @@ def main():
             "csv": req.csv and req.csv.hex(),
             "csv_columns": req.csv and ",".join(f"{f.name}:{str(f.type).replace(' ', '')}"
                                                 for f in pa.ipc.read_schema(pa.py_buffer(req.csv))),
-            "expression": str(to_expression(req.filter)) if req.filter else None}})
+            "expression": re.sub(r"\n *", " ", str(to_expression(req.filter))) if req.filter else None}})
     base = Request(columns=["id"]).encode()
     for name, (data, err) in {**bad_requests(base), **bad_aggregates(), **bad_top_k()}.items():
         requests.append({"name": name, "hex": data.hex(), "error": err})

@@ -37,11 +37,17 @@ final class Filters {
     for (StructField f : schema.fields()) types.put(f.name(), f.dataType());
   }
 
+  /** {@code f}'s tree, or null when the class would not run it exactly or it is past its size limits. */
   Protocol.Node translate(Filter f) {
+    Protocol.Node n = node(f);
+    return n == null || !n.fits() ? null : n;
+  }
+
+  private Protocol.Node node(Filter f) {
     if (f instanceof And a) return both(a.left(), a.right(), Protocol::and);
     if (f instanceof Or o) return both(o.left(), o.right(), Protocol::or);
     if (f instanceof Not n) {
-      Protocol.Node kid = translate(n.child());
+      Protocol.Node kid = node(n.child());
       return kid == null ? null : Protocol.not(kid);
     }
     String[] refs = f.references();
@@ -75,12 +81,19 @@ final class Filters {
   }
 
   private Protocol.Node both(Filter l, Filter r, Function<List<Protocol.Node>, Protocol.Node> join) {
-    Protocol.Node a = translate(l), b = translate(r);
+    Protocol.Node a = node(l), b = node(r);
     return a == null || b == null ? null : join.apply(List.of(a, b));
   }
 
   private static Protocol.Node cmp(String op, String col, Object value) {
     return Protocol.encodable(value) ? Protocol.cmp(op, col, value) : null;
+  }
+
+  /** Whether the AND of {@code accepted} and {@code n} is still within the class's size limits. */
+  static boolean fitsBeside(List<Protocol.Node> accepted, Protocol.Node n) {
+    List<Protocol.Node> all = new ArrayList<>(accepted);
+    all.add(n);
+    return all(all).fits();
   }
 
   /** The AND of {@code nodes} (null if empty). */

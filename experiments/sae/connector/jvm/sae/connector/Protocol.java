@@ -44,20 +44,31 @@ public final class Protocol {
 
   private Protocol() {}
 
-  /** An encoded filter node and the columns it reads. */
+  /** An encoded filter node, the columns it reads, its height (a leaf's is 0) and its node count. */
   public static final class Node implements Serializable {
     private static final long serialVersionUID = 1L;
     final byte[] bytes;
     final Set<String> columns;
+    final int height;
+    final int nodes;
 
-    private Node(byte[] bytes, Set<String> columns) {
+    private Node(byte[] bytes, Set<String> columns, int height, int nodes) {
       this.bytes = bytes;
       this.columns = columns;
+      this.height = height;
+      this.nodes = nodes;
+    }
+
+    /** Whether the class takes this tree as a request's filter (its depth and node limits). */
+    boolean fits() {
+      return height <= ProtocolSpec.MAX_FILTER_DEPTH && nodes <= ProtocolSpec.MAX_FILTER_NODES;
     }
   }
 
   private static final class Out extends ByteArrayOutputStream {
     final Set<String> columns = new LinkedHashSet<>();
+    int height = 0;
+    int nodes = 1;
 
     Out u8(int v) {
       write(v);
@@ -95,6 +106,8 @@ public final class Protocol {
     Out node(Node n) {
       write(n.bytes, 0, n.bytes.length);
       columns.addAll(n.columns);
+      height = Math.max(height, n.height + 1);
+      nodes += n.nodes;
       return this;
     }
 
@@ -121,7 +134,7 @@ public final class Protocol {
     }
 
     Node done() {
-      return new Node(toByteArray(), Set.copyOf(columns));
+      return new Node(toByteArray(), Set.copyOf(columns), height, nodes);
     }
   }
 

@@ -130,7 +130,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
     for (Predicate p : predicates) {
       scala.Option<Filter> v1 = PredicateUtils.toV1(p);
       Protocol.Node n = v1.isDefined() ? translator.translate(v1.get()) : null;
-      if (n != null) {
+      if (n != null && Filters.fitsBeside(accepted, n)) {
         accepted.add(n);
         pushed.add(v1.get());
       }
@@ -272,7 +272,7 @@ final class SaeScan implements Scan, Batch, SupportsReportStatistics, SupportsRu
       List<Filter> kept = new ArrayList<>(), taken = new ArrayList<>();
       for (Filter f : filters) {
         Protocol.Node n = translator.translate(f);
-        if (n == null) {
+        if (n == null || !Filters.fitsBeside(accepted, n)) {
           kept.add(f);
         } else {
           taken.add(f);
