@@ -18,11 +18,12 @@ and memory are recorded (index_build_s, cached_bytes, index_bytes), not counted 
   then none);
 and the index's memory beside the rows' (fig. 11: under 2 % of the data).
 
-The offload readers push what the object class can run: since protocol 6 that includes a
-comparison of the pickup time, but Spark gives these plans' scans no key to push (the lookup is a
-semi-join with the cached ``keys`` view, the join one with ``probe``, and Spark's dynamic pruning
-makes no runtime filter of them), so offload and offload-index read every object here
-(docs/experiments.md, "Indexed"). The series run the readers that answer from memory and vanilla;
+The offload readers push what the object class can run, a comparison of the pickup time among
+it (protocol 6). A lookup runs with its keys as values (``pickup IN (...)``, built before the
+clock starts), so offload-index's OSDs answer an object without those keys unread; the join gives
+the scans no key (Spark's dynamic pruning makes no runtime filter of the join with the cached
+``probe``), so both offload readers read every object there (docs/experiments.md, "Indexed").
+The series run the readers that answer from memory and vanilla;
 the lost executor, the two that hold something to lose.
 
 Tiny profile: 1 M trips stored once (the tiny dataset unlinked, as bandwidth.py's), so both

@@ -1,8 +1,9 @@
 """Real local cluster: ``sae run experiments/indexed.py`` cut by ``--set`` to a few points on the
-shared sae cluster (tests/fixtures/sae.py): a one-key lookup, a join with a 1 % probe and a series
+shared sae cluster (tests/fixtures/sae.py): lookups of 1 and 10,000 keys (an IN list of 10,000
+values in every OSD call), a join with a 1 % probe and a series
 of two joins with an append between them, read by the indexed cache, Spark's cache and vanilla in
 one Spark application (the indexed cache's jar compiled on the driver node and shipped with it),
-the lookup and the join by offload-index too (the build indexing each object's pickup times in
+the lookups and the join by offload-index too (the build indexing each object's pickup times in
 its omap). Every reader returns the same rows and checksum at every point and after the append;
 the in-memory readers record what they hold; offload-index's scans probe the index its build made.
 Left to the README's command: the offload reader (the key queries
@@ -27,15 +28,15 @@ ROWS = 200_000
 APPEND = 1000
 CUT = [f"--set={s}" for s in (
     "repetitions=2", "warmup=0", "drift=false", "cluster.cores=shared", "spark.jit=quick", f"data.rows={ROWS}",
-    "sweep.cartesian.lose_executor=[null]", "sweep.cartesian.keys=[1]", "sweep.cartesian.probe=[1]",
+    "sweep.cartesian.lose_executor=[null]", "sweep.cartesian.keys=[1, 10000]", "sweep.cartesian.probe=[1]",
     f"sweep.cartesian.append_rows=[0, {APPEND}]",
     "sweep.cartesian.reader=[indexed, cache, vanilla, offload-index]",
     "workload.append_every=1")]
 """The tiny profile cut to answers and states, not times (as the catalogue's CI settings): two
 repetitions per point, no warm-up or drift check, every host on every core, C1-only JVMs, 200 K
-trips stored once; the lookup of one key, the join with a 1 % probe, no lost executor; the series
+trips stored once; lookups of 1 and 10,000 keys, the join with a 1 % probe, no lost executor; the series
 appends 1000 rows before its second query; four readers, the series three (the experiment's).
-11 points, 22 queries (each after the tiny profile's 2-s pause, which its 1-s scrapes need)."""
+15 points, 30 queries (each after the tiny profile's 2-s pause, which its 1-s scrapes need)."""
 SERIES = {"indexed", "cache", "vanilla"}
 READERS = SERIES | {"offload-index"}
 
@@ -66,9 +67,10 @@ def test_every_reader_answers_alike_before_and_after_an_append(run, figure):
     first, last = df["start"].astype(float).min(), df["end"].astype(float).max()
     figure(f"sae run {seconds:.0f} s: " + ", ".join(f"{k} {v:.0f}" for k, v in stages.items())
            + f"; its first query {first - start:.0f} s in, its queries {last - first:.0f} s, after them {start + seconds - last:.0f} s")
-    assert set(df["reader"]) == READERS and len(df) == 2 * (3 * len(SERIES) + 2)
+    # per reader a lookup of 1 and one of 10,000 keys and a join; per series reader the series
+    assert set(df["reader"]) == READERS and len(df) == 2 * (3 * len(READERS) + len(SERIES))
     assert set(df.loc[df["append_rows"] == APPEND, "reader"]) == SERIES
-    for key, g in df.groupby(["query", "append_rows", "repetition"]):
+    for key, g in df.groupby(["query", "keys", "append_rows", "repetition"]):
         assert g[["rows_out", "checksum"]].drop_duplicates().shape[0] == 1, (key, g[["reader", "rows_out", "checksum"]])
         assert (g["rows_out"] > 0).all(), key
     series = df[df["append_rows"] == APPEND]
@@ -108,11 +110,11 @@ def test_the_in_memory_readers_record_what_they_hold(run, figure):
 
 
 def test_the_osd_index_is_built_beside_each_object_and_probed(run, figure):
-    """offload-index: the build indexed every object's pickup times in its omap, and the join's
-    scans carried the index flag (the OSDs' probe time; the lookup's, every column and no filter
-    but IS NOT NULL, come back as stored). Spark hands these plans' keys to no scan (the key views
-    are cached, and its dynamic pruning wants a selection on the other side), so their filter
-    holds no key for the index to answer: docs/experiments.md, "Indexed"."""
+    """offload-index: the build indexed every object's pickup times in its omap, and every scan
+    carried the index flag (the OSDs' probe time). The lookup's keys reach the scans as values, so
+    the OSDs found its key's rows in the index; the join's keys reach no scan (the probe view is
+    cached, and Spark's dynamic pruning wants a selection on the other side): docs/experiments.md,
+    "Indexed"."""
     run = run[0]
     df = sae.load_results(run)
     steps = yaml.safe_load((run / "stages.yaml").read_text())
@@ -120,9 +122,14 @@ def test_the_osd_index_is_built_beside_each_object_and_probed(run, figure):
              if "index of tpep_pickup_datetime" in o["message"]]
     assert built and f"{ROWS} rows" in built[0], steps
     ix = df[df["reader"] == "offload-index"]
-    assert (ix.loc[ix["query"] == "key-join", "cls_index_s"] > 0).all(), ix[["query", "cls_index_s"]]
+    assert (ix["cls_index_s"] > 0).all(), ix[["query", "cls_index_s"]]
     assert (df.loc[df["reader"] != "offload-index", "cls_index_s"].fillna(0) == 0).all()
-    lookup = ix[ix["query"] == "key-lookup"]
+    lookups = ix[ix["query"] == "key-lookup"]   # 10,000 keys: an IN list of 10,000 values in every OSD call
+    assert (lookups["cls_index_rows"] >= lookups["rows_out"]).all() and (lookups["rows_out"] >= 1).all(), \
+        lookups[["keys", "cls_index_rows", "rows_out"]]
+    assert set(lookups["keys"]) == {1, 10_000}
+    lookup = lookups[lookups["keys"] == 1]
+    assert (ix.loc[ix["query"] == "key-join", "cls_index_rows"] == 0).all()
     figure(f"{built[0]}; one-key lookup through offload-index: {lookup['cls_index_rows'].median():.0f} rows from the "
            f"index, {lookup['cls_read_bytes'].median() / 2**20:.2f} MiB read in the OSDs, {lookup['total_s'].median():.2f} s")
 

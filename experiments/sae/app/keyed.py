@@ -8,7 +8,9 @@ Per application and dataset (``cfg["dataset"]``: every reader of it reads the sa
 first reader to need one of these makes it for all; docs/results.md, "Keys, probes and appends"):
 
 * ``keys`` (n): the n distinct non-null values of the key with the smallest xxhash64, ties by
-  value; the view ``keys`` (column ``key``) and, for the index, the same values packed;
+  value; the view ``keys`` (column ``key``), the condition ``key IN (<the n values>)`` a lookup
+  runs (:meth:`Memory.lookup`: values a scan can push, where a semi-join with the view gives it
+  none) and, for the index, the same values packed;
 * ``probe`` (p %): the distinct non-null key values whose ``pmod(xxhash64(key), 10**6)`` is below
   p % of 10**6 (about p % of the keys), with that number as the column ``bucket``;
 * a kept copy (``cfg["keep"]``): ``cache``, the reader's DataFrame (:func:`tagged`) cached and
@@ -23,6 +25,7 @@ reader appends a version (its parent version dropped unless it is the kept one),
 reader caches the batch (tagged with its point) and reads the union of its rows and its batches.
 """
 import dataclasses
+import datetime
 import json
 import os
 import signal
@@ -41,6 +44,20 @@ REPLACEMENT_WAIT = 180.0
 """Seconds a lost executor's replacement is waited for (the cluster manager starts a new JVM)."""
 _PACKED = ("tinyint", "smallint", "int", "bigint", "date", "timestamp", "timestamp_ntz")
 """Key types whose internal values (days, microseconds) the index takes packed as longs."""
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+def key_literal(kind, value):
+    """Spark SQL for the key value whose internal form (``DataType.toInternal``: days since the
+    epoch, microseconds, or the number) is ``value``, of type ``kind`` (one of :data:`_PACKED`):
+    exact, whatever the session's time zone, and folded to a literal before a scan is planned."""
+    if kind == "date":
+        return f"date_from_unix_date({value})"
+    if kind == "timestamp":
+        return f"timestamp_micros({value})"
+    if kind == "timestamp_ntz":
+        return f"TIMESTAMP_NTZ '{_EPOCH + datetime.timedelta(microseconds=value):%Y-%m-%d %H:%M:%S.%f}'"
+    return f"CAST({value} AS {kind})"
 
 
 def tagged(df, tag):
@@ -131,6 +148,16 @@ class Kept:
 
 
 @dataclasses.dataclass
+class Keys:
+    """A lookup's keys: the cached view's rows (``df``), the condition ``key IN (...)`` with them
+    as values (``listed``) and, for the index, their internal values packed as little-endian longs."""
+
+    df: object
+    listed: object
+    packed: bytearray
+
+
+@dataclasses.dataclass
 class Series:
     """A point's appends so far: the batches appended, the indexed reader's newest version, the
     other readers' cached batches and the RDDs holding them."""
@@ -168,7 +195,7 @@ class Memory:
         if rep is not None and cfg.get("lose_executor") == rep and cfg["comparison"] not in self.lost:
             self.lost.add(cfg["comparison"])
             out.update(lose_executor(self.spark))
-            for df in [*(df for df, _ in self.keys.values()), *self.probes.values()]:
+            for df in [*(k.df for k in self.keys.values()), *self.probes.values()]:
                 df.count()   # the queries' own inputs made whole again; each reader's copy is its next query's
         if cfg.get("append_rows"):
             out.update(self._append(cfg, fresh, (rep or 0) // cfg["append_every"]))
@@ -204,8 +231,9 @@ class Memory:
         kind = df.schema["key"].dataType
         if kind.simpleString() not in _PACKED:
             raise ValueError(f"key {cfg['key']} is {kind.simpleString()}; the key queries take {', '.join(_PACKED)}")
-        packed = bytearray(struct.pack(f"<{len(values)}q", *(kind.toInternal(r[0]) for r in values)))
-        self.keys[where] = (df, packed)
+        internal = [kind.toInternal(r[0]) for r in values]
+        listed = F.expr(f"`{cfg['key']}` IN ({', '.join(key_literal(kind.simpleString(), v) for v in internal)})")
+        self.keys[where] = Keys(df, listed, bytearray(struct.pack(f"<{len(internal)}q", *internal)))
 
     def _probe(self, cfg, fresh):
         where = (cfg["dataset"], cfg["probe"])
@@ -285,16 +313,22 @@ class Memory:
     def views(self, cfg):
         """Register the point's key views (``keys``, ``probe``)."""
         if "keys" in cfg:
-            self.keys[(cfg["dataset"], cfg["keys"])][0].createOrReplaceTempView("keys")
+            self.keys[(cfg["dataset"], cfg["keys"])].df.createOrReplaceTempView("keys")
         if "probe" in cfg:
             self.probes[(cfg["dataset"], cfg["probe"])].createOrReplaceTempView("probe")
+
+    def lookup(self, df, cfg):
+        """``df``'s rows whose key is one of the point's keys: the lookup's statement with its
+        keys as values (parsed once per key set, before any clock starts), so that a reader's scan
+        can push them, as Spark makes no runtime filter of the semi-join with the view."""
+        return df.where(self.keys[(cfg["dataset"], cfg["keys"])].listed)
 
     def indexed(self, cfg):
         """The point's answer through the index (its newest version): the rows of the keys
         (``lookup``: the lookup's job runs here) or the join with the probe (``join``)."""
         frame = self.series.get(cfg["point"], Series()).frame or self.kept[(cfg["dataset"], "index")].frame
         if cfg["index"] == "lookup":
-            return DataFrame(frame.getRowsPacked(self.keys[(cfg["dataset"], cfg["keys"])][1]), self.spark)
+            return DataFrame(frame.getRowsPacked(self.keys[(cfg["dataset"], cfg["keys"])].packed), self.spark)
         return DataFrame(frame.join(self.probes[(cfg["dataset"], cfg["probe"])]._jdf, "key"), self.spark)
 
     # --- after a point ---

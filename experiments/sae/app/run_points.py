@@ -167,7 +167,9 @@ def query(spark, cfg, memory, schema=None):
         result = memory.indexed(cfg)   # a lookup runs here
     else:
         result = memory.trips(cfg, fresh(spark, cfg, schema))
-        if cfg.get("sql"):
+        if cfg.get("index") == "lookup":
+            result = memory.lookup(result, cfg)   # the statement, its keys as values
+        elif cfg.get("sql"):
             result.createOrReplaceTempView("trips")
             memory.views(cfg)
             if cfg.get("zones"):

@@ -122,7 +122,8 @@ QUERIES = {q.name: q for q in (
           "every column of the trips from one pickup zone in one hour (a point lookup; no threshold)"),
     Query("key-lookup", f"SELECT * FROM trips WHERE {KEY} IN (SELECT key FROM keys)",
           "every column of the trips picked up at one of workload.keys pickup times taken from the data "
-          "(a lookup of that many keys)", index="lookup"),
+          "(a lookup of that many keys; the application runs it with the keys as values, an IN list a scan "
+          "can push)", index="lookup"),
     Query("key-join", f"SELECT * FROM trips t JOIN probe p ON t.{KEY} = p.key",
           "the trips joined with a probe table of pickup times, workload.probe % of the data's, on the "
           "pickup time (an equi-join: every column of both)", index="join"),
