@@ -79,6 +79,11 @@ class RunDir:
     def placement(self, point_id: str) -> Path:
         """Where the point's data lived on the OSDs before and after its application ran."""
         return self.root / "placement" / f"{point_id}.json"
+
+    def osd_index(self, point_id: str) -> Path:
+        """What the OSD index the point's reader probes holds, per object (its column; each
+        object's rows, bytes and build seconds), as the build stage found it."""
+        return self.root / "osd_index" / f"{point_id}.json"
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
@@ -252,6 +257,17 @@ def placement_columns(path: Path, hosts: int) -> dict:
             "placement_imbalance": max(objects.values()) / mean if mean else math.nan}
 
 
+def osd_index_columns(path: Path) -> dict:
+    """Where the point's reader probes an OSD index (``RunDir.osd_index``): ``index_bytes`` (the
+    objects' indexes in their omaps), ``index_build_s`` (the OSDs' seconds building them, summed)
+    and ``index_partitions`` (JSON, per object: ``[rows, index bytes]``); nothing elsewhere."""
+    if not path.exists():
+        return {}
+    objects = json.loads(path.read_text())["objects"]
+    return {"index_bytes": sum(o["bytes"] for o in objects), "index_build_s": sum(o["build_s"] for o in objects),
+            "index_partitions": json.dumps([[o["rows"], o["bytes"]] for o in objects])}
+
+
 def neighbours(entries) -> dict[tuple, tuple]:
     """(point, repetition) → (end of the previous query, start of the next one) over every
     recorded repetition of the run: None before the first (the application's start-up precedes
@@ -307,6 +323,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
                                       busy=busy))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         row.update(placement_columns(run.placement(e["point"]), p.spec.cluster.nodes))
+        row.update(osd_index_columns(run.osd_index(e["point"])))
         row.update(cls_columns(result.get("scan")))
         row.update(ops.get((e["point"], e["repetition"], e["start"]), {}))
         rows.append(row)
