@@ -242,19 +242,34 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
                for col, (side, counter) in RESOURCES.items()}}
 
 
+def _imbalance(objects: dict) -> float:
+    """The most objects an OSD held over the mean per OSD (1: even)."""
+    mean = sum(objects.values()) / len(objects) if objects else 0
+    return max(objects.values()) / mean if mean else math.nan
+
+
 def placement_columns(path: Path, hosts: int) -> dict:
     """``hosts`` and, where the run recorded where the point's data lived (before its queries),
     ``osds``, ``objects_per_osd`` and ``bytes_per_osd`` (JSON: OSD name → count), and
-    ``placement_imbalance``: the most objects an OSD held over the mean per OSD (1: even)."""
+    ``placement_imbalance`` (:func:`_imbalance`); where it also recorded it after its application,
+    the same ``..._after`` and ``bytes_moved``: the bytes OSDs gained in between, summed (what the
+    placement groups' changes moved, such as the autoscaler's)."""
     out = {"hosts": hosts}
     if not path.exists():
         return out
-    before = json.loads(path.read_text())["before"]
-    objects = {osd: v["objects"] for osd, v in before.items()}
-    mean = sum(objects.values()) / len(objects) if objects else 0
-    return {**out, "osds": len(before), "objects_per_osd": json.dumps(objects),
-            "bytes_per_osd": json.dumps({osd: v["bytes"] for osd, v in before.items()}),
-            "placement_imbalance": max(objects.values()) / mean if mean else math.nan}
+    record = json.loads(path.read_text())
+    for when, suffix in (("before", ""), ("after", "_after")):
+        if when in record:
+            objects = {osd: v["objects"] for osd, v in record[when].items()}
+            out.update({f"objects_per_osd{suffix}": json.dumps(objects),
+                        f"bytes_per_osd{suffix}": json.dumps({osd: v["bytes"] for osd, v in record[when].items()}),
+                        f"placement_imbalance{suffix}": _imbalance(objects)})
+    if "before" in record:
+        out["osds"] = len(record["before"])
+    if "before" in record and "after" in record:
+        before, after = record["before"], record["after"]
+        out["bytes_moved"] = sum(max(0, v["bytes"] - before.get(osd, {}).get("bytes", 0)) for osd, v in after.items())
+    return out
 
 
 def osd_index_columns(path: Path) -> dict:
