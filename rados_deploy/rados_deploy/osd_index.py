@@ -16,7 +16,7 @@ from metareserve.errors import OperationalError, UsageError
 from .scan_protocol import SPEC
 
 STAGE = "sae index"
-FORMAT = 1
+FORMAT = 2
 """The header's format, as the class writes it (``cls/scan_index.cc``)."""
 
 
@@ -38,18 +38,29 @@ class IndexHeader:
     rows: int      # rows indexed (NULLs are not)
     keys: int      # distinct values
     bytes: int     # the index's bytes in the omap
+    build_ns: int  # how long its build took in the OSD
     column: str
 
     @classmethod
     def parse(cls, text: str | None) -> "IndexHeader | None":
         """The header's fields; None for no header or one of another format."""
-        parts = (text or "").split(" ", 7)
-        if len(parts) != 8 or parts[0] != str(FORMAT):
+        parts = (text or "").split(" ", 8)
+        if len(parts) != 9 or parts[0] != str(FORMAT):
             return None
         try:
-            return cls(*map(int, parts[1:7]), parts[7])
+            return cls(*map(int, parts[1:8]), parts[8])
         except ValueError:
             return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ObjectIndex:
+    """One object's index: the rows it indexes, its bytes in the omap, the seconds its build took."""
+
+    object: str
+    rows: int
+    bytes: int
+    build_s: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,10 +75,17 @@ class IndexReport:
     keys: int         # distinct values per object, summed
     bytes: int        # the indexes' bytes in the omaps
     seconds: float    # the build calls' wall time
+    per_object: tuple[ObjectIndex, ...] = ()   # by object name
+
+    @property
+    def build_s(self) -> float:
+        """The OSDs' seconds building the indexes there are now (up-to-date ones included), summed."""
+        return sum(o.build_s for o in self.per_object)
 
     def line(self) -> str:
         return (f"index of {self.column}: {self.objects} objects ({self.built} built, {self.unchanged} up to date), "
-                f"{self.rows} rows, {self.keys} keys, {self.bytes} bytes, {self.seconds:.2f} s")
+                f"{self.rows} rows, {self.keys} keys, {self.bytes} bytes, {self.seconds:.2f} s "
+                f"({self.build_s:.2f} s of building in the OSDs)")
 
 
 def build(cc, path: str, column: str, *, suffixes: tuple[str, ...] = (".parquet",), in_flight: int = 8) -> IndexReport:
@@ -95,5 +113,6 @@ def build(cc, path: str, column: str, *, suffixes: tuple[str, ...] = (".parquet"
                                f"its build: reinstall the class (rados_deploy install_class)")
     after = [a for _, a in headers.values()]
     unchanged = sum(b == a for b, a in headers.values())
+    per_object = tuple(ObjectIndex(oid, a.rows, a.bytes, a.build_ns / 1e9) for oid, (_, a) in sorted(headers.items()))
     return IndexReport(column, len(after), len(after) - unchanged, unchanged, sum(a.rows for a in after),
-                       sum(a.keys for a in after), sum(a.bytes for a in after), got["seconds"])
+                       sum(a.keys for a in after), sum(a.bytes for a in after), got["seconds"], per_object)

@@ -10,6 +10,7 @@
 //   index <parquet> <hex>       -> ok <JSON of the build> | err <errno> <message>: the index request
 //                                  <hex> builds the file's index in a map the process keeps, which
 //                                  later scans of that file probe (as the OSD's omap)
+//   header <parquet>            -> ok <the index header's text, as the omap holds it> | err 2 ...
 //   carry <parquet> <other>     -> ok: <parquet>'s index becomes <other>'s (as an omap outlives a
 //                                  rewrite of its object's data)
 //   fuzz <parquet> <hex> <n> <seed> -> ok <parsed> <scanned> <errors> (mutated requests, no crash)
@@ -142,6 +143,9 @@ int main() {
         continue;
       }
       std::cout << "ok " << sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kTotalNs]) << std::endl;
+    } else if (cmd == "header") {
+      auto h = indexes[a].Get(sae::protocol::kIndexHeaderKey);
+      std::cout << (h.ok() && *h ? "ok " + **h : std::string("err 2 no index header")) << std::endl;
     } else if (cmd == "carry") {
       indexes[b] = indexes[a];
       std::cout << "ok" << std::endl;

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rados_deploy.osd_index import index_request
+from rados_deploy.osd_index import IndexHeader, index_request
 from sae.connector.protocol import FLAG_INDEX, Request, decode_reply, times_as_integers, to_expression
 
 ROWS = 20_000
@@ -63,6 +63,11 @@ def test_index_build_is_counted_and_a_second_build_changes_nothing(harness, sess
     assert not again["changed"] and {**again, "build_ns": 0, "changed": True} == {**built, "build_ns": 0}, again
     assert floats.startswith("err 22 index: cannot index column 'x' of type double"), floats
     assert unknown == "err 22 index: unknown column 'nope'", unknown
+    call, header = harness(f"index {path} {index_request('k').hex()}", f"header {path}")
+    call = json.loads(call.removeprefix("ok "))
+    h = IndexHeader.parse(header.removeprefix("ok "))   # the header as the class writes it, read as rados_deploy reads it
+    assert h and (h.column, h.rows, h.keys, h.bytes) == ("k", built["rows"], built["keys"], built["bytes"]), header
+    assert 0 < h.build_ns <= call["build_ns"], (h, call)   # the build, within the call that made it
     bad, = harness(f"index {path} {b'XXXX'.hex()}{index_request('k').hex()[8:]}")
     assert bad.startswith("err 93 not an index request"), bad
 

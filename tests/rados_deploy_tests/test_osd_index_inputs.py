@@ -15,10 +15,11 @@ def test_the_request_is_magic_version_and_the_column():
 
 
 def test_the_header_is_read_as_the_class_writes_it_and_another_format_is_none():
-    h = osd_index.IndexHeader.parse("1 5310 123 1 40 40 1200 a column")
-    assert h == osd_index.IndexHeader(5310, 123, 1, 40, 40, 1200, "a column")
-    assert osd_index.IndexHeader.parse("2 5310 123 1 40 40 1200 k") is None
-    assert osd_index.IndexHeader.parse("1 x 123 1 40 40 1200 k") is None and osd_index.IndexHeader.parse(None) is None
+    h = osd_index.IndexHeader.parse("2 5310 123 1 40 40 1200 81000 a column")
+    assert h == osd_index.IndexHeader(5310, 123, 1, 40, 40, 1200, 81000, "a column")
+    assert osd_index.IndexHeader.parse("1 5310 123 1 40 40 1200 k") is None   # format 1: no build time
+    assert osd_index.IndexHeader.parse("2 x 123 1 40 40 1200 81000 k") is None
+    assert osd_index.IndexHeader.parse(None) is None
 
 
 @pytest.mark.parametrize("path", ["data/taxi", "", "/data/\0x"])

@@ -5,6 +5,7 @@ drawn from results. The application itself: test_keyed_app.py (local mode) and
 test_indexed_run.py (a cluster)."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -146,6 +147,9 @@ def _results() -> pd.DataFrame:
         for rep in range(12):
             add(reader, "key-join", rep, 0.2 * speed * (20 if rep == 6 else 1), lose_executor=6,
                 executor_lost=True if rep == 6 and reader == "indexed" else math.nan)
+    for rep in range(3):   # the OSD index: two objects' indexes in their omaps
+        add("offload-index", "key-lookup", rep, 0.3, index_bytes=4e6, index_build_s=0.5,
+            index_partitions=json.dumps([[500_000, 2_000_000], [500_000, 2_000_000]]))
     return pd.DataFrame(rows)
 
 
@@ -159,5 +163,6 @@ def test_each_figure_is_drawn_from_its_points_and_none_without_them(tmp_path):
     other = df.assign(query="sum", append_rows=0, lose_executor=None, append_s=math.nan)
     assert all(figures.get(name)(None, other, tmp_path) == [] for name in names)
     note = indexed_figures.memory_note(df)
-    assert note.startswith("indexed: 162.1MiB of rows and 17.2MiB of key maps (10.6% of the rows, 18.0 B a row), "
-                           "built in 9.0 s; cache: 162.1MiB of rows"), note
+    assert "offload-index: 3.8MiB of indexes in the OSDs (4.0 B an indexed row), built in 0.5 s of OSD time" in note, note
+    assert "indexed: 162.1MiB of rows and 17.2MiB of key maps (10.6% of the rows, 18.0 B a row), " \
+           "built in 9.0 s; cache: 162.1MiB of rows" in note, note

@@ -130,6 +130,12 @@ def test_the_osd_index_is_built_beside_each_object_and_probed(run, figure):
     assert set(lookups["keys"]) == {1, 10_000}
     lookup = lookups[lookups["keys"] == 1]
     assert (ix.loc[ix["query"] == "key-join", "cls_index_rows"] == 0).all()
+    # what the indexes hold and took, per object, in every offload-index row: the build's figures
+    objects = ix["index_partitions"].map(json.loads)
+    assert (objects.map(lambda o: sum(r for r, _ in o)) == ROWS).all(), ix["index_partitions"]
+    assert (objects.map(lambda o: sum(b for _, b in o)) == ix["index_bytes"]).all()
+    assert (ix["index_bytes"] == int(re.search(r"(\d+) bytes", built[0]).group(1))).all(), (built, ix["index_bytes"])
+    assert (ix["index_build_s"] > 0).all(), ix["index_build_s"]
     figure(f"{built[0]}; one-key lookup through offload-index: {lookup['cls_index_rows'].median():.0f} rows from the "
            f"index, {lookup['cls_read_bytes'].median() / 2**20:.2f} MiB read in the OSDs, {lookup['total_s'].median():.2f} s")
 

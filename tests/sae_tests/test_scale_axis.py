@@ -1,6 +1,8 @@
 """The host-count axis without a cluster: a side with more hosts than cores gives each host an
-equal quota of them (``cores="split"``), the plan sizes memory per host count, and the scale
-figure draws each side's spending and the OSDs' balance per host count."""
+equal quota of them (``cores="split"``), the plan sizes memory per host count, the scale figure
+draws each side's spending and the OSDs' balance per host count, and the placement recorded
+before and after a point's application (what the PG autoscaler moved) reaches the results and the
+autoscaler's figure."""
 import json
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import sae
 from metareserve.capacity import online_cpus
 from sae.planning import capacities, machine
 from sae.planning.spec import ClusterSpec
+from sae.results.drawing.axis_figures import plot_autoscaler
 from sae.results.drawing.host_figures import plot_scale
+from sae.results.run.directory import placement_columns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +55,35 @@ def test_the_scale_figure_draws_per_host_count_and_only_with_two(tmp_path):
     path = plot_scale(df, tmp_path)
     assert path == tmp_path / "scale.png" and path.stat().st_size > 10_000
     assert plot_scale(df[df["hosts"] == 3], tmp_path / "none") is None
+
+
+def test_placement_before_and_after_a_points_application_gives_what_moved(tmp_path):
+    """The run's placement record of a point, before and after its application: the columns of
+    each, and the bytes the OSDs gained in between (an OSD emptied by a PG merge gains nothing)."""
+    before = {"osd.0": {"objects": 4, "bytes": 400, "pgs": 8}, "osd.1": {"objects": 4, "bytes": 400, "pgs": 8}}
+    after = {"osd.0": {"objects": 8, "bytes": 800, "pgs": 4}, "osd.1": {"objects": 0, "bytes": 0, "pgs": 0}}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"before": before}))
+    alone = placement_columns(path, 3)
+    assert alone == {"hosts": 3, "osds": 2, "objects_per_osd": '{"osd.0": 4, "osd.1": 4}',
+                     "bytes_per_osd": '{"osd.0": 400, "osd.1": 400}', "placement_imbalance": 1.0}
+    path.write_text(json.dumps({"before": before, "after": after}))
+    both = placement_columns(path, 3)
+    assert both == {**alone, "objects_per_osd_after": '{"osd.0": 8, "osd.1": 0}',
+                    "bytes_per_osd_after": '{"osd.0": 800, "osd.1": 0}', "placement_imbalance_after": 2.0,
+                    "bytes_moved": 400}
+    assert placement_columns(tmp_path / "none.json", 3) == {"hosts": 3}
+
+
+def test_the_autoscaler_figure_shows_each_settings_objects_per_osd_before_and_after(tmp_path):
+    rows = []
+    for on, after in ((False, {"osd.0": 4, "osd.1": 4}), (True, {"osd.0": 8, "osd.1": 0})):
+        for rep in range(4):
+            rows.append({"pg_autoscale": on, "warmup": rep == 0, "total_s": 2.0 + rep, "start": rep + 10 * on,
+                         "osd_pgs": 16 if not on else 8, "objects_per_osd": json.dumps({"osd.0": 4, "osd.1": 4}),
+                         "objects_per_osd_after": json.dumps(after), "bytes_moved": 400.0 if on else 0.0})
+    path = plot_autoscaler(pd.DataFrame(rows), tmp_path)
+    assert path == tmp_path / "autoscaler.png" and path.stat().st_size > 10_000
+    plain = pd.DataFrame(rows).drop(columns=["objects_per_osd", "objects_per_osd_after", "bytes_moved"])
+    (tmp_path / "plain").mkdir()
+    assert plot_autoscaler(plain, tmp_path / "plain") is not None   # runs that recorded no placement

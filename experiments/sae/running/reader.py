@@ -13,6 +13,7 @@ the stack writes into it).
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from metareserve import StageReport
@@ -39,8 +40,10 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.keep == "index" for p in points):
         merge_report(report, _with_index(stack), "indexed cache")
-    for path in sorted({dataset_path(p) for p in points if _probes_osd_index(p)}):
-        merge_report(report, _osd_index(stack, path), f"OSD index {path}")
+    probing = [p for p in points if _probes_osd_index(p)]
+    for path in sorted({dataset_path(p) for p in probing}):
+        merge_report(report, _osd_index(ctx, stack, path, [p for p in probing if dataset_path(p) == path]),
+                     f"OSD index {path}")
     return report
 
 
@@ -50,13 +53,20 @@ def _probes_osd_index(point) -> bool:
     return bool(mode and mode.index)
 
 
-def _osd_index(stack: Stack, path: str) -> StageReport:
+def _osd_index(ctx: StageContext, stack: Stack, path: str, points: list) -> StageReport:
     """The OSD index of the key (:data:`sae.planning.queries.KEY`) beside each object of the
-    dataset at CephFS ``path`` (rados_deploy.osd_index): built where missing or stale."""
+    dataset at CephFS ``path`` (rados_deploy.osd_index): built where missing or stale; what each
+    object's index holds and took to build is written for ``points``, the points reading it
+    (``RunDir.osd_index``)."""
     from ..planning.queries import KEY
     report = StageReport("OSD index")
     built = stack.ceph.index(path, KEY)
     report.add(stack.ceph.topology.mons[0], built.built > 0, built.line() if built.built else f"no changes: {built.line()}")
+    record = json.dumps({"column": built.column, "objects": [dataclasses.asdict(o) for o in built.per_object]}, indent=1)
+    for p in points:
+        f = ctx.run.osd_index(p.id)
+        f.parent.mkdir(exist_ok=True)
+        f.write_text(record)
     return report
 
 

@@ -2,6 +2,7 @@
 #include "scan_index.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -19,7 +20,7 @@ namespace {
 
 namespace pr = sae::protocol;
 
-constexpr int kFormat = 1;               // of the header and buckets below; another is stale
+constexpr int kFormat = 2;               // of the header and buckets below; another is stale
 constexpr uint64_t kRowsPerBucket = 64;   // a probe reads about this many rows' entries
 
 // FNV-1a, 64 bits: the same hash in every build of the class (std::hash is not).
@@ -35,22 +36,24 @@ std::string BucketKey(uint64_t bucket) {
 }
 
 // The header (omap key pr::kIndexHeaderKey): format, object size, footer hash, buckets, rows, keys, bytes
-// of the index, then the column (to the end); text, so a client reads it with any omap call.
+// of the index, nanoseconds its build took, then the column (to the end); text, so a client reads it
+// with any omap call.
 struct Header {
   int format = 0;
-  uint64_t size = 0, footer = 0, buckets = 0, rows = 0, keys = 0, bytes = 0;
+  uint64_t size = 0, footer = 0, buckets = 0, rows = 0, keys = 0, bytes = 0, build_ns = 0;
   std::string column;
 
   std::string Encode() const {
     std::ostringstream o;
     o << format << " " << size << " " << footer << " " << buckets << " " << rows << " " << keys << " " << bytes << " "
-      << column;
+      << build_ns << " " << column;
     return o.str();
   }
   static std::optional<Header> Decode(const std::string& text) {
     std::istringstream in(text);
     Header h;
-    if (!(in >> h.format >> h.size >> h.footer >> h.buckets >> h.rows >> h.keys >> h.bytes) || in.get() != ' ')
+    if (!(in >> h.format >> h.size >> h.footer >> h.buckets >> h.rows >> h.keys >> h.bytes >> h.build_ns) ||
+        in.get() != ' ')
       return std::nullopt;
     std::getline(in, h.column, '\0');
     if (h.format != kFormat || h.buckets == 0 || h.column.empty()) return std::nullopt;
@@ -208,6 +211,7 @@ bool BuildIndex(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const 
     *err = {EIO, "index build failed: " + st.ToString()};
     return false;
   };
+  const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<parquet::arrow::FileReader> reader;
   std::shared_ptr<arrow::Schema> schema;
   {
@@ -250,7 +254,7 @@ bool BuildIndex(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const 
     }
   }
   Header h{kFormat, bytes, footer, std::max<uint64_t>(1, (row + kRowsPerBucket - 1) / kRowsPerBucket), 0,
-           rows.size(), 0, column};
+           rows.size(), 0, 0, column};
   std::vector<std::string> buckets(h.buckets);
   for (const auto& [key, at] : rows) {
     AppendEntry(&buckets[Fnv(key) % h.buckets], key, at);
@@ -263,6 +267,8 @@ bool BuildIndex(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const 
   for (uint64_t b = h.buckets; before && b < before->buckets; ++b) {   // a smaller index leaves none of the old
     if (auto st = store->Put(BucketKey(b), ""); !st.ok()) return failed(st);
   }
+  h.build_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   if (auto st = store->Put(pr::kIndexHeaderKey, h.Encode()); !st.ok()) return failed(st);
   *out = {true, h.rows, h.keys, h.buckets, h.bytes};
   return true;

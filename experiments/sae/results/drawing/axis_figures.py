@@ -22,6 +22,7 @@ Medians over measured repetitions (warm-ups left out), as everywhere in the repo
 """
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -166,12 +167,19 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
     """Each measured query's time against its place in the series (the thesis's figs. 22-23:
     a gradual slowdown over repeated runs with Ceph's PG autoscaler on), a line per setting
     (``pg_autoscale``, and whatever else varies), and below the placement groups the OSDs held
-    right after each query (``osd_pgs``: the autoscaler's changes, where it made any)."""
+    right after each query (``osd_pgs``: the autoscaler's changes, where it made any); where the
+    run recorded the placement, a third panel: the objects each OSD held before and after each
+    setting's application, with the bytes that moved (``bytes_moved``)."""
     m = measured(df)
     if m.empty or "pg_autoscale" not in m:
         return None
     keys = ["pg_autoscale", *others(m, "pg_autoscale")]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
+    placed = {"objects_per_osd", "objects_per_osd_after"} <= set(m)
+    fig, axes = plt.subplots(3 if placed else 2, 1, figsize=(8, 9 if placed else 6),
+                             gridspec_kw={"height_ratios": [3, 1.3, 2] if placed else [3, 1.3]})
+    top, bottom = axes[0], axes[1]
+    bottom.sharex(top)
+    settings = []
     for _, grp in groups(m.sort_values("start"), keys):
         row = grp.iloc[0]
         label = ", ".join(f"autoscaler {'on' if row[k] else 'off'}" if k == "pg_autoscale" else f"{k}={shown(k, row[k])}"
@@ -181,6 +189,7 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
         if "osd_pgs" in grp:   # dashed over solid: equal counts stay visible
             bottom.step(index, pd.to_numeric(grp["osd_pgs"], errors="coerce"), where="mid", color=line.get_color(),
                         linestyle="--" if row["pg_autoscale"] else "-", label=label)
+        settings.append((label, line.get_color(), row))
     top.set_ylim(bottom=0)
     top.set_ylabel("query time (s)")
     top.set_title("each query in the order it ran")
@@ -188,7 +197,32 @@ def plot_autoscaler(df: pd.DataFrame, out: Path) -> Path | None:
     bottom.set_ylabel("PGs on the OSDs", fontsize="small")
     bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_xlabel("query in the series (measured repetitions)")
+    if placed:
+        _objects_per_osd(axes[2], settings)
     return save(fig, out / "autoscaler.png")
+
+
+def _objects_per_osd(ax, settings: list) -> None:
+    """Per OSD, the objects it held before (hatched) and after each setting's application, a pair of
+    bars per setting, the bytes moved in the legend."""
+    def counts(value) -> dict:   # a JSON mapping OSD → objects, or none recorded
+        return json.loads(value) if isinstance(value, str) else {}
+    osds = sorted({o for _, _, row in settings for o in counts(row["objects_per_osd"])},
+                  key=lambda o: int(o.split(".")[1]))
+    width = 0.8 / (2 * max(1, len(settings)))
+    x = np.arange(len(osds))
+    for i, (label, colour, row) in enumerate(settings):
+        before, after = counts(row["objects_per_osd"]), counts(row["objects_per_osd_after"])
+        moved = row.get("bytes_moved")
+        shift = (2 * i - len(settings) + 0.5) * width
+        ax.bar(x + shift, [before.get(o, 0) for o in osds], width, color=colour, alpha=0.45, hatch="//",
+               edgecolor="black", linewidth=0.3)
+        ax.bar(x + shift + width, [after.get(o, 0) for o in osds], width, color=colour, edgecolor="black",
+               linewidth=0.3, label=f"{label}: {format_size(int(moved)) if pd.notna(moved) else '-'} moved")
+    ax.set_xticks(x, osds, fontsize="small")
+    ax.set_ylabel("objects (primary)", fontsize="small")
+    ax.set_title("objects per OSD before (hatched) and after each setting's queries", fontsize="small")
+    ax.legend(fontsize="x-small")
 
 
 def _stacked(ax, x, rep: pd.DataFrame, width: float, label: str, offset: float = 0.0, color=None):

@@ -16,6 +16,7 @@ no points of its kind draws nothing.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -86,16 +87,22 @@ def _sweep(d: pd.DataFrame, axis: str, xlabel: str, title: str, name: str, out: 
 
 
 def memory_note(df: pd.DataFrame) -> str:
-    """What the in-memory readers held (at their first measured query without appends): the
-    indexed cache's rows and key maps (their share of the rows, bytes a row) and Spark's cache,
-    with their build times."""
+    """What the readers that keep a copy or an index held (at their first measured query without
+    appends): the indexed cache's rows and key maps (their share of the rows, bytes a row), Spark's
+    cache, and the OSD index in the objects' omaps (bytes a row), with their build times."""
     d = measured(df)
-    if not {"cached_bytes", "index_build_s", "append_rows"} <= set(d):
+    if not {"index_build_s", "append_rows"} <= set(d):
         return ""
     d = _unbroken(d[d["index_build_s"].notna()])
     parts = []
     for reader, g in _by_reader(d):
         row = g.iloc[0]
+        if pd.isna(row.get("cached_bytes")):   # the OSD index: nothing held in the executors
+            rows = sum(r for r, _ in json.loads(row["index_partitions"]))
+            parts.append(f"{reader}: {format_size(int(row['index_bytes']))} of indexes in the OSDs "
+                         f"({row['index_bytes'] / rows:.1f} B an indexed row), built in {row['index_build_s']:.1f} s "
+                         f"of OSD time")
+            continue
         held = f"{format_size(int(row['cached_bytes']))} of rows"
         if not pd.isna(row.get("index_bytes")):
             held += (f" and {format_size(int(row['index_bytes']))} of key maps ({row['index_bytes'] / row['cached_bytes']:.1%}"

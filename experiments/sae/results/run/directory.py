@@ -79,6 +79,11 @@ class RunDir:
     def placement(self, point_id: str) -> Path:
         """Where the point's data lived on the OSDs before and after its application ran."""
         return self.root / "placement" / f"{point_id}.json"
+
+    def osd_index(self, point_id: str) -> Path:
+        """What the OSD index the point's reader probes holds, per object (its column; each
+        object's rows, bytes and build seconds), as the build stage found it."""
+        return self.root / "osd_index" / f"{point_id}.json"
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
@@ -237,19 +242,45 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
                for col, (side, counter) in RESOURCES.items()}}
 
 
+def _imbalance(objects: dict) -> float:
+    """The most objects an OSD held over the mean per OSD (1: even)."""
+    mean = sum(objects.values()) / len(objects) if objects else 0
+    return max(objects.values()) / mean if mean else math.nan
+
+
 def placement_columns(path: Path, hosts: int) -> dict:
     """``hosts`` and, where the run recorded where the point's data lived (before its queries),
     ``osds``, ``objects_per_osd`` and ``bytes_per_osd`` (JSON: OSD name → count), and
-    ``placement_imbalance``: the most objects an OSD held over the mean per OSD (1: even)."""
+    ``placement_imbalance`` (:func:`_imbalance`); where it also recorded it after its application,
+    the same ``..._after`` and ``bytes_moved``: the bytes OSDs gained in between, summed (what the
+    placement groups' changes moved, such as the autoscaler's)."""
     out = {"hosts": hosts}
     if not path.exists():
         return out
-    before = json.loads(path.read_text())["before"]
-    objects = {osd: v["objects"] for osd, v in before.items()}
-    mean = sum(objects.values()) / len(objects) if objects else 0
-    return {**out, "osds": len(before), "objects_per_osd": json.dumps(objects),
-            "bytes_per_osd": json.dumps({osd: v["bytes"] for osd, v in before.items()}),
-            "placement_imbalance": max(objects.values()) / mean if mean else math.nan}
+    record = json.loads(path.read_text())
+    for when, suffix in (("before", ""), ("after", "_after")):
+        if when in record:
+            objects = {osd: v["objects"] for osd, v in record[when].items()}
+            out.update({f"objects_per_osd{suffix}": json.dumps(objects),
+                        f"bytes_per_osd{suffix}": json.dumps({osd: v["bytes"] for osd, v in record[when].items()}),
+                        f"placement_imbalance{suffix}": _imbalance(objects)})
+    if "before" in record:
+        out["osds"] = len(record["before"])
+    if "before" in record and "after" in record:
+        before, after = record["before"], record["after"]
+        out["bytes_moved"] = sum(max(0, v["bytes"] - before.get(osd, {}).get("bytes", 0)) for osd, v in after.items())
+    return out
+
+
+def osd_index_columns(path: Path) -> dict:
+    """Where the point's reader probes an OSD index (``RunDir.osd_index``): ``index_bytes`` (the
+    objects' indexes in their omaps), ``index_build_s`` (the OSDs' seconds building them, summed)
+    and ``index_partitions`` (JSON, per object: ``[rows, index bytes]``); nothing elsewhere."""
+    if not path.exists():
+        return {}
+    objects = json.loads(path.read_text())["objects"]
+    return {"index_bytes": sum(o["bytes"] for o in objects), "index_build_s": sum(o["build_s"] for o in objects),
+            "index_partitions": json.dumps([[o["rows"], o["bytes"]] for o in objects])}
 
 
 def neighbours(entries) -> dict[tuple, tuple]:
@@ -307,6 +338,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
                                       busy=busy))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         row.update(placement_columns(run.placement(e["point"]), p.spec.cluster.nodes))
+        row.update(osd_index_columns(run.osd_index(e["point"])))
         row.update(cls_columns(result.get("scan")))
         row.update(ops.get((e["point"], e["repetition"], e["start"]), {}))
         rows.append(row)
