@@ -187,25 +187,33 @@ class Output:
 
 
 _RUNNING = "sae.running.writer"
+
+
+def _cephfs_baseline(name: str, label: str, colour: str, version: str, commit: str) -> Writer:
+    """Spark's FileOutputCommitter (algorithm ``version``) over the CephFS mount, doing ``commit``."""
+    return Writer(name, label, colour, "cephfs", version,
+                  f"Spark's FileOutputCommitter v{version} over the CephFS mount: {commit}", f"{_RUNNING}:baseline")
+
+
+def _s3a_baseline(name: str, label: str, colour: str, committer: str, commit: str) -> Writer:
+    """S3A on the RADOS Gateway with S3A committer ``committer``, doing ``commit``."""
+    return Writer(name, label, colour, "s3a", committer, f"S3A on the RADOS Gateway, {commit}",
+                  f"{_RUNNING}:baseline")
+
+
 WRITERS = {w.name: w for w in (
     Writer("sae-ceph", "sae-ceph", "tab:green", "sae-ceph", "manifest",
            "tasks write single-row-group Parquet objects at their final names through libcephfs; the job commits "
            "by writing one manifest (no rename, no listing); readers read what it names", f"{_RUNNING}:sae_ceph"),
-    Writer("cephfs-v1", "CephFS v1", "tab:blue", "cephfs", "1",
-           "Spark's FileOutputCommitter v1 over the CephFS mount: task and job commit rename",
-           f"{_RUNNING}:baseline"),
-    Writer("cephfs-v2", "CephFS v2", "tab:cyan", "cephfs", "2",
-           "Spark's FileOutputCommitter v2 over the CephFS mount: task commit renames into the output",
-           f"{_RUNNING}:baseline"),
-    Writer("s3a-classic", "S3A rename", "tab:red", "s3a", "file",
-           "S3A on the RADOS Gateway, FileOutputCommitter v1: every rename a COPY and a DELETE of each object",
-           f"{_RUNNING}:baseline"),
-    Writer("s3a-magic", "S3A magic", "tab:orange", "s3a", "magic",
-           "S3A on the RADOS Gateway, the magic committer: multipart uploads completed at job commit",
-           f"{_RUNNING}:baseline"),
-    Writer("s3a-directory", "S3A directory", "tab:brown", "s3a", "directory",
-           "S3A on the RADOS Gateway, the directory (staging) committer: files staged on a shared directory, "
-           "uploaded at task commit, completed at job commit", f"{_RUNNING}:baseline"),
+    _cephfs_baseline("cephfs-v1", "CephFS v1", "tab:blue", "1", "task and job commit rename"),
+    _cephfs_baseline("cephfs-v2", "CephFS v2", "tab:cyan", "2", "task commit renames into the output"),
+    _s3a_baseline("s3a-classic", "S3A rename", "tab:red", "file",
+                  "FileOutputCommitter v1: every rename a COPY and a DELETE of each object"),
+    _s3a_baseline("s3a-magic", "S3A magic", "tab:orange", "magic",
+                  "the magic committer: multipart uploads completed at job commit"),
+    _s3a_baseline("s3a-directory", "S3A directory", "tab:brown", "directory",
+                  "the directory (staging) committer: files staged on a shared directory, uploaded at task commit, "
+                  "completed at job commit"),
 )}
 """Every writer by name, in the order figures and tables list them."""
 
