@@ -3,11 +3,10 @@ package sae.indexed;
 /** A {@link KeyMap} of integral keys (held as longs beside the heads). */
 final class LongKeyMap extends KeyMap {
   private static final long serialVersionUID = 1L;
-  private long[] keys;
+  private long[] keys = new long[heads.length];   // a slot each: heads is made by KeyMap(), which runs first
 
   LongKeyMap(int capacity) {
     super(capacity);
-    keys = new long[heads.length];
   }
 
   /** The newest row of ``key``, or {@link RowStore#NONE}. */

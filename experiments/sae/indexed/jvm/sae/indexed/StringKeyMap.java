@@ -10,11 +10,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 final class StringKeyMap extends KeyMap {
   private static final long serialVersionUID = 1L;
-  private int[] hashes;
+  private int[] hashes = new int[heads.length];   // a slot each: heads is made by KeyMap(), which runs first
 
   StringKeyMap(int capacity) {
     super(capacity);
-    hashes = new int[heads.length];
   }
 
   /** The newest row of ``key`` (whose {@link KeyColumn#mapHash} is ``hash``), or {@link RowStore#NONE}. */
