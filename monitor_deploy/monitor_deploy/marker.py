@@ -31,7 +31,8 @@ FILENAME = "sae_run.prom"
 
 @dataclasses.dataclass(frozen=True)
 class RunWindow:
-    """One run's time window (epoch seconds); ``end`` is None while the run is active."""
+    """One run's time window (epoch seconds; ``end`` None while the run is active) and the labels
+    of its series (:data:`LABELS`: ``run_id``, sweep ``point``, ``repetition``)."""
 
     run_id: str
     point: str
