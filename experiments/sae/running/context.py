@@ -120,25 +120,25 @@ class Stack:
 
 @dataclasses.dataclass
 class StageContext:
-    """What a stage gets: the experiment, plan, run directory, ledger and options; the current
-    ``point`` (None for run-wide stages); the reservation, its ``cluster`` (remote execution) and
-    the live deployer objects of the current :class:`Stack`;
-    ``console`` is what the person at the console reads (:mod:`sae.running.console`); ``shared``:
-    the warm Spark application of a catalogue (:mod:`sae.running.shared_app`)."""
+    """What a stage gets. What the session starts with: the experiment, plan, run directory, ledger
+    and options; ``console``, what the person at the console reads (:mod:`sae.running.console`);
+    ``shared``, the warm Spark application of a catalogue (:mod:`sae.running.shared_app`). Where
+    the session is: the current ``point`` (None for run-wide stages); the reservation, its
+    ``cluster`` (remote execution) and the live deployer objects of the current :class:`Stack`."""
 
     experiment: Experiment
     plan: Plan
     run: RunDir
     ledger: RunLedger
     options: RunOptions
+    console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
+    shared: SharedApplication | None = None   # a catalogue's warm application (None: the run's own)
     point: PlannedPoint | None = None
     reservation: Reservation | None = None
     cluster: Cluster | None = None
     stack: Stack | None = None
-    console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
     apps: int = 0   # Spark applications submitted in this session (names their raw files)
     lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation
-    shared: SharedApplication | None = None   # a catalogue's warm application (None: the run's own)
 
     def connect(self):
         """The open remote-execution Cluster (loading the run's reservation if needed)."""
