@@ -24,16 +24,19 @@ _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 @dataclasses.dataclass(frozen=True)
 class Credentials:
-    """A CloudLab account: PEM certificate and (unencrypted) key, project, user and SSH keys."""
+    """A CloudLab account, as its credentials file (``path``) gives it: the PEM certificate and
+    (unencrypted) key the aggregates are called with and the ``ca_bundle`` their certificates are
+    verified against (None: not checked); project and user; the SSH keys the nodes are reached
+    with (no private key: ssh's own)."""
 
     path: Path
     cert: Path
     key: Path
+    ca_bundle: Path | None
     project: str
     user: str
     ssh_public_key: Path
-    ssh_private_key: Path | None = None
-    ca_bundle: Path | None = None
+    ssh_private_key: Path | None
 
     @property
     def user_urn(self) -> str:
@@ -100,7 +103,8 @@ def load_credentials(path: str | os.PathLike | None = None) -> Credentials:
     ca = path_of("ca_bundle") if data.get("ca_bundle") else None
     if ca and not ca.exists():
         raise UsageError(f"{p}: ca_bundle {ca} does not exist; fix the path or drop the key")
-    return Credentials(p, cert, key, str(data["project"]), str(data["user"]), pub, priv, ca)
+    return Credentials(path=p, cert=cert, key=key, ca_bundle=ca, project=str(data["project"]),
+                       user=str(data["user"]), ssh_public_key=pub, ssh_private_key=priv)
 
 
 @dataclasses.dataclass(frozen=True)
