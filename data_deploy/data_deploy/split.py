@@ -28,8 +28,8 @@ _MAX_PROBES = 10
 
 @dataclasses.dataclass
 class SplitReport:
-    """What ``split`` produced. ``fill_ratio`` = bytes / (files × object_size); ``min_fill`` is the
-    smallest fill among all files but the last (1.0 with a single file)."""
+    """What ``split`` produced. ``min_fill`` is the smallest fill among all files but the last (1.0
+    with a single file)."""
 
     out: Path
     files: list[Path]
@@ -38,9 +38,13 @@ class SplitReport:
     object_size: int
     compression: str
     format: str
-    fill_ratio: float
     min_fill: float
     changed: bool
+
+    @property
+    def fill_ratio(self) -> float:
+        """bytes / (files × object_size); 0.0 without files."""
+        return self.bytes / (len(self.files) * self.object_size) if self.files else 0.0
 
     def summary(self) -> str:
         head = "split" if self.changed else "split: no changes:"
@@ -72,7 +76,6 @@ def _report(out: Path, marker: dict, changed: bool) -> SplitReport:
     return SplitReport(out=out, files=[out / e["name"] for e in marker["files"]],
                        rows=sum(e["rows"] for e in marker["files"]), bytes=sum(sizes), object_size=size,
                        compression=marker["compression"], format=marker.get("format", "parquet"),
-                       fill_ratio=sum(sizes) / (len(sizes) * size) if sizes else 0.0,
                        min_fill=min(sizes[:-1], default=size) / size, changed=changed)
 
 
