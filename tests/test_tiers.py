@@ -28,6 +28,14 @@ def test_leaves_a_daemon(tmp_path):
     pid = os.posix_spawn(str(link), [str(link), "600"], dict(os.environ))   # not through subprocess
     Path("{pidfile}").write_text(str(pid))
 
+def test_forks_a_daemon(tmp_path):
+    link = tmp_path / "radosgw"
+    link.symlink_to("/bin/sleep")
+    pid = os.fork()   # not through subprocess or posix_spawn either
+    if pid == 0:
+        os.execv(str(link), [str(link), "600"])
+    Path("{pidfile}.3").write_text(str(pid))
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
     link = tmp_path_factory.mktemp("bin") / "prometheus"
@@ -73,7 +81,7 @@ def test_guard_fails_pure_tests_that_start_or_leave_daemons(tmp_path):
     try:
         r = _pytest("-p", "fixtures.tiers", "-q", "-rA", "test_guarded.py", cwd=tmp_path)
     finally:
-        for f in (pidfile, pidfile.with_name(pidfile.name + ".2")):
+        for f in (pidfile, *(pidfile.with_name(f"{pidfile.name}.{n}") for n in (2, 3))):
             if f.exists():
                 proc = Path("/proc", f.read_text())
                 if proc.exists():
@@ -82,9 +90,18 @@ def test_guard_fails_pure_tests_that_start_or_leave_daemons(tmp_path):
                 os.kill(int(f.read_text()), signal.SIGKILL)
         subprocess.run(["ip", "netns", "del", f"tier-guard-{os.getpid()}"], capture_output=True)
     out = r.stdout
-    assert "2 failed, 3 passed, 2 errors" in out, (out[-3000:], seen)   # the daemons' tests pass, then fail at teardown
+    assert "2 failed, 4 passed, 3 errors" in out, (out[-3000:], seen)   # the daemons' tests pass, then fail at teardown
     assert "test_netns - " in out and "creates or enters a network namespace (ip netns add" in out
     assert "starts sshd (/usr/sbin/sshd -t" in out
     assert "test_leaves_a_daemon - " in out and "left running:" in out and " ceph-mon;" in out
+    assert "test_forks_a_daemon left running:" in out and " radosgw;" in out
     assert "test_uses_a_session_fixture_that_starts_a_daemon left running:" in out and " prometheus;" in out
     assert "ask for a cluster fixture" in out
+
+
+def test_long_modules_are_collected_first(tmp_path):
+    for name, mark in (("test_a.py", ""), ("test_b.py", "pytestmark = pytest.mark.long\n"), ("test_c.py", "")):
+        (tmp_path / name).write_text(f"import pytest\n{mark}\ndef test_one():\n    pass\n\ndef test_two():\n    pass\n")
+    r = _pytest("-p", "fixtures.tiers", "--collect-only", "-q", "--strict-markers", cwd=tmp_path)
+    assert [line for line in r.stdout.splitlines() if "::" in line] == [
+        f"test_{m}.py::test_{n}" for m in "bac" for n in ("one", "two")], r.stdout[-3000:]

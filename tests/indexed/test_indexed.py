@@ -18,6 +18,8 @@ import pytest
 from metareserve.errors import UsageError
 from sae.indexed.build import compile_jar, jvm_sources, spark_jars
 
+pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
+
 SCENARIO = Path(__file__).with_name("scenario.py")
 MODEL = Path(__file__).with_name("IndexModel.java")
 

@@ -22,6 +22,8 @@ from sae.results.run.directory import RunDir, read_results, write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
 
+pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
+
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs" / "runs"
 

@@ -164,14 +164,13 @@ def plot_resources(run: RunDir, df: pd.DataFrame, out: Path) -> list[Path]:
     if not reps:
         return []
     points = {p.id: p for p in run.load_plan().points}
-    series = [(label, row, host_rates(read_frame(path), row["start"], row["end"]))
-              for label, row, path in reps]
+    series = [(label, row, host_rates(read_frame(path), row["start"], row["end"]),
+               host_roles(run, points[row["point"]])) for label, row, path in reps]
     paths = []
     for metric, rows in SIDE_ROWS.items():
         fig, axes = plt.subplots(2, len(series), figsize=(4.2 * len(series) + 1, 6), squeeze=False,
                                  sharex="col", sharey="row")
-        for col, (label, row, (t, rates)) in enumerate(series):
-            roles = host_roles(run, points[row["point"]])
+        for col, (label, row, (t, rates), roles) in enumerate(series):
             for r, (side, counter, column) in enumerate(rows):
                 ax = axes[r][col]
                 hosts = [n for n in sorted(rates.get(counter, {})) if roles.get(n) in (side, "both")]
