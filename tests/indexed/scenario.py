@@ -365,6 +365,7 @@ def main(work: Path, out: Path) -> None:
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", "2g")
              .config("spark.sql.codegen.wholeStage", "false")   # fewer classes to compile: ~10 % less CPU
+             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")   # C1 only, as keyed_app.py
              .config("spark.local.dir", str(work / "spark")).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     outcomes = {}
