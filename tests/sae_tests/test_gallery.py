@@ -128,6 +128,7 @@ def test_recording_keeps_what_the_page_draws_and_nothing_else(tmp_path):
     _fill(p, run, ledger, np.random.default_rng(5))
     checkout = tmp_path / "checkout"
     run.write_yaml(run.versions, {"version": 2, "sae": {"commit": "ab" * 20, "dirty": False, "checkout": str(checkout)},
+                                  "command": f"sae run {checkout}/experiments/synthetic.py --out /data/results",
                                   "nodes": {}})
     run.write_yaml(run.spec, {"version": 1, "file": str(checkout / "experiments" / "synthetic.py"),
                               "experiment": {"name": "synthetic", "description": "A synthetic sweep"}})
@@ -149,6 +150,7 @@ def test_recording_keeps_what_the_page_draws_and_nothing_else(tmp_path):
     # no path of the machine it ran on
     assert kept.read_yaml(kept.spec)["file"] == "experiments/synthetic.py"
     assert "checkout" not in kept.read_yaml(kept.versions)["sae"]
+    assert kept.read_yaml(kept.versions)["command"] == "sae run experiments/synthetic.py --out /data/results"
     # one repetition per reader (the median one at 1 %) keeps its window, only the files the figures read
     windows = sorted(p.relative_to(kept.root).as_posix() for p in kept.metrics.rglob("*") if p.is_file())
     assert windows == sorted(rec["windows"]) and len(windows) == 2 * len(READERS)

@@ -107,10 +107,13 @@ def record(run_dir, runs) -> Path:
 def _without_local_paths(run: RunDir) -> None:
     """Drop where the run's checkout lived from a recorded run's spec.yaml (the experiment file,
     relative to the checkout when it lay inside it, else its name) and versions.lock (sae's
-    ``checkout``): a committed record names no path of the machine it ran on."""
+    ``checkout``; in the command, paths inside it made relative to it): a committed record names
+    no path of the checkout it ran from."""
     lock = run.read_yaml(run.versions) if run.versions.exists() else None
     checkout = ((lock or {}).get("sae") or {}).pop("checkout", None) if isinstance(lock, dict) else None
     if lock is not None:
+        if checkout and isinstance(lock.get("command"), str):
+            lock["command"] = " ".join(_inside(word, checkout) for word in lock["command"].split(" "))
         run.write_yaml(run.versions, lock)
     spec = run.read_yaml(run.spec) if run.spec.exists() else None
     if isinstance(spec, dict) and spec.get("file"):
@@ -118,6 +121,12 @@ def _without_local_paths(run: RunDir) -> None:
         inside = checkout and path.is_absolute() and path.is_relative_to(checkout)
         spec["file"] = (path.relative_to(checkout) if inside else Path(path.name)).as_posix()
         run.write_yaml(run.spec, spec)
+
+
+def _inside(word: str, checkout: str) -> str:
+    """``word``, relative to ``checkout`` when it is an absolute path inside it."""
+    path = Path(word)
+    return path.relative_to(checkout).as_posix() if path.is_absolute() and path.is_relative_to(checkout) else word
 
 
 def _copy_windows(run: RunDir, df: pd.DataFrame, dest: Path, figures: list[str]) -> list[str]:
