@@ -142,7 +142,7 @@ int main() {
         std::cout << "err " << err.code << " " << err.message << std::endl;
         continue;
       }
-      std::cout << "ok " << sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kTotalNs]) << std::endl;
+      std::cout << "ok " << sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kWallNs]) << std::endl;
     } else if (cmd == "header") {
       auto h = indexes[a].Get(sae::protocol::kIndexHeaderKey);
       std::cout << (h.ok() && *h ? "ok " + **h : std::string("err 2 no index header")) << std::endl;

@@ -209,7 +209,7 @@ int index(cls_method_context_t hctx, ceph::bufferlist* in, ceph::bufferlist* out
       !Object(hctx, &file, &err) || !sae::scan::BuildIndex(file, column, &omap, &meter, &build, &err)) {
     return ReplyError(err, false, "index", out);
   }
-  out->append(sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kTotalNs]));
+  out->append(sae::scan::EncodeIndexBuild(build, meter.Finish()[sae::protocol::kWallNs]));
   return 0;
 }
 

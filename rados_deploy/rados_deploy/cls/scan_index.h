@@ -48,7 +48,8 @@ bool ParseIndexRequest(const uint8_t* data, size_t size, std::string* column, Er
 bool BuildIndex(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const std::string& column,
                 IndexStore* store, Meter* meter, IndexBuild* out, Error* err);
 
-// The build's reply: one JSON object (changed, rows, keys, buckets, bytes, build_ns).
+// The build's reply: one JSON object (changed, rows, keys, buckets, bytes, build_ns: the call's wall time,
+// the clock the header's build_ns is read on).
 std::string EncodeIndexBuild(const IndexBuild& build, uint64_t build_ns);
 
 // The rows of `reader`'s object (of `file_size` bytes) that may pass `filter` (unbound), ascending,
