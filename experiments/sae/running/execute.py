@@ -340,9 +340,8 @@ def _record_placement(ctx: StageContext, stack: Stack, points: list, when: str) 
             by_path[path] = stack.ceph.placement(path, suffixes=tuple(SUFFIXES.values()),
                                                  stage=f"{STAGE} placement")
         f = ctx.run.placement(point.id)
-        f.parent.mkdir(exist_ok=True)
         record = json.loads(f.read_text()) if f.exists() else {}
-        f.write_text(json.dumps({**record, when: by_path[path]}, indent=1))
+        ctx.run.write_json(f, {**record, when: by_path[path]})
 
 
 def _tenants(ctx: StageContext, stack: Stack, point) -> list[Tenant]:

@@ -13,7 +13,6 @@ the stack writes into it).
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from metareserve import StageReport
@@ -62,11 +61,9 @@ def _osd_index(ctx: StageContext, stack: Stack, path: str, points: list) -> Stag
     report = StageReport("OSD index")
     built = stack.ceph.index(path, KEY)
     report.add(stack.ceph.topology.mons[0], built.built > 0, built.line() if built.built else f"no changes: {built.line()}")
-    record = json.dumps({"column": built.column, "objects": [dataclasses.asdict(o) for o in built.per_object]}, indent=1)
+    record = {"column": built.column, "objects": [dataclasses.asdict(o) for o in built.per_object]}
     for p in points:
-        f = ctx.run.osd_index(p.id)
-        f.parent.mkdir(exist_ok=True)
-        f.write_text(record)
+        ctx.run.write_json(ctx.run.osd_index(p.id), record)
     return report
 
 

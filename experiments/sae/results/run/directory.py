@@ -129,6 +129,13 @@ class RunDir:
         tmp.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
         os.replace(tmp, path)
 
+    def write_json(self, path: Path, data) -> None:
+        """Write JSON atomically."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, path)
+
     def read_yaml(self, path: Path):
         return read_yaml(path, f"run file {path.name}") if path.exists() else None
 
