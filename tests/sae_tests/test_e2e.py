@@ -264,6 +264,8 @@ def test_tiny_selectivity_end_to_end(env):
     builds = yaml.safe_load((run / "versions.lock").read_text())["builds"]   # what the OSDs and Spark ran
     assert len(builds["object_class (Arrow 26.0.1)"]) == 16 and builds["connector (Spark 4.3.0)"].startswith(
         "sae-connector-")
+    build = [s for s in yaml.safe_load((run / "stages.yaml").read_text()) if s["stage"] == "build"]
+    assert build and "scan library" not in str(build), build   # none of its readers scans in the task
     # run follows the plan's order
     assert ledger(run)["executed"] == planned["order"]
     df = sae.load_results(run)

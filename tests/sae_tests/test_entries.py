@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 
@@ -129,3 +130,15 @@ def test_a_toy_figure_is_declared_and_drawn_from_its_entry_alone(monkeypatch, tm
     assert (tmp_path / "toy.png").read_bytes() == b"toy:2"
     with pytest.raises(UsageError, match="unknown figure 'nope'"):
         _plan(figures=("nope",))
+
+
+def test_the_scan_library_is_built_for_a_stack_only_where_a_reader_scans_in_the_task(toy_readers, monkeypatch):
+    """The stack's build makes the class's scan as a client library only where a point's reader
+    may scan objects in the Spark task (its mode's ``pushback``: auto, or a toy mode saying so)."""
+    from sae.running import reader
+    monkeypatch.setitem(readers.READERS, "toyback", readers.Reader(
+        "toyback", "toyback", "tab:cyan", False, readers.ConnectorRead(Mode("toyback", pushdown=True, pushback=True)),
+        "a toy reader scanning in the task"))
+    point = lambda name: SimpleNamespace(spec=SimpleNamespace(workload=SimpleNamespace(reader=name)))
+    scans = {name: reader._scans_in_task(point(name)) for name in readers.READERS}
+    assert {n for n, s in scans.items() if s} == {"auto", "toyback"}, scans

@@ -33,10 +33,10 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
     from .. import connector
     report = StageReport("build")
     spark, ceph = stack.spark, stack.ceph
-    stack.build = connector.build(spark=spark, ceph=ceph)
+    points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
+    stack.build = connector.build(spark=spark, ceph=ceph, scan_library=any(map(_scans_in_task, points)))
     stack.build_spark, stack.build_arrow = spark.options.version, ceph.options.class_arrow
     merge_report(report, stack.build.report, "connector")
-    points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     if any(readers.get(p.spec.workload.reader).reads.keep == "index" for p in points):
         merge_report(report, _with_index(stack), "indexed cache")
     probing = [p for p in points if _probes_osd_index(p)]
@@ -44,6 +44,13 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
         merge_report(report, _osd_index(ctx, stack, path, [p for p in probing if dataset_path(p) == path]),
                      f"OSD index {path}")
     return report
+
+
+def _scans_in_task(point) -> bool:
+    """Whether the point's reader may scan objects in the Spark task (``Mode.pushback``: with the
+    class's scan as a client library, which the build then makes)."""
+    mode = readers.get(point.spec.workload.reader).reads.mode
+    return bool(mode and mode.pushback)
 
 
 def _probes_osd_index(point) -> bool:
@@ -89,7 +96,8 @@ def rebuild(stack: Stack) -> StageReport | None:
     if (stack.build_spark, stack.build_arrow) == (spark, arrow):
         return None
     indexed = any(Path(j).name.startswith(INDEXED_JAR) for j in stack.build.jars)
-    build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False)
+    build = connector.build(spark=stack.spark, ceph=stack.ceph, install_class=False,
+                            scan_library="scan_library" in stack.build.options)
     stack.build = dataclasses.replace(build, class_build=stack.build.class_build)
     stack.build_spark, stack.build_arrow = spark, arrow
     if indexed:
