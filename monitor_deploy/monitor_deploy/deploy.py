@@ -310,6 +310,13 @@ class Monitoring(Service):
         return export_window(self, start, end, out_dir, step=step, nodes=nodes, metrics=metrics,
                              overwrite=overwrite, plots=plots)
 
+    def export_many(self, windows, *, step=None, nodes=None, metrics=None, overwrite=False, plots=True) -> list:
+        """Export each ``(start, end, out_dir)`` of ``windows``, querying each series once for windows
+        close together: see :func:`monitor_deploy.export.export_windows`."""
+        from .export import export_windows
+        return export_windows(self, windows, step=step, nodes=nodes, metrics=metrics, overwrite=overwrite,
+                              plots=plots)
+
     def dashboards(self, out_dir) -> list[Path]:
         """Write Grafana dashboards and provisioning files: see :func:`monitor_deploy.dashboards.write_dashboards`."""
         from .dashboards import write_dashboards

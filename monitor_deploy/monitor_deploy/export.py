@@ -65,22 +65,99 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
     Raises UsageError for a bad window, node or metric, OperationalError when Prometheus is down
     or holds no samples for the window; nothing is written then.
     """
-    t0, t1 = parse_time(start, what="start"), parse_time(end, what="end")
-    if t1 <= t0:
-        raise UsageError(f"export: empty window (end {end!r} is not after start {start!r})")
+    result = export_windows(monitoring, [(start, end, out_dir)], step=step, nodes=nodes, metrics=metrics,
+                            overwrite=overwrite, plots=plots)[0]
+    if isinstance(result, Exception):
+        raise result
+    return result
+
+
+def export_windows(monitoring, windows, *, step=None, nodes=None, metrics=None, overwrite: bool = False,
+                   plots: bool = True) -> list[ExportResult | UsageError | OperationalError]:
+    """Export each ``(start, end, out_dir)`` of ``windows`` as :func:`export_window` does, querying
+    Prometheus once per series for windows that lie close together (a query's span holds at most
+    :data:`MAX_POINTS` steps) instead of once per window (59 windows of a 5-minute application
+    took ~13 s one by one on a 2-core machine). Returns, in order, each window's result or the
+    UsageError or OperationalError that left it unwritten; a bad metric or node raises."""
     keys = list(metrics or METRICS)
     unknown = [k for k in keys if k not in METRICS]
     if unknown:
         raise UsageError(f"export: unknown metric(s) {', '.join(unknown)} (known: {', '.join(METRICS)})")
     names = [monitoring.reservation.node(n).name for n in nodes] if nodes else \
         [n.name for n in monitoring.reservation.nodes]
-    out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-        raise UsageError(f"export: {out_dir} exists and is not empty; pick a new directory or pass overwrite")
-    step_s = max(step_seconds(step, monitoring.options.interval_seconds), math.ceil((t1 - t0) / MAX_POINTS))
-    data = collect(monitoring, t0, t1, step_s, names, keys)
+    results: list = [None] * len(windows)
+    parsed = []   # (index, t0, t1, out_dir, step)
+    for i, (start, end, out_dir) in enumerate(windows):
+        try:
+            t0, t1 = parse_time(start, what="start"), parse_time(end, what="end")
+            if t1 <= t0:
+                raise UsageError(f"export: empty window (end {end!r} is not after start {start!r})")
+            out_dir = Path(out_dir)
+            if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+                raise UsageError(f"export: {out_dir} exists and is not empty; pick a new directory or pass overwrite")
+            step_s = max(step_seconds(step, monitoring.options.interval_seconds), math.ceil((t1 - t0) / MAX_POINTS))
+            parsed.append((i, t0, t1, out_dir, step_s))
+        except UsageError as e:
+            results[i] = e
+    for group in _query_groups(parsed):
+        t0, t1, step_s = min(w[1] for w in group), max(w[2] for w in group), group[0][4]
+        try:
+            data = collect(monitoring, t0, t1, step_s, names, keys)
+            now = time.time()
+            counters = collect_counters(monitoring, t0, t1, names)
+        except OperationalError as e:
+            for w in group:
+                results[w[0]] = e
+            continue
+        for i, w0, w1, out_dir, _ in group:
+            try:
+                results[i] = _write_window(monitoring, _within(data, w0, w1),
+                                           _counters_within(monitoring, counters, w0, w1, now),
+                                           w0, w1, step_s, out_dir, names, keys, plots)
+            except OperationalError as e:
+                results[i] = e
+    return results
+
+
+def _query_groups(parsed: list) -> list[list]:
+    """``parsed`` windows in groups, by start, each of one step and spanning at most
+    :data:`MAX_POINTS` of its steps: what one range query per series covers."""
+    groups: list[list] = []
+    for w in sorted(parsed, key=lambda w: w[1]):
+        g = groups[-1] if groups else None
+        if g and g[0][4] == w[4] and (max(w[2], max(x[2] for x in g)) - g[0][1]) / w[4] <= MAX_POINTS:
+            g.append(w)
+        else:
+            groups.append([w])
+    return groups
+
+
+def _within(data: pd.DataFrame, t0: float, t1: float) -> pd.DataFrame:
+    return data[(data["timestamp"] >= t0) & (data["timestamp"] <= t1)].reset_index(drop=True)
+
+
+def _counters_within(monitoring, counters: pd.DataFrame, t0: float, t1: float, now: float) -> pd.DataFrame:
+    """The samples :func:`collect_counters` called at ``now`` gives for ``t0``..``t1``, cut from
+    those it gave for a span holding it."""
+    interval = monitoring.options.interval_seconds
+    t_end = min(t1 + interval + max(counter_lags(monitoring).values()), now)
+    first = t_end - math.ceil(t_end - t0 + interval)
+    return counters[(counters["timestamp"] >= first) & (counters["timestamp"] <= t_end)].reset_index(drop=True)
+
+
+def _write_window(monitoring, data: pd.DataFrame, counters: pd.DataFrame, t0: float, t1: float, step_s: float,
+                  out_dir: Path, names: list[str], keys: list[str], plots: bool) -> ExportResult:
+    """Write one window's files (:func:`export_window`) into ``out_dir``, through a temporary
+    sibling renamed into place."""
+    for key in keys:
+        seen = set(data.loc[data["metric"] == key, "node"])
+        missing = [n for n in names if n not in seen]
+        if missing:
+            raise OperationalError(
+                f"[{monitoring.prometheus_node.name} monitor export] no samples of {METRICS[key].record} for "
+                f"{', '.join(missing)} between {_iso(t0)} and {_iso(t1)}: the window lies outside the "
+                f"recorded data or the node was not scraped; check 'monitor-deploy status'")
     auc = area_under_curves(data)
-    counters = collect_counters(monitoring, t0, t1, names)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
@@ -88,7 +165,7 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
         write_frame(auc, tmp / "auc.parquet")
         auc.to_csv(tmp / "auc.csv", index=False)
         write_frame(counters, tmp / "counters.parquet")
-        plots = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0)
+        drawn = {k: plot_metric(data[data.metric == k], METRICS[k], tmp / f"{k}.png", t0)
                  for k in keys} if plots else {}
         (tmp / "window.json").write_text(json.dumps(
             {"start": t0, "end": t1, "step": step_s, "nodes": names, "counter_lags": counter_lags(monitoring),
@@ -98,28 +175,23 @@ def export_window(monitoring, start, end, out_dir, *, step=None, nodes=None, met
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return ExportResult(out_dir, out_dir / "metrics.parquet", out_dir / "auc.parquet",
-                        {k: out_dir / p.name for k, p in plots.items()}, data, auc)
+                        {k: out_dir / p.name for k, p in drawn.items()}, data, auc)
 
 
 def collect(monitoring, t0: float, t1: float, step: float, nodes: list[str], keys: list[str]) -> pd.DataFrame:
-    """Tidy frame of the recorded series for ``nodes`` and metric ``keys`` over [t0, t1]."""
+    """Tidy frame of the recorded series for ``nodes`` and metric ``keys`` over [t0, t1] (a node
+    without samples of a metric has no rows of it)."""
     selector = f'{{{NODE_LABEL}=~"{"|".join(nodes)}"}}'
     frames = []
     for key in keys:
         m = METRICS[key]
-        result = monitoring.client.query_range(m.record + selector, t0, t1, step)
-        seen = {r["metric"].get(NODE_LABEL) for r in result}
-        missing = [n for n in nodes if n not in seen]
-        if missing:
-            raise OperationalError(
-                f"[{monitoring.prometheus_node.name} monitor export] no samples of {m.record} for "
-                f"{', '.join(missing)} between {_iso(t0)} and {_iso(t1)}: the window lies outside the "
-                f"recorded data or the node was not scraped; check 'monitor-deploy status'")
-        for r in result:
+        for r in monitoring.client.query_range(m.record + selector, t0, t1, step):
             ts = [float(t) for t, _ in r["values"]]
             frames.append(pd.DataFrame({"timestamp": ts, "node": r["metric"][NODE_LABEL], "metric": key,
                                         "value": [float(v) for _, v in r["values"]], "unit": m.unit}))
-    data = pd.concat(frames, ignore_index=True)
+    data = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        {"timestamp": pd.Series(dtype=float), "node": pd.Series(dtype=object), "metric": pd.Series(dtype=object),
+         "value": pd.Series(dtype=float), "unit": pd.Series(dtype=object)})
     data.insert(0, "time", pd.to_datetime(data["timestamp"], unit="s", utc=True))
     return data.sort_values(["metric", "node", "timestamp"], ignore_index=True)
 

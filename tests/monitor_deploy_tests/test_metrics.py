@@ -175,6 +175,30 @@ def test_export_window(mon, transfer, tmp_path):
     assert moved["net_rx_bytes"]["node3"] < received / 100, moved
 
 
+def test_windows_exported_at_once_are_those_exported_one_by_one(mon, burn, tmp_path):
+    """``export_many`` (each series queried once for windows close together, as a run's
+    repetitions are exported) writes each window what ``export`` writes it: the same raw
+    counters, so the same CPU-seconds, and the same series, sampled on the span's grid; a bad
+    window gets its error and the others are written."""
+    t0, t1, _ = burn
+    cuts = [t0, t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3, t1]
+    windows = [(a, b, tmp_path / "many" / f"w{i}") for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
+    many = mon.export_many([*windows, (t1, t0, tmp_path / "many" / "bad")], plots=False)
+    assert isinstance(many[-1], UsageError) and "empty window" in str(many[-1])
+    assert not (tmp_path / "many" / "bad").exists()
+    for (a, b, out), result in zip(windows, many):
+        one = mon.export(a, b, tmp_path / "one" / out.name, plots=False)
+        counters = read_frame(result.out_dir / "counters.parquet")
+        pd.testing.assert_frame_equal(counters, read_frame(one.out_dir / "counters.parquet"))
+        assert counter_totals(counters, a, b)["cpu_seconds"]["node2"] > 0
+        got, want = read_frame(result.parquet), read_frame(one.parquet)
+        assert set(zip(got.metric, got.node)) == set(zip(want.metric, want.node)) == \
+            {(k, n) for k in METRICS for n in ("node1", "node2", "node3")}
+        assert got["timestamp"].between(a, b).all()
+        assert abs(len(got) - len(want)) <= len(METRICS) * 3, (len(got), len(want))   # a grid point per series
+        assert json.loads((result.out_dir / "window.json").read_text())["start"] == a
+
+
 def test_counters_hold_the_cpu_seconds_of_a_burn(mon, burn, tmp_path):
     t0, t1, cpu_seconds = burn
     result = mon.export(t0, t1, tmp_path / "burn", metrics=["cpu"])

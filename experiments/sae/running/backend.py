@@ -57,8 +57,8 @@ def stage_run(ctx: StageContext) -> StageReport:
     ctx.ledger.mark(point.id, list(done), "done", timings={k: {"start": r["start"], "end": r["end"]} for k, r in done.items()},
                     results={k: {key: r[key] for key in ("init_s", "compute_s", "total_s", "rows", "objects",
                                                            "batches", "reply_bytes", "scan")} for k, r in done.items()})
-    ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, point,
-                                                    {k: {"start": r["start"], "end": r["end"]} for k, r in done.items()}))
+    ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, [(point, {
+        k: {"start": r["start"], "end": r["end"]} for k, r in done.items()})])[0])
     missing = sorted(set(pending) - set(done))
     if missing:
         ctx.ledger.mark(point.id, missing, "failed", error=f"[{driver} {STAGE}] no result line for {missing}")

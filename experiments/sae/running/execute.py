@@ -24,7 +24,6 @@ import re
 import shutil
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -52,7 +51,6 @@ STAGE = "sae run"
 SETTLE_MIN = 0.25
 """The shortest pause between queries when it waits for Prometheus (:func:`settle_config`): the
 controller's snapshot of the OSDs' counters after a query takes milliseconds (seen: 20 ms)."""
-EXPORTS_AT_ONCE = 4   # windows exported at once, after the queries (59 one after another took ~12 s)
 RESULT_KEYS = ("init_s", "compute_s", "total_s", "rows", "checksum", "answer", "scan", "app_job",
                "index_bytes", "cached_bytes", "cached_rows", "index_partitions", "index_build_s", "appended_rows",
                "append_s", "executors", "executor_lost", "input_rows", "input_checksum", "output_bytes",
@@ -212,8 +210,7 @@ def run_points(ctx: StageContext, stack: Stack, points: list, on_point: Callable
             todo.append(point)
         else:
             now = time.time()
-            ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, point,
-                                                            _timings(ctx, point, None)))
+            ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, [(point, _timings(ctx, point, None))])[0])
             _hand_back(on_point, stack, point, now, time.time(), False, "repetitions were done; windows exported")
     if todo and any(e["attempts"] for p in todo for e in ctx.ledger.of_point(p.id).values()):
         _kill_orphans(ctx, stack)
@@ -515,14 +512,15 @@ class Recorder:
         order, whatever order their last queries ended in (its start and end: when the
         application began and finished its share)."""
         rank = {pid: i for i, pid in enumerate(self.points)}
-        for point, start, end, missing, error in sorted(self.closed, key=lambda c: rank[c[0].id]):
-            timings = _timings(self.ctx, point, self.done[point.id])
+        closed = sorted(self.closed, key=lambda c: rank[c[0].id])
+        timed = [(c[0], _timings(self.ctx, c[0], self.done[c[0].id])) for c in closed]
+        for (point, start, end, missing, error), (_, timings), aucs in zip(
+                closed, timed, export_windows(self.ctx, self.stack.monitoring, timed)):
             if self.tenants:
                 self.ctx.ledger.add_results(point.id, {rep: {k: v for tenant in self.tenants
                                                              for k, v in tenant.results(t["start"], t["end"]).items()}
                                                        for rep, t in timings.items()})
-            self.ctx.ledger.record_aucs(point.id, export_windows(self.ctx, self.stack.monitoring,
-                                                                 point, timings))
+            self.ctx.ledger.record_aucs(point.id, aucs)
             _hand_back(on_point, self.stack, point, start, end, bool(timings),
                        f"{len(timings)} of {len(timings) + len(missing)} repetitions done", error)
 
@@ -589,28 +587,25 @@ def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
     _fetch(ctx, node, str(path), local, "event log")   # a file moves over its earlier copy
 
 
-def export_windows(ctx: StageContext, monitoring, point, timings: dict) -> dict[int, dict]:
+def export_windows(ctx: StageContext, monitoring, points: list[tuple]) -> list[dict[int, dict]]:
     """Export each repetition's Prometheus window (padded by one scrape interval) into
-    ``metrics/<point>/rep<k>/``; returns repetition → areas under the curves."""
-    if monitoring is None or not timings:
-        return {}
+    ``metrics/<point>/rep<k>/``, for each ``(point, timings)`` of ``points``, all at once (each
+    series queried once for them: monitor_deploy's ``export_many``); returns, per point,
+    repetition → areas under the curves."""
+    if monitoring is None or not any(timings for _, timings in points):
+        return [{} for _ in points]
     pad = monitoring.options.interval_seconds
-    wait = max(t["end"] for t in timings.values()) + 2 * pad - time.time()
+    wait = max(t["end"] for _, timings in points for t in timings.values()) + 2 * pad - time.time()
     if wait > 0:
         time.sleep(wait)
-
-    def one(rep: int):
-        t = timings[rep]
-        try:
-            return monitoring.export(t["start"] - pad, t["end"] + pad,
-                                     ctx.run.metrics / point.id / f"rep{rep}", overwrite=True, plots=False)
-        except SaeError as e:
-            node_log(None, f"{STAGE} metrics", f"point {point.id} repetition {rep}: {e}", logging.WARNING)
-            return None
-
-    reps = sorted(timings)
-    with ThreadPoolExecutor(EXPORTS_AT_ONCE) as pool:   # each waits on Prometheus's range queries
-        results = list(pool.map(one, reps))
-    return {rep: {f"{metric}_{node}": round(v, 6) for metric, nodes in result.auc_dict.items()
-                  for node, v in nodes.items()}
-            for rep, result in zip(reps, results) if result is not None}
+    windows = [(point, rep, timings[rep]) for point, timings in points for rep in sorted(timings)]
+    results = monitoring.export_many([(t["start"] - pad, t["end"] + pad, ctx.run.metrics / point.id / f"rep{rep}")
+                                      for point, rep, t in windows], overwrite=True, plots=False)
+    aucs = {point.id: {} for point, _ in points}
+    for (point, rep, _), result in zip(windows, results):
+        if isinstance(result, SaeError):
+            node_log(None, f"{STAGE} metrics", f"point {point.id} repetition {rep}: {result}", logging.WARNING)
+            continue
+        aucs[point.id][rep] = {f"{metric}_{node}": round(v, 6) for metric, nodes in result.auc_dict.items()
+                               for node, v in nodes.items()}
+    return [aucs[point.id] for point, _ in points]
