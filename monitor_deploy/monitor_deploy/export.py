@@ -76,9 +76,10 @@ def export_windows(monitoring, windows, *, step=None, nodes=None, metrics=None, 
                    plots: bool = True) -> list[ExportResult | UsageError | OperationalError]:
     """Export each ``(start, end, out_dir)`` of ``windows`` as :func:`export_window` does, querying
     Prometheus once per series for windows that lie close together (a query's span holds at most
-    :data:`MAX_POINTS` steps) instead of once per window (59 windows of a 5-minute application
-    took ~13 s one by one on a 2-core machine). Returns, in order, each window's result or the
-    UsageError or OperationalError that left it unwritten; a bad metric or node raises."""
+    :data:`MAX_POINTS` steps) instead of once per window (the main job's 59 windows: 14 range
+    queries instead of about 830, in the same second or so as four windows at a time took).
+    Returns, in order, each window's result or the UsageError or OperationalError that left it
+    unwritten; a bad metric or node raises."""
     keys = list(metrics or METRICS)
     unknown = [k for k in keys if k not in METRICS]
     if unknown:
