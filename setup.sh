@@ -45,6 +45,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # Built with the venv's setuptools (pinned above as the packages' build-system asks): an
   # isolated build environment per package took ~15 s of a fresh setup.
   editable=(--no-build-isolation --config-settings editable_mode=compat)
+  # setuptools warns in 14 lines per package that compat mode is transitional (the pin above
+  # keeps it): 84 of the first command's 120 lines of output
+  export PYTHONWARNINGS="ignore:Compat editable installs${PYTHONWARNINGS:+,$PYTHONWARNINGS}"
   .venv/bin/pip install -q -r "$wheels/others.txt" "${editable[@]}" \
     -e ./metareserve -e ./spark_deploy -e ./rados_deploy -e ./data_deploy -e ./monitor_deploy
   wait "$building" || { echo "setup.sh: building pyspark's wheel failed (see above)" >&2; exit 1; }
