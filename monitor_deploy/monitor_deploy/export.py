@@ -87,7 +87,7 @@ def export_windows(monitoring, windows, *, step=None, nodes=None, metrics=None, 
     names = [monitoring.reservation.node(n).name for n in nodes] if nodes else \
         [n.name for n in monitoring.reservation.nodes]
     results: list = [None] * len(windows)
-    parsed = []   # (index, t0, t1, out_dir, step)
+    parsed: list[_Window] = []
     for i, (start, end, out_dir) in enumerate(windows):
         try:
             t0, t1 = parse_time(start, what="start"), parse_time(end, what="end")
@@ -97,36 +97,48 @@ def export_windows(monitoring, windows, *, step=None, nodes=None, metrics=None, 
             if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
                 raise UsageError(f"export: {out_dir} exists and is not empty; pick a new directory or pass overwrite")
             step_s = max(step_seconds(step, monitoring.options.interval_seconds), math.ceil((t1 - t0) / MAX_POINTS))
-            parsed.append((i, t0, t1, out_dir, step_s))
+            parsed.append(_Window(i, t0, t1, out_dir, step_s))
         except UsageError as e:
             results[i] = e
     for group in _query_groups(parsed):
-        t0, t1, step_s = min(w[1] for w in group), max(w[2] for w in group), group[0][4]
+        t0, t1, step_s = group[0].start, max(w.end for w in group), group[0].step
         try:
             data = collect(monitoring, t0, t1, step_s, names, keys)
             now = time.time()
             counters = collect_counters(monitoring, t0, t1, names)
         except OperationalError as e:
             for w in group:
-                results[w[0]] = e
+                results[w.index] = e
             continue
-        for i, w0, w1, out_dir, _ in group:
+        for w in group:
             try:
-                results[i] = _write_window(monitoring, _within(data, w0, w1),
-                                           _counters_within(monitoring, counters, w0, w1, now),
-                                           w0, w1, step_s, out_dir, names, keys, plots)
+                results[w.index] = _write_window(monitoring, _within(data, w.start, w.end),
+                                                 _counters_within(monitoring, counters, w.start, w.end, now),
+                                                 w.start, w.end, step_s, w.out_dir, names, keys, plots)
             except OperationalError as e:
-                results[i] = e
+                results[w.index] = e
     return results
 
 
-def _query_groups(parsed: list) -> list[list]:
-    """``parsed`` windows in groups, by start, each of one step and spanning at most
-    :data:`MAX_POINTS` of its steps: what one range query per series covers."""
-    groups: list[list] = []
-    for w in sorted(parsed, key=lambda w: w[1]):
+@dataclasses.dataclass(frozen=True)
+class _Window:
+    """One window of :func:`export_windows`: its place in the call's list, bounds (epoch s),
+    directory and step (s)."""
+
+    index: int
+    start: float
+    end: float
+    out_dir: Path
+    step: float
+
+
+def _query_groups(windows: list[_Window]) -> list[list[_Window]]:
+    """``windows`` in groups, by start, each of one step and spanning at most :data:`MAX_POINTS`
+    of its steps: what one range query per series covers."""
+    groups: list[list[_Window]] = []
+    for w in sorted(windows, key=lambda w: w.start):
         g = groups[-1] if groups else None
-        if g and g[0][4] == w[4] and (max(w[2], max(x[2] for x in g)) - g[0][1]) / w[4] <= MAX_POINTS:
+        if g and g[0].step == w.step and (max(w.end, *(x.end for x in g)) - g[0].start) / w.step <= MAX_POINTS:
             g.append(w)
         else:
             groups.append([w])
