@@ -13,6 +13,7 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import OperationalError
@@ -56,12 +57,27 @@ def fetch_wheels(requirements: list[str], python_version: str, *, stage: str = "
     return dest
 
 
+@dataclass(frozen=True)
+class PythonEnv:
+    """A node's venv: its ``python`` and whether this call ``installed`` it (else it was there)."""
+
+    python: str
+    installed: bool
+
+
 def ensure_python_env(cluster: Cluster, requirements: list[str], *, nodes=None, stage: str = "runtime",
                       apt_packages=("python3-venv",)) -> dict[str, str]:
     """Make sure every node has a venv with ``requirements``; returns node name → python path.
 
     Idempotent: a node whose venv is complete only answers "no changes".
     """
+    envs = provision_python_env(cluster, requirements, nodes=nodes, stage=stage, apt_packages=apt_packages)
+    return {name: env.python for name, env in envs.items()}
+
+
+def provision_python_env(cluster: Cluster, requirements: list[str], *, nodes=None, stage: str = "runtime",
+                         apt_packages=("python3-venv",)) -> dict[str, PythonEnv]:
+    """:func:`ensure_python_env`, saying per node whether it installed the venv."""
     selected = cluster.select(nodes)
     cluster.apt_install(apt_packages, nodes=selected, stage=f"{stage} apt")
     versions = cluster.run(["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -76,7 +92,7 @@ def ensure_python_env(cluster: Cluster, requirements: list[str], *, nodes=None, 
         have = cluster.run(["test", "-e", f"{venv}/.complete"], nodes=group, stage=stage, check=False)
         todo = [n for n in group if have[n.name]["rc"] != 0]
         for n in group:
-            out[n.name] = f"{venv}/bin/python"
+            out[n.name] = PythonEnv(f"{venv}/bin/python", installed=n in todo)
             if n not in todo:
                 node_log(n.name, stage, f"python env {eid} present: no changes")
         if not todo:

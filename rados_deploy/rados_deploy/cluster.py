@@ -279,8 +279,9 @@ class CephCluster(Service):
     # -- stages -------------------------------------------------------------------------------
     def install(self) -> StageReport:
         """Install the Debian packages each node needs: server packages on daemon nodes, build
-        headers and a compiler on OSD nodes (for the object class), client packages on clients.
-        Runs on every Ceph node in parallel under a machine-wide dpkg lock."""
+        headers, a compiler and the venv of the class's pyarrow on OSD nodes (for the object
+        class), client packages on clients. Runs on every Ceph node in parallel under a
+        machine-wide dpkg lock."""
         from .stages import install
         return install(self)
 

@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from metareserve import OperationalError, StageReport, UsageError
-from metareserve.runtime import SOFTWARE_ROOT, ensure_python_env
+from metareserve.runtime import SOFTWARE_ROOT, PythonEnv, provision_python_env
 
 from . import remote, scan_protocol
 
@@ -62,11 +62,15 @@ def build_key(files: dict[str, str], arrow: str, flags: dict = FLAGS) -> str:
     return h.hexdigest()[:16]
 
 
+def build_runtime(cc, nodes: list[str], *, stage: str) -> dict[str, PythonEnv]:
+    """The venv with pyarrow ``class_arrow`` that builds link against, on ``nodes``."""
+    return provision_python_env(cc.cluster, [f"pyarrow=={cc.options.class_arrow}"], nodes=nodes, stage=stage)
+
+
 def _build(cc, root: str, files: dict[str, str], flags: dict, nodes: list[str], stage: str) -> dict[str, bool]:
     """Build ``files`` into ``root`` on ``nodes`` against pyarrow ``class_arrow`` (once per build
     dir: shared disks build once); ``{node: whether it built}``."""
-    pythons = ensure_python_env(cc.cluster, [f"pyarrow=={cc.options.class_arrow}"], nodes=nodes,
-                                stage=f"{stage} runtime")
+    pythons = {n: env.python for n, env in build_runtime(cc, nodes, stage=f"{stage} runtime").items()}
     built = {}
     for group in (nodes[:1], nodes[1:]):   # a compile error shows once, from the first node
         built.update(cc.cluster.call(remote, "build_class", root, files, libs=arrow_libs(cc.options.class_arrow),

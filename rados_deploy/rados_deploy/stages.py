@@ -4,6 +4,7 @@ from __future__ import annotations
 from metareserve import StageReport
 
 from . import remote
+from .objclass import build_runtime
 
 STOP_ORDER = ("rgw", "mds", "osd", "mgr", "mon")   # clients first, monitors last
 
@@ -27,12 +28,16 @@ def install(cc) -> StageReport:
     report = StageReport("ceph install")
     res = cc.cluster.apt_install(stage="ceph install", nodes=cc.topology.nodes,
                                  per_node=lambda n: packages_for(cc, n.name))
+    # after the packages (a Spark node env being made on a shared disk holds the venv lock at first):
+    # the class's build then finds its runtime (9 s of a new machine's build)
+    runtime = build_runtime(cc, cc.topology.osd_nodes, stage="ceph install class runtime")
     for node in cc.topology.nodes:
-        r = res[node]
+        r, what = res[node], []
         if r["installed"]:
-            report.add(node, True, f"installed {len(r['installed'])} packages: {' '.join(r['installed'])}")
-        else:
-            report.add(node, False, f"{len(r['already'])} packages present")
+            what.append(f"installed {len(r['installed'])} packages: {' '.join(r['installed'])}")
+        if node in runtime and runtime[node].installed:
+            what.append(f"installed the object class's build runtime (pyarrow {cc.options.class_arrow})")
+        report.add(node, bool(what), "; ".join(what) or f"{len(r['already'])} packages present")
     return report
 
 
