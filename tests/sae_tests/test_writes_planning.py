@@ -65,6 +65,24 @@ def test_the_shipped_experiment_writes_every_job_through_every_writer_on_the_sha
     assert p.points[0].stack_key == reads.points[0].stack_key and p.points[0].start_key != reads.points[0].start_key
 
 
+def test_sae_ceph_writes_objects_of_the_points_dataset_size_and_the_baselines_are_left_as_spark_writes():
+    from sae.running.execute import write_config
+    from sae.running.writer import sae_ceph
+    from types import SimpleNamespace
+    exp = sae.load_experiment(ROOT / "experiments" / "writes.py")
+    points = sae.plan(exp.with_profile("tiny"), profile="tiny").points
+    build = SimpleNamespace(format="sae-ceph", write_options={"ceph_user": "w"}, options={"ceph_user": "r"})
+    stack = SimpleNamespace(writes={"sae-ceph": sae_ceph(SimpleNamespace(build=build), writers.get("sae-ceph"))})
+    ctx = SimpleNamespace(run=SimpleNamespace(root=Path("/r/20261204-1")))
+    point = next(x for x in points if x.spec.workload.writer == "sae-ceph")
+    options = write_config(ctx, stack, point)["write"]["options"]
+    assert options == {"ceph_user": "w", "object_size": str(point.spec.data.object_size)}
+    assert point.spec.data.object_size == 16 << 20   # the tiny profile's, not the connector's 8 MiB default
+    plain = writers.Output(format="parquet", uri="s3a://b", options={"k": "v"}, read_format="parquet",
+                           read_uri="s3a://b", read_options={})
+    assert plain.app_config(16 << 20)["options"] == {"k": "v"} and "sized_by" not in plain.app_config(1)
+
+
 def _counts(t, **groups):
     empty = {g: {} for g in ("rgw", "rgw_failed", "rgw_bytes", "rgw_rados", "mds", "mds_rados", "osd")}
     return OpCounts(t, t + 0.1, **{**empty, **groups}, pids={"osd.0": 1})
@@ -138,3 +156,13 @@ def test_the_summary_sets_each_writer_against_sae_ceph_beside_stocators_tables()
 def test_the_mount_is_writable_only_for_the_writers_that_write_into_it():
     into = {name for name, w in writers.WRITERS.items() if w.writes_into_mount}
     assert into == {"cephfs-v1", "cephfs-v2", "s3a-directory"}   # directory: its pending uploads
+
+
+def test_the_runs_correctness_line_checks_every_output_read_back_against_its_input():
+    from sae.results.analysis.summary import correctness
+    df = pd.read_parquet(ROOT / "docs" / "runs" / "writes" / "results.parquet")
+    assert correctness(df).endswith(f"every output read back ({len(df)} jobs) had its input's rows and checksum")
+    df.loc[df.index[5], "rows_out"] += 1
+    row = df.loc[df.index[5]]
+    assert correctness(df).endswith(f"1 of {len(df)} outputs read back differ from their input: "
+                                    f"{row['writer']} {row['write']} repetition {row['repetition']}")

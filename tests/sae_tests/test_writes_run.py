@@ -46,6 +46,8 @@ def run(sae_cluster):
     r = subprocess.run([SAE, "run", "experiments/writes.py", "--reservation", str(root / "reservation.yaml"),
                         "--out", str(root / "writes-out"), *CUT], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
+    jobs = len(WRITERS) * len(JOBS)   # the run checks each output read back against its input itself
+    assert f"every output read back ({jobs} jobs) had its input's rows and checksum" in r.stderr, r.stderr[-3000:]
     run = Path(r.stdout.strip().splitlines()[-1])
     return run, sae.load_results(run), root
 

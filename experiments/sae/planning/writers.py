@@ -171,7 +171,9 @@ class Output:
     (sae/app/writes.py): ``format``, ``options`` (a baseline's committer settings among them) and
     ``uri`` (the output's root: each repetition writes under ``<uri>/<run>/<point>/r<repetition>``),
     the Spark SQL settings its job runs with (``sql``: a committer's protocol), and the read back
-    (``read_format``, ``read_options``, ``read_uri``)."""
+    (``read_format``, ``read_options``, ``read_uri``); ``sized_by``, the write option that sets
+    the size of the objects it writes (sae-ceph's ``object_size``), or None where the writer has
+    none (Spark's Parquet writer makes a file per task)."""
 
     format: str
     uri: str
@@ -180,10 +182,16 @@ class Output:
     read_uri: str
     read_options: dict[str, str]
     sql: dict[str, str] = dataclasses.field(default_factory=dict)
+    sized_by: str | None = None
 
-    def app_config(self) -> dict:
-        """Plain data for the application's JSON argument (``sae/app/writes.py``)."""
-        return dataclasses.asdict(self)
+    def app_config(self, object_size: int) -> dict:
+        """Plain data for the application's JSON argument (``sae/app/writes.py``), writing objects
+        of ``object_size`` bytes (the dataset's, as the offload reader reads them) where it can."""
+        out = dataclasses.asdict(self)
+        sized_by = out.pop("sized_by")
+        if sized_by:
+            out["options"] = {**out["options"], sized_by: str(object_size)}
+        return out
 
 
 _RUNNING = "sae.running.writer"

@@ -128,7 +128,7 @@ def write_config(ctx: StageContext, stack: Stack, point) -> dict:
     if w.writer is None:
         return {}
     written = writers.job(w.write).query
-    return {"write": stack.writes[w.writer].output.app_config(), "job": w.write, "rows": w.write_rows,
+    return {"write": stack.writes[w.writer].output.app_config(point.spec.data.object_size), "job": w.write, "rows": w.write_rows,
             "run_id": ctx.run.root.name,
             **({"sql": queries.QUERIES[written].statement(w.column, None)} if written else {})}
 

@@ -67,10 +67,12 @@ def submit_parts(stack: Stack, names) -> tuple[dict, dict]:
 
 
 def sae_ceph(stack: Stack, writer: Writer) -> Writes:
-    """The connector's write (its least-privilege writer), read back through offload."""
+    """The connector's write (its least-privilege writer) in objects of the dataset's size, read
+    back through offload."""
     b = stack.build
     return Writes(Output(format=b.format, uri=OUTPUT, options=dict(b.write_options), read_format=b.format,
-                         read_uri=OUTPUT, read_options={**b.options, "mode": "offload"}), cephfs=(OUTPUT,))
+                         read_uri=OUTPUT, read_options={**b.options, "mode": "offload"}, sized_by="object_size"),
+                  cephfs=(OUTPUT,))
 
 
 def baseline(stack: Stack, writer: Writer) -> Writes:

@@ -234,10 +234,21 @@ def correctness(df: pd.DataFrame) -> str:
                             f"{'/'.join(map(str, r['checksum']))}" for reader, r in answers.iterrows())
             bad.append(f"{at or 'the point'}: {got}")
     n = df["reader"].nunique() if "reader" in df else 1
-    if not bad:
-        return ("every reader returned the same rows and checksum at every point" if n > 1 else
-                "every repetition returned the same rows and checksum at every point")
-    return "readers disagree (rows, checksum) at " + " | ".join(bad)
+    text = ("readers disagree (rows, checksum) at " + " | ".join(bad) if bad else
+            "every reader returned the same rows and checksum at every point" if n > 1 else
+            "every repetition returned the same rows and checksum at every point")
+    return f"{text}; {read_back(df)}" if "input_checksum" in df else text
+
+
+def read_back(df: pd.DataFrame) -> str:
+    """A write run's check: whether every output, read back, had its input's rows and checksum
+    (``input_rows``, ``input_checksum``: the job's input, taken before it wrote), or where not."""
+    jobs = df[df["input_checksum"].notna()]
+    wrong = jobs[(jobs["rows_out"] != jobs["input_rows"]) | (jobs["checksum"] != jobs["input_checksum"])]
+    if wrong.empty:
+        return f"every output read back ({len(jobs)} jobs) had its input's rows and checksum"
+    at = sorted({f"{r.writer} {r.write} repetition {r.repetition}" for r in wrong.itertuples()})
+    return f"{len(wrong)} of {len(jobs)} outputs read back differ from their input: " + ", ".join(at)
 
 
 def window_note(df: pd.DataFrame) -> str:
