@@ -7,7 +7,9 @@ a straggler overtaken by its speculative copy (``straggle``), an executor's JVM 
 partition 0 after its first file is written (the test's application, tests/connector/apps/writes.py,
 and its fault UDF, tests/connector/WriteFaults.java). A job is exactly once when the committed
 output, read back through offload and through vanilla Spark over the CephFS mount, has the input's
-rows and checksum, and the directory holds no file that no manifest names. The reference in the
+rows and checksum, the directory holds no file that no manifest names, and (a straggler's job
+overwrites an earlier output) both readers' listings gave that earlier output whole while the
+job's files were there. The reference in the
 same run: the input's own checksum, and jobs that end in an error are counted as misses.
 
 Reserves a 3-host local cluster (every host every core): node1 = Ceph mon, mgr, MDS and a bluestore
@@ -75,6 +77,9 @@ def exactly_once(job: dict, expected: list) -> str | None:
         return f"read back {wrong}, the input is {expected}"
     if job["leftovers"]:
         return f"files no manifest names: {job['leftovers']}"
+    seen = job.get("in_flight", {})   # a straggler's job overwrites an earlier output, read while it runs
+    if job["fault"] == "straggle" and not (seen and seen["python"] == seen["java"] == seen["before"]):
+        return f"while the job ran, the readers' listings gave {seen} instead of the earlier output"
     # part-<job>-<partition>-<task>-<attempt>-<n>: a retried or speculated partition 0 commits a later attempt
     zero = [int(n.split("-")[4]) for n in job["committed"] if n.split("-")[2] == "0"]
     if job["fault"] in ("fail", "straggle") and not any(a >= 1 for a in zero):

@@ -139,7 +139,8 @@ class CephCluster(Service):
         rgw.check_bucket(name)
         report = StageReport("ceph-rgw bucket removal", details={"bucket": name})
         got = self.probe("remove_bucket", stage=report.stage, bucket=name)
-        report.add(self.topology.mons[0], got["existed"], f"bucket {name} removed ({got['objects']} objects)"
+        report.add(self.topology.mons[0], got["existed"],
+                   f"bucket {name} removed ({_listed(got['objects'], got['named'], 'objects')})"
                    if got["existed"] else f"no bucket {name}")
         return report
 
@@ -151,7 +152,8 @@ class CephCluster(Service):
             raise UsageError(f"CephFS path {path!r}: give an absolute directory below the root, without '.' or '..'")
         report = StageReport("cephfs removal", details={"path": path})
         got = self.probe("remove_tree", stage=report.stage, fs_name=self.fs_name, path=path)
-        report.add(self.topology.mons[0], got["existed"], f"removed CephFS {path} ({got['files']} files)"
+        report.add(self.topology.mons[0], got["existed"],
+                   f"removed CephFS {path} ({_listed(got['files'], got['named'], 'files')})"
                    if got["existed"] else f"no CephFS {path}")
         return report
 
@@ -432,6 +434,14 @@ class CephCluster(Service):
                 raise OperationalError(f"[{self.topology.mons[0]} {stage}] cluster not ready after "
                                        f"{self.options.ready_timeout:.0f}s: {describe(state)}; "
                                        f"see the logs under {self.state_dir(self.topology.mons[0])}/log")
+
+
+def _listed(count: int, named: list[str], what: str) -> str:
+    """``3 files: a, b, c``; ``250 files: a, ... and 230 more`` (a removal's probe names the first few)."""
+    if not count:
+        return f"no {what}"
+    more = f" and {count - len(named)} more" if count > len(named) else ""
+    return f"{count} {what}: {', '.join(named)}{more}"
 
 
 def binary(daemon: str) -> str:

@@ -394,9 +394,14 @@ def _create_bucket(s3, bucket, wait=10):
             time.sleep(0.2)
 
 
+NAMED = 20
+"""How many of the files or objects a removal took it names (it counts them all)."""
+
+
 def remove_tree(conf, fs_name, path):
-    """Remove CephFS ``path`` and everything under it, as client.admin. {"existed", "files"}:
-    whether it was there, and how many files (not directories) went."""
+    """Remove CephFS ``path`` and everything under it, as client.admin. {"existed", "files",
+    "named"}: whether it was there, how many files (not directories) went and the paths of the
+    first :data:`NAMED` of them."""
     import cephfs
     r = _connect(conf)   # a stopped cluster fails here, in seconds
     fs = cephfs.LibCephFS(rados_inst=r)
@@ -406,8 +411,8 @@ def remove_tree(conf, fs_name, path):
         try:
             fs.stat(top)
         except cephfs.ObjectNotFound:
-            return {"existed": False, "files": 0}
-        files, order, stack = 0, [], [top]
+            return {"existed": False, "files": 0, "named": []}
+        files, named, order, stack = 0, [], [], [top]
         while stack:   # each directory before those under it; removed in the reverse order
             d = stack.pop()
             order.append(d)
@@ -422,12 +427,14 @@ def remove_tree(conf, fs_name, path):
                         else:
                             fs.unlink(full)
                             files += 1
+                            if len(named) < NAMED:
+                                named.append(full.decode(errors="replace"))
                     entry = fs.readdir(h)
             finally:
                 fs.closedir(h)
         for d in reversed(order):
             fs.rmdir(d)
-        return {"existed": True, "files": files}
+        return {"existed": True, "files": files, "named": named}
     finally:
         try:
             fs.shutdown()
@@ -438,7 +445,8 @@ def remove_tree(conf, fs_name, path):
 def remove_bucket(conf, bucket):
     """Remove S3 ``bucket`` with its objects and its incomplete multipart uploads
     (``radosgw-admin bucket rm --purge-objects``, as client.admin: no gateway needed).
-    {"existed", "objects"}: whether it was there, and how many objects it held."""
+    {"existed", "objects", "named"}: whether it was there, how many objects it held and the keys
+    of the first :data:`NAMED` of them."""
     _connect(conf).shutdown()   # a stopped cluster fails here, in seconds (radosgw-admin would wait)
     try:
         stats = _radosgw_admin(conf, "bucket", "stats", "--bucket", bucket)
@@ -447,8 +455,9 @@ def remove_bucket(conf, bucket):
             return {"existed": False, "objects": 0}
         raise
     objects = sum(u.get("num_objects", 0) for u in (stats.get("usage") or {}).values())
+    listed = _radosgw_admin(conf, "bucket", "list", "--bucket", bucket, "--max-entries", str(NAMED))
     _radosgw_admin(conf, "bucket", "rm", "--bucket", bucket, "--purge-objects", json_out=False)
-    return {"existed": True, "objects": objects}
+    return {"existed": True, "objects": objects, "named": [o["name"] for o in listed or []][:NAMED]}
 
 
 if __name__ == "__main__":

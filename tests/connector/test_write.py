@@ -4,6 +4,7 @@ through sae-ceph, with a task failing, a straggler under speculation and an exec
 mid-write, and reads every output back through offload, auto, no-offload and vanilla Spark over
 the mount; the tests check its answers and what the directories hold."""
 import json
+import re
 import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -95,8 +96,8 @@ def faults_jar(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def written(local_cluster, spark_cluster, ceph_cluster, taxi_dataset, faults_jar, tmp_path_factory):
-    """The application's answers, the storage operations of its one-object write and the CephFS
-    sessions of the executors it lost, evicted."""
+    """The application's answers, the storage operations of its one-object write, the CephFS
+    sessions of the executors it lost, evicted, and how many executors it lost."""
     spec = connector.build(spark=spark_cluster, ceph=ceph_cluster)
     nodes = [spark_cluster.driver_node, *spark_cluster.worker_nodes]
     mount = ceph_cluster.mount(nodes).details["mountpoint"]
@@ -108,12 +109,13 @@ def written(local_cluster, spark_cluster, ceph_cluster, taxi_dataset, faults_jar
     kwargs["jars"].append(str(faults_jar))
     kwargs["py_files"].append(manifest.__file__)
     steps = {"before": threading.Event(), "after": threading.Event()}
-    lost = threading.Event()
+    lost, losses = threading.Event(), set()
 
     def on_line(line: str) -> None:
         if line.startswith("sae-ops ") and line[8:].strip() in steps:
             steps[line[8:].strip()].set()
-        if "Lost executor" in line:
+        if match := re.search(r"Lost executor (\d+)", line):
+            losses.add(match.group(1))   # executor ids are not reused: one per loss
             lost.set()
 
     counts = {}
@@ -141,7 +143,7 @@ def written(local_cluster, spark_cluster, ceph_cluster, taxi_dataset, faults_jar
                     evicted += [str(s) for found in sessions.evict_dead_clients(ceph_cluster).values() for s in found]
             result = running.result()
         line = next(ln for ln in result.stdout.splitlines() if ln.startswith("sae-result "))
-        yield json.loads(line[len("sae-result "):]), counts["after"].delta(counts["before"]), evicted
+        yield json.loads(line[len("sae-result "):]), counts["after"].delta(counts["before"]), evicted, len(losses)
     finally:
         _remove(ceph_cluster, ROOT)
 
@@ -166,7 +168,7 @@ def test_a_copy_reads_back_the_same_through_every_reader(written, taxi_dataset):
 def test_a_one_object_write_counts_its_storage_operations(written):
     """A slice written by one task is one file, one object, plus its manifest; the storage
     operations it cost (MDS requests by type, OSD ops) are printed (Stocator's goal: 8 or fewer)."""
-    out, delta, _ = written
+    out, delta, *_ = written
     one = out["one"]
     assert one["checksums"]["offload"] == out["one_input"] == one["checksums"]["vanilla"], one
     assert len(one["committed"]) == 1 and len(one["files"]) == 2, one
@@ -199,18 +201,24 @@ def test_append_adds_and_overwrite_replaces(written):
 def test_a_fault_leaves_exactly_the_input_committed(written, ceph_cluster, fault, figure):
     """A task that fails and is retried, a straggler overtaken by its speculative copy, an executor
     killed mid-write (its files written before it died removed by the commit): the committed output
-    holds exactly the input's rows, through the connector and vanilla Spark, and the directory holds
-    nothing that no manifest names, seen from the driver right after the job and from another node
-    after the application."""
-    out, _, evicted = written
+    holds exactly the input's rows (the straggler's job overwriting an earlier output, which both
+    readers' listings still give whole while the job's files are there), through the connector
+    and vanilla Spark, and the directory holds nothing that no manifest names, seen from the driver
+    right after the job and from another node after the application."""
+    out, _, evicted, losses = written
     got = out["faults"][fault]
     assert "error" not in got, got
+    assert losses == 1, "one executor lost in the application: the kill fired, and neither other fault loses one"
     assert all(ck == out["input"] for ck in got["checksums"].values()), (fault, out["input"], got["checksums"])
     zero = [n for n in got["committed"] if n.split("-")[2] == "0"]   # part-<job>-<partition>-<task>-<attempt>-<n>
     assert zero, got["committed"]
     if fault != "kill":   # (a lost executor's shuffle output runs the stage again, from attempt 0)
         assert all(int(n.split("-")[4]) >= 1 for n in zero), zero
     assert got["leftovers"] == [], got
+    if fault == "straggle":   # it overwrote an earlier output, read while the job ran: that one, whole
+        seen = got["in_flight"]
+        assert seen and seen["new_files"] > 0, seen
+        assert seen["python"] == seen["java"] == seen["before"] and seen["before"], seen
     state = _dir_state(ceph_cluster, f"{ROOT}/{fault}")
     assert state == {"visible": got["committed"], "leftovers": []}, state
     figure(f"{fault}: the write took {got['seconds']:.1f} s" + (f"; evicted {', '.join(evicted)}" if fault == "kill"

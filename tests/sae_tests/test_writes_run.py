@@ -117,13 +117,24 @@ def test_what_the_run_wrote_is_removed_after_its_points(run):
 
 LEAVE = 'for f; do mkdir -p "${f%/*}" && echo left > "$f"; done'
 """Writes each file named after it (making its directory): a constant script, the paths its arguments."""
+PLANT = """import sys, cephfs
+conf, fs_name, path = sys.argv[1:]
+fs = cephfs.LibCephFS(conffile=conf)
+fs.mount(filesystem_name=fs_name.encode())
+fs.mkdirs(path.rsplit("/", 1)[0].encode(), 0o755)
+fd = fs.open(path.encode(), "w", 0o644)
+fs.write(fd, b"left", 0)
+fs.close(fd)
+fs.shutdown()
+"""
+"""Writes a file into CephFS as client.admin (argv: the client conf, the file system, the path)."""
 
 
 def test_what_a_crashed_write_leaves_sae_clean_removes(run):
-    """A file a killed FileOutputCommitter job left in its _temporary directory, an object and an
-    incomplete multipart upload a killed S3A job left in the bucket: ``sae clean``'s first step
-    (:func:`~sae.running.clean.remove_writes`) removes each write root the build recorded, one line
-    each, and forgets the record, so a second clean has nothing of the writes to remove."""
+    """A file a killed sae-ceph task left, one a killed FileOutputCommitter job left in its
+    _temporary directory, an object and an incomplete multipart upload a killed S3A job left in
+    the bucket: ``sae clean``'s first step (:func:`~sae.running.clean.remove_writes`) removes each
+    write root the build recorded, one line each naming what it held, and forgets the record, so a second clean has nothing of the writes to remove."""
     import botocore.config
     import botocore.exceptions
     import botocore.session
@@ -139,14 +150,20 @@ def test_what_a_crashed_write_leaves_sae_clean_removes(run):
         s3 = botocore.session.get_session().create_client(
             "s3", endpoint_url=creds.endpoint, region_name="us-east-1", aws_access_key_id=creds.access_key,
             aws_secret_access_key=creds.secret_key, config=botocore.config.Config(s3={"addressing_style": "path"}))
+        part = f"{OUTPUT}/crashed/point/r0/part-{'0' * 32}-0-0-0-0.parquet"   # a killed sae-ceph task's file
+        cluster.run([ceph.client_python, "-c", PLANT, ceph.client_conf(res.nodes[0].name), ceph.fs_name, part],
+                    nodes=[res.nodes[0].name], stage="test")
         s3.put_object(Bucket=BUCKET, Key="crashed/part-00000.parquet", Body=b"left")
         upload = s3.create_multipart_upload(Bucket=BUCKET, Key="crashed/part-00001.parquet")["UploadId"]
         s3.upload_part(Bucket=BUCKET, Key="crashed/part-00001.parquet", UploadId=upload, PartNumber=1,
                        Body=b"x" * 1000)
         lines = remove_writes(res, Layout.default(res), cluster)
-        assert len(lines) == 3 and f"{res.name} cephfs removal: removed CephFS /{MOUNT_DIR} (1 files)" in lines, lines
-        assert any(line.startswith(f"{res.name} cephfs removal: removed CephFS {OUTPUT} (") for line in lines), lines
-        assert any(line.startswith(f"{res.name} ceph-rgw bucket removal: bucket {BUCKET} removed (") for line in lines)
+        assert len(lines) == 3, lines   # each leftover named
+        assert f"{res.name} cephfs removal: removed CephFS /{MOUNT_DIR} (1 files: {left[len(ceph.mountpoint):]})" \
+            in lines, lines
+        assert f"{res.name} cephfs removal: removed CephFS {OUTPUT} (1 files: {part})" in lines, lines
+        assert any(line.startswith(f"{res.name} ceph-rgw bucket removal: bucket {BUCKET} removed (")
+                   and "crashed/part-00000.parquet" in line for line in lines), lines
         for _ in range(50):   # the mount learns of another client's removal when its capabilities are revoked
             gone = cluster.run(["ls", f"{ceph.mountpoint}/{MOUNT_DIR}", f"{ceph.mountpoint}{OUTPUT}"], nodes=[node],
                                stage="test", check=False)[node]

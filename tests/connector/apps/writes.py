@@ -15,6 +15,7 @@ kind's later jobs under ``<root>/<kind>-<n>``).
 import json
 import os
 import sys
+import threading
 import time
 
 from pyspark.sql import SparkSession
@@ -78,12 +79,52 @@ some = {"offload": READERS["offload"], "vanilla": vanilla}
 
 def fault_job(fault, path):
     """A copy of the dataset in two tasks with ``fault`` in the first attempt of partition 0, late
-    in its rows (after its first file is written), and what readers and the directory show of it."""
+    in its rows (after its first file is written), and what readers and the directory show of it.
+    A straggler's job overwrites an earlier output, read while the job runs (``in_flight``)."""
     df = src.repartition(2).withColumn(key, F.expr(f"fault({key}, '{fault}', {int(0.9 * out['input'][0] / 2)}L)"))
+    watch = None
     try:
-        return dict(outcome(path, some, write(df, path, **size)), fault=fault, path=path)
+        if fault == "straggle":
+            write(src.limit(100), path, **size)
+            watch = InFlight(path)
+        return dict(outcome(path, some, write(df, path, **size)), fault=fault, path=path,
+                    **({"in_flight": watch.result()} if watch else {}))
     except Exception as e:   # noqa: BLE001 (reported to the test)
         return {"fault": fault, "path": path, "error": str(e)[-2000:]}
+    finally:
+        if watch:
+            watch.stop()
+
+
+class InFlight(threading.Thread):
+    """Polls ``path`` while a job overwrites it; once the job's own files are there, reads what
+    the readers' two listings commit (the connector's, in Java, and manifest.py's): both must
+    still be the earlier output, whole."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.where, self.path, self.done = cfg["mount"] + path, path, threading.Event()
+        self.before = sorted(os.path.basename(f) for f in committed_files(self.where))
+        self.seen = None
+        self.start()
+
+    def run(self):
+        while not self.done.wait(0.05):
+            new = [n for n in os.listdir(self.where) if n.startswith("part-") and n not in self.before]
+            if new:
+                java = json.loads(spark._jvm.sae.connector.SaeCephProvider.files(dict(cfg["options"], path=self.path)))
+                self.seen = {"new_files": len(new), "before": self.before,
+                             "python": sorted(os.path.basename(f) for f in committed_files(self.where)),
+                             "java": sorted(os.path.basename(p) for p, _ in java)}
+                return
+
+    def stop(self):
+        self.done.set()
+        self.join()
+
+    def result(self):
+        self.stop()
+        return self.seen
 
 
 def fault_jobs(faults):
