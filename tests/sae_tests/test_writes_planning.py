@@ -91,11 +91,13 @@ def _counts(t, **groups):
 def test_a_jobs_operations_are_its_requests_beside_the_osds_own_counts():
     before = _counts(0, osd={"op_r": 10, "op_w": 10, "op_rw": 0, "op_in_bytes": 100})
     after = _counts(5, rgw={"put_obj": 3, "head_obj": 4, "list_bucket": 1}, mds={"create": 2, "client_requests": 9},
-                    rgw_rados={"op_w": 6, "op_r": 2}, mds_rados={"op_w": 3},
-                    osd={"op_r": 13, "op_w": 21, "op_rw": 1, "op_in_bytes": 5100})
+                    rgw_rados={"op_w": 6, "op_r": 2, "osdop_writefull": 4, "osdop_call": 3, "osdop_read": 2},
+                    mds_rados={"op_w": 3, "osdop_write": 3}, osd={"op_r": 13, "op_w": 21, "op_rw": 1, "op_in_bytes": 5100})
     cols = op_columns(after.delta(before))
     assert cols["ops_rgw_put_obj"] == 3 and cols["ops_mds_create"] == 2 and "ops_mds_client_requests" not in cols
-    assert cols["storage_ops"] == 3 + 4 + 1 + 2   # the interfaces' requests
+    assert cols["storage_ops"] == 3 + 4 + 1 + 2   # the interfaces' requests, not the RADOS ops behind them
+    assert {c: n for c, n in cols.items() if c.startswith("ops_rados_")} == {
+        "ops_rados_rgw_writefull": 4, "ops_rados_rgw_call": 3, "ops_rados_rgw_read": 2, "ops_rados_mds_write": 3}
     assert (cols["ops_osd_read"], cols["ops_osd_write"], cols["storage_bytes_written"]) == (3, 12, 5000)
 
 

@@ -82,6 +82,9 @@ def test_every_jobs_operations_are_counted_by_type_and_show_its_commit(run, figu
         assert (renames.loc[name] > 0).all() and (creates.loc[name] > 0).all() and (rgw.loc[name] == 0).all()
     assert (renames.loc["cephfs-v1"] > renames.loc["cephfs-v2"]).all()   # v1 renames at task and at job commit
     assert (renames.loc["sae-ceph"] == 0).all() and (rgw.loc["sae-ceph"] == 0).all()
+    # behind each S3 request, the gateway's own RADOS ops (its data and bucket index), by type
+    rados = df.set_index(["writer", "write"])[[c for c in df if c.startswith("ops_rados_rgw_")]].fillna(0).sum(axis=1)
+    assert all((rados.loc[w] > 0).all() for w in WRITERS if writers.get(w).interface == "s3"), rados
     # the copy's bytes: sae-ceph's OSDs are sent them about once
     copy = df[df["write"] == "copy"].set_index("writer")
     assert copy.loc["sae-ceph", "storage_bytes_written"] < 1.5 * copy.loc["sae-ceph", "output_bytes"]

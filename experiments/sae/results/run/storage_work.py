@@ -172,7 +172,10 @@ the gateways, file-system metadata at the MDSs); ``ops_<group>_<type>`` columns.
 def op_columns(ops: OpCounts) -> dict:
     """A job's storage operations as results columns: ``ops_rgw_<type>`` (S3 requests) and
     ``ops_mds_<type>`` (MDS requests) by type, and ``storage_ops``, their sum: the requests the
-    storage interfaces served for the job (Stocator's unit); ``ops_osd_read`` and
+    storage interfaces served for the job (Stocator's unit); ``ops_rados_rgw_<type>`` and
+    ``ops_rados_mds_<type>``, the RADOS ops the gateways and the MDSs sent the OSDs serving them,
+    by type (``writefull``, ``read``, ``call``, ``omap_get_vals``: their objecter's
+    ``osdop_<type>``); ``ops_osd_read`` and
     ``ops_osd_write``, the client ops the OSDs served in the window, whoever sent them (the job's
     CephFS clients, whose data go straight to the OSDs, but also the gateways and the MDSs serving
     the requests above, and the managers' background reads: a daemon's own ops cannot be told
@@ -181,6 +184,9 @@ def op_columns(ops: OpCounts) -> dict:
     (docs/results.md, "Writes")."""
     cols = {f"ops_{g}_{t}": n for g in REQUEST_GROUPS for t, n in getattr(ops, g).items() if t != "client_requests"}
     cols["storage_ops"] = sum(cols.values())
+    for g in REQUEST_GROUPS:   # the RADOS ops each interface's daemons sent serving them, by type
+        cols.update({f"ops_rados_{g}_{t.removeprefix('osdop_')}": n for t, n in getattr(ops, f"{g}_rados").items()
+                     if t.startswith("osdop_")})
     cols["ops_osd_read"] = ops.osd.get("op_r", 0)
     cols["ops_osd_write"] = ops.osd.get("op_w", 0) + ops.osd.get("op_rw", 0)
     cols["storage_bytes_written"] = ops.osd.get("op_in_bytes", 0)
