@@ -43,6 +43,10 @@ def test_every_writer_names_a_target_function_and_an_interface():
      "workload.writer s3a-magic writes through S3, which needs the RADOS Gateway: set ceph.rgw true"),
     ({"workload": Workload(writer="sae-ceph", write="teragen", write_rows=0)},
      "workload.write_rows (rows teragen generates) must be an integer >= 1"),
+    ({"workload": Workload(writer="sae-ceph", write="teragen", write_tasks=0)},
+     "workload.write_tasks (tasks teragen writes in) must be an integer >= 1"),
+    ({"workload": Workload(writer="sae-ceph", write="copy", write_tasks=8)},
+     "workload.write_tasks 8: only teragen chooses its tasks (the copy job writes in the tasks its input comes in)"),
     ({"workload": Workload(writer="sae-ceph", query="sum")}, "workload.writer sae-ceph: a write job (copy) asks no query"),
     ({"workload": Workload(writer="cephfs-v1", reader="cache")},
      "workload.writer cephfs-v1: the copy job reads the dataset with workload.reader, which cannot be cache"),
@@ -59,6 +63,8 @@ def test_the_shipped_experiment_writes_every_job_through_every_writer_on_the_sha
     p = sae.plan(exp.with_profile("tiny"), profile="tiny")
     pairs = {(x.spec.workload.writer, x.spec.workload.write) for x in p.points}
     assert pairs == {(w, j) for w in writers.WRITERS for j in writers.JOBS}
+    tasks = {(x.spec.workload.write, x.spec.workload.write_tasks) for x in p.points}
+    assert {t for j, t in tasks if j == "teragen"} == {None, 16} and {t for j, t in tasks if j != "teragen"} == {None}
     assert {x.spec.ceph.rgw for x in p.points} == {True} and START_CEPH["rgw"] is False
     reads = sae.plan(sae.load_experiment(ROOT / "experiments" / "selectivity.py").with_profile("tiny"), profile="tiny")
     # the gateway is started on the running stack: the same stack, another start
@@ -145,13 +151,18 @@ def test_the_summary_sets_each_writer_against_sae_ceph_beside_stocators_tables()
             rows.append({"writer": writer, "write": "one-object", "warmup": rep == 0, "total_s": 1.0 + rep / 10,
                          "storage_ops": 4 + puts + heads, "ops_mds_create": 4 if writer == "sae-ceph" else None,
                          "ops_rgw_put_obj": puts or None, "ops_rgw_head_obj": heads or None, "ops_osd_write": 2,
-                         "storage_bytes_written": 300, "output_bytes": 100})
+                         "storage_bytes_written": 300, "output_bytes": 100, "output_files": 1})
+    for tasks in (16, None):   # teragen in the application's tasks, and in 16 of its choosing
+        rows.append({**rows[1], "write": "teragen", "write_tasks": tasks, "output_files": tasks or 2})
     text = write_text(pd.DataFrame(rows))
     lines = text.splitlines()
     classic = next(line for line in lines if "s3a-classic" in line)
     assert " 5 " in classic and "7.25x [7.25, 7.25]" in classic and "rgw_head_obj 20, rgw_put_obj 5, mds" not in classic
     assert "rgw_head_obj 20, rgw_put_obj 5" in classic and "3.00" in classic
-    assert lines[-1].startswith("Stocator, one-object: Table I") and "117" in lines[-1]
+    jobs = [line.split("  ")[0] for line in lines[2:] if line.startswith(("one-object", "teragen"))]
+    assert jobs == ["one-object", "one-object", "teragen", "teragen, 16 tasks"], jobs   # the jobs' order, fewer tasks first
+    assert next(line for line in lines if line.startswith("teragen, 16 tasks")).split()[5] == "16"   # files
+    assert lines[-2].startswith("Stocator, one-object: Table I") and "117" in lines[-2]
     assert write_text(pd.DataFrame(rows).drop(columns=["writer"])) is None
 
 

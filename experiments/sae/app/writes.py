@@ -3,8 +3,8 @@ Stocator's workloads through a writer instead of a query.
 
 ``"write"`` holds the writer's output (sae.planning.writers.Output.app_config: format, options,
 uri, SQL settings, and how its output is read back), ``"job"``
-(``one-object``, ``teragen``, ``copy``, ``query``, ``read-only``), ``"rows"`` (teragen's),
-``"run_id"`` and, for ``query``, its statement over the view ``trips``. Each repetition writes
+(``one-object``, ``teragen``, ``copy``, ``query``, ``read-only``), ``"rows"`` and ``"tasks"``
+(teragen's; tasks None: the default parallelism), ``"run_id"`` and, for ``query``, its statement over the view ``trips``. Each repetition writes
 under ``<uri>/<run_id>/<point>/r<repetition>``; ``read-only`` reads what the point's first
 repetition copied (written before its clock starts, under ``.../input``).
 
@@ -41,10 +41,10 @@ def configure(spark, target):
     _applied = set(target["sql"])
 
 
-def generated(spark, rows):
+def generated(spark, rows, tasks=None):
     """Teragen's rows: a 10-byte key, a row number and a 90-byte payload, made from the row number
-    (the same rows at every repetition)."""
-    ids = spark.range(0, rows, 1, max(1, spark.sparkContext.defaultParallelism))
+    (the same rows at every repetition), in ``tasks`` tasks (None: the default parallelism)."""
+    ids = spark.range(0, rows, 1, tasks or max(1, spark.sparkContext.defaultParallelism))
     return ids.select(F.substring(F.sha2(F.col("id").cast("string"), 256), 1, 10).alias("key"),
                       F.col("id").alias("row"),
                       F.concat(*[F.sha2(F.concat(F.col("id").cast("string"), F.lit(str(i))), 256)
@@ -58,7 +58,7 @@ def source(spark, cfg, fresh, row=None):
     if job == "one-object":
         return spark.createDataFrame(*row).coalesce(1)
     if job == "teragen":
-        return generated(spark, cfg["rows"])
+        return generated(spark, cfg["rows"], cfg.get("tasks"))
     if job == "copy":
         return fresh()
     if job == "query":

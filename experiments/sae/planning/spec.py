@@ -40,6 +40,7 @@ STORES = ("memstore", "bluestore")
 MAX_REPETITIONS = 10_000     # the thesis ran 21; beyond this a typo, not an experiment
 MAX_PAUSE = 3600.0           # seconds between repetitions
 MAX_POINTS = 10_000          # sweep points of one experiment
+MAX_WRITE_TASKS = 100_000    # workload.write_tasks: Stocator's largest Teragen wrote in hundreds
 DRIFT_MIN = 3                # measured repetitions of the drift check at least
 MAX_STORAGE_LOAD = 4.0      # cluster.storage_load: a second tenant may oversubscribe storage cores 4x
 MAX_STORAGE_SCANS = 64      # cluster.storage_scans: a second application's scan calls in flight at once
@@ -208,8 +209,10 @@ class Workload:
 
     ``writer`` (a name in :data:`sae.planning.writers.WRITERS`) makes the point a write job
     instead of a query: ``write`` names the job (:data:`sae.planning.writers.JOBS`; ``copy``
-    and ``query`` read the dataset with ``reader``) and ``write_rows`` is how many rows teragen
-    generates (docs/results.md, "Writes"). None: the point reads."""
+    and ``query`` read the dataset with ``reader``), ``write_rows`` is how many rows teragen
+    generates and ``write_tasks`` in how many tasks (one output file each for Spark's writers, as
+    in Stocator's jobs; None: the application's default parallelism) (docs/results.md, "Writes").
+    None: the point reads."""
 
     reader: str = readers.OFFLOAD.name
     compression: str = CONNECTOR_OPTIONS["compression"].default
@@ -231,6 +234,7 @@ class Workload:
     writer: str | None = None
     write: str = "copy"
     write_rows: int = 1_000_000
+    write_tasks: int | None = None
     offload: dataclasses.InitVar[object] = None   # gone: a one-line hint for old experiment files
 
     def __post_init__(self, offload):
@@ -770,6 +774,11 @@ def _write(point: PointSpec) -> None:
         raise UsageError(f"workload.writer {w.writer} writes through S3, which needs the RADOS Gateway: set ceph.rgw "
                          f"true")
     _int(w.write_rows, 1, "workload.write_rows (rows teragen generates)", maximum=MAX_ROWS)
+    if w.write_tasks is not None:
+        _int(w.write_tasks, 1, "workload.write_tasks (tasks teragen writes in)", maximum=MAX_WRITE_TASKS)
+        if w.write != "teragen":
+            raise UsageError(f"workload.write_tasks {w.write_tasks}: only teragen chooses its tasks (the {w.write} job "
+                             f"writes in the tasks its input comes in); leave it unset or write teragen")
     if w.query != queries.SCAN.name or w.append_rows or w.lose_executor is not None:
         raise UsageError(f"workload.writer {w.writer}: a write job ({job.name}) asks no query; leave workload.query, "
                          f"append_rows and lose_executor unset")

@@ -240,7 +240,8 @@ class Job:
 
 JOBS = {j.name: j for j in (
     Job("one-object", "one row of the trips written as one object (Stocator's Table I)"),
-    Job("teragen", "workload.rows generated rows (a key, a number and a 90-byte payload, Teragen's shape) written"),
+    Job("teragen", "workload.write_rows generated rows (a key, a number and a 90-byte payload, Teragen's shape) "
+                   "written in workload.write_tasks tasks"),
     Job("copy", "the dataset read through workload.reader and written whole (Stocator's Copy)"),
     Job("query", "the groupby query's answer over the dataset written back", query="groupby"),
     Job("read-only", "the rows the point's copy wrote, read back and counted through the writer's interface",
@@ -263,6 +264,12 @@ def job(name: str, where: str = "workload.write") -> Job:
         return JOBS[name]
     except (KeyError, TypeError):
         raise UsageError(f"{where} {name!r} is not one of {', '.join(JOBS)}") from None
+
+
+def job_label(write: str, tasks=None) -> str:
+    """A job as tables and figures name it: ``teragen``, or ``teragen, 16 tasks`` where it chose
+    its tasks (``workload.write_tasks``; None or NaN: it did not)."""
+    return write if tasks is None or tasks != tasks else f"{write}, {int(tasks)} tasks"
 
 
 def order(name: str) -> int:

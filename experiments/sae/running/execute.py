@@ -122,14 +122,14 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
 
 def write_config(ctx: StageContext, stack: Stack, point) -> dict:
     """What the application's writes.py needs of a write job (its docstring): the writer's
-    output, the job, teragen's rows, the run (outputs are written under it) and the query job's
+    output, the job, teragen's rows and tasks, the run (outputs are written under it) and the query job's
     statement; empty for a point that reads."""
     w = point.spec.workload
     if w.writer is None:
         return {}
     written = writers.job(w.write).query
-    return {"write": stack.writes[w.writer].output.app_config(point.spec.data.object_size), "job": w.write, "rows": w.write_rows,
-            "run_id": ctx.run.root.name,
+    return {"write": stack.writes[w.writer].output.app_config(point.spec.data.object_size), "job": w.write,
+            "rows": w.write_rows, "tasks": w.write_tasks, "run_id": ctx.run.root.name,
             **({"sql": queries.QUERIES[written].statement(w.column, None)} if written else {})}
 
 

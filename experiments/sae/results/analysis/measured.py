@@ -17,7 +17,7 @@ CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition
           "spark_version", "spark_pyarrow", "spark_jit", "class_arrow",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
           "storage_scans", "pg_autoscale", "keys", "probe", "append_rows", "append_every", "lose_executor", "writer",
-          "write", "write_rows", "rgw")
+          "write", "write_rows", "write_tasks", "rgw")
 """The configuration columns: what tells two points of a run apart besides the selectivity."""
 
 BAND_MIN = 10

@@ -1,7 +1,7 @@
 """The summary of a run's write jobs (experiments/writes.py), beside Stocator's tables (Vernik et
-al., IEEE CloudCom 2017): per job and writer, the storage requests the job cost (``storage_ops``:
-S3 requests at the gateway, MDS requests) and their types, its time, and the bytes the OSDs were
-sent to write over the output's; each writer against sae-ceph (x = writer / sae-ceph, > 1:
+al., IEEE CloudCom 2017): per job and writer, the files its output committed, the storage requests
+the job cost (``storage_ops``: S3 requests at the gateway, MDS requests) and their types, its
+time, and the bytes the OSDs were sent to write over the output's; each writer against sae-ceph (x = writer / sae-ceph, > 1:
 sae-ceph asked less or took less) with its 95 % bootstrap interval (none below
 :data:`~sae.results.analysis.statistics.MIN_N` repetitions)."""
 from __future__ import annotations
@@ -34,20 +34,30 @@ def _x(interval: statistics.Interval) -> str:
                                           else " (n too small)")
 
 
+def with_jobs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` with a ``job`` column (:func:`~sae.planning.writers.job_label`: the job, and its
+    tasks where it chose them) and the jobs in :data:`~sae.planning.writers.JOBS` order, fewer
+    tasks first."""
+    tasks = df["write_tasks"].astype(float) if "write_tasks" in df else pd.Series(float("nan"), index=df.index)
+    labelled = df.assign(job=[writers.job_label(w, t) for w, t in zip(df["write"], tasks)])
+    kinds = sorted(set(zip(df["write"], tasks.fillna(0))), key=lambda wt: (list(writers.JOBS).index(wt[0]), wt[1]))
+    return labelled, [writers.job_label(w, t or None) for w, t in kinds]
+
+
 def write_rows(df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """(header, rows) of the table, jobs in :data:`~sae.planning.writers.JOBS` order, writers in
+    """(header, rows) of the table, jobs as :func:`with_jobs` orders them, writers in
     :data:`~sae.planning.writers.WRITERS` order."""
-    d = measured(df[df["writer"].notna()])
-    head = ["job", "writer", "n", "requests", "x vs sae-ceph", "OSD writes", "time s", "x vs sae-ceph",
+    d, jobs = with_jobs(measured(df[df["writer"].notna()]))
+    head = ["job", "writer", "n", "files", "requests", "x vs sae-ceph", "OSD writes", "time s", "x vs sae-ceph",
             "written / output", "requests by type"]
     rows = []
-    for job in [j for j in writers.JOBS if j in set(d["write"])]:
-        at = d[d["write"] == job]
+    for job in jobs:
+        at = d[d["job"] == job]
         subject = at[at["writer"] == SUBJECT]
         for name in sorted(set(at["writer"]), key=writers.order):
             g = at[at["writer"] == name]
             amplification = (g["storage_bytes_written"] / g["output_bytes"].where(g["output_bytes"] > 0)).median()
-            rows.append([job, name, str(len(g)), f"{g['storage_ops'].median():g}",
+            rows.append([job, name, str(len(g)), f"{g['output_files'].median():g}", f"{g['storage_ops'].median():g}",
                          _x(statistics.ratio_of_medians(g["storage_ops"], subject["storage_ops"])),
                          f"{g['ops_osd_write'].median():g}", f"{g['total_s'].median():.2f}",
                          _x(statistics.ratio_of_medians(g["total_s"], subject["total_s"])),

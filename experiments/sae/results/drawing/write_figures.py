@@ -18,6 +18,7 @@ import pandas as pd
 
 from ...planning import writers
 from ..analysis.measured import measured
+from ..analysis.write_summary import with_jobs
 from .plotting import figure_legend, pyplot, save
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
@@ -43,17 +44,16 @@ def plot_writes(df: pd.DataFrame, out: Path) -> Path | None:
     """``writes.png`` (see the module docstring)."""
     if "writer" not in df or df["writer"].isna().all() or "storage_ops" not in df:
         return None
-    d = measured(df[df["writer"].notna()])
+    d, jobs = with_jobs(measured(df[df["writer"].notna()]))
     types = op_types(d)
-    med = d.groupby(["write", "writer"])[[*types, "storage_ops", "ops_osd_write", "total_s", "storage_bytes_written",
-                                           "output_bytes"]].median().reset_index()
-    jobs = [j for j in writers.JOBS if j in set(med["write"])]
+    med = d.groupby(["job", "writer"])[[*types, "storage_ops", "ops_osd_write", "total_s", "storage_bytes_written",
+                                         "output_bytes"]].median().reset_index()
     names = sorted(set(med["writer"]), key=writers.order)
     fig, axes = plt.subplots(1, 3, figsize=(16, 5.2))
     width = 0.8 / len(names)
     x = np.arange(len(jobs))
     for k, name in enumerate(names):
-        g = med[med["writer"] == name].set_index("write").reindex(jobs)
+        g = med[med["writer"] == name].set_index("job").reindex(jobs)
         at = x - 0.4 + width * (k + 0.5)
         bottom = np.zeros(len(jobs))
         for i, col in enumerate(types):
