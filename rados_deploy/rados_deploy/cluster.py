@@ -1,6 +1,7 @@
 """The public API: :class:`CephCluster`, one Ceph cluster over a reservation and a layout."""
 from __future__ import annotations
 
+import signal
 import time
 from importlib import resources
 
@@ -245,10 +246,11 @@ class CephCluster(Service):
         return self.cluster.call(node_agent, "start_daemon", argv, f"{state}/run/ceph-{daemon}.pid",
                                  f"{state}/log/{daemon}.out", env=env, nodes=[node], stage=stage)[node]
 
-    def stop_daemon(self, node: str, daemon: str, *, stage: str) -> dict:
-        """SIGTERM one daemon by pid (SIGKILL after 30 s)."""
+    def stop_daemon(self, node: str, daemon: str, *, stage: str, kill: bool = False) -> dict:
+        """SIGTERM one daemon by pid (SIGKILL after 30 s, or at once with ``kill``)."""
         pidfile = f"{self.state_dir(node)}/run/ceph-{daemon}.pid"
-        return self.cluster.call(node_agent, "stop_daemon", pidfile, 30.0, nodes=[node], stage=stage)[node]
+        return self.cluster.call(node_agent, "stop_daemon", pidfile, 30.0, signal.SIGKILL if kill else signal.SIGTERM,
+                                 nodes=[node], stage=stage)[node]
 
     def mark_down(self, osds: list[str], *, stage: str) -> None:
         """Mark OSDs (``["osd.1"]``) down in the osdmap now, so failure reports about their old
@@ -379,12 +381,13 @@ class CephCluster(Service):
                 detail = {"error": str(e)}
         return CephStatus(daemons=daemons, health=health, detail=detail)
 
-    def stop(self) -> StageReport:
+    def stop(self, *, discard: bool = False) -> StageReport:
         """Unmount CephFS (:meth:`mount`) on every node, then stop every daemon by pid, in the order
         mds, osd, mgr, mon. Bluestore keeps its data; memstore keeps it only through this clean
-        stop (a crash or kill loses it)."""
+        stop (a crash or kill loses it). ``discard``, for a stop before the hosts are released: the
+        OSDs are killed (a memstore OSD would first write everything it holds to disk)."""
         from .stages import stop
-        return stop(self)
+        return stop(self, discard=discard)
 
     @property
     def mountpoint(self) -> str:

@@ -41,7 +41,7 @@ def install(cc) -> StageReport:
     return report
 
 
-def stop(cc) -> StageReport:
+def stop(cc, *, discard: bool = False) -> StageReport:
     """See :meth:`CephCluster.stop`."""
     topo = cc.topology
     report = StageReport("ceph stop")
@@ -54,11 +54,12 @@ def stop(cc) -> StageReport:
         todo = {n: ds for n, ds in todo.items() if ds}
         if not todo:
             continue
-        cc.cluster.each(lambda n: [cc.stop_daemon(n.name, d, stage=f"ceph-{kind} stop") for d in todo[n.name]],
-                        nodes=list(todo), stage=f"ceph-{kind} stop")
+        cc.cluster.each(lambda n: [cc.stop_daemon(n.name, d, stage=f"ceph-{kind} stop", kill=discard and kind == "osd")
+                                   for d in todo[n.name]], nodes=list(todo), stage=f"ceph-{kind} stop")
         for n, ds in todo.items():
             stopped[n] += ds
-    note = ("; memstore data was dumped to the OSD dirs by this clean stop (a crash or kill would lose it)"
+    note = ("; OSDs killed, their data discarded (the hosts are being released)" if discard else
+            "; memstore data was dumped to the OSD dirs by this clean stop (a crash or kill would lose it)"
             if cc.options.store == "memstore" else "")
     for node in dict.fromkeys([*topo.nodes, *unmounted]):
         what = [f"unmounted {cc.mountpoint}"] if node in unmounted else []

@@ -32,10 +32,11 @@ def remove_writes(res, layout: Layout, cluster: Cluster) -> list[str]:
     return lines
 
 
-def stop_stack(res) -> list[str]:
+def stop_stack(res, *, releasing: bool = False) -> list[str]:
     """Remove what sae's write jobs left (:func:`remove_writes`), then stop Spark, monitoring and
     Ceph on ``res`` (by the layout of the stack sae last installed there, else the default one);
-    one line per component. Hosts that cannot be reached (after a reboot, a local cluster's sshd
+    one line per component. ``releasing``: the hosts are released next, so memstore OSDs are not
+    made to write what they hold to disk first (CephCluster.stop's ``discard``). Hosts that cannot be reached (after a reboot, a local cluster's sshd
     is gone with its daemons) run nothing to stop and hold no lease: one line says so, and a
     release still goes ahead."""
     from monitor_deploy import Monitoring
@@ -54,7 +55,9 @@ def stop_stack(res) -> list[str]:
         out += remove_writes(res, layout, cluster)
         for name, cls in (("spark", SparkCluster), ("monitoring", Monitoring), ("ceph", CephCluster)):
             try:
-                out.append(f"{res.name} {name}: {cls(res, layout, cluster=cluster).stop().summary()}")
+                part = cls(res, layout, cluster=cluster)
+                stopped = part.stop(discard=releasing) if name == "ceph" else part.stop()
+                out.append(f"{res.name} {name}: {stopped.summary()}")
             except SaeError as e:
                 out.append(f"{res.name} {name}: not stopped: {e}")
         try:
@@ -68,7 +71,7 @@ def retire(res, why: str) -> list[str]:
     """Stop the stack on ``res`` and release it (a cluster sae reserved), forgetting what sae
     recorded about it; one line each, the release's naming ``why``. LeaseHeld (nothing touched)
     while another run holds it."""
-    lines = stop_stack(res)
+    lines = stop_stack(res, releasing=True)
     try:
         lines.append(f"{res.name}: {metareserve.release(res)} ({why})")
     except NothingToDo as e:
