@@ -4,7 +4,8 @@ Stocator's workloads through a writer instead of a query.
 ``"write"`` holds the writer's output (sae.planning.writers.Output.app_config: format, options,
 uri, SQL settings, and how its output is read back), ``"job"``
 (``one-object``, ``teragen``, ``copy``, ``query``, ``read-only``), ``"rows"`` and ``"tasks"``
-(teragen's; tasks None: the default parallelism), ``"run_id"`` and, for ``query``, its statement over the view ``trips``. Each repetition writes
+(teragen's; tasks None: the default parallelism), ``"run_id"`` and, for ``query``, its
+statement over the view ``trips``. Each repetition writes
 under ``<uri>/<run_id>/<point>/r<repetition>``; ``read-only`` reads what the point's first
 repetition copied (written before its clock starts, under ``.../input``).
 

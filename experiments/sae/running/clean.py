@@ -35,10 +35,10 @@ def remove_writes(res, layout: Layout, cluster: Cluster) -> list[str]:
 def stop_stack(res, *, releasing: bool = False) -> list[str]:
     """Remove what sae's write jobs left (:func:`remove_writes`), then stop Spark, monitoring and
     Ceph on ``res`` (by the layout of the stack sae last installed there, else the default one);
-    one line per component. ``releasing``: the hosts are released next, so memstore OSDs are not
-    made to write what they hold to disk first (CephCluster.stop's ``discard``). Hosts that cannot be reached (after a reboot, a local cluster's sshd
-    is gone with its daemons) run nothing to stop and hold no lease: one line says so, and a
-    release still goes ahead."""
+    one line per component. ``releasing``: the hosts are released next, so the OSDs are killed
+    (CephCluster.stop's ``discard``: a memstore OSD would write all it holds to disk first). Hosts
+    that cannot be reached (after a reboot, a local cluster's sshd is gone with its daemons) run
+    nothing to stop and hold no lease: one line says so, and a release still goes ahead."""
     from monitor_deploy import Monitoring
     from rados_deploy import CephCluster
     from spark_deploy import SparkCluster

@@ -122,8 +122,8 @@ def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: boo
 
 def write_config(ctx: StageContext, stack: Stack, point) -> dict:
     """What the application's writes.py needs of a write job (its docstring): the writer's
-    output, the job, teragen's rows and tasks, the run (outputs are written under it) and the query job's
-    statement; empty for a point that reads."""
+    output, the job, teragen's rows and tasks, the run (outputs are written under it) and the
+    query job's statement; empty for a point that reads."""
     w = point.spec.workload
     if w.writer is None:
         return {}

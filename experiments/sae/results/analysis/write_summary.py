@@ -1,8 +1,8 @@
 """The summary of a run's write jobs (experiments/writes.py), beside Stocator's tables (Vernik et
 al., IEEE CloudCom 2017): per job and writer, the files its output committed, the storage requests
 the job cost (``storage_ops``: S3 requests at the gateway, MDS requests) and their types, its
-time, and the bytes the OSDs were sent to write over the output's; each writer against sae-ceph (x = writer / sae-ceph, > 1:
-sae-ceph asked less or took less) with its 95 % bootstrap interval (none below
+time, and the bytes the OSDs were sent to write over the output's; each writer against sae-ceph
+(x = writer / sae-ceph, > 1: sae-ceph asked less or took less) with its 95 % bootstrap interval (none below
 :data:`~sae.results.analysis.statistics.MIN_N` repetitions)."""
 from __future__ import annotations
 
