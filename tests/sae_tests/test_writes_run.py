@@ -137,7 +137,8 @@ def test_what_a_crashed_write_leaves_sae_clean_removes(run):
     """A file a killed sae-ceph task left, one a killed FileOutputCommitter job left in its
     _temporary directory, an object and an incomplete multipart upload a killed S3A job left in
     the bucket: ``sae clean``'s first step (:func:`~sae.running.clean.remove_writes`) removes each
-    write root the build recorded, one line each naming what it held, and forgets the record, so a second clean has nothing of the writes to remove."""
+    write root the build recorded, one line each naming what it held, and forgets the record, so
+    a second clean has nothing of the writes to remove."""
     import botocore.config
     import botocore.exceptions
     import botocore.session
