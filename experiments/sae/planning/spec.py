@@ -776,9 +776,10 @@ def _write(point: PointSpec) -> None:
     _int(w.write_rows, 1, "workload.write_rows (rows teragen generates)", maximum=MAX_ROWS)
     if w.write_tasks is not None:
         _int(w.write_tasks, 1, "workload.write_tasks (tasks teragen writes in)", maximum=MAX_WRITE_TASKS)
-        if w.write != "teragen":
-            raise UsageError(f"workload.write_tasks {w.write_tasks}: only teragen chooses its tasks (the {w.write} job "
-                             f"writes in the tasks its input comes in); leave it unset or write teragen")
+        if not job.generates:
+            makers = ", ".join(j.name for j in writers.JOBS.values() if j.generates)
+            raise UsageError(f"workload.write_tasks {w.write_tasks}: only {makers} chooses its tasks (the {w.write} job "
+                             f"writes in the tasks its input comes in); leave it unset or write {makers}")
     if w.query != queries.SCAN.name or w.append_rows or w.lose_executor is not None:
         raise UsageError(f"workload.writer {w.writer}: a write job ({job.name}) asks no query; leave workload.query, "
                          f"append_rows and lose_executor unset")

@@ -229,19 +229,21 @@ WRITERS = {w.name: w for w in (
 @dataclasses.dataclass(frozen=True)
 class Job:
     """One write job (``workload.write``): ``name``, one line for the report, whether it writes
-    (``read-only`` reads what the point copied through the same writer) and the query whose
-    answer it writes (``query``: a name in :data:`sae.planning.queries.QUERIES`)."""
+    (``read-only`` reads what the point copied through the same writer), the query whose answer
+    it writes (``query``: a name in :data:`sae.planning.queries.QUERIES`) and whether it makes
+    its rows itself, in as many tasks as ``workload.write_tasks`` asks (``generates``)."""
 
     name: str
     definition: str
     writes: bool = True
     query: str | None = None
+    generates: bool = False
 
 
 JOBS = {j.name: j for j in (
     Job("one-object", "one row of the trips written as one object (Stocator's Table I)"),
     Job("teragen", "workload.write_rows generated rows (a key, a number and a 90-byte payload, Teragen's shape) "
-                   "written in workload.write_tasks tasks"),
+                   "written in workload.write_tasks tasks", generates=True),
     Job("copy", "the dataset read through workload.reader and written whole (Stocator's Copy)"),
     Job("query", "the groupby query's answer over the dataset written back", query="groupby"),
     Job("read-only", "the rows the point's copy wrote, read back and counted through the writer's interface",
