@@ -26,6 +26,12 @@ the scans no key (Spark's dynamic pruning makes no runtime filter of the join wi
 The series run the readers that answer from memory and vanilla;
 the lost executor, the two that hold something to lose.
 
+The objects are written for lookups (``data.page_rows``): data pages of 2,000 rows, a page index,
+and dictionaries only where a column's values fit one dictionary page, so that offload-index reads
+of an object holding a key only the pages with its rows (docs/protocol.md, "Index"), and Spark's
+own Parquet reader (vanilla) may skip pages by the page index's statistics; every reader reads
+these same objects.
+
 Tiny profile: 1 M trips stored once (the tiny dataset unlinked, as bandwidth.py's), so both
 copies fit the two 1-GiB executors; appends of 1 K to 100 K rows.
 """
@@ -36,6 +42,7 @@ READERS = names(INDEXED, CACHE, VANILLA, OFFLOAD, OFFLOAD_INDEX)
 SERIES = names(INDEXED, CACHE, VANILLA)
 LOSING = names(INDEXED, CACHE)
 LOST_AT = 6   # the repetition an executor is lost before (of 12; the first a warm-up)
+PAGED = {"page_rows": 2000}   # pages a key's rows can be read by alone
 
 
 def sweep(appends: list[int], series: int) -> Sweep:
@@ -64,7 +71,7 @@ experiment = Experiment(
     warmup=1,
     profiles={
         # 11 queries per series: appends before the 5th and the 10th (warm-up counted)
-        "tiny": profiles.tiny(data={"link_multiplier": 1}, sweep=sweep([1_000, 10_000, 100_000], 11)),
-        "paper": profiles.paper(sweep=sweep([1_000, 10_000, 100_000, 1_000_000], 21)),
+        "tiny": profiles.tiny(data={"link_multiplier": 1, **PAGED}, sweep=sweep([1_000, 10_000, 100_000], 11)),
+        "paper": profiles.paper(data=PAGED, sweep=sweep([1_000, 10_000, 100_000, 1_000_000], 21)),
     },
 )

@@ -70,14 +70,17 @@ def ingest(paths, out):
                    "or CSV files with a header line.")
 @click.option("--compression", type=click.Choice(dd.CODECS), default="none", show_default=True,
               help="Codec of the objects (none: uncompressed; IPC: zstd or lz4).")
+@click.option("--page-rows", type=IntRange(1, dd.MAX_PAGE_ROWS), default=None,
+              help="Parquet: data pages of at most this many rows, a page index, and dictionaries only for "
+                   "columns whose values fit one dictionary page (default: the writer's pages, no page index).")
 @handle_errors
-def split(inputs, object_size, out, fmt, compression):
+def split(inputs, object_size, out, fmt, compression, page_rows):
     """Split Parquet INPUTS into files of one object each.
 
     Each output file holds one row group (or one IPC record batch, or CSV lines) and is at most
     --object-size."""
     click.echo(dd.split(list(inputs), out=out, object_size=object_size, compression=compression,
-                        format=fmt).summary())
+                        format=fmt, page_rows=page_rows).summary())
 
 
 @main.command()

@@ -47,8 +47,45 @@ def check_codec(compression: str, what: str = "split: compression", fmt: str = "
     return compression
 
 
-def encode(table: pa.Table, fmt: str, compression: str) -> pa.Buffer:
-    """``table`` as one object of ``fmt``: a Parquet file of one row group, an IPC file of one
+MAX_PAGE_ROWS = 1 << 20
+"""Most rows a Parquet data page may be asked to hold (``page_rows``)."""
+
+
+def check_page_rows(page_rows: int | None, fmt: str = "parquet", what: str = "split: page rows") -> int | None:
+    """``page_rows`` if it is None or a whole number of rows in 1..:data:`MAX_PAGE_ROWS` for a
+    Parquet split; UsageError naming ``what`` otherwise."""
+    if page_rows is None:
+        return None
+    if isinstance(page_rows, bool) or not isinstance(page_rows, int) or not 1 <= page_rows <= MAX_PAGE_ROWS:
+        raise UsageError(f"{what} {page_rows!r} is not a whole number of rows in 1..{MAX_PAGE_ROWS}")
+    if fmt != "parquet":
+        raise UsageError(f"{what} {page_rows}: only Parquet objects have pages (format {fmt})")
+    return page_rows
+
+
+DICTIONARY_PAGE_BYTES = 1 << 20
+"""The dictionary page's limit Parquet writers use (Arrow's and parquet-mr's default): a column
+whose distinct values outgrow it falls back to plain pages after the dictionary's."""
+
+
+def _paged(table: pa.Table, page_rows: int | None) -> dict:
+    """ParquetWriter options for pages of at most ``page_rows`` rows (None: the writer's defaults,
+    no page index): a page index (the offset index a reader finds one row's pages by, the column
+    index Spark's reader skips pages with), and a dictionary only for the columns whose distinct
+    values fit one dictionary page. A column that would outgrow it (a timestamp of the second,
+    distinct on most rows) is stored plain throughout instead of as a full dictionary page and
+    then plain pages: smaller, and a read of one of its pages does not read a dictionary page of a
+    megabyte first."""
+    if page_rows is None:
+        return {}
+    fits = [f.name for f, column in zip(table.schema, table.columns)
+            if not pa.types.is_nested(f.type) and pc.unique(column).nbytes <= DICTIONARY_PAGE_BYTES]
+    return {"max_rows_per_page": page_rows, "write_page_index": True, "use_dictionary": fits}
+
+
+def encode(table: pa.Table, fmt: str, compression: str, page_rows: int | None = None) -> pa.Buffer:
+    """``table`` as one object of ``fmt``: a Parquet file of one row group (pages of at most
+    ``page_rows`` rows and a page index when it is given, :func:`_paged`), an IPC file of one
     record batch, or CSV text with a header line (NULL an empty field; NaN and infinities spelled
     as Spark's CSV reader reads them, ``NaN``, ``Inf`` and ``-Inf``; timestamps ISO 8601)."""
     sink = pa.BufferOutputStream()
@@ -60,7 +97,7 @@ def encode(table: pa.Table, fmt: str, compression: str) -> pa.Buffer:
             w.write_batch(table.combine_chunks().to_batches()[0] if table.num_rows else
                           pa.RecordBatch.from_pylist([], schema=table.schema))
     else:
-        with pq.ParquetWriter(sink, table.schema, compression=compression) as w:
+        with pq.ParquetWriter(sink, table.schema, compression=compression, **_paged(table, page_rows)) as w:
             w.write_table(table, row_group_size=max(1, table.num_rows))
     return sink.getvalue()
 

@@ -19,7 +19,7 @@ from metareserve.errors import UsageError
 
 from .sizes import check_object_size
 from .files import expand, output_dir
-from .formats import SUFFIXES, check_codec, check_format, encode, rows_and_pieces
+from .formats import SUFFIXES, check_codec, check_format, check_page_rows, encode, rows_and_pieces
 
 MARKER = "_split.json"
 _TARGET_FILL = 0.998
@@ -40,6 +40,7 @@ class SplitReport:
     format: str
     min_fill: float
     changed: bool
+    page_rows: int | None = None
 
     @property
     def fill_ratio(self) -> float:
@@ -50,7 +51,8 @@ class SplitReport:
         head = "split" if self.changed else "split: no changes:"
         return (f"{head} {len(self.files)} files, {self.rows} rows, {format_size(self.bytes)} in "
                 f"{self.out} (object size {format_size(self.object_size)}, fill {self.fill_ratio:.1%}, "
-                f"min {self.min_fill:.1%}, format {self.format}, compression {self.compression})")
+                f"min {self.min_fill:.1%}, format {self.format}, compression {self.compression}"
+                + (f", pages of {self.page_rows} rows" if self.page_rows else "") + ")")
 
 
 def file_entry(path: Path) -> dict:
@@ -65,8 +67,22 @@ def file_entry(path: Path) -> dict:
             "sha256": h.hexdigest()}
 
 
-def _fingerprint(files: list[Path], object_size: int, compression: str, fmt: str) -> dict:
-    return {"object_size": object_size, "compression": compression, **({"format": fmt} if fmt != "parquet" else {}),
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """How each object is encoded: format, codec and rows per page (formats.encode)."""
+
+    format: str
+    compression: str
+    page_rows: int | None
+
+    def encode(self, table: pa.Table) -> pa.Buffer:
+        return encode(table, self.format, self.compression, self.page_rows)
+
+
+def _fingerprint(files: list[Path], object_size: int, layout: _Layout) -> dict:
+    return {"object_size": object_size, "compression": layout.compression,
+            **({"format": layout.format} if layout.format != "parquet" else {}),
+            **({"page_rows": layout.page_rows} if layout.page_rows else {}),
             "inputs": [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]}
 
 
@@ -76,7 +92,8 @@ def _report(out: Path, marker: dict, changed: bool) -> SplitReport:
     return SplitReport(out=out, files=[out / e["name"] for e in marker["files"]],
                        rows=sum(e["rows"] for e in marker["files"]), bytes=sum(sizes), object_size=size,
                        compression=marker["compression"], format=marker.get("format", "parquet"),
-                       min_fill=min(sizes[:-1], default=size) / size, changed=changed)
+                       min_fill=min(sizes[:-1], default=size) / size, changed=changed,
+                       page_rows=marker.get("page_rows"))
 
 
 class _Pending:
@@ -102,14 +119,14 @@ class _Pending:
         self.chunks, self.rows = rest.to_batches(), rest.num_rows
 
 
-def _best_file(pending: _Pending, size: int, fmt: str, compression: str, guess: int) -> tuple[pa.Buffer, int]:
+def _best_file(pending: _Pending, size: int, layout: _Layout, guess: int) -> tuple[pa.Buffer, int]:
     """Largest row count ≤ available whose one-piece encoding fits ``size`` (few probes)."""
     lo, hi, best = 0, None, None
     n = max(1, guess)
     for _ in range(_MAX_PROBES):
         pending.fill(int(n * 1.05) + 1)
         n = min(n, pending.rows)
-        buf = encode(pending.head(n), fmt, compression)
+        buf = layout.encode(pending.head(n))
         if buf.size <= size:
             lo, best = n, (buf, n)
             if n == pending.rows and pending.done or buf.size >= size * _TARGET_FILL:
@@ -126,10 +143,13 @@ def _best_file(pending: _Pending, size: int, fmt: str, compression: str, guess: 
     return best
 
 
-def split(inputs, *, out, object_size, compression: str = "none", format: str = "parquet") -> SplitReport:
+def split(inputs, *, out, object_size, compression: str = "none", format: str = "parquet",
+          page_rows: int | None = None) -> SplitReport:
     """Re-encode Parquet ``inputs`` (files or directories) into ``out/part-NNNNN.parquet`` files of
     one row group each (``format="ipc"``: ``part-NNNNN.arrow`` Arrow IPC files of one record batch
-    each), every file ≤ ``object_size`` and filled as close to it as rows allow.
+    each), every file ≤ ``object_size`` and filled as close to it as rows allow. ``page_rows``
+    (Parquet): data pages of at most that many rows, a page index, and dictionaries only for
+    columns whose distinct values fit a dictionary page (formats.encode); None: the writer's defaults.
 
     Idempotent: a finished split of the same inputs and parameters (``out/_split.json``, written
     last) is reported with ``changed=False``. Raises UsageError for bad sizes, formats, codecs or
@@ -138,10 +158,11 @@ def split(inputs, *, out, object_size, compression: str = "none", format: str = 
     size = check_object_size(object_size)
     check_format(format)
     check_codec(compression, fmt=format)
+    layout = _Layout(format, compression, check_page_rows(page_rows, format))
     files = expand(inputs)
     out = Path(out)
     marker_path = out / MARKER
-    fp = _fingerprint(files, size, compression, format)
+    fp = _fingerprint(files, size, layout)
     if marker_path.exists():
         marker = json.loads(marker_path.read_text())
         if marker.get("fingerprint") == fp and all((out / e["name"]).exists() for e in marker["files"]):
@@ -156,7 +177,7 @@ def split(inputs, *, out, object_size, compression: str = "none", format: str = 
         staging = _staging(out)
         try:
             try:
-                marker = _write_split(pending, staging, size, format, compression, fp, dataset.schema)
+                marker = _write_split(pending, staging, size, layout, fp, dataset.schema)
             except (pa.ArrowInvalid, OSError) as e:   # an input that breaks past its first rows
                 raise UsageError(f"split: cannot read inputs: {str(e).splitlines()[0]}; the previous "
                                  f"split in {out} is unchanged") from None
@@ -171,22 +192,23 @@ def _staging(out: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{out.name}.split-", dir=out.parent))
 
 
-def _write_split(pending: _Pending, staging: Path, size: int, fmt: str, compression: str, fp: dict, schema) -> dict:
+def _write_split(pending: _Pending, staging: Path, size: int, layout: _Layout, fp: dict, schema) -> dict:
     """Write every part and then the marker into ``staging``; the marker."""
     entries, guess = [], None
     while pending.rows:
         if guess is None:
             sample = min(pending.rows, 4096)
-            guess = max(1, int(sample * size * 0.98 / encode(pending.head(sample), fmt, compression).size))
-        buf, n = _best_file(pending, size, fmt, compression, guess)
-        path = staging / f"part-{len(entries):05d}{SUFFIXES[fmt]}"
+            guess = max(1, int(sample * size * 0.98 / layout.encode(pending.head(sample)).size))
+        buf, n = _best_file(pending, size, layout, guess)
+        path = staging / f"part-{len(entries):05d}{SUFFIXES[layout.format]}"
         with open(path, "wb") as f:
             f.write(buf)
         entries.append({"name": path.name, "size": buf.size, "rows": n})
         pending.drop(n)
         guess = n
         pending.fill(1)
-    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": compression, "format": fmt,
+    marker = {"version": 1, "fingerprint": fp, "object_size": size, "compression": layout.compression,
+              "format": layout.format, **({"page_rows": layout.page_rows} if layout.page_rows else {}),
               "schema": schema.to_string(show_schema_metadata=False), "files": entries}
     (staging / MARKER).write_text(json.dumps(marker, indent=1))
     return marker

@@ -336,6 +336,7 @@ EXPERIMENTS = {
     "axis dict": ("sweep=Sweep(cartesian={'selectivity': {'a': 1}})", "selectivity"),
     "stored compression": ("data=DataSpec(stored_compression='nope')", "stored_compression"),
     "format": ("data=DataSpec(format='orc')", "data.format"),
+    "page rows": ("data=DataSpec(page_rows=-5)", "data.page_rows"),
     "codec the format lacks": ("data=DataSpec(format='ipc', stored_compression='snappy')", "stored_compression"),
     "vanilla on ipc": ("data=DataSpec(format='ipc'), workload=Workload(reader='vanilla')", "data.format ipc"),
     "join on csv": ("data=DataSpec(format='csv'), workload=Workload(query='join')", "zones"),

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from data_deploy.formats import encode
 from rados_deploy.osd_index import IndexHeader, index_request
 from sae.connector.protocol import FLAG_INDEX, Request, decode_reply, times_as_integers, to_expression
 
@@ -161,3 +162,33 @@ def test_without_the_flag_or_for_another_column_the_index_is_not_used(session, t
     for req, (rows, st) in zip(reqs, scans):
         assert rows == _expected(table, req) and st["rows_in"] == ROWS and st["index_rows"] == 0, (req.filter, st)
     assert scans[0][1]["index_ns"] == 0, scans[0][1]   # without the flag, not even the header is read
+
+
+def test_a_matching_object_reads_only_the_pages_holding_its_keys(session, tmp_path):
+    """With a page index (data_deploy's ``page_rows``: small pages, dictionaries only where they
+    are small), a scan with the flag reads of an object holding the keys only the pages covering
+    their rows, and each column's dictionary page: the rows a whole read gives, from a fraction of
+    the rows decoded and bytes read. Pages split by bytes end at different rows in different
+    columns (``t``'s pages hold fewer rows than ``k``'s); keys on every page read as much as a scan
+    without the flag."""
+    path = tmp_path / "o.parquet"
+    table = _table(7)
+    path.write_bytes(encode(table, "parquet", "none", page_rows=1000).to_pybytes())
+    uneven = tmp_path / "uneven.parquet"
+    pq.write_table(table, uneven, row_group_size=ROWS, write_page_index=True, data_page_size=4096,
+                   use_dictionary=["s"])
+    cols = ["k", "s", "t", "x"]
+    reqs = [Request(columns=cols, flags=1 | FLAG_INDEX, filter=f) for f in (
+        {"cmp": "==", "column": "k", "value": 3},
+        {"and": [{"cmp": "<", "column": "x", "value": 2000.0}, {"in": "k", "values": [4, 9, 4999]}]},
+        {"in": "k", "values": list(range(0, ROWS // 4, 20))})]   # a key every 80 rows: on every page
+    plain = Request(columns=cols, filter={"cmp": "==", "column": "k", "value": 3})
+    _, *scans, (_, whole) = session(("index", path, "k"), *(("scan", path, r) for r in reqs), ("scan", path, plain))
+    for req, (rows, st) in zip(reqs, scans):
+        assert rows == _expected(table, req) and rows, req.filter
+    for _, st in scans[:2]:   # 4 rows on up to 4 pages of 1,000, then 12 on up to 12
+        assert 0 < st["rows_in"] <= st["index_rows"] * 1000 and st["read_bytes"] < whole["read_bytes"], st
+    assert scans[0][1]["read_bytes"] < whole["read_bytes"] / 3, (scans[0][1], whole)
+    assert scans[2][1]["rows_in"] == ROWS, scans[2][1]
+    _, (rows, st), (_, whole) = session(("index", uneven, "k"), ("scan", uneven, reqs[0]), ("scan", uneven, plain))
+    assert rows == _expected(table, reqs[0]) and 0 < st["rows_in"] < ROWS and st["read_bytes"] < whole["read_bytes"], st

@@ -66,6 +66,41 @@ def test_split_compression_option(generated, tmp_path):
     assert pq.ParquetFile(report.files[0]).metadata.row_group(0).column(0).compression == "ZSTD"
 
 
+def test_split_page_rows_writes_a_page_index_and_only_small_dictionaries(generated, tmp_path):
+    """page_rows: every column chunk has an offset index (what the OSD index reads one row's pages
+    by), the same rows; a split without it has none, and the option is part of what makes a split
+    the same; a bad value, or pages of a format without them, is refused naming the option."""
+    plain = dd.split(generated[:1], out=tmp_path / "whole", object_size="4MiB")
+    paged = dd.split(generated[:1], out=tmp_path / "p", object_size="4MiB", page_rows=2000)
+    assert paged.changed and paged.page_rows == 2000 and "pages of 2000 rows" in paged.summary()
+    assert _table(paged.files).equals(_table(plain.files))
+    rg = pq.ParquetFile(paged.files[0]).metadata.row_group(0)
+    assert all(rg.column(i).has_offset_index for i in range(rg.num_columns))
+    assert not pq.ParquetFile(plain.files[0]).metadata.row_group(0).column(0).has_offset_index
+    assert not dd.split(generated[:1], out=tmp_path / "p", object_size="4MiB", page_rows=2000).changed
+    for bad, fmt, message in ((0, "parquet", "page rows 0 is not a whole number of rows in 1..1048576"),
+                              (True, "parquet", "page rows True is not"),
+                              (100, "ipc", "page rows 100: only Parquet objects have pages .format ipc.")):
+        with pytest.raises(UsageError, match=message):
+            dd.split(generated[:1], out=tmp_path / "x", object_size="4MiB", format=fmt, page_rows=bad)
+
+
+def test_paged_objects_keep_a_dictionary_only_where_the_values_fit_its_page(tmp_path):
+    """A column of 200,000 distinct 8-byte values (1.6 MB: more than a dictionary page holds) is
+    stored plain from its first page, where the writer's default makes a full dictionary and then
+    falls back; a column of 7 values keeps its dictionary. (How many rows a page holds, the
+    harness's scans see: tests/connector/test_osd_index.py.)"""
+    n = 200_000
+    table = pa.table({"many": pa.array(range(n), pa.int64()), "few": pa.array([i % 7 for i in range(n)], pa.int32())})
+    paged, default = (pq.ParquetFile(pa.BufferReader(encode(table, "parquet", "none", rows)))
+                      for rows in (2000, None))
+    many, few = (paged.metadata.row_group(0).column(i) for i in range(2))
+    assert "RLE_DICTIONARY" not in many.encodings and not many.has_dictionary_page, many.encodings
+    assert "RLE_DICTIONARY" in few.encodings and few.has_dictionary_page
+    assert default.metadata.row_group(0).column(0).has_dictionary_page   # the writer's own choice
+    assert paged.read().equals(table)
+
+
 def test_split_as_arrow_ipc_files(generated, tmp_path):
     """format="ipc": Arrow IPC files of one record batch, each within the object size, the same
     rows in the same order; idempotent; a deploy takes them (describe), named with their suffix;

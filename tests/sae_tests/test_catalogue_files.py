@@ -44,9 +44,9 @@ def test_tiny_profiles_share_one_stack_and_their_datasets():
     assert len({p.stack_key for plan in tiny.values() for p in plan.points}) == 1
     assert {p.spec.cluster.nodes for plan in tiny.values() for p in plan.points} == {3}
     datasets = {p.data_key for plan in tiny.values() for p in plan.points}
-    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 (bandwidth too) and 2, three more
-    # codecs, the same rows as Arrow IPC files and as CSV files
-    assert len(datasets) == 10, datasets
+    # 16 MiB x 4 links (shared by most), 4 and 64 MiB sizes, links 1 (bandwidth) and 2, three more
+    # codecs, the same rows as Arrow IPC files and as CSV files, and in pages for lookups (indexed)
+    assert len(datasets) == 11, datasets
 
 
 def test_paper_profiles_are_the_thesis_cluster_and_runs():

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from data_deploy import SCHEMA as TAXI_SCHEMA
-from data_deploy import (GENERATORS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_format,
+from data_deploy import (GENERATORS, MAX_MULTIPLIER, MAX_ROWS, MAX_SEED, check_codec, check_format, check_page_rows,
                          check_object_size, ingestible)
 from metareserve import LinkRate, parse_size
 from metareserve.validate import name as validate_name
@@ -153,7 +153,10 @@ class DataSpec:
     split into objects of ``object_size`` stored as ``format`` (``parquet``: one row group per
     object; ``ipc``: Arrow IPC files of one record batch, which vanilla and auto cannot read) with
     the codec ``stored_compression`` (``none``, ``snappy``, ``gzip``, ``zstd``, ...: data_deploy's
-    ``CODECS_BY_FORMAT``), inflated by link/copy multipliers."""
+    ``CODECS_BY_FORMAT``), inflated by link/copy multipliers. ``page_rows`` (Parquet): data pages
+    of at most that many rows, a page index, and dictionaries only for columns of at most that many
+    distinct values (what lets the OSD index read a matching object's pages alone, docs/protocol.md,
+    "Index"); None: the writer's pages and no page index."""
 
     generator: str = "taxi"
     rows: int = 200_000
@@ -164,6 +167,7 @@ class DataSpec:
     copy_multiplier: int = 1
     stored_compression: str = "none"
     format: str = "parquet"
+    page_rows: int | None = None
 
 
 READ_OPTIONS = WORKLOAD
@@ -685,6 +689,7 @@ def _data(point: PointSpec) -> None:
     _int(d.link_multiplier, 1, "data.link_multiplier", maximum=MAX_MULTIPLIER)
     check_format(d.format, "data.format")
     check_codec(d.stored_compression, "data.stored_compression", fmt=d.format)
+    check_page_rows(d.page_rows, d.format, "data.page_rows")
     _int(d.copy_multiplier, 1, "data.copy_multiplier", maximum=MAX_MULTIPLIER)
 
 

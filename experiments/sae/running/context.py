@@ -283,7 +283,8 @@ def dataset_dirs(point: PlannedPoint) -> tuple[Path, Path]:
     source = data_cache() / digest([d.generator, d.rows, d.seed, d.input])
     codec = "" if d.stored_compression == "none" else f"-{d.stored_compression}"
     fmt = "" if d.format == "parquet" else f"-{d.format}"   # Parquet: directories as before
-    return source / "source", source / f"split-{d.object_size}{fmt}{codec}"
+    pages = f"-pages{d.page_rows}" if d.page_rows else ""
+    return source / "source", source / f"split-{d.object_size}{fmt}{codec}{pages}"
 
 
 def zones_path(point: PlannedPoint) -> str:
@@ -296,5 +297,6 @@ def dataset_path(point: PlannedPoint) -> str:
     d = point.spec.data
     codec = [] if d.stored_compression == "none" else [d.stored_compression]   # uncompressed: paths as before
     fmt = [] if d.format == "parquet" else [d.format]   # Parquet: paths as before
+    pages = [f"pages{d.page_rows}"] if d.page_rows else []
     return "/sae/" + digest([d.generator, d.rows, d.seed, d.input, d.object_size, d.link_multiplier,
-                             d.copy_multiplier, *codec, *fmt])
+                             d.copy_multiplier, *codec, *fmt, *pages])

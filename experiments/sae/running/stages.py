@@ -349,7 +349,7 @@ def stage_generate(ctx: StageContext) -> StageReport:
         done.write_text("ok")
         report.add(CONTROLLER, True, f"{d.rows} rows generated into {source}")
     split = data_deploy.split(sorted(source.glob("*.parquet")), out=split_dir, object_size=d.object_size,
-                              compression=d.stored_compression, format=d.format)
+                              compression=d.stored_compression, format=d.format, page_rows=d.page_rows)
     report.add(CONTROLLER, report.nodes[CONTROLLER].changed or split.changed,
                f"{report.nodes[CONTROLLER].message}; split: {split.summary()}", log=False)
     return report

@@ -9,9 +9,10 @@
 #include "sae_cls.h"
 
 #define SAE_CLASS_MAJOR 1
-#define SAE_CLASS_MINOR 5   // 1.2: reads Arrow IPC objects too; 1.3: CSV objects of the request's schema (protocol 4);
+#define SAE_CLASS_MINOR 6   // 1.2: reads Arrow IPC objects too; 1.3: CSV objects of the request's schema (protocol 4);
                             // 1.4: requests name their client, replies count its calls beside them (protocol 5);
-                            // 1.5: timestamp literals (protocol 6)
+                            // 1.5: timestamp literals (protocol 6); 1.6: an indexed scan reads a matching
+                            // object's pages alone where it has a page index
 
 CLS_VER(SAE_CLASS_MAJOR, SAE_CLASS_MINOR)
 CLS_NAME(sae)
@@ -20,7 +21,7 @@ static cls_handle_t h_class;
 static cls_method_handle_t h_version;
 static cls_method_handle_t h_echo;
 
-// {"class":"sae","class_version":"1.5","protocol":6,"arrow":"26.0.1"}
+// {"class":"sae","class_version":"1.6","protocol":6,"arrow":"26.0.1"}
 static int version(cls_method_context_t, ceph::bufferlist*, ceph::bufferlist* out) {
   std::string reply = "{\"class\":\"sae\",\"class_version\":\"" + std::to_string(SAE_CLASS_MAJOR) + "." +
                       std::to_string(SAE_CLASS_MINOR) + "\",\"protocol\":" +

@@ -28,6 +28,7 @@
 
 #include "scan_aggregate.h"
 #include "scan_index.h"
+#include "scan_pages.h"
 #include "scan_late.h"
 #include "scan_topk.h"
 
@@ -412,6 +413,11 @@ class MeteredCodec : public arrow::util::Codec {
   Meter* meter_;
 };
 
+// The bytes first read from an object's end for its footer (Arrow's default, 64 KiB, reads more than
+// a taxi object's ~5 KiB footer; a larger footer costs one more read): an object the OSD index
+// answers unread costs this much.
+constexpr size_t kFooterReadBytes = 16 << 10;
+
 }  // namespace
 
 bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint32_t batch_rows,
@@ -419,6 +425,7 @@ bool OpenParquet(const std::shared_ptr<arrow::io::RandomAccessFile>& file, uint3
                  std::shared_ptr<arrow::Schema>* schema, Error* err) {
   arrow::MemoryPool* pool = Pool();
   parquet::ReaderProperties props(pool);
+  props.set_footer_read_size(kFooterReadBytes);
   parquet::ArrowReaderProperties aprops(/*use_threads=*/false);
   aprops.set_pre_buffer(false);  // read synchronously, in the calling (OSD op) thread
   aprops.set_batch_size(batch_rows);
@@ -801,6 +808,7 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
   // without reading a column (scan_index.h).
   auto size = file->GetSize();
   bool none = false;
+  std::unique_ptr<parquet::arrow::FileReader> paged;
   if (reader && index && req.has_filter && (req.flags & pr::kFlagIndex) && size.ok()) {
     auto rows = IndexedRows(reader, *size, *file_schema, req.filter, index, meter);
     if (!rows.ok()) {
@@ -808,10 +816,21 @@ bool ScanImpl(const std::shared_ptr<arrow::io::RandomAccessFile>& file, const Re
       return false;
     }
     none = rows->has_value() && (*rows)->empty();
+    if (rows->has_value() && !none) {   // a matching object: only the pages holding its rows, where the page index says which
+      Phase p(meter, pr::kIndexNs);
+      uint64_t covered = 0;
+      auto made = PagedReader(file, reader, leaves, **rows, &covered);
+      if (!made.ok()) {
+        *err = Fail(EIO, "index: " + made.status().ToString());
+        return false;
+      }
+      paged = std::move(*made);
+      if (paged) reader = paged.get();
+    }
   }
 
   // Every column asked for and every row passing: the (Parquet) object itself is the answer.
-  if (reader && !none && (req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
+  if (reader && !none && !paged && (req.flags & pr::kFlagWholeObject) && out_names.size() == static_cast<size_t>(file_schema->num_fields()) &&
       size.ok() && (!req.max_reply || static_cast<uint64_t>(*size) <= req.max_reply)) {
     arrow::Result<bool> whole = true;
     if (req.has_filter) {

@@ -142,7 +142,8 @@ bool ParseRequest(const uint8_t* data, size_t size, Request* req, Error* err);
 // stream holds one batch of groups. With the top-k flag, only the first `limit` kept rows in the
 // request's order and their ties (scan_topk.h), or the first `limit` in file order without sort
 // keys. With the index flag and an `index` (a Parquet object's, scan_index.h), an object whose
-// index holds none of the filter's keys is answered without reading a column. True when the
+// index holds none of the filter's keys is answered without reading a column, and of one that
+// holds them only the pages with their rows are read where it has a page index (scan_pages.h). True when the
 // reply is complete; else false with `err` set (EBADMSG: neither Parquet nor an Arrow IPC file,
 // EINVAL: unknown column / a filter that is not boolean or does not run on the columns' types /
 // a column that cannot be grouped, aggregated or sorted by, EOVERFLOW: an integer sum over 64

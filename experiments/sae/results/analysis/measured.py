@@ -13,7 +13,7 @@ from metareserve import format_size
 
 from ...planning.spec import SIZES
 
-CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression", "data_format",
+CONFIG = ("reader", "query", "compression", "batch_size", "objects_per_partition", "object_size", "stored_compression", "data_format", "page_rows",
           "spark_version", "spark_pyarrow", "spark_jit", "class_arrow",
           "columns_read", "rows", "link_multiplier", "nodes", "store", "link_rate", "cluster_cores", "storage_load",
           "storage_scans", "pg_autoscale", "keys", "probe", "append_rows", "append_every", "lose_executor", "writer",
