@@ -107,6 +107,7 @@ public final class ProtocolVectors {
     System.out.println("const:errors_in_band " + Protocol.FLAG_ERRORS_IN_BAND);
     System.out.println("const:aggregate " + Protocol.FLAG_AGGREGATE);
     System.out.println("const:top_k " + Protocol.FLAG_TOP_K);
+    System.out.println("const:index " + Protocol.FLAG_INDEX);
     System.out.println("const:aggregates " + String.join(",", Protocol.AGGREGATES));
     System.out.println("const:codecs " + String.join(",", Protocol.CODECS));
     System.out.println("const:cmp_ops " + String.join(",", Protocol.CMP_OPS));

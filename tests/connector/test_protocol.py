@@ -4,6 +4,7 @@ encoder and decoder and the C++ core (through the harness), all built from the o
 tests/vectors/scan."""
 import dataclasses
 import errno
+import json
 from decimal import Decimal
 import math
 import struct
@@ -15,6 +16,7 @@ import pytest
 
 from data_deploy.formats import encode
 from rados_deploy import scan_protocol
+from rados_deploy.osd_index import index_request
 from sae.connector import protocol
 from sae.connector.protocol import (STATS, ProtocolError, Request, ScanError, aggregate, csv_schema, decode_error,
                                     decode_reply, decode_request, times_as_integers, to_expression, top_k)
@@ -36,6 +38,8 @@ def test_every_side_speaks_the_spec(harness, java_vectors):
                    "aggregate_functions": str(len(SPEC.aggregate_functions)),
                    "max_group_columns": str(SPEC.max_group_columns), "max_aggregates": str(SPEC.max_aggregates),
                    "top_k": str(SPEC.flags["top_k"]), "max_limit": str(SPEC.max_limit),
+                   "index": str(SPEC.flags["index"]), "index_magic": SPEC.index_magic.decode(),
+                   "index_header_key": SPEC.index_header_key,
                    "max_sort_keys": str(SPEC.max_sort_keys),
                    "default_batch_rows": str(SPEC.default_batch_rows), "max_batch_rows": str(SPEC.max_batch_rows),
                    "max_filter_depth": str(SPEC.max_filter_depth), "max_filter_nodes": str(SPEC.max_filter_nodes)}
@@ -43,6 +47,7 @@ def test_every_side_speaks_the_spec(harness, java_vectors):
     java = {k[len("const:"):]: v for k, v in java_vectors.items() if k.startswith("const:")}
     assert java == {"version": str(SPEC.version), "errors_in_band": str(SPEC.flags["errors_in_band"]),
                     "aggregate": str(SPEC.flags["aggregate"]), "top_k": str(SPEC.flags["top_k"]),
+                    "index": str(SPEC.flags["index"]),
                     "aggregates": ",".join(SPEC.aggregate_functions),
                     "codecs": ",".join(SPEC.codecs), "cmp_ops": ",".join(SPEC.cmp_ops),
                     "stats": ",".join(SPEC.stat_names)}
@@ -154,6 +159,37 @@ def _assert_results(results, lines, tmp_path, assert_rows, rows_in: int | None =
         assert_rows(table, v)
         replies.append(reply)
     return replies
+
+
+def test_python_builds_the_index_vectors():
+    """rados_deploy's index request is the vectors' good build byte for byte, and a name the
+    request cannot carry is refused before any byte is sent."""
+    index = json.loads((VECTORS / "index.json").read_text())
+    good = index["builds"][0]
+    assert index_request(good["column"]).hex() == good["hex"]
+    with pytest.raises(scan_protocol.UsageError, match="1..65535 bytes"):
+        index_request("")
+
+
+def test_cxx_builds_and_probes_the_index_vectors(vectors, harness, tmp_path, assert_rows):
+    """On sample.parquet in one harness process: the good build (its rows and keys), each bad one
+    refused with its errno (the index stays), then the index-flag result vectors: the same rows as
+    without an index, the index's rows counted, and an object without the keys read not at all."""
+    index = json.loads((VECTORS / "index.json").read_text())
+    sample = VECTORS / "sample.parquet"
+    by_name = {v["name"]: v for v in vectors[1]}
+    scans = [by_name[s["name"]] for s in index["scans"]]
+    lines = harness(*(f"index {sample} {b['hex']}" for b in index["builds"]),
+                    *(f"scan {sample} {v['hex']} {tmp_path / v['name']}" for v in scans))
+    built, *refused = lines[:len(index["builds"])]
+    good = index["builds"][0]
+    assert built.startswith("ok ") and {k: json.loads(built[3:])[k] for k in ("rows", "keys")} == \
+        {"rows": good["rows"], "keys": good["keys"]}, built
+    for b, line in zip(index["builds"][1:], refused):
+        assert line.startswith(f"err {b['errno']} "), (b["name"], line)
+    replies = _assert_results(scans, lines[len(index["builds"]):], tmp_path, assert_rows)
+    for s, reply in zip(index["scans"], replies, strict=True):
+        assert (reply.stats["index_rows"], reply.stats["rows_in"]) == (s["index_rows"], s["rows_in"]), (s, reply.stats)
 
 
 @pytest.mark.parametrize("codec", ["none", "zstd"])

@@ -4,10 +4,12 @@
 
 Writes ``sample.parquet`` (a small table with every literal type, NULLs, a nullable int group
 key, NaN, wide int32 and near-2^62 int64 values), ``requests.json`` (request bytes → expected
-parse, or the error the parser must report) and ``results.json`` (request on sample.parquet →
+parse, or the error the parser must report), ``results.json`` (request on sample.parquet →
 expected rows, computed client-side by pyarrow and, for aggregates and top-k, by the Python
-codec's references :func:`aggregate` and :func:`top_k`; or the expected errno). Both the C++ harness
-(tests/connector/harness.cc) and the Python side read them.
+codec's references :func:`aggregate` and :func:`top_k`; or the expected errno) and ``index.json``
+(the ``index`` method's inputs → the build's rows and keys, or the errno; then which result
+vectors, scanned with the index flag after the build, probe it and how many rows it names). The
+C++ harness (tests/connector/harness.cc), the Java encoder and the Python side read them.
 """
 import json
 import re
@@ -17,8 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sae.connector.protocol import (FLAG_AGGREGATE, FLAG_CSV, FLAG_TOP_K, FLAG_WHOLE_OBJECT, Request, ScanError,
-                                    aggregate, csv_schema, times_as_integers, to_expression, top_k)
+from rados_deploy.osd_index import index_request
+from sae.connector.protocol import (FLAG_AGGREGATE, FLAG_CSV, FLAG_INDEX, FLAG_TOP_K, FLAG_WHOLE_OBJECT, Request,
+                                    ScanError, aggregate, csv_schema, times_as_integers, to_expression, top_k)
 
 HERE = Path(__file__).parent
 
@@ -134,6 +137,32 @@ CASES = {
                    csv=csv_schema(sample().schema)),
     "csv_aggregate": Request(group_by=["grp"], aggregates=[("count_star", None), ("sum", "small")],
                              csv=csv_schema(sample().schema)),
+    # the index flag (protocol 6): without an index it changes no answer; INDEX_SCANS, with one
+    "index_eq": Request(columns=["id", "small"], flags=1 | FLAG_INDEX, filter={"cmp": "==", "column": "small", "value": 3}),
+    "index_in_and": Request(columns=["id"], flags=1 | FLAG_INDEX, filter={"and": [
+        {"cmp": "<", "column": "id", "value": 30}, {"in": "small", "values": [1, 5]}]}),
+    "index_no_key": Request(columns=["id"], flags=1 | FLAG_INDEX, filter={"cmp": "==", "column": "small", "value": 9}),
+    "index_float_literal": Request(columns=["id"], flags=1 | FLAG_INDEX,
+                                   filter={"cmp": "==", "column": "small", "value": 4.5}),
+    "index_count_no_key": Request(flags=1 | FLAG_INDEX, filter={"in": "small", "values": [7, 8]},
+                                  aggregates=[("count_star", None), ("max", "id")]),
+    "index_other_column": Request(columns=["id"], flags=1 | FLAG_INDEX, filter={"cmp": "==", "column": "id", "value": 7}),
+    "index_range": Request(columns=["id"], flags=1 | FLAG_INDEX, filter={"cmp": "<", "column": "small", "value": 2}),
+}
+INDEX_COLUMN = "small"
+"""The column index.json's build indexes in sample.parquet."""
+INDEX_SCANS = {"index_eq": [3], "index_in_and": [1, 5], "index_no_key": [9], "index_float_literal": [],
+               "index_count_no_key": [7, 8], "index_other_column": None, "index_range": None}
+"""Result vectors scanned with the index flag after the build: the keys each probes (None: the
+index does not answer its filter, which is read as without the flag)."""
+BAD_INDEX_BUILDS = {   # the index method's input -> its errno
+    "bad_magic": (b"XXXX" + index_request(INDEX_COLUMN)[4:], 93),
+    "wrong_version": (index_request(INDEX_COLUMN)[:4] + struct.pack("<H", 99) + index_request(INDEX_COLUMN)[6:], 93),
+    "empty_column": (index_request(INDEX_COLUMN)[:6] + struct.pack("<H", 0), 22),
+    "trailing": (index_request(INDEX_COLUMN) + b"\0", 22),
+    "truncated": (index_request(INDEX_COLUMN)[:-1], 22),
+    "unknown_column": (index_request("nope"), 22),
+    "float_column": (index_request("amount"), 22),
 }
 ERROR_RESULTS = {
     "unknown_column": (Request(columns=["nope"]), 22),
@@ -265,6 +294,22 @@ def main():
         results.append({"name": name, "hex": req.encode().hex(), "errno": errno})
     (HERE / "requests.json").write_text(json.dumps(requests, indent=1) + "\n")
     (HERE / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    (HERE / "index.json").write_text(json.dumps(index_vectors(table), indent=1) + "\n")
+
+
+def index_vectors(table: pa.Table) -> dict:
+    """index.json: the builds (the good one first) and the scans after it."""
+    keys = table.column(INDEX_COLUMN).drop_null()
+    builds = [{"name": INDEX_COLUMN, "hex": index_request(INDEX_COLUMN).hex(), "column": INDEX_COLUMN,
+               "rows": len(keys), "keys": len(pa.compute.unique(keys))}]
+    builds += [{"name": name, "hex": data.hex(), "errno": errno} for name, (data, errno) in BAD_INDEX_BUILDS.items()]
+    scans = []
+    for name, probed in INDEX_SCANS.items():
+        rows = None if probed is None else int(pa.compute.sum(pa.compute.is_in(
+            table.column(INDEX_COLUMN), pa.array(probed, table.schema.field(INDEX_COLUMN).type))).as_py() or 0)
+        scans.append({"name": name, "index_rows": rows or 0,
+                      "rows_in": table.num_rows if rows is None or rows else 0})   # no row holds a key: none read
+    return {"column": INDEX_COLUMN, "builds": builds, "scans": scans}
 
 
 if __name__ == "__main__":
