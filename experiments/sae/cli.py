@@ -265,7 +265,7 @@ def calibrate(runs, out_file):
     How far each point's median moves from one run to the next on this machine and stack, which
     'sae compare' then requires a difference to exceed. RUN is a run directory, or an experiment's
     directory (every run in it); 3 runs of one commit at least."""
-    from .results.analysis.compare import fixed_width
+    from .results.analysis.statistics import fixed_width
     from .results.analysis.history import calibrate as calibrate_runs
     record, skipped = calibrate_runs(runs, out=out_file)
     click.echo("\n".join([f"calibration: {record.describe()}", *(f"skipped {s}" for s in skipped),

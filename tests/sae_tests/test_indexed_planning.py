@@ -18,6 +18,7 @@ from sae.planning import figures, queries, readers
 from sae.planning.planner import plan
 from sae.planning.spec import DataSpec, Experiment, SparkSpec, Sweep, Workload
 from sae.results.analysis import cost_model
+from sae.results.analysis.indexed_summary import indexed_text
 from sae.results.analysis.summary import correctness
 from sae.results.drawing import indexed_figures
 from sae.running.execute import keyed_config
@@ -148,9 +149,28 @@ def _results() -> pd.DataFrame:
             add(reader, "key-join", rep, 0.2 * speed * (20 if rep == 6 else 1), lose_executor=6,
                 executor_lost=True if rep == 6 and reader == "indexed" else math.nan)
     for rep in range(3):   # the OSD index: two objects' indexes in their omaps
-        add("offload-index", "key-lookup", rep, 0.3, index_bytes=4e6, index_build_s=0.5,
+        add("offload-index", "key-lookup", rep, 0.3, index_bytes=4e6, index_build_s=0.5, cls_read_bytes=1e4,
             index_partitions=json.dumps([[500_000, 2_000_000], [500_000, 2_000_000]]))
+        add("offload", "key-lookup", rep, 0.6, cls_read_bytes=1e6)
     return pd.DataFrame(rows)
+
+
+def test_the_summary_sets_each_measure_beside_its_goal_and_the_paper():
+    """Lookups and joins as the cache's time over the indexed cache's, the key maps' share, the
+    slowdown and rate of appends, the lost executor's query and the OSD index's bytes and time
+    against offload's; a run without both in-memory readers has no such summary."""
+    text = indexed_text(_results())
+    rows = {line.split("  ")[0]: " ".join(line.split()) for line in text.splitlines()[2:]}
+    assert rows["lookup, keys: 1"].endswith("5.00x (n too small) >= 10x 5-20x (figs. 8, 15)"), rows
+    assert rows["join, probe %: 0.01"].endswith("5.00x (n too small) >= 3x 3-8x (fig. 7)"), rows
+    assert rows["index memory / cached rows"].endswith("10.59% <= 2 % under 2 % (fig. 11)"), rows
+    assert rows["reads while appending 1,000 rows"].startswith("reads while appending 1,000 rows 1.50x"), rows
+    assert "1,000,000" in rows["rows appended a second, 1,000 a time"], rows
+    assert rows["query after a lost executor / before"].startswith("query after a lost executor / before 20.00x"), rows
+    assert rows["slowest query after that / before"].startswith("slowest query after that / before 1.00x"), rows
+    assert "1.00% (n too small) <= 1 %" in rows["OSD index, 1-key lookup: bytes read in the OSDs / offload's"], rows
+    assert "0.50x (n too small) <= 0.5x" in rows["OSD index, 1-key lookup: time / offload's"], rows
+    assert indexed_text(_results().query("reader != 'cache'")) is None
 
 
 def test_each_figure_is_drawn_from_its_points_and_none_without_them(tmp_path):

@@ -14,7 +14,7 @@ from metareserve import Rate, Size
 from metareserve.errors import UsageError
 
 from . import statistics
-from .compare import fixed_width
+from .statistics import fixed_width
 from .cost_model import (BASES, PARAMS, SUBJECTS, TENANT, Config, Crossover, Model, Prediction, config_of, crossing,
                          fit, observations)
 from .measured import shown, varying

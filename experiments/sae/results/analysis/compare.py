@@ -317,12 +317,6 @@ def median_text(metric: str, median: float, n: int) -> str:
     return f"{value} ({n})"
 
 
-def fixed_width(head: list[str], rows: list[list[str]]) -> list[str]:
-    """A table as left-aligned, space-separated lines."""
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    return ["  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip() for cells in [head, *rows]]
-
-
 def p_text(p: float) -> str:
     """``0.012``, ``<0.001``; ``-`` when there is none."""
     return "-" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
@@ -421,7 +415,7 @@ class Comparison:
 
     def text(self) -> str:
         """The comparison as a console table, with what differs, what it rests on and the rules."""
-        return "\n".join([*self.notes(), *(f"warning: {w}" for w in self.warnings), *fixed_width(*self.table()),
+        return "\n".join([*self.notes(), *(f"warning: {w}" for w in self.warnings), *statistics.fixed_width(*self.table()),
                           *self.passed(), *(f.text() for f in self.failures)])
 
     def frame(self) -> pd.DataFrame:

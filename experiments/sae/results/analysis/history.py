@@ -22,9 +22,9 @@ from metareserve.errors import UsageError
 from ..run.provenance import NOT_GIT
 from . import calibration as calibrations
 from .calibration import Calibration, Identity, RunMedians
-from .compare import (METRICS, PARAMETERS, Point, Run, as_numbers, configurations, differences, fixed_width,
+from .compare import (METRICS, PARAMETERS, Point, Run, as_numbers, configurations, differences,
                       median_text, points)
-from .statistics import MIN_DF
+from .statistics import MIN_DF, fixed_width
 
 MIN_EARLIER = 5
 """Fewest earlier runs a z-score is computed from."""

@@ -90,6 +90,12 @@ def number(value: float) -> str:
     return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
 
 
+def fixed_width(head: list[str], rows: list[list[str]]) -> list[str]:
+    """A table as left-aligned, space-separated lines."""
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    return ["  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip() for cells in [head, *rows]]
+
+
 def _clean(values) -> np.ndarray:
     a = np.asarray(values, dtype=float)
     return np.sort(a[~np.isnan(a)])   # sorted: the interval does not depend on the values' order

@@ -287,13 +287,10 @@ def summary_text(s: pd.DataFrame) -> str:
     """The summary as a fixed-width table (what ``sae report`` prints)."""
     if s.empty:
         return "summary: no offload point with a baseline at the same parameters in this run"
-    head, rows = summary_rows(s)
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     return "\n".join(["offload vs each baseline (medians of measured repetitions; x = baseline / offload, "
                       "> 1: offload spends less; [95 % bootstrap interval], none below "
                       f"{statistics.MIN_N} repetitions; paper: its 1 % figures vs no-offload)",
-                      line(head), *map(line, rows)])
+                      *statistics.fixed_width(*summary_rows(s))])
 
 
 @dataclasses.dataclass

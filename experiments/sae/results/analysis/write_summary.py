@@ -69,11 +69,8 @@ def write_text(df: pd.DataFrame) -> str | None:
     """The table as fixed-width text with Stocator's figures under it; None without write jobs."""
     if "writer" not in df or df["writer"].isna().all() or "storage_ops" not in df:
         return None
-    head, rows = write_rows(df)
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     jobs = [j for j in writers.JOBS if j in set(df["write"].dropna())]
     return "\n".join(["write jobs (medians of measured repetitions; requests: S3 at the gateway and MDS requests, "
                       "the OSDs' writes beside them, every client's; x = writer / sae-ceph, [95 % bootstrap interval])",
-                      line(head), *map(line, rows),
+                      *statistics.fixed_width(*write_rows(df)),
                       *(f"Stocator, {job}: {STOCATOR[job]}" for job in jobs if job in STOCATOR)])

@@ -25,29 +25,12 @@ import pandas as pd
 from metareserve import format_size
 
 from ...planning import readers
+from ..analysis.indexed_summary import JOIN, LOOKUP, SUBJECT, plain, series, unbroken
 from ..analysis.measured import measured, stats
 from .plotting import SPREAD_RULE, figure_legend, log_axis, pyplot, save, whiskers
 
 plt = pyplot()   # a drawing module: importing it loads matplotlib
 
-LOOKUP, JOIN = "key-lookup", "key-join"
-SUBJECT = readers.INDEXED.name
-
-
-def _unbroken(df: pd.DataFrame) -> pd.DataFrame:
-    """The points without appends or a lost executor."""
-    keep = df["append_rows"].fillna(0) == 0
-    if "lose_executor" in df:
-        keep &= df["lose_executor"].isna()
-    return df[keep]
-
-
-def _plain(df: pd.DataFrame, query: str) -> pd.DataFrame:
-    """The points of ``query`` without appends or a lost executor."""
-    if "query" not in df or "append_rows" not in df:
-        return df.iloc[:0]
-    d = _unbroken(df)
-    return d[d["query"] == query]
 
 
 def _by_reader(s: pd.DataFrame):
@@ -93,7 +76,7 @@ def memory_note(df: pd.DataFrame) -> str:
     d = measured(df)
     if not {"index_build_s", "append_rows"} <= set(d):
         return ""
-    d = _unbroken(d[d["index_build_s"].notna()])
+    d = unbroken(d[d["index_build_s"].notna()])
     parts = []
     for reader, g in _by_reader(d):
         row = g.iloc[0]
@@ -113,22 +96,15 @@ def memory_note(df: pd.DataFrame) -> str:
 
 def plot_indexed_lookups(df: pd.DataFrame, out: Path) -> Path | None:
     """Lookups (the paper's fig. 8): time vs keys looked up, and over the indexed reader's."""
-    return _sweep(_plain(df, LOOKUP), "keys", "keys looked up (log scale)", "key lookups", "indexed-lookups", out,
+    return _sweep(plain(df, LOOKUP), "keys", "keys looked up (log scale)", "key lookups", "indexed-lookups", out,
                   memory_note(df))
 
 
 def plot_indexed_joins(df: pd.DataFrame, out: Path) -> Path | None:
     """Joins (the paper's fig. 7): time vs the probe table's share of the keys, and over the
     indexed reader's."""
-    return _sweep(_plain(df, JOIN), "probe", "probe table (% of the keys, log scale)", "joins with a probe table",
+    return _sweep(plain(df, JOIN), "probe", "probe table (% of the keys, log scale)", "joins with a probe table",
                   "indexed-joins", out, "")
-
-
-def _series(df: pd.DataFrame) -> pd.DataFrame:
-    """The measured queries of the series with appends."""
-    if "append_rows" not in df:
-        return df.iloc[:0]
-    return measured(df[df["append_rows"].fillna(0) > 0])
 
 
 def plot_indexed_append_reads(df: pd.DataFrame, out: Path) -> Path | None:
@@ -136,11 +112,11 @@ def plot_indexed_append_reads(df: pd.DataFrame, out: Path) -> Path | None:
     after its first append over its median time of the same query without appends, vs the rows
     of one append; beside it the indexed reader's queries (each series a line) in the order they
     ran, an append before each marked repetition."""
-    series = _series(df)
-    if series.empty:
+    appending = series(df)
+    if appending.empty:
         return None
-    after = series[series["appended_rows"] > 0]
-    base = measured(_unbroken(df)).groupby(["reader", "query", "keys", "probe"])["total_s"].median()
+    after = appending[appending["appended_rows"] > 0]
+    base = measured(unbroken(df)).groupby(["reader", "query", "keys", "probe"])["total_s"].median()
     rows = []
     for (reader, size, query, keys, probe), g in after.groupby(["reader", "append_rows", "query", "keys", "probe"]):
         if (reader, query, keys, probe) in base.index:
@@ -157,7 +133,7 @@ def plot_indexed_append_reads(df: pd.DataFrame, out: Path) -> Path | None:
     slow.set_xlabel("rows of one append (log scale)")
     slow.set_ylabel("median query time after appends / without")
     slow.set_title("reads while appending", fontsize="medium")
-    own = series[series["reader"] == SUBJECT]
+    own = appending[appending["reader"] == SUBJECT]
     every = own["append_every"].iloc[0] if not own.empty else None
     for i, (size, g) in enumerate(sorted(own.groupby("append_rows"))):
         g = g.sort_values("repetition")

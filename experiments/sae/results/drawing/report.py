@@ -30,6 +30,7 @@ from ..analysis.calibration import caveat
 from ..analysis.measured import BAND_MIN, measured_any, with_columns_read
 from ..analysis.summary import (PAPER, Statements, caveats, point_table, statements, summary, summary_rows,
                                 summary_text, warning_lines)
+from ..analysis.indexed_summary import indexed_text
 from ..analysis.write_summary import write_text
 from ..run import capacities, provenance
 from ..run.directory import RunDir, load_results
@@ -185,7 +186,7 @@ def make_report(path, *, spread_caveat: str | None = None) -> list[Path]:
     said = statements(df, s)
     crossover = report_lines(run.root, df)
     limits = caveats(run, df, spread_caveat)
-    lines = [write_text(df) or summary_text(s), *crossover, *(f"warning: {note}" for note in notes),
+    lines = [write_text(df) or summary_text(s), *filter(None, [indexed_text(df)]), *crossover, *(f"warning: {note}" for note in notes),
              *capacities.summary_lines(run), provenance_line(run),
              *(f"caveat: {line}" for line in limits), *said.lines()]
     (run.report / "summary.txt").write_text("\n".join(lines) + "\n")
