@@ -36,11 +36,14 @@ final class CephWrite {
   static final class Builder implements WriteBuilder, SupportsTruncate {
     private final Options options;
     private final LogicalWriteInfo info;
+    private final Runnable fitsFiles;
     private boolean overwrite;
 
-    Builder(Options options, LogicalWriteInfo info) {
+    /** {@code fitsFiles} refuses the write's schema where the directory's files hold other columns. */
+    Builder(Options options, LogicalWriteInfo info, Runnable fitsFiles) {
       this.options = options;
       this.info = info;
+      this.fitsFiles = fitsFiles;
     }
 
     @Override
@@ -55,7 +58,7 @@ final class CephWrite {
         @Override
         public BatchWrite toBatch() {
           try {
-            return new Batch(options, info.schema(), overwrite);
+            return new Batch(options, info.schema(), overwrite, fitsFiles);
           } catch (IOException e) {
             throw new UncheckedIOException(e);
           }
@@ -76,7 +79,8 @@ final class CephWrite {
     private final Map<String, String> parquet;
     private final int objectSize;
 
-    Batch(Options options, StructType schema, boolean overwrite) throws IOException {
+    /** Makes the directory; where it was there already, {@code fitsFiles} checks the schema against its files. */
+    Batch(Options options, StructType schema, boolean overwrite, Runnable fitsFiles) throws IOException {
       this.options = options;
       this.overwrite = overwrite;
       this.parquet = ObjectFiles.writeConf(schema);
@@ -89,6 +93,7 @@ final class CephWrite {
       if (made == null) {
         throw new IllegalArgumentException(Options.FORMAT + ": " + dir + " is a file; give the directory to write");
       }
+      if (!made) fitsFiles.run();
       // a directory made now has no layout of its own (as one data_deploy made has): nothing to ask
       long size = options.objectSize > 0 || made ? options.objectSize : CephFiles.dirObjectSize(m, dir);
       objectSize = (int) (size > 0 ? size : Options.DEFAULT_OBJECT_SIZE);

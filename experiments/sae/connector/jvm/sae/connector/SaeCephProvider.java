@@ -112,19 +112,38 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     return inferred;
   }
 
+  /**
+   * The table of {@code properties}' path with {@code schema}. Nothing is asked of CephFS here: a
+   * read lists the path when it builds its scan, a write only where the directory it makes was
+   * there already (a one-object write into a new directory then costs no lookup before its
+   * {@code mkdir}; docs/connector.md, "Storage operations of a one-object write").
+   */
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    Options o = new Options(properties);
-    if (csvFiles(o)) {   // the given schema is the files' columns, by position (as Spark's CSV reader takes them)
+    return new SaeCephTable(new Options(properties), schema, this);
+  }
+
+  /**
+   * The path's files (listed once per provider; null: no such path) once {@code schema} is found
+   * to fit them: CSV files are read by the given schema, column by column (a write into their
+   * directory is refused: it would mix formats); another file's columns must hold each schema
+   * column with its type.
+   */
+  List<CephFiles.ObjectRef> fitting(Options o, StructType schema, boolean write) {
+    if (csvFiles(o)) {
+      if (write) {
+        throw new IllegalArgumentException(Options.FORMAT + ": " + o.path + " holds CSV files; write the Parquet "
+            + "output to a directory of its own");
+      }
       if (!o.columns.isEmpty()) {
         throw Options.bad("columns", String.join(",", o.columns), "CSV files are read by the given schema, column "
             + "by column; give the whole schema (queries prune columns anyway)");
       }
       ArrowTypes.toArrow(schema);   // every column parseable, or one line naming it
-      return new SaeCephTable(o, schema, objects);
+      return objects;
     }
     StructType files = tableSchema(o);
-    if (files == null) return new SaeCephTable(o, schema, objects);   // no files: an empty table of the given schema
+    if (files == null) return objects;   // no files: an empty table of the given schema
     for (StructField f : schema.fields()) {   // a user schema must name file columns with their types
       StructField have = List.of(files.fields()).stream().filter(x -> x.name().equals(f.name())).findFirst()
           .orElseThrow(() -> new IllegalArgumentException(Options.FORMAT + ": schema column " + f.name()
@@ -134,7 +153,7 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
             + f.dataType().simpleString() + " but the files hold " + have.dataType().simpleString());
       }
     }
-    return new SaeCephTable(o, schema, objects);
+    return objects;
   }
 
   static IllegalArgumentException missing(Options o) {
@@ -196,17 +215,17 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
     }
   }
 
-  /** The table: batch reads of the files listed when it was loaded (as Spark's file sources), and batch
-   * writes (append, overwrite: {@link CephWrite}). */
+  /** The table: batch reads of the files listed when its scan is built (as Spark's file sources), and
+   * batch writes (append, overwrite: {@link CephWrite}). */
   static final class SaeCephTable implements SupportsRead, SupportsWrite {
     private final Options options;
     private final StructType schema;
-    private final List<CephFiles.ObjectRef> objects;
+    private final SaeCephProvider provider;
 
-    SaeCephTable(Options options, StructType schema, List<CephFiles.ObjectRef> objects) {
+    SaeCephTable(Options options, StructType schema, SaeCephProvider provider) {
       this.options = options;
       this.schema = schema;
-      this.objects = objects;
+      this.provider = provider;
     }
 
     @Override
@@ -226,13 +245,14 @@ public final class SaeCephProvider implements TableProvider, DataSourceRegister 
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap ignored) {
+      List<CephFiles.ObjectRef> objects = provider.fitting(options, schema, false);
       if (objects == null) throw missing(options);
       return new SaeScan.Builder(options, schema, objects);
     }
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-      return new CephWrite.Builder(options, info);
+      return new CephWrite.Builder(options, info, () -> provider.fitting(options, schema, true));
     }
   }
 }
