@@ -154,8 +154,8 @@ class DataSpec:
     object; ``ipc``: Arrow IPC files of one record batch, which vanilla and auto cannot read) with
     the codec ``stored_compression`` (``none``, ``snappy``, ``gzip``, ``zstd``, ...: data_deploy's
     ``CODECS_BY_FORMAT``), inflated by link/copy multipliers. ``page_rows`` (Parquet): data pages
-    of at most that many rows, a page index, and dictionaries only for columns of at most that many
-    distinct values (what lets the OSD index read a matching object's pages alone, docs/protocol.md,
+    of at most that many rows, a page index, and dictionaries only for columns whose values fit one
+    dictionary page (what lets the OSD index read a matching object's pages alone, docs/protocol.md,
     "Index"); None: the writer's pages and no page index."""
 
     generator: str = "taxi"
