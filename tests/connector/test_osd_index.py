@@ -182,10 +182,17 @@ def test_a_matching_object_reads_only_the_pages_holding_its_keys(session, tmp_pa
         {"cmp": "==", "column": "k", "value": 3},
         {"and": [{"cmp": "<", "column": "x", "value": 2000.0}, {"in": "k", "values": [4, 9, 4999]}]},
         {"in": "k", "values": list(range(0, ROWS // 4, 20))})]   # a key every 80 rows: on every page
+    reqs.append(Request(flags=1 | FLAG_INDEX, filter={"in": "k", "values": [3, 4]}, group_by=["s"],
+                        aggregates=[("count_star", None), ("max", "x"), ("min", "t")]))
     plain = Request(columns=cols, filter={"cmp": "==", "column": "k", "value": 3})
     _, *scans, (_, whole) = session(("index", path, "k"), *(("scan", path, r) for r in reqs), ("scan", path, plain))
-    for req, (rows, st) in zip(reqs, scans):
+    for req, (rows, st) in zip(reqs[:3], scans):
         assert rows == _expected(table, req) and rows, req.filter
+    grouped, st = scans[3]   # the pages' rows grouped and aggregated as the whole object's
+    want = table.filter(to_expression(reqs[3].filter)).group_by("s").aggregate([([], "count_all"), ("x", "max"), ("t", "min")])
+    assert sorted((g["s"], g["agg0"], g["agg1"], g["agg2"]) for g in grouped) == sorted(
+        (r["s"], r["count_all"], r["x_max"], r["t_min"]) for r in times_as_integers(want).to_pylist()), grouped
+    assert 0 < st["rows_in"] < ROWS, st
     for _, st in scans[:2]:   # 4 rows on up to 4 pages of 1,000, then 12 on up to 12
         assert 0 < st["rows_in"] <= st["index_rows"] * 1000 and st["read_bytes"] < whole["read_bytes"], st
     assert scans[2][1]["rows_in"] == ROWS, scans[2][1]

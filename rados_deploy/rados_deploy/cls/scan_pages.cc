@@ -31,7 +31,7 @@ Ranges PageBytes(const parquet::ColumnChunkMetaData& chunk, const std::vector<pa
     if (!bytes.empty() && bytes.back().second == offset) bytes.back().second = end;
     else bytes.emplace_back(offset, end);
   };
-  if (chunk.has_dictionary_page() && chunk.dictionary_page_offset() < pages.front().offset)
+  if (chunk.has_dictionary_page() && 0 < chunk.dictionary_page_offset() && chunk.dictionary_page_offset() < pages.front().offset)
     add(chunk.dictionary_page_offset(), pages.front().offset);
   auto range = ranges.begin();
   for (size_t p = 0; p < pages.size() && range != ranges.end(); ++p) {
