@@ -462,7 +462,8 @@ def test_edge_cases_agree_across_readers_with_the_work_in_the_osds(answers, name
 
 def test_csv_loads_without_what_csv_needs_are_refused_in_one_line(answers):
     """A CSV table's schema comes from the user: a load without it, with the columns option, or
-    with a type the class cannot parse from text fails with one line saying what to do."""
+    with a type the class cannot parse from text fails with one line saying what to do (the last
+    two when the query's scan is built, as Spark's own CSV reader checks a given schema at read)."""
     r = answers[0]["csv_refusals"]
     assert "holds CSV files, which store no schema; give their columns in file order" in r["no_schema"], r
     assert "CSV files are read by the given schema" in r["columns"], r

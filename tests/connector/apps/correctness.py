@@ -288,9 +288,10 @@ spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
 
 
 def refusal(make):
-    """The one-line error a load refuses with, or None."""
+    """The one-line error a load refuses with (the missing schema at load(), what a given schema
+    does not fit when the query's scan is built), or None."""
     try:
-        make().schema
+        make().count()
         return None
     except Exception as e:
         return " ".join(str(e).split())[:2000]
