@@ -1,6 +1,7 @@
 """Cluster queries run ON a Ceph node by the distribution's Python (which has ``rados``).
 
-The controller ships this file's text and runs ``/usr/bin/python3 -c <text> FN JSON-KWARGS``;
+The controller ships this file's text and runs ``/usr/bin/python3 -c <text> FN`` with FN's keyword
+arguments as JSON on stdin (never on the command line: they may carry keys);
 the one JSON line printed on stdout is the answer. Stdlib + Debian's python3-rados only.
 """
 import json
@@ -461,5 +462,5 @@ def remove_bucket(conf, bucket):
 
 
 if __name__ == "__main__":
-    fn, kwargs = sys.argv[1], json.loads(sys.argv[2])
+    fn, kwargs = sys.argv[1], json.loads(sys.stdin.read())
     print(json.dumps(globals()[fn](**kwargs)))

@@ -164,8 +164,9 @@ def osd_mkfs(state, conf, osd_id, uuid, secret=None, device=None):
 
 
 def probe(script, fn, kwargs, timeout=600):
-    """Run ``fn(**kwargs)`` of the probe script with the distribution's python (it has ``rados``)."""
-    out = _run([SYSTEM_PYTHON, "-c", script, fn, json.dumps(kwargs)], "probe " + fn, timeout=timeout)
+    """Run ``fn(**kwargs)`` of the probe script with the distribution's python (it has ``rados``);
+    the arguments go on its stdin, never its command line (they carry keys: an OSD's cephx secret)."""
+    out = _run([SYSTEM_PYTHON, "-c", script, fn], "probe " + fn, input=json.dumps(kwargs), timeout=timeout)
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -69,3 +69,12 @@ def test_the_class_compiles_in_as_many_units_as_the_host_has_cpus(tmp_path):
     assert sorted(n for batch in included for n in batch) == names
     assert sorted(sorted(batch) for batch in included) == [["a.cc", "d.cc"], ["b.cc", "c.cc"]]
     assert len(remote._batch_units(str(tmp_path), names, sources, 1)) == 1
+
+
+def test_a_probes_arguments_go_on_its_stdin_never_its_command_line():
+    """A probe's keyword arguments carry keys (an OSD's cephx secret when it is created): they reach
+    the node's python on stdin, and its command line names only the query."""
+    script = "import json, sys\nprint(json.dumps({'argv': sys.argv[1:], 'kwargs': json.loads(sys.stdin.read())}))"
+    secret = "AQD8EBNrAAAAABAAia/f1N0sIEk6Usga3bEvyg=="
+    assert remote.probe(script, "quorum", {"commands": [{"_inbuf": secret}]}) == \
+        {"argv": ["quorum"], "kwargs": {"commands": [{"_inbuf": secret}]}}
