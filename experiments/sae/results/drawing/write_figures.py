@@ -72,7 +72,7 @@ def plot_writes(df: pd.DataFrame, out: Path) -> Path | None:
     for ax, title, ylabel in ((axes[0], "Storage requests by type (Stocator's Tables I, V)", "requests per job"),
                               (axes[1], "Job time (Table IV)", "seconds, median"),
                               (axes[2], "Bytes written at the OSDs over the output's (fig. 5)", "ratio")):
-        ax.set_xticks(x, jobs)
+        ax.set_xticks(x, jobs, rotation=25, ha="right")
         ax.set_xlabel("write job")
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize="medium")
