@@ -19,7 +19,7 @@ from sae.planning.planner import plan
 from sae.planning.spec import DataSpec, Experiment, SparkSpec, Sweep, Workload
 from sae.results.analysis import cost_model
 from sae.results.analysis.indexed_summary import indexed_text
-from sae.results.analysis.summary import correctness
+from sae.results.analysis.summary import correctness, summary
 from sae.results.drawing import indexed_figures
 from sae.running.execute import keyed_config
 
@@ -186,3 +186,13 @@ def test_each_figure_is_drawn_from_its_points_and_none_without_them(tmp_path):
     assert "offload-index: 3.8MiB of indexes in the OSDs (4.0 B an indexed row), built in 0.5 s of OSD time" in note, note
     assert "indexed: 162.1MiB of rows and 17.2MiB of key maps (10.6% of the rows, 18.0 B a row), " \
            "built in 9.0 s; cache: 162.1MiB of rows" in note, note
+
+
+def test_the_offload_summary_pairs_points_that_leave_a_parameter_unset():
+    """Points without a lost executor (``lose_executor`` NaN) beside those with one: each reader is
+    paired with each baseline at both (a NaN in a group's key once found no group: a full run of
+    indexed.py failed its aggregate stage on it)."""
+    s = summary(_results().assign(selectivity=100.0))
+    lost = s["lose_executor"].notna()
+    assert {("indexed", "cache"), ("indexed", "vanilla")} <= set(zip(s.loc[~lost, "reader"], s.loc[~lost, "baseline"]))
+    assert set(zip(s.loc[lost, "reader"], s.loc[lost, "baseline"])) == {("indexed", "cache"), ("indexed", "vanilla")}

@@ -40,6 +40,12 @@ def with_total_cpu(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(total_cpu_s=df["compute_cpu_s"].astype(float) + df["storage_cpu_s"].astype(float))
 
 
+def _hashable(key: tuple) -> tuple:
+    """A group's key with NaN (a parameter a point leaves unset, e.g. ``lose_executor``) as None:
+    NaN equals nothing, so a key holding it finds no group."""
+    return tuple(None if isinstance(v, float) and math.isnan(v) else v for v in key)
+
+
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Each offloading reader (``reader``) against each baseline (:mod:`sae.planning.readers`) at each
     selectivity (and other varied parameters): medians over measured repetitions, ratios
@@ -57,7 +63,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     values = ["total_s", *[c for c in (*RESOURCES, "total_cpu_s") if c in df]]
     data = measured(df).astype({v: float for v in values})
     med = data.groupby(keys + ["reader"], dropna=False)[values].median()
-    groups = {k: g for k, g in data.groupby(keys + ["reader"], dropna=False)}
+    groups = {_hashable(k): g for k, g in data.groupby(keys + ["reader"], dropna=False)}
     rows = []
     for key, g in med.groupby(level=keys if len(keys) > 1 else keys[0], dropna=False):
         g = g.droplevel(keys)
@@ -68,7 +74,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
             row = dict(zip(keys, key), reader=subject, baseline=base)
             for v in values:
                 row[f"offload_{v}"], row[f"baseline_{v}"] = off[v], g.loc[base][v]
-            sub_vals, base_vals = groups[(*key, subject)], groups[(*key, base)]
+            sub_vals, base_vals = groups[_hashable((*key, subject))], groups[_hashable((*key, base))]
             row["n_offload"], row["n_baseline"] = len(sub_vals), len(base_vals)
             for ratio, v in RATIOS.items():
                 iv = statistics.ratio_of_medians(base_vals[v], sub_vals[v]) if v in values \
