@@ -62,11 +62,11 @@ def test_every_figure_and_table_is_stamped_with_its_run_and_commit(page):
             with Image.open(png) as image:   # a real PNG, its stamp in its metadata
                 assert image.size[0] > 300 and image.text["Source"] == stamp
             assert f"![{png.stem}](gallery/{rec['experiment']}/{png.name})\n*{png.name}: {stamp}.*" in section
-        writes = rec["experiment"] == "writes"   # its table: each writer against sae-ceph
-        if writes or read_results(run)["reader"].nunique() > 1:   # a table of readers (autoscaler's has one)
-            table = section.index("| job | writer |" if writes else "| sel % | ")   # then any other axis (queries: query)
-            title = "each writer against sae-ceph" if writes else "offload against each baseline"
-            assert f"*{stamp}.*" in section[section.index(title):table]
+        own = {"writes": ("| job | writer |", "each writer against sae-ceph"),   # a table of its own kind
+               "indexed": ("| measure |", "the key queries beside the paper")}
+        if rec["experiment"] in own or read_results(run)["reader"].nunique() > 1:   # a table of readers (autoscaler's has one)
+            head, title = own.get(rec["experiment"], ("| sel % | ", "offload against each baseline"))   # then any other axis
+            assert f"*{stamp}.*" in section[section.index(title):section.index(head)]
         for what in ("sae commit", "Ceph", "Spark", "JDK", "kernel", "CPU"):
             assert f"\n| {what} | " in section
 
@@ -102,7 +102,7 @@ def test_recorded_runs_stay_small_and_name_no_local_path():
         return [value] if isinstance(value, str) else []
     for run in gallery.recorded_runs(RUNS):
         size = sum(f.stat().st_size for f in run.root.rglob("*") if f.is_file())
-        assert size < 300_000, f"{run.root}: {size} bytes"
+        assert size < 350_000, f"{run.root}: {size} bytes"   # the largest: indexed.py's 228 repetitions
         for f in [*run.root.rglob("*.yaml"), run.versions]:
             assert not [s for s in strings(yaml.safe_load(f.read_text())) if s.startswith("/")], f
 
