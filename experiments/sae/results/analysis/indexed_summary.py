@@ -92,7 +92,7 @@ def _appends(df: pd.DataFrame) -> list[list[str]]:
         rows.append([f"reads while appending {size:,.0f} rows", _x(statistics.ratio_of_medians(
             after["total_s"].astype(float), same["total_s"].astype(float))),
             "<= 3x" if small else "-", "about 3x at <= 100 K rows (fig. 9)" if small else "about 6x above 100 K (fig. 9)"])
-        rate = (g["append_rows"].astype(float) / g["append_s"].astype(float)).dropna() if "append_s" in g else pd.Series()
+        rate = (g["append_rows"].astype(float) / g["append_s"].astype(float)).dropna() if "append_s" in g else pd.Series(dtype=float)
         if not rate.empty:
             rows.append([f"rows appended a second, {size:,.0f} a time", f"{rate.median():,.0f}", "-",
                          "200 M in batches of 1 M in under 7 s: > 28 M a second (fig. 10)"])
