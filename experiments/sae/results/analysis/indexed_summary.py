@@ -17,6 +17,8 @@ The selections of points (:func:`unbroken`, :func:`plain`, :func:`series`) are t
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from ...planning import readers
@@ -53,14 +55,11 @@ def series(df: pd.DataFrame) -> pd.DataFrame:
     return measured(df[df["append_rows"].fillna(0) > 0])
 
 
-def _x(interval: statistics.Interval, unit: str = "x") -> str:
-    if interval.estimate != interval.estimate:
-        return "-"
-    value = f"{interval.estimate:.2f}{unit}" if unit == "x" else f"{interval.estimate:.2%}"
-    if interval.low != interval.low:
-        return value + " (n too small)"
-    return value + (f" [{interval.low:.2f}, {interval.high:.2f}]" if unit == "x" else
-                    f" [{interval.low:.2%}, {interval.high:.2%}]")
+def _percent(interval: statistics.Interval) -> str:
+    """A ratio as a percentage, its interval too (:meth:`~statistics.Interval.text`)."""
+    scaled = dataclasses.replace(interval, estimate=interval.estimate * 100, low=interval.low * 100,
+                                 high=interval.high * 100)
+    return scaled.text("%")
 
 
 def _reader(d: pd.DataFrame, name: str, column: str = "total_s") -> pd.Series:
@@ -71,7 +70,7 @@ def _speedups(d: pd.DataFrame, axis: str, what: str, goal: str, seed: str) -> li
     """Per value of ``axis``: the cache's time over the indexed cache's."""
     rows = []
     for value, g in sorted(d.groupby(axis)):
-        rows.append([f"{what} {value:g}", _x(statistics.ratio_of_medians(_reader(g, CACHE), _reader(g, SUBJECT))),
+        rows.append([f"{what} {value:g}", statistics.ratio_of_medians(_reader(g, CACHE), _reader(g, SUBJECT)).text(),
                      goal, seed])
     return rows
 
@@ -89,8 +88,8 @@ def _appends(df: pd.DataFrame) -> list[list[str]]:
         same = base[(base["reader"] == SUBJECT) & (base["query"] == g["query"].iloc[0])
                     & (base["probe"] == g["probe"].iloc[0]) & (base["keys"] == g["keys"].iloc[0])]
         small = size <= SMALL_APPENDS
-        rows.append([f"reads while appending {size:,.0f} rows", _x(statistics.ratio_of_medians(
-            after["total_s"].astype(float), same["total_s"].astype(float))),
+        rows.append([f"reads while appending {size:,.0f} rows", statistics.ratio_of_medians(
+            after["total_s"].astype(float), same["total_s"].astype(float)).text(),
             "<= 3x" if small else "-", "about 3x at <= 100 K rows (fig. 9)" if small else "about 6x above 100 K (fig. 9)"])
         rate = (g["append_rows"].astype(float) / g["append_s"].astype(float)).dropna() if "append_s" in g else pd.Series(dtype=float)
         if not rate.empty:
@@ -130,10 +129,10 @@ def _osd_index(df: pd.DataFrame) -> list[list[str]]:
     if d.empty or not {OFFLOAD, OFFLOAD_INDEX} <= set(d["reader"]) or "cls_read_bytes" not in d:
         return []
     return [["OSD index, 1-key lookup: bytes read in the OSDs / offload's",
-             _x(statistics.ratio_of_medians(_reader(d, OFFLOAD_INDEX, "cls_read_bytes"),
-                                            _reader(d, OFFLOAD, "cls_read_bytes")), "%"), "<= 1 %", "- (not in the paper)"],
+             _percent(statistics.ratio_of_medians(_reader(d, OFFLOAD_INDEX, "cls_read_bytes"),
+                                                  _reader(d, OFFLOAD, "cls_read_bytes"))), "<= 1 %", "- (not in the paper)"],
             ["OSD index, 1-key lookup: time / offload's",
-             _x(statistics.ratio_of_medians(_reader(d, OFFLOAD_INDEX), _reader(d, OFFLOAD))), "<= 0.5x", "-"]]
+             statistics.ratio_of_medians(_reader(d, OFFLOAD_INDEX), _reader(d, OFFLOAD)).text(), "<= 0.5x", "-"]]
 
 
 def indexed_rows(df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
