@@ -334,18 +334,29 @@ def advise(runs, validate_on, selectivities, as_json, **options):
 @click.option("--record", "record_dirs", multiple=True, metavar="RUN_DIR",
               help="First trim this finished run into --runs/<experiment>/, replacing that experiment's "
                    "recorded run (repeatable).")
+@click.option("--check", is_flag=True,
+              help="Write nothing: exit 1 naming what in OUT is not what the recorded runs give (the page's "
+                   "text, figures missing or left over; figures are not rendered, so pixels are not compared).")
 @handle_errors
-def gallery(runs, out, experiments_dir, record_dirs):
+def gallery(runs, out, experiments_dir, record_dirs, check):
     """Regenerate the results page and its figures from recorded runs.
 
     Writes OUT/measurements.md and OUT/gallery/, each figure and table stamped with its run and
     commit."""
-    from .results.drawing.gallery import generate, record
+    from .results.drawing import gallery as page
+    if check:
+        if record_dirs:
+            raise click.UsageError("--check writes nothing: record with --record first, then check")
+        stale = page.check(runs, out, experiments_dir)
+        for line in stale:
+            click.echo(line)
+        click.echo(f"{out}: " + ("stale: run 'sae gallery' and commit what it writes" if stale else "up to date"))
+        click.get_current_context().exit(1 if stale else 0)
     for run_dir in record_dirs:
-        target = record(run_dir, runs)
+        target = page.record(run_dir, runs)
         size = sum(f.stat().st_size for f in target.rglob("*") if f.is_file())
         click.echo(f"recorded {target} ({size / 1e3:.0f} kB)")
-    paths = generate(runs, out, experiments_dir)
+    paths = page.generate(runs, out, experiments_dir)
     click.echo(f"{paths[0]}: {len(paths) - 1} figures")
 
 

@@ -22,33 +22,20 @@ from sae.results.run.directory import RunDir, read_results, write_results
 from sae.planning.spec import Sweep
 from test_ledger_results import READERS, _fill, _run
 
-pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
-
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "docs" / "runs"
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    """The page and figures generated from the committed runs into a copy of docs/ (runs linked)."""
-    docs = tmp_path_factory.mktemp("docs")
-    (docs / "runs").symlink_to(RUNS)
-    paths = gallery.generate(docs / "runs", docs, ROOT / "experiments")
-    return docs, paths
+DOCS = ROOT / "docs"
 
 
-def test_the_committed_page_is_what_the_committed_runs_give(page):
-    docs, paths = page
-    assert paths[0] == docs / "measurements.md"
-    assert paths[0].read_text() == (ROOT / "docs" / "measurements.md").read_text(), \
-        "docs/measurements.md is stale: run 'sae gallery' from the repository root and commit it"
-    committed = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs" / "gallery").rglob("*.png")}
-    assert {p.relative_to(docs).as_posix() for p in paths[1:]} == committed
+def test_the_committed_page_is_what_the_committed_runs_give():
+    assert gallery.check(RUNS, DOCS, ROOT / "experiments") == [], \
+        "docs/ is stale: run 'sae gallery' from the repository root and commit measurements.md and gallery/"
 
 
-def test_every_figure_and_table_is_stamped_with_its_run_and_commit(page):
-    docs, paths = page
-    text = paths[0].read_text()
+def test_every_figure_and_table_is_stamped_with_its_run_and_commit():
+    text = (DOCS / gallery.PAGE).read_text()
     for run in gallery.recorded_runs(RUNS):
         rec = yaml.safe_load((run.root / gallery.RECORDED).read_text())
         stamp = gallery.stamp(run)
@@ -56,7 +43,7 @@ def test_every_figure_and_table_is_stamped_with_its_run_and_commit(page):
         section = text[text.index(f"\n## {rec['experiment']}\n"):]
         end = section.find("\n## ", 1)   # the next experiment's
         section = section if end < 0 else section[:end]
-        figures = sorted((docs / "gallery" / rec["experiment"]).glob("*.png"))
+        figures = sorted((DOCS / gallery.GALLERY / rec["experiment"]).glob("*.png"))
         assert figures
         for png in figures:
             with Image.open(png) as image:   # a real PNG, its stamp in its metadata
@@ -71,8 +58,8 @@ def test_every_figure_and_table_is_stamped_with_its_run_and_commit(page):
             assert f"\n| {what} | " in section
 
 
-def test_the_selectivity_run_states_a_headline_per_selectivity_and_its_caveats(page):
-    text = page[1][0].read_text()
+def test_the_selectivity_run_states_a_headline_per_selectivity_and_its_caveats():
+    text = (DOCS / gallery.PAGE).read_text()
     section = text[text.index("\n## selectivity\n"):]
     section = section[:section.index("\n## ", 5)] if "\n## " in section[5:] else section
     plan = RunDir(RUNS / "selectivity").load_plan()
@@ -84,8 +71,8 @@ def test_the_selectivity_run_states_a_headline_per_selectivity_and_its_caveats(p
         assert caveat in section, caveat
 
 
-def test_experiments_without_a_recorded_run_keep_their_heading(page):
-    text = page[1][0].read_text()
+def test_experiments_without_a_recorded_run_keep_their_heading():
+    text = (DOCS / gallery.PAGE).read_text()
     names = {f.stem for f in (ROOT / "experiments").glob("*.py")}
     recorded = {r.root.name for r in gallery.recorded_runs(RUNS)}
     assert text.count("No recorded run yet:") == len(names - recorded)
@@ -162,8 +149,26 @@ def test_recording_keeps_what_the_page_draws_and_nothing_else(tmp_path):
     assert read_results(kept).equals(read_results(run))
     page = (tmp_path / "docs" / "measurements.md").read_text()
     assert "\n## synthetic\n" in page and "`20260101-000000-tiny`" in page
-    assert sorted(p.name for p in (tmp_path / "docs" / "gallery" / "synthetic").glob("*.png")) == [
-        "batchsize.png", "resources-cpu.png", "resources-disk.png", "resources-net.png"]
+    drawn = sorted((tmp_path / "docs" / "gallery" / "synthetic").glob("*.png"))
+    assert [p.name for p in drawn] == ["batchsize.png", "resources-cpu.png", "resources-disk.png", "resources-net.png"]
+    for png in drawn:
+        with Image.open(png) as image:
+            assert image.text["Source"] == gallery.stamp(kept) == "run 20260101-000000-tiny, sae " + "ab" * 6 + " (clean)"
+
+    # --check: up to date, then one line per stale file, exit 1, nothing written
+    check = ["gallery", "--check", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "docs"),
+             "--experiments", str(ROOT / "experiments")]
+    assert CliRunner().invoke(sae_cli, check).exit_code == 0
+    drawn[0].unlink()
+    (drawn[0].parent / "old.png").write_bytes(b"")
+    (tmp_path / "docs" / "measurements.md").write_text(page + "edited\n")
+    result = CliRunner().invoke(sae_cli, check)
+    assert result.exit_code == 1
+    assert [line.split(": ", 1)[1] for line in result.output.splitlines()[:3]] == [
+        "not what the recorded runs give", "missing", "no recorded run draws it"], result.output
+    assert "run 'sae gallery'" in result.output.splitlines()[-1]
+    assert (tmp_path / "docs" / "measurements.md").read_text() == page + "edited\n"
+    assert not drawn[0].exists()
 
 
 def test_a_failed_recording_leaves_nothing(tmp_path):

@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -47,7 +48,7 @@ from ..analysis.indexed_summary import indexed_rows, indexed_text
 from ..analysis.write_summary import write_rows, write_text
 from ..run import capacities, eventlog, provenance
 from ..run.directory import RunDir, read_results
-from .plotting import stamping
+from .plotting import sketching, stamping
 from .report import draw_figures, figure_names, reads_event_log, warmup_rule
 
 RECORDED = "recorded.yaml"
@@ -222,24 +223,45 @@ def generate(runs="docs/runs", out="docs", experiments=None, *,
     recorded run; ``spread_caveat``: what a run's intervals cover (:func:`sae.results.analysis.summary.caveats`).
     Each experiment's section is headed by its name with ``-`` for ``_`` (one anchor in every
     Markdown renderer)."""
-    found = recorded_runs(runs)
-    names = _experiments(experiments) if experiments else {}
     out = Path(out)
-    sections, figures = [], []
+    found = recorded_runs(runs)   # before anything is written
     with _replacing(out / GALLERY) as tmp:
-        for run in found:
-            section = _section(run, tmp, out, spread_caveat(run))
-            if section:
-                sections.append(section)
-                figures += [out / GALLERY / p.relative_to(tmp) for p in section["paths"]]
-        recorded = {s["experiment"]: s for s in sections}
-        missing = [{"experiment": n, "description": d} for n, d in names.items() if n not in recorded]
-        text = PAGE_TEMPLATE.render(sections=sorted(sections + missing, key=lambda s: s["experiment"]),
-                                    runs=_relative(Path(runs), out))
+        text, figures = _page(runs, found, tmp, out, experiments, spread_caveat)
     page = out / PAGE
     page.with_name(PAGE + ".tmp").write_text(text)
     page.with_name(PAGE + ".tmp").replace(page)
-    return [page, *figures]
+    return [page, *(out / GALLERY / f for f in figures)]
+
+
+def check(runs="docs/runs", out="docs", experiments=None, *,
+          spread_caveat: Callable[[RunDir], str] = lambda run: SPREAD_CAVEAT) -> list[str]:
+    """What in ``out`` is not what :func:`generate` would make of ``runs`` now, one line each
+    (none: up to date): the page's text, and figures missing or left over. The figures are built
+    from the runs' data but not rendered (:func:`~sae.results.drawing.plotting.sketching`), so
+    their pixels are not compared; seconds where :func:`generate` takes most of a minute."""
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp, sketching():
+        text, figures = _page(runs, recorded_runs(runs), Path(tmp), out, experiments, spread_caveat)
+    page = out / PAGE
+    stale = [] if page.is_file() and page.read_text() == text else [f"{page}: not what the recorded runs give"]
+    drawn = {Path(GALLERY, f).as_posix() for f in figures}
+    there = {p.relative_to(out).as_posix() for p in (out / GALLERY).rglob("*.png")}
+    stale += [f"{out / f}: missing" for f in sorted(drawn - there)]
+    stale += [f"{out / f}: no recorded run draws it" for f in sorted(there - drawn)]
+    return stale
+
+
+def _page(runs, found: list[RunDir], gallery: Path, out: Path, experiments,
+          spread_caveat) -> tuple[str, list[Path]]:
+    """The page's text and the figures of the recorded runs ``found`` under ``runs``, drawn into
+    ``gallery`` (paths relative to it)."""
+    names = _experiments(experiments) if experiments else {}
+    sections = [s for s in (_section(run, gallery, out, spread_caveat(run)) for run in found) if s]
+    recorded = {s["experiment"]: s for s in sections}
+    missing = [{"experiment": n, "description": d} for n, d in names.items() if n not in recorded]
+    text = PAGE_TEMPLATE.render(sections=sorted(sections + missing, key=lambda s: s["experiment"]),
+                                runs=_relative(Path(runs), out))
+    return text, [p.relative_to(gallery) for s in sections for p in s["paths"]]
 
 
 def _experiments(directory) -> dict[str, str]:
@@ -266,7 +288,7 @@ def _section(run: RunDir, gallery: Path, out: Path, spread: str) -> dict | None:
     here.mkdir()
     with stamping(stamp(run)):
         paths = draw_figures(run, df, here)
-    for path in paths:
+    for path in filter(Path.exists, paths):   # sketched figures are not written
         _compact(path)
     s = summary(df)
     said = statements(df, s)
@@ -352,7 +374,9 @@ directory trimmed to its results, plan, provenance and the few metric windows it
 (experiments/sae/results/drawing/gallery.py says what is kept). Each figure and table names the run it
 comes from and the sae commit it ran. `sae gallery` (from the repository root) regenerates this page
 and the figures in [gallery/](gallery/) from those runs; `sae gallery --record RUN_DIR` trims a
-finished run into them first. How to read a summary: [reading-results.md](reading-results.md).
+finished run into them first; `sae gallery --check` says, in seconds and writing nothing, whether
+this page and its figures are still what the runs give. How to read a summary:
+[reading-results.md](reading-results.md).
 
 | experiment | run | sae commit | profile | recorded run |
 |---|---|---|---|---|

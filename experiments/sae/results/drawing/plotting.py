@@ -139,6 +139,7 @@ def others(df: pd.DataFrame, *axes: str) -> list[str]:
 
 _kept: contextvars.ContextVar[list | None] = contextvars.ContextVar("sae_report_kept", default=None)
 _stamp: contextvars.ContextVar[str | None] = contextvars.ContextVar("sae_figure_stamp", default=None)
+_rendering: contextvars.ContextVar[bool] = contextvars.ContextVar("sae_figure_rendering", default=True)
 
 
 @contextlib.contextmanager
@@ -162,10 +163,25 @@ def stamping(text: str):
         _stamp.reset(token)
 
 
+@contextlib.contextmanager
+def sketching():
+    """Within the block, figures are built from their data but not rendered: :func:`save` writes
+    nothing and returns the path it would write (``sae gallery --check``; laying out and rendering
+    are most of a figure's time)."""
+    token = _rendering.set(False)
+    try:
+        yield
+    finally:
+        _rendering.reset(token)
+
+
 def save(fig, path: Path, note: str | None = None) -> Path:
     """Write ``fig`` to ``path`` and close it (kept inside :func:`keeping_figures`), with ``note``
     (e.g. :data:`SPREAD_RULE`) and the :func:`stamping` text under its panels; legends outside
-    the panels stay in the image."""
+    the panels stay in the image. Inside :func:`sketching`, only closes it."""
+    if not _rendering.get():
+        pyplot().close(fig)
+        return path
     fig.tight_layout()
     lines = [t for t in (note, _stamp.get()) if t]
     if lines:
