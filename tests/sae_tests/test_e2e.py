@@ -426,10 +426,13 @@ def test_reserve_and_teardown_without_reservation(tmp_path, own_reservations):
     f = tmp_path / "own.py"
     f.write_text(
         "from sae import Experiment, Sweep\n"
-        "def nothing(ctx):\n    return None\n"
-        "def fake_run(ctx):\n"
-        "    pending = ctx.ledger.pending(ctx.point.id)\n"
-        "    ctx.ledger.mark(ctx.point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
+        "from sae.running import StageResult\n"
+        "def nothing(given):\n    return StageResult()\n"
+        "def fake_run(given):\n"
+        "    ledger, point = given.session.ledger, given.point\n"
+        "    pending = ledger.pending(point.id)\n"
+        "    ledger.mark(point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
+        "    return StageResult()\n"
         f"experiment = Experiment(name='own{os.getpid() % 10000}', sweep=Sweep(cartesian={{'selectivity': [50]}}),\n"
         "    repetitions=1, warmup=0, stages={s: nothing for s in ('generate', 'deploy', 'build')}\n"
         "    | {'run': fake_run})\n")

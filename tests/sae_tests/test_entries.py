@@ -16,7 +16,7 @@ from sae.planning import queries, readers, stages
 from sae.planning.planner import plan
 from sae.planning.spec import DataSpec, Experiment, Sweep, Workload
 from sae.results.analysis import cost_model
-from sae.running.context import RunOptions
+from sae.running.context import RunOptions, Stack, StageInput, StageResult
 
 TOY_READER = readers.Reader("toy", "toy", "tab:gray", False, readers.ConnectorRead(Mode("toy", pushdown=True)),
                             "a toy connector reader")
@@ -70,8 +70,10 @@ def test_a_toy_query_is_planned_and_refused_where_it_cannot_run(monkeypatch):
 def toy_stage(tmp_path, monkeypatch):
     """A stage ``warm`` after ``deploy``, once per dataset, whose function is in a module of its own."""
     (tmp_path / "toy_stage.py").write_text(textwrap.dedent('''
-        def stage_warm(ctx):
-            return None
+        from sae.running import StageResult
+
+        def stage_warm(given):
+            return StageResult()
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
     stage = stages.Stage("warm", "toy_stage:stage_warm", "point", lambda p: "read the dataset once", 3, key="data_key")
@@ -93,9 +95,19 @@ def test_a_toy_stage_is_planned_skippable_and_replaceable(toy_stage):
     assert len(warm) == 2 and all(s.reason == "read the dataset once" for s in warm)   # once per dataset
     order = [s.stage for s in p.steps]
     assert order.index("deploy") < order.index("warm") < order.index("build")
-    assert toy_stage.builtin()(None) is None
+    assert toy_stage.builtin()(None) == StageResult()
     assert RunOptions(skip=("warm",)).skip == ("warm",)
-    _plan(stages={"warm": lambda ctx: None})   # an experiment may replace it
+    _plan(stages={"warm": lambda given: StageResult()})   # an experiment may replace it
+    # it takes and gives nothing (its entry says so): the runner hands it neither hosts nor stack,
+    # and refuses a stack it would give
+    stack = Stack(ceph=None)
+    state = StageInput(session=None, stack=stack)
+    assert state.for_step(toy_stage, None) == StageInput(session=None)
+    assert state.fold(toy_stage, StageResult()) == state
+    with pytest.raises(TypeError, match="the warm stage's function gave stack; its entry gives nothing"):
+        state.fold(toy_stage, StageResult(stack=Stack(ceph=None)))
+    with pytest.raises(TypeError, match="the warm stage's function returned NoneType, not a StageResult"):
+        state.fold(toy_stage, None)
     with pytest.raises(UsageError, match="--skip 'run': not a skippable stage"):
         RunOptions(skip=("run",))
 

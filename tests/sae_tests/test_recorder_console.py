@@ -14,18 +14,18 @@ from sae.results.run.ledger import RunLedger
 from sae.planning.planner import plan
 from sae.results.run.directory import RunDir, versions
 from sae.planning.spec import Experiment, Sweep
-from sae.running.context import Stack, StageContext
+from sae.running.context import Session, Stack, StageInput
 
 
-def _ctx(tmp_path):
+def _session(tmp_path):
     e = Experiment(name="rec", sweep=Sweep(cartesian={"selectivity": [10, 50, 100]}), repetitions=3, warmup=1)
     p = plan(e, profile="tiny")
     run = RunDir.new(tmp_path, e.name, "tiny")
     ledger = RunLedger.create(run.ledger, p, versions())
     ledger.begin_session("run")
-    ctx = StageContext(experiment=e, plan=p, run=run, ledger=ledger, options=None,
-                       console=RunConsole(p, ledger, p.order))
-    return ctx, p
+    session = Session(experiment=e, plan=p, run=run, ledger=ledger, options=None,
+                      console=RunConsole(p, ledger, p.order))
+    return session, p
 
 
 def _rep(point, rep, t):
@@ -35,7 +35,7 @@ def _rep(point, rep, t):
 
 def test_recorder_records_each_repetition_once_and_fails_the_interrupted_point(tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="sae")
-    ctx, p = _ctx(tmp_path)
+    session, p = _session(tmp_path)
     a, b, c = p.order
     stack = Stack(ceph=None, spark=types.SimpleNamespace(driver_node="node1"))   # the driver's name is all it reads
     events = [{"event": "app", "pid": 1, "jvm_pid": 2}, {"event": "point", "point": a},
@@ -44,14 +44,14 @@ def test_recorder_records_each_repetition_once_and_fails_the_interrupted_point(t
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(e) + "\n" for e in events))
     handed = []
-    with Recorder(ctx, stack, [ctx.plan.point(x) for x in p.order]) as rec:
+    with Recorder(StageInput(session, stack=stack), [p.point(x) for x in p.order]) as rec:
         for e in events:
             rec.line(TAG + json.dumps(e))
         rec.line("26/11/22 INFO SparkContext: Running Spark version 4.0")   # Spark's own: DEBUG only
         rec.replay(raw)                   # every event a second time: recorded once
         rec.finish("[node1 spark-submit] killed")
     rec.hand_back(handed.append)
-    led = ctx.ledger
+    led = session.ledger
     assert [e["state"] for e in led.of_point(a).values()] == ["done"] * 3
     assert [e["state"] for e in led.of_point(b).values()] == ["done", "failed", "failed"]
     assert [e["state"] for e in led.of_point(c).values()] == ["todo"] * 3      # never reached
@@ -67,14 +67,14 @@ def test_recorder_records_each_repetition_once_and_fails_the_interrupted_point(t
 def test_points_are_handed_back_in_the_plans_order_whatever_order_they_ended_in(tmp_path):
     """The readers' rounds rotate (interleave), so a comparison's points end in any order; the run
     steps (ledger's ``executed``, the console's step lines) still follow the plan."""
-    ctx, p = _ctx(tmp_path)
+    session, p = _session(tmp_path)
     a, b, c = p.order
     stack = Stack(ceph=None, spark=types.SimpleNamespace(driver_node="node1"))
     events = [{"event": "point", "point": x} for x in (a, b, c)] + \
         [_rep(x, r, 10 * r + i) for r in range(3) for i, x in enumerate((c, a, b))] + \
         [{"event": "point-end", "point": x, "error": None} for x in (c, a, b)]
     handed = []
-    with Recorder(ctx, stack, [ctx.plan.point(x) for x in p.order]) as rec:
+    with Recorder(StageInput(session, stack=stack), [p.point(x) for x in p.order]) as rec:
         for e in events:
             rec.line(TAG + json.dumps(e))
         rec.finish("ended")
@@ -87,13 +87,13 @@ def test_details_demote_deployer_lines_and_the_bar_shares_the_console(tmp_path, 
     out = io.StringIO()
     monkeypatch.setattr(mlog, "terminal", lambda: True)
     monkeypatch.setattr(mlog, "_console", Console(file=out, force_terminal=True, width=100))
-    ctx, p = _ctx(tmp_path)
-    with ctx.console.session():
+    session, p = _session(tmp_path)
+    with session.console.session():
         mlog.node_log("node2", "ceph-osd start", "osd.1 started")
         with mlog.progress("fan-out", 3) as advance:      # nested: a task of the same display
             advance()
-        ctx.console.repetition_done(ctx.plan.point(p.order[0]), 0, 1.5)
-        ctx.console.bar.refresh()
+        session.console.repetition_done(p.point(p.order[0]), 0, 1.5)
+        session.console.bar.refresh()
     levels = {r.getMessage(): r.levelno for r in caplog.records}
     assert levels["[node2 ceph-osd start] osd.1 started"] == logging.DEBUG
     assert "repetitions" in out.getvalue() and "ETA" in out.getvalue()

@@ -50,10 +50,13 @@ def _fake(path: Path, name: str, nodes: int) -> Path:
     """An experiment that reserves ``nodes`` hosts and runs nothing on them."""
     path.write_text(
         "from sae import ClusterSpec, Experiment, Sweep\n"
-        "def nothing(ctx):\n    return None\n"
-        "def fake_run(ctx):\n"
-        "    pending = ctx.ledger.pending(ctx.point.id)\n"
-        "    ctx.ledger.mark(ctx.point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
+        "from sae.running import StageResult\n"
+        "def nothing(given):\n    return StageResult()\n"
+        "def fake_run(given):\n"
+        "    ledger, point = given.session.ledger, given.point\n"
+        "    pending = ledger.pending(point.id)\n"
+        "    ledger.mark(point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
+        "    return StageResult()\n"
         f"experiment = Experiment(name={name!r}, cluster=ClusterSpec(nodes={nodes}),\n"
         "    sweep=Sweep(cartesian={'selectivity': [50]}), repetitions=1, warmup=0,\n"
         "    stages={s: nothing for s in ('generate', 'deploy', 'build', 'aggregate')} | {'run': fake_run})\n")

@@ -27,7 +27,11 @@ def exp(**kw):
     (dict(sweep=Sweep(cartesian={"offload": [True, False]})), "use reader='offload' or 'no-offload'"),
     (dict(workload=Workload(reader="connector")), "reader 'connector' is not one of offload, offload-index, auto, no-offload, vanilla"),
     (dict(profiles={"tiny": {"workload": {"offload": False}}}), "folded into workload.reader"),
-    (dict(stages={"warmup": lambda ctx: None}), "unknown stage 'warmup'"),
+    (dict(stages={"warmup": lambda given: None}), "unknown stage 'warmup'"),
+    (dict(stages={"run": lambda session, point: None}),
+     "stage 'run' must be a function taking one StageInput and returning a StageResult (sae.running), "
+     "not <lambda>(session, point)"),
+    (dict(stages={"run": "stage_run"}), "stage 'run' must be a function taking one StageInput"),
     (dict(warmup=3), "warmup must be"),
     (dict(repetitions=0), "repetitions must be"),
     (dict(workload=Workload(compression="gzip")), "compression 'gzip'"),

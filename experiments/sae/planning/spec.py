@@ -8,6 +8,7 @@ their fields; ``profiles`` override sections for e.g. ``tiny`` (local cluster, C
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import math
 import traceback
@@ -815,6 +816,23 @@ def _int(value, minimum: int, what: str, maximum: int | None = None) -> None:
         raise UsageError(f"{what} must be an integer >= {minimum}{upper}, not {value!r}")
 
 
+def _signature(fn) -> str:
+    try:
+        return str(inspect.signature(fn))
+    except (TypeError, ValueError):   # not callable, or a built-in without one
+        return ""
+
+
+def _takes_one(fn) -> bool:
+    """Whether ``fn`` is a function that can be called with one positional argument (a stage's
+    ``StageInput``)."""
+    try:
+        inspect.signature(fn).bind(None)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     """Validate an experiment (after its profile); returns (axes, resolved point) per sweep
     point, in sweep order."""
@@ -831,8 +849,10 @@ def validate(experiment: Experiment) -> list[tuple[dict, PointSpec]]:
     for stage, fn in experiment.stages.items():
         if stage not in STAGES:
             raise UsageError(f"{where}: unknown stage {stage!r} (stages: {', '.join(STAGES)})")
-        if not callable(fn):
-            raise UsageError(f"{where}: stage {stage!r} must be a function taking a StageContext")
+        if not _takes_one(fn):
+            raise UsageError(f"{where}: stage {stage!r} must be a function taking one StageInput and returning a "
+                             f"StageResult (sae.running), not {getattr(fn, '__name__', repr(fn))}"
+                             f"{_signature(fn)}")
     if isinstance(experiment.figures, str) or not isinstance(experiment.figures, (list, tuple)):
         raise UsageError(f"{where}: figures must be a list of figure names, not {experiment.figures!r}")
     for figure in experiment.figures:

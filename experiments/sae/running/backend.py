@@ -23,7 +23,7 @@ from metareserve.errors import OperationalError
 from ..app import BACKEND_SCAN
 from ..app.backend_scan import TAG
 from ..connector.protocol import decode_error, reply_framing
-from .context import StageContext
+from .context import Stack, StageInput, StageResult
 from .execute import export_windows, scan_client_config, scan_request
 from .stages import _stack
 
@@ -32,18 +32,24 @@ IN_FLIGHT = 8
 """Scan calls outstanding at once: the connector's 4 per task on the tiny cluster's 2 task slots."""
 
 
-def stage_run(ctx: StageContext) -> StageReport:
+def stage_run(given: StageInput) -> StageResult:
     """Scan every object of the point's dataset once per pending repetition (see the module)."""
-    point, report = ctx.point, StageReport("run")
-    stack = _stack(ctx, point)
-    driver, pending = stack.spark.driver_node, ctx.ledger.pending(point.id)
-    remote = f"{ctx.reservation.node_dir(driver, 'sae')}/{ctx.run.root.name}/{BACKEND_SCAN.name}"
-    cluster = ctx.connect()
+    with _stack(given, given.point) as stack:
+        return StageResult(_scan(given, stack), stack=stack)
+
+
+def _scan(given: StageInput, stack: Stack) -> StageReport:
+    """What :func:`stage_run` does on the point's ``stack``."""
+    session, point, report = given.session, given.point, StageReport("run")
+    ledger = session.ledger
+    driver, pending = stack.spark.driver_node, ledger.pending(point.id)
+    remote = f"{given.hosts.reservation.node_dir(driver, 'sae')}/{session.run.root.name}/{BACKEND_SCAN.name}"
+    cluster = given.hosts.cluster
     cluster.put(str(BACKEND_SCAN), remote, nodes=[driver], stage=STAGE)
     cfg = {**scan_client_config(stack, point, scan_request(point), conf=stack.ceph.shared_client_conf,
                                 in_flight=IN_FLIGHT, reps=pending),
-           "reply": reply_framing(), "pause": ctx.experiment.pause}
-    ctx.ledger.mark(point.id, pending, "running")
+           "reply": reply_framing(), "pause": session.experiment.pause}
+    ledger.mark(point.id, pending, "running")
     out = cluster.run([stack.spark.python(driver), remote, json.dumps(cfg)], nodes=[driver], stage=STAGE,
                       timeout=600 + 120 * len(pending))[driver]["stdout"]
     lines = [json.loads(line[len(TAG):]) for line in out.splitlines() if line.startswith(TAG)]
@@ -51,17 +57,18 @@ def stage_run(ctx: StageContext) -> StageReport:
     for r in lines:
         if r["failures"] or r["error_frame"]:
             error = r["failures"][0] if r["failures"] else str(decode_error(bytes.fromhex(r["error_frame"])))
-            ctx.ledger.mark(point.id, pending, "failed", error=f"[{driver} {STAGE}] {error}")
+            ledger.mark(point.id, pending, "failed", error=f"[{driver} {STAGE}] {error}")
             raise OperationalError(f"[{driver} {STAGE}] point {point.id}: {error}")
         done[r["repetition"]] = r
-    ctx.ledger.mark(point.id, list(done), "done", timings={k: {"start": r["start"], "end": r["end"]} for k, r in done.items()},
-                    results={k: {key: r[key] for key in ("init_s", "compute_s", "total_s", "rows", "objects",
-                                                           "batches", "reply_bytes", "scan")} for k, r in done.items()})
-    ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, [(point, {
+    ledger.mark(point.id, list(done), "done",
+                timings={k: {"start": r["start"], "end": r["end"]} for k, r in done.items()},
+                results={k: {key: r[key] for key in ("init_s", "compute_s", "total_s", "rows", "objects",
+                                                       "batches", "reply_bytes", "scan")} for k, r in done.items()})
+    ledger.record_aucs(point.id, export_windows(session, stack.monitoring, [(point, {
         k: {"start": r["start"], "end": r["end"]} for k, r in done.items()})])[0])
     missing = sorted(set(pending) - set(done))
     if missing:
-        ctx.ledger.mark(point.id, missing, "failed", error=f"[{driver} {STAGE}] no result line for {missing}")
+        ledger.mark(point.id, missing, "failed", error=f"[{driver} {STAGE}] no result line for {missing}")
         raise OperationalError(f"[{driver} {STAGE}] point {point.id}: repetitions {missing} gave no result")
     objects = {r["objects"] for r in done.values()}
     report.add(driver, True, f"point {point.id}: {len(done)} repetitions, {max(objects)} objects scanned each")

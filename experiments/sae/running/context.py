@@ -1,15 +1,18 @@
-"""What every stage and the run loop share: the :class:`StageContext` a stage gets, report
-merging, and where the controller keeps sae's state and the datasets."""
+"""What every stage and the run loop share: what a stage step takes (:class:`StageInput`: the
+:class:`Session`, the point, the :class:`Hosts` and the live :class:`Stack`) and gives
+(:class:`StageResult`), report merging, and where the controller keeps sae's state and the
+datasets."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import typing
 from pathlib import Path
 
 import yaml
 
-from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease, load_reservation
+from metareserve import Cluster, Layout, LeaseHolder, Reservation, StageReport, lease
 from metareserve.errors import SaeError, UsageError
 from metareserve.model import read_yaml
 from monitor_deploy import Monitoring
@@ -24,7 +27,7 @@ from ..planning.planner import PlannedPoint, Plan, digest
 from ..planning.writers import WriteTarget
 from ..results.run.directory import RunDir
 from ..planning.spec import Experiment
-from ..planning.stages import STAGES
+from ..planning.stages import OUTPUTS, STAGES, Stage
 
 CONTROLLER = "controller"
 
@@ -117,14 +120,19 @@ class Stack:
         """(name, deployer) for each of ``names`` (ceph, spark, monitoring) this stack has."""
         return [(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
 
+    def close(self) -> None:
+        """Close the connections the stack's run marker opened for itself."""
+        if self.marker_monitoring is not None:
+            self.marker_monitoring.close()
 
-@dataclasses.dataclass
-class StageContext:
-    """What a stage gets. What the session starts with: the experiment, plan, run directory, ledger
-    and options; ``console``, what the person at the console reads (:mod:`sae.running.console`);
-    ``shared``, the warm Spark application of a catalogue (:mod:`sae.running.shared_app`). Where
-    the session is: the current ``point`` (None for run-wide stages); the reservation, its
-    ``cluster`` (remote execution) and the live deployer objects of the current :class:`Stack`."""
+
+@dataclasses.dataclass(frozen=True)
+class Session:
+    """What a session of a run starts with, the same for every step: the experiment, plan, run
+    directory, ledger and options; ``console``, what the person at the console reads
+    (:mod:`sae.running.console`); ``shared``, the warm Spark application of a catalogue
+    (:mod:`sae.running.shared_app`; None: the run's own); ``applications``, the numbers of the
+    Spark applications it submits (they name their raw files)."""
 
     experiment: Experiment
     plan: Plan
@@ -132,25 +140,22 @@ class StageContext:
     ledger: RunLedger
     options: RunOptions
     console: RunConsole | Quiet = dataclasses.field(default_factory=Quiet)
-    shared: SharedApplication | None = None   # a catalogue's warm application (None: the run's own)
-    point: PlannedPoint | None = None
-    reservation: Reservation | None = None
-    cluster: Cluster | None = None
-    stack: Stack | None = None
-    apps: int = 0   # Spark applications submitted in this session (names their raw files)
-    lease: LeaseHolder | None = None   # this run's exclusive hold on the reservation
+    shared: SharedApplication | None = None
+    applications: typing.Iterator[int] = dataclasses.field(default_factory=lambda: itertools.count(1))
 
-    def connect(self):
-        """The open remote-execution Cluster (loading the run's reservation if needed)."""
-        if self.reservation is None:
-            self.reservation = load_reservation(self.run.reservation)
-        if self.cluster is None:
-            self.cluster = Cluster(self.reservation)
-        return self.cluster
+
+@dataclasses.dataclass
+class Hosts:
+    """What the reserve stage gives: the run's ``reservation``, its remote-execution ``cluster``
+    (connections opened as needed, reused) and this run's exclusive hold on it (``lease``; None
+    once given back)."""
+
+    reservation: Reservation
+    cluster: Cluster
+    lease: LeaseHolder | None = None
 
     def reservation_for(self, point: PlannedPoint) -> Reservation:
         """The reservation cut to the point's node count."""
-        self.connect()
         return sub_reservation(self.reservation, point.spec.cluster.nodes)
 
     def layout_for(self, point: PlannedPoint) -> Layout:
@@ -160,23 +165,66 @@ class StageContext:
         layout = Layout.from_dict({"roles": roles}) if roles else Layout.default(res)
         return layout.validate(res)
 
-    def close_stack(self) -> None:
-        """Close the connections the stack's run marker opened for itself."""
-        if self.stack is not None and self.stack.marker_monitoring is not None:
-            self.stack.marker_monitoring.close()
-
     def close(self) -> None:
-        """Give the lease back and close the remote-execution connections (the stack's too)."""
-        self.close_stack()
-        if self.lease is not None and self.cluster is not None:
+        """Give the lease back and close the remote-execution connections."""
+        if self.lease is not None:
             try:
                 lease.give(self.cluster, self.lease)
             except SaeError:   # connections gone (Ctrl-C reaches ssh too): stale once we exit
                 pass
             self.lease = None
-        if self.cluster is not None:
-            self.cluster.close()
-            self.cluster = None
+        self.cluster.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class StageResult:
+    """What a stage step gives: its ``report`` (None: nothing to report) and what it made or
+    changed for the steps after it, each where its stage's entry gives it
+    (:attr:`~sae.planning.stages.Stage.gives`): the ``hosts`` (the reserve stage) and the live
+    ``stack``."""
+
+    report: StageReport | None = None
+    hosts: Hosts | None = None
+    stack: Stack | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StageInput:
+    """What a stage step takes: the ``session``, the ``point`` (None for a run-wide stage) and
+    what earlier steps gave, each where its stage's entry takes it
+    (:attr:`~sae.planning.stages.Stage.takes`; None before a step gave it): the ``hosts`` and the
+    live ``stack``. The runner keeps one between steps (:meth:`for_step`, :meth:`fold`)."""
+
+    session: Session
+    point: PlannedPoint | None = None
+    hosts: Hosts | None = None
+    stack: Stack | None = None
+
+    def for_step(self, stage: Stage, point: PlannedPoint | None) -> "StageInput":
+        """The input of a step of ``stage`` at ``point``: what the stage's entry takes of this."""
+        return StageInput(self.session, point, **{name: getattr(self, name) for name in stage.takes})
+
+    def fold(self, stage: Stage, result: StageResult) -> "StageInput":
+        """This with what a step of ``stage`` gave (what it replaces is closed); TypeError for a
+        result that is not a :class:`StageResult` or gives what the entry does not."""
+        if not isinstance(result, StageResult):
+            raise TypeError(f"the {stage.name} stage's function returned {type(result).__name__}, "
+                            f"not a StageResult")
+        given = {name: getattr(result, name) for name in OUTPUTS if getattr(result, name) is not None}
+        if extra := sorted(set(given) - set(stage.gives)):
+            raise TypeError(f"the {stage.name} stage's function gave {', '.join(extra)}; its entry gives "
+                            f"{', '.join(stage.gives) or 'nothing'}")
+        for name, value in given.items():
+            if (old := getattr(self, name)) is not None and old is not value:
+                old.close()
+        return dataclasses.replace(self, **given)
+
+    def close(self) -> None:
+        """Close what the steps gave: the stack's own connections, then the hosts' (lease too)."""
+        if self.stack is not None:
+            self.stack.close()
+        if self.hosts is not None:
+            self.hosts.close()
 
 
 def sub_reservation(res: Reservation, nodes: int) -> Reservation:

@@ -40,7 +40,7 @@ from ..planning.planner import digest
 from ..planning.spec import CONNECTOR_OPTIONS, READ_OPTIONS
 from .reader import app_config
 from .writer import submit_parts
-from .context import Stack, StageContext, dataset_dirs, dataset_path
+from .context import Session, Stack, StageInput, dataset_dirs, dataset_path
 from .shared_app import stop_applications, stop_leftovers
 from .storage_watch import StorageWatch, down_message
 from .tenant_load import CpuTenant, ScanTenant, Tenant
@@ -100,27 +100,26 @@ def scan_client_config(stack: Stack, point, request: Request, *, conf: str, in_f
             "in_flight": in_flight, "reps": reps}
 
 
-def point_config(ctx: StageContext, stack: Stack, point, *, first_of_reader: bool = False) -> dict:
+def point_config(session: Session, stack: Stack, point, *, first_of_reader: bool = False) -> dict:
     """One point's part of the application's configuration (query and reader parameters).
 
     Unrecorded warm-up queries run first (``prewarm``) where the point's own warm-ups cannot
     absorb the JVM's warm-up: its warm-ups are done already (a resume), or it is the first point
     of its reader in the application, an earlier run's jobs in a shared one included (measured:
     that reader's second query was still up to 2.5x slower than its third)."""
-    pending = ctx.ledger.pending(point.id)
+    pending = session.ledger.pending(point.id)
     w = point.spec.workload
-    warmup = ctx.experiment.warmup
+    warmup = session.experiment.warmup
     limit = threshold(point)
     return {"point": point.id, "reps": pending,
             "prewarm": warmup if min(pending) >= warmup or first_of_reader else 0,
             "column": w.column, "threshold": limit, "columns": list(w.columns),
             "query": w.query, "sql": w.question.statement(w.column, limit),
             "float_digits": queries.FLOAT_DIGITS, "answer_rows": queries.MAX_ANSWER_ROWS,
-            **keyed_config(point), **app_config(dataclasses.replace(ctx, point=point), stack),
-            **write_config(ctx, stack, point)}
+            **keyed_config(point), **app_config(point, stack), **write_config(session, stack, point)}
 
 
-def write_config(ctx: StageContext, stack: Stack, point) -> dict:
+def write_config(session: Session, stack: Stack, point) -> dict:
     """What the application's writes.py needs of a write job (its docstring): the writer's
     output, the job, teragen's rows and tasks, the run (outputs are written under it) and the
     query job's statement; empty for a point that reads."""
@@ -129,7 +128,7 @@ def write_config(ctx: StageContext, stack: Stack, point) -> dict:
         return {}
     written = writers.job(w.write).query
     return {"write": stack.writes[w.writer].output.app_config(point.spec.data.object_size), "job": w.write,
-            "rows": w.write_rows, "tasks": w.write_tasks, "run_id": ctx.run.root.name,
+            "rows": w.write_rows, "tasks": w.write_tasks, "run_id": session.run.root.name,
             **({"sql": queries.QUERIES[written].statement(w.column, None)} if written else {})}
 
 
@@ -196,30 +195,32 @@ def interleave(configs: list[dict], keys: list[str], warmup: int) -> list[list]:
     return order
 
 
-def run_points(ctx: StageContext, stack: Stack, points: list, on_point: Callable[[PointOutcome], None]) -> None:
-    """Run every pending repetition of ``points`` (same stack and Spark options, in order),
-    calling ``on_point`` once per point as it finishes (done or failed).
+def run_points(given: StageInput, points: list, on_point: Callable[[PointOutcome], None]) -> None:
+    """Run every pending repetition of ``points`` (same stack and Spark options, in order) on the
+    stack ``given``, calling ``on_point`` once per point as it finishes (done or failed).
 
     Points whose repetitions are all done already (a runner killed before it exported their
     windows) only get their windows exported. If the application dies, the points it never
     reached run in a new application; a point it was running fails (``sae resume`` retries it).
     """
+    session, stack, ledger = given.session, given.stack, given.session.ledger
     todo = []
     for point in points:
-        if ctx.ledger.pending(point.id):
+        if ledger.pending(point.id):
             todo.append(point)
         else:
             now = time.time()
-            ctx.ledger.record_aucs(point.id, export_windows(ctx, stack.monitoring, [(point, _timings(ctx, point, None))])[0])
+            ledger.record_aucs(point.id, export_windows(session, stack.monitoring,
+                                                        [(point, _timings(session, point, None))])[0])
             _hand_back(on_point, stack, point, now, time.time(), False, "repetitions were done; windows exported")
-    if todo and any(e["attempts"] for p in todo for e in ctx.ledger.of_point(p.id).values()):
-        _kill_orphans(ctx, stack)
+    if todo and any(e["attempts"] for p in todo for e in ledger.of_point(p.id).values()):
+        _kill_orphans(given)
     while todo:
-        reached, error = _application(ctx, stack, todo, on_point)
+        reached, error = _application(given, todo, on_point)
         if not reached:
             error = error or f"[{stack.spark.driver_node} spark-submit] the application reached no point"
             for point in todo:
-                ctx.ledger.mark(point.id, ctx.ledger.pending(point.id), "failed", error=error)
+                ledger.mark(point.id, ledger.pending(point.id), "failed", error=error)
                 _hand_back(on_point, stack, point, time.time(), time.time(), False, "not run", error)
             return
         todo = [p for p in todo if p.id not in reached]
@@ -232,14 +233,14 @@ def _hand_back(on_point, stack: Stack, point, start: float, end: float, changed:
     on_point(PointOutcome(point, start, end, report, error))
 
 
-def _remote_dir(ctx: StageContext, stack: Stack) -> str:
-    return f"{ctx.reservation.node_dir(stack.spark.driver_node, 'sae')}/{ctx.run.root.name}"
+def _remote_dir(given: StageInput) -> str:
+    return f"{given.hosts.reservation.node_dir(given.stack.spark.driver_node, 'sae')}/{given.session.run.root.name}"
 
 
-def _kill_orphans(ctx: StageContext, stack: Stack) -> None:
+def _kill_orphans(given: StageInput) -> None:
     """Stop applications of this run that a killed runner left behind (their raw files name them)."""
-    driver = stack.spark.driver_node
-    killed = stop_applications(ctx.connect(), driver, f"{_remote_dir(ctx, stack)}/", f"{STAGE} orphans")
+    driver = given.stack.spark.driver_node
+    killed = stop_applications(given.hosts.cluster, driver, f"{_remote_dir(given)}/", f"{STAGE} orphans")
     if killed:
         say(driver, f"{STAGE} orphans", f"stopped application processes {killed} of an earlier attempt")
 
@@ -254,16 +255,16 @@ def settle_config(stack: Stack) -> dict:
     return {"settle": {"url": stack.monitoring.url, "read_by": stack.monitoring.read_by(), "min": SETTLE_MIN}}
 
 
-def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tuple[set[str], str | None]:
+def _application(given: StageInput, points: list, on_point) -> tuple[set[str], str | None]:
     """One spark-submit for ``points``; returns the ids of the points the application reached
     and spark-submit's error (None if it exited 0)."""
-    spark, build, rd = stack.spark, stack.build, ctx.run
+    session, stack, cluster = given.session, given.stack, given.hosts.cluster
+    spark, build, rd = stack.spark, stack.build, session.run
     driver = spark.driver_node
-    ctx.apps += 1
-    tag = f"s{ctx.ledger.sessions}-{ctx.apps}-{points[0].id}"
-    remote_out = f"{_remote_dir(ctx, stack)}/{tag}.jsonl"
+    tag = f"s{session.ledger.sessions}-{next(session.applications)}-{points[0].id}"
+    remote_out = f"{_remote_dir(given)}/{tag}.jsonl"
     s = points[0].spec.spark
-    shared = ctx.shared
+    shared = session.shared
     # a shared application's event log is read while it is written (_fetch_event_log): plain text,
     # since a compressed one cannot be read before the application closes it (Spark 4 compresses)
     logs = {"spark.eventLog.compress": "false"} if shared is not None else {}
@@ -279,19 +280,19 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
     warm = shared.warmed(key, submit) if shared is not None else set()   # readers earlier runs warmed in it
     configs = []
     for p in points:
-        configs.append(point_config(ctx, stack, p, first_of_reader=reader_of(p) not in warm))
+        configs.append(point_config(session, stack, p, first_of_reader=reader_of(p) not in warm))
         warm.add(reader_of(p))
-    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": ctx.experiment.pause, "points": configs,
-           "schedule": interleave(configs, [comparison_key(p) for p in points], ctx.experiment.warmup),
+    cfg = {"run_id": rd.root.name, "out": remote_out, "pause": session.experiment.pause, "points": configs,
+           "schedule": interleave(configs, [comparison_key(p) for p in points], session.experiment.warmup),
            **settle_config(stack)}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl", by_type=any(p.spec.workload.writer for p in points)) \
         if stack.ceph else None
-    recorder = Recorder(ctx, stack, points, ops=ops, tenants=_tenants(ctx, stack, points[0]))
+    recorder = Recorder(given, points, ops=ops, tenants=_tenants(given, points[0]))
 
     def named() -> str:   # what the application's command lines name
         return (shared.text if shared is not None else None) or remote_out
     watch = StorageWatch(stack.ceph, lambda why: recorder.storage_down(why, named())) if stack.ceph else None
-    _record_placement(ctx, stack, points, "before")
+    _record_placement(session, stack, points, "before")
     error = None
     with ops or contextlib.nullcontext(), contextlib.ExitStack() as tenants, recorder, \
             watch or contextlib.nullcontext():
@@ -299,33 +300,33 @@ def _application(ctx: StageContext, stack: Stack, points: list, on_point) -> tup
             tenants.enter_context(tenant)
         try:
             if shared is not None:
-                error = shared.run(key, spark, cfg, submit, recorder.line, ctx.connect(),
+                error = shared.run(key, spark, cfg, submit, recorder.line, cluster,
                                    warms={reader_of(p) for p in points})
             else:
-                stop_leftovers(ctx.connect(), spark, STAGE)
+                stop_leftovers(cluster, spark, STAGE)
                 spark.submit(str(APP), args=[json.dumps(cfg)], log_dir=rd.logs / tag, on_line=recorder.line,
                              **submit)
         except SaeError as e:
             error = str(e)
         except KeyboardInterrupt:
-            _stop_interrupted(ctx, stack, named(), recorder)
+            _stop_interrupted(given, named(), recorder)
             raise
         raw = rd.raw / f"{tag}.jsonl"
-        _fetch(ctx, driver, remote_out, raw)
-        if shared is not None and reads_event_log(ctx.plan):
-            _fetch_event_log(ctx, driver, raw)
+        _fetch(cluster, driver, remote_out, raw)
+        if shared is not None and reads_event_log(session.plan):
+            _fetch_event_log(given, driver, raw)
         recorder.replay(raw)
         recorder.finish(error or f"[{driver} spark-submit] the application ended before this point's "
                                  f"last repetition")
     if not recorder.down:
-        _record_placement(ctx, stack, points, "after")
+        _record_placement(session, stack, points, "after")
     recorder.hand_back(on_point)
     if recorder.down:
         error = f"[{driver} {STAGE}] stopped the application; {recorder.down}"
     return recorder.reached, error
 
 
-def _record_placement(ctx: StageContext, stack: Stack, points: list, when: str) -> None:
+def _record_placement(session: Session, stack: Stack, points: list, when: str) -> None:
     """Write where each point's data lives on the OSDs (objects, bytes and placement groups per
     OSD; ``before`` or ``after`` its application) into the run's ``placement/<point>.json``."""
     if stack.ceph is None:
@@ -336,32 +337,33 @@ def _record_placement(ctx: StageContext, stack: Stack, points: list, when: str) 
         if path not in by_path:
             by_path[path] = stack.ceph.placement(path, suffixes=tuple(SUFFIXES.values()),
                                                  stage=f"{STAGE} placement")
-        f = ctx.run.placement(point.id)
+        f = session.run.placement(point.id)
         record = json.loads(f.read_text()) if f.exists() else {}
-        ctx.run.write_json(f, {**record, when: by_path[path]})
+        session.run.write_json(f, {**record, when: by_path[path]})
 
 
-def _tenants(ctx: StageContext, stack: Stack, point) -> list[Tenant]:
+def _tenants(given: StageInput, point) -> list[Tenant]:
     """The second tenants on the point's storage hosts (``cluster.storage_load``,
     ``cluster.storage_scans``; none where they are 0)."""
-    c, hosts = point.spec.cluster, ctx.layout_for(point).names("ceph-osd")
+    c, hosts = point.spec.cluster, given.hosts.layout_for(point).names("ceph-osd")
     tenants: list[Tenant] = []
     if c.storage_load:
-        tenants.append(CpuTenant(ctx.reservation, hosts, c.storage_load))
+        tenants.append(CpuTenant(given.hosts.reservation, hosts, c.storage_load))
     if c.storage_scans:
-        tenants.append(_scan_tenant(ctx, stack, point, hosts[0]))
+        tenants.append(_scan_tenant(given, point, hosts[0]))
     return tenants
 
 
-def _scan_tenant(ctx: StageContext, stack: Stack, point, host: str) -> ScanTenant:
+def _scan_tenant(given: StageInput, point, host: str) -> ScanTenant:
     """A second application scanning the point's objects from ``host``: every column at 1 %."""
-    remote = f"{ctx.reservation.node_dir(host, 'sae')}/tenant-{BACKEND_SCAN.name}"
-    ctx.connect().put(str(BACKEND_SCAN), remote, nodes=[host], stage="sae tenant scan")
+    stack, reservation = given.stack, given.hosts.reservation
+    remote = f"{reservation.node_dir(host, 'sae')}/tenant-{BACKEND_SCAN.name}"
+    given.hosts.cluster.put(str(BACKEND_SCAN), remote, nodes=[host], stage="sae tenant scan")
     one_percent = dataclasses.replace(point, spec=dataclasses.replace(point.spec, workload=dataclasses.replace(
         point.spec.workload, query=queries.SCAN.name, sql=None, selectivity=1.0, columns=())))
     cfg = scan_client_config(stack, point, scan_request(one_percent), conf=stack.ceph.client_conf(host),
                              in_flight=point.spec.cluster.storage_scans, reps=None)
-    return ScanTenant(ctx.reservation, host, [stack.ceph.client_python, remote, json.dumps(cfg)],
+    return ScanTenant(reservation, host, [stack.ceph.client_python, remote, json.dumps(cfg)],
                       point.spec.cluster.storage_scans)
 
 
@@ -378,12 +380,12 @@ def _storage_hint(stack: Stack) -> str:
     return "; " + down_message([f"{d.name} on {d.host}" for d in down])
 
 
-def _stop_interrupted(ctx: StageContext, stack: Stack, named: str, recorder: "Recorder") -> None:
+def _stop_interrupted(given: StageInput, named: str, recorder: "Recorder") -> None:
     """Ctrl-C: stop the application whose command lines name ``named`` on the driver node, over
     fresh connections (the interrupt also reached the streaming ones), and fail what it was
     running so ``sae resume`` reruns it."""
-    driver = stack.spark.driver_node
-    with Cluster(ctx.reservation) as cluster:
+    driver = given.stack.spark.driver_node
+    with Cluster(given.hosts.reservation) as cluster:
         pids = stop_applications(cluster, driver, named, f"{STAGE} interrupt")
     say(driver, f"{STAGE} interrupt", f"stopped the Spark application (processes {pids})")
     recorder.finish(f"[{driver} {STAGE}] interrupted (Ctrl-C); 'sae resume' reruns it")
@@ -397,18 +399,19 @@ class Recorder:
     query is in wait in ``closed`` for their windows to be exported.
     """
 
-    def __init__(self, ctx: StageContext, stack: Stack, points: list, ops: OpsRecorder | None = None,
+    def __init__(self, given: StageInput, points: list, ops: OpsRecorder | None = None,
                  tenants: list[Tenant] = ()):
-        self.ctx, self.stack, self.ops, self.tenants = ctx, stack, ops, list(tenants)
+        self.session, self.hosts, self.stack = given.session, given.hosts, given.stack
+        self.ops, self.tenants = ops, list(tenants)
         self.points = {p.id: p for p in points}
-        self.driver = stack.spark.driver_node
+        self.driver = self.stack.spark.driver_node
         self.reached: set[str] = set()
         self.closed: list[tuple] = []    # (point, start, end, missing repetitions, error)
         self.started: dict[str, float] = {}
         self.last = time.time()          # the previous point's end (the first point's: the submit)
         self.done: dict[str, set[int]] = {p.id: set() for p in points}
         self.events, self.marks = queue.Queue(), queue.Queue()
-        self.marker = stack.marker
+        self.marker = self.stack.marker
         self.threads = [threading.Thread(target=fn, daemon=True) for fn in (self._record, self._publish)]
         self.errors: list[str] = []
         self.down: str | None = None     # set by the storage watch: which Ceph daemons died
@@ -453,7 +456,7 @@ class Recorder:
         command lines name ``named``) now rather than let its queries wait for the client's op
         timeout."""
         self.down = why
-        with Cluster(self.ctx.reservation) as cluster:
+        with Cluster(self.hosts.reservation) as cluster:
             pids = stop_applications(cluster, self.driver, named, f"{STAGE} storage watch")
         say(self.driver, f"{STAGE} storage watch", f"stopped the Spark application (processes {pids}): {why}")
 
@@ -471,7 +474,7 @@ class Recorder:
 
     def _handle(self, event: dict) -> None:
         kind, pid = event.get("event"), event.get("point")
-        ledger = self.ctx.ledger
+        ledger = self.session.ledger
         closed = {c[0].id for c in self.closed}
         if kind == "finish":
             for pid in [p for p in self.points if p in self.reached and p not in closed]:
@@ -483,7 +486,7 @@ class Recorder:
             self.reached.add(pid)
             self.started[pid] = self.last
             ledger.mark(pid, ledger.pending(pid), "running")
-            self.ctx.console.point_started(self.points[pid])
+            self.session.console.point_started(self.points[pid])
         elif kind == "rep" and pid in self.reached and not event.get("discarded"):
             rep = int(event["repetition"])
             if rep in self.done[pid] or rep not in ledger.pending(pid):
@@ -491,13 +494,13 @@ class Recorder:
             self.done[pid].add(rep)
             ledger.mark(pid, [rep], "done", timings={rep: {"start": event["start"], "end": event["end"]}},
                         results={rep: {k: event[k] for k in RESULT_KEYS if k in event}})
-            self.ctx.console.repetition_done(self.points[pid], rep, event["total_s"])
+            self.session.console.repetition_done(self.points[pid], rep, event["total_s"])
         elif kind == "point-end" and pid in self.reached:
             self._close(pid, event.get("error") and f"[{self.driver} {STAGE}] point {pid}: {event['error']}")
 
     def _close(self, pid: str, error: str | None) -> None:
         """The point's last query is in: what is still running failed."""
-        ledger = self.ctx.ledger
+        ledger = self.session.ledger
         missing = [e["repetition"] for e in ledger.of_point(pid).values() if e["state"] == "running"]
         if missing:
             error = (error or f"[{self.driver} {STAGE}] the application skipped repetitions {missing}") + \
@@ -513,14 +516,14 @@ class Recorder:
         application began and finished its share)."""
         rank = {pid: i for i, pid in enumerate(self.points)}
         closed = sorted(self.closed, key=lambda c: rank[c[0].id])
-        timed = [(c[0], _timings(self.ctx, c[0], self.done[c[0].id])) for c in closed]
+        timed = [(c[0], _timings(self.session, c[0], self.done[c[0].id])) for c in closed]
         for (point, start, end, missing, error), (_, timings), aucs in zip(
-                closed, timed, export_windows(self.ctx, self.stack.monitoring, timed)):
+                closed, timed, export_windows(self.session, self.stack.monitoring, timed)):
             if self.tenants:
-                self.ctx.ledger.add_results(point.id, {rep: {k: v for tenant in self.tenants
+                self.session.ledger.add_results(point.id, {rep: {k: v for tenant in self.tenants
                                                              for k, v in tenant.results(t["start"], t["end"]).items()}
                                                        for rep, t in timings.items()})
-            self.ctx.ledger.record_aucs(point.id, aucs)
+            self.session.ledger.record_aucs(point.id, aucs)
             _hand_back(on_point, self.stack, point, start, end, bool(timings),
                        f"{len(timings)} of {len(timings) + len(missing)} repetitions done", error)
 
@@ -530,7 +533,7 @@ class Recorder:
                 continue
             try:
                 if event["event"] == "start":
-                    self.marker.start(self.ctx.run.root.name, point=event["point"],
+                    self.marker.start(self.session.run.root.name, point=event["point"],
                                       repetition=event["repetition"])
                 else:
                     self.marker.clear()
@@ -543,17 +546,17 @@ class Recorder:
             self.errors.append(str(e))
 
 
-def _timings(ctx: StageContext, point, reps: dict | None) -> dict:
+def _timings(session: Session, point, reps: dict | None) -> dict:
     """Repetition → {start, end} of the point's done repetitions (``reps``: only those)."""
-    return {e["repetition"]: {"start": e["start"], "end": e["end"]} for e in ctx.ledger.of_point(point.id).values()
+    return {e["repetition"]: {"start": e["start"], "end": e["end"]} for e in session.ledger.of_point(point.id).values()
             if e["state"] == "done" and (reps is None or e["repetition"] in reps)}
 
 
-def _fetch(ctx: StageContext, node: str, remote_path: str, local: Path, what: str = "raw timings") -> None:
+def _fetch(cluster: Cluster, node: str, remote_path: str, local: Path, what: str = "raw timings") -> None:
     """Copy the application's raw JSON lines (or ``what`` else) from the driver node (absent: nothing)."""
     tmp = local.parent / f".fetch-{local.name}"
     try:
-        ctx.connect().get(remote_path, str(tmp), nodes=[node], stage=f"{STAGE} fetch")
+        cluster.get(remote_path, str(tmp), nodes=[node], stage=f"{STAGE} fetch")
         shutil.move(str(tmp / node / Path(remote_path).name), str(local))
     except SaeError as e:
         node_log(node, f"{STAGE} fetch", f"no {what} fetched: {e}", logging.WARNING)
@@ -566,7 +569,7 @@ EVENT_LOG_NAME = re.compile(r"(eventlog_v2_)?(app-[0-9]+-[0-9]+)(\.[a-z0-9]+)?(\
 or a single file, after its application's id."""
 
 
-def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
+def _fetch_event_log(given: StageInput, node: str, raw: Path) -> None:
     """Copy the event log of the shared application that ran the job whose raw lines are ``raw``
     (its ``app`` event names it) into ``logs/shared/<app id>/events/``, where
     sae.results.run.eventlog reads a run's logs, as it stands after the job: the application drained
@@ -580,14 +583,14 @@ def _fetch_event_log(ctx: StageContext, node: str, raw: Path) -> None:
         node_log(node, f"{STAGE} event log", f"the application named no event log to read ({log or 'none'})",
                  logging.WARNING)
         return
-    local = ctx.run.logs / "shared" / name.group(2) / "events" / path.name
+    local = given.session.run.logs / "shared" / name.group(2) / "events" / path.name
     local.parent.mkdir(parents=True, exist_ok=True)
     if local.is_dir():
         shutil.rmtree(local)
-    _fetch(ctx, node, str(path), local, "event log")   # a file moves over its earlier copy
+    _fetch(given.hosts.cluster, node, str(path), local, "event log")   # a file moves over its earlier copy
 
 
-def export_windows(ctx: StageContext, monitoring, points: list[tuple]) -> list[dict[int, dict]]:
+def export_windows(session: Session, monitoring, points: list[tuple]) -> list[dict[int, dict]]:
     """Export each repetition's Prometheus window (padded by one scrape interval) into
     ``metrics/<point>/rep<k>/``, for each ``(point, timings)`` of ``points``, all at once (each
     series queried once for them: monitor_deploy's ``export_many``); returns, per point,
@@ -599,7 +602,7 @@ def export_windows(ctx: StageContext, monitoring, points: list[tuple]) -> list[d
     if wait > 0:
         time.sleep(wait)
     windows = [(point, rep, timings[rep]) for point, timings in points for rep in sorted(timings)]
-    results = monitoring.export_many([(t["start"] - pad, t["end"] + pad, ctx.run.metrics / point.id / f"rep{rep}")
+    results = monitoring.export_many([(t["start"] - pad, t["end"] + pad, session.run.metrics / point.id / f"rep{rep}")
                                       for point, rep, t in windows], overwrite=True, plots=False)
     aucs = {point.id: {} for point, _ in points}
     for (point, rep, _), result in zip(windows, results):

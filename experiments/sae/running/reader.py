@@ -18,7 +18,7 @@ from pathlib import Path
 from metareserve import StageReport
 
 from ..planning import readers
-from .context import Stack, StageContext, dataset_path, merge_report, zones_path
+from .context import Session, Stack, dataset_path, merge_report, zones_path
 
 
 def system_packages() -> list[str]:
@@ -27,13 +27,12 @@ def system_packages() -> list[str]:
     return list(SYSTEM_PACKAGES)
 
 
-def build(ctx: StageContext, stack: Stack) -> StageReport:
-    """Build the connector (object class included) and, where a point's reader keeps an index, the
-    indexed cache's jar."""
+def build(session: Session, stack: Stack, points: list) -> StageReport:
+    """Build the connector (object class included) for the stack's ``points`` and, where a point's
+    reader keeps an index, the indexed cache's jar."""
     from .. import connector
     report = StageReport("build")
     spark, ceph = stack.spark, stack.ceph
-    points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     stack.build = connector.build(spark=spark, ceph=ceph, scan_library=any(map(_scans_in_task, points)))
     stack.build_spark, stack.build_arrow = spark.options.version, ceph.options.class_arrow
     merge_report(report, stack.build.report, "connector")
@@ -41,7 +40,7 @@ def build(ctx: StageContext, stack: Stack) -> StageReport:
         merge_report(report, _with_index(stack), "indexed cache")
     probing = [p for p in points if _probes_osd_index(p)]
     for path in sorted({dataset_path(p) for p in probing}):
-        merge_report(report, _osd_index(ctx, stack, path, [p for p in probing if dataset_path(p) == path]),
+        merge_report(report, _osd_index(session, stack, path, [p for p in probing if dataset_path(p) == path]),
                      f"OSD index {path}")
     return report
 
@@ -59,7 +58,7 @@ def _probes_osd_index(point) -> bool:
     return bool(mode and mode.index)
 
 
-def _osd_index(ctx: StageContext, stack: Stack, path: str, points: list) -> StageReport:
+def _osd_index(session: Session, stack: Stack, path: str, points: list) -> StageReport:
     """The OSD index of the key (:data:`sae.planning.queries.KEY`) beside each object of the
     dataset at CephFS ``path`` (rados_deploy.osd_index): built where missing or stale; what each
     object's index holds and took to build is written for ``points``, the points reading it
@@ -70,7 +69,7 @@ def _osd_index(ctx: StageContext, stack: Stack, path: str, points: list) -> Stag
     report.add(stack.ceph.topology.mons[0], built.built > 0, built.line() if built.built else f"no changes: {built.line()}")
     record = {"column": built.column, "objects": [dataclasses.asdict(o) for o in built.per_object]}
     for p in points:
-        ctx.run.write_json(ctx.run.osd_index(p.id), record)
+        session.run.write_json(session.run.osd_index(p.id), record)
     return report
 
 
@@ -127,9 +126,8 @@ def _with_index(stack: Stack) -> StageReport:
     return report
 
 
-def app_config(ctx: StageContext, stack: Stack) -> dict:
-    """Reader part of the Spark application's configuration for the current point."""
-    point = ctx.point
+def app_config(point, stack: Stack) -> dict:
+    """Reader part of the Spark application's configuration for ``point``."""
     w = point.spec.workload
     config = w.read_source(dataset_path(point), build=stack.build, mount=stack.mount,
                            fmt=point.spec.data.format).app_config()

@@ -22,7 +22,7 @@ from metareserve.providers.local_requirements import require
 from ..planning import capacities, machine
 from ..planning import settings as settings_mod
 from . import hosts, stages as builtin
-from .context import RunOptions, StageContext, spark_software
+from .context import RunOptions, Session, StageInput, StageResult, spark_software
 from .plan_checks import check_own_node_names, check_reservation
 from .shared_app import SharedApplication
 from .console import RunConsole
@@ -256,7 +256,7 @@ def _check_changes(rd: RunDir, now: dict, allow_changes: bool) -> None:
     say(None, "sae resume", f"allowed changes: {'; '.join(changes)}")
 
 
-def _record_nodes(ctx, allow_changes: bool) -> None:
+def _record_nodes(state: StageInput, allow_changes: bool) -> None:
     """Gather every node's software and platform through the deployers (after a start step),
     compare them with what the run recorded and add them to versions.lock; never fails the run
     for a node it cannot read. What Spark's nodes run (Spark, its Python env's pyarrow, Python,
@@ -264,13 +264,14 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
     with itself."""
     from metareserve import node_agent
     nodes: dict[str, dict] = {}
+    stack, run = state.stack, state.session.run
     try:
-        cluster = ctx.connect()
         with ThreadPoolExecutor(3) as pool:   # three questions to the nodes, each a round trip of ~0.6 s
-            ceph = pool.submit(ctx.stack.ceph.versions)
-            spark_versions = pool.submit(ctx.stack.spark.versions)
-            platform = pool.submit(cluster.call, node_agent, "platform_facts",
-                                   nodes=[n.name for n in ctx.reservation.nodes], stage="sae provenance", check=False)
+            ceph = pool.submit(stack.ceph.versions)
+            spark_versions = pool.submit(stack.spark.versions)
+            platform = pool.submit(state.hosts.cluster.call, node_agent, "platform_facts",
+                                   nodes=[n.name for n in state.hosts.reservation.nodes], stage="sae provenance",
+                                   check=False)
             found_ceph, spark, facts = ceph.result(), spark_versions.result(), platform.result()
         for node, found in found_ceph.items():
             nodes.setdefault(node, {}).update(found)
@@ -280,28 +281,28 @@ def _record_nodes(ctx, allow_changes: bool) -> None:
     except Exception as e:   # provenance never stops a run
         say(None, "sae provenance", f"node versions unavailable: {e}")
         return
-    _add_provenance(ctx, "nodes", nodes, allow_changes)
-    _add_provenance(ctx, "spark", {spark_software(ctx.stack.spark.options): spark}, allow_changes)
+    _add_provenance(run, "nodes", nodes, allow_changes)
+    _add_provenance(run, "spark", {spark_software(stack.spark.options): spark}, allow_changes)
 
 
-def _record_builds(ctx, allow_changes: bool) -> None:
+def _record_builds(state: StageInput, allow_changes: bool) -> None:
     """Record what the build stage built (the object class's key per Arrow release, ``object_class
     (Arrow 26.0.1)``, and the connector jar per Spark version, ``connector (Spark 4.3.0)``) in
     versions.lock, after comparing it with what the run recorded before."""
-    stack = ctx.stack
+    stack = state.stack
     build = stack.build
     builds = {f"connector (Spark {stack.build_spark})": Path(build.jars[0]).name if build.jars else None,
               **({f"object_class (Arrow {stack.build_arrow})": build.class_build} if build.class_build else {})}
-    _add_provenance(ctx, "builds", builds, allow_changes)
+    _add_provenance(state.session.run, "builds", builds, allow_changes)
 
 
-def _add_provenance(ctx, section: str, found: dict, allow_changes: bool) -> None:
+def _add_provenance(run: RunDir, section: str, found: dict, allow_changes: bool) -> None:
     """Compare ``found`` with the run's recorded ``section`` of versions.lock (:func:`_check_changes`),
     then merge it in."""
-    _check_changes(ctx.run, {section: found}, allow_changes)
-    recorded = ctx.run.read_yaml(ctx.run.versions) or {}
+    _check_changes(run, {section: found}, allow_changes)
+    recorded = run.read_yaml(run.versions) or {}
     recorded[section] = {**(recorded.get(section) or {}), **found}
-    ctx.run.write_yaml(ctx.run.versions, recorded)
+    run.write_yaml(run.versions, recorded)
 
 
 def _experiment_hash(experiment: Experiment) -> str:
@@ -374,8 +375,9 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
     ledger.begin_session(command)
     unfinished = _unfinished(p, ledger)
     console = RunConsole(p, ledger, unfinished)
-    ctx = StageContext(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options,
-                       console=console, shared=shared if options.warm else None)
+    # what the steps gave so far (hosts, stack), held here alone between steps
+    state = StageInput(Session(experiment=experiment, plan=p, run=rd, ledger=ledger, options=options,
+                               console=console, shared=shared if options.warm else None))
     reports = rd.read_yaml(rd.stages) or []
 
     def record(index: int, stage: str, point: str | None, start: float, outcome: str, report=None,
@@ -393,21 +395,21 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
         with console.session():
             for group in _groups(experiment, p, _active_steps(p, unfinished), options):
                 index, step = group[0]
-                ctx.point = p.point(step.point) if step.point else None
+                point = p.point(step.point) if step.point else None
                 if step.stage in options.skip:
                     record(index, step.stage, step.point, time.time(), "skipped")
                 elif step.stage == "run" and "run" not in experiment.stages:
-                    _run_group(ctx, group, record)
+                    state = _run_group(state, group, record)
                 else:
-                    if ctx.shared is not None and ctx.point is not None and _app_stage(step.stage):
-                        ctx.shared.stop_unless_for(ctx.point.app_key)
-                    _step(ctx, index, step.stage, ctx.point, record)
-                    if step.stage == "start" and ctx.stack is not None:
-                        _record_nodes(ctx, allow_changes)
-                    if step.stage in ("build", "start") and ctx.stack is not None and ctx.stack.build is not None:
-                        _record_builds(ctx, allow_changes)   # a start that switched Spark or Arrow built again
+                    if state.session.shared is not None and point is not None and _app_stage(step.stage):
+                        state.session.shared.stop_unless_for(point.app_key)
+                    state = _step(state, index, step.stage, point, record)
+                    if step.stage == "start" and state.stack is not None:
+                        _record_nodes(state, allow_changes)
+                    if step.stage in ("build", "start") and state.stack is not None and state.stack.build is not None:
+                        _record_builds(state, allow_changes)   # a start that switched Spark or Arrow built again
     finally:
-        ctx.close()
+        state.close()
     failed = ledger.failures()
     if failed:
         first = failed[0]
@@ -417,14 +419,16 @@ def _execute(experiment: Experiment, p: Plan, rd: RunDir, ledger: RunLedger, opt
     say(None, "sae run", f"done: {rd.root} ({ledger.counts()['done']} repetitions)")
 
 
-def _run_group(ctx, group: list, record) -> None:
+def _run_group(state: StageInput, group: list, record) -> StageInput:
     """Run steps of points sharing Spark options, in one warm application; each point's step is
-    recorded as the point finishes (its repetitions were recorded as they arrived)."""
+    recorded as the point finishes (its repetitions were recorded as they arrived). Returns
+    ``state`` with the stack they ran on (unchanged where the application could not start)."""
+    session, stage = state.session, STAGES["run"]
     index_of = {step.point: index for index, step in group}
-    points = [ctx.plan.point(step.point) for _, step in group]
+    points = [session.plan.point(step.point) for _, step in group]
     first, last = group[0][0], group[-1][0]
-    ctx.console.step_started(first, "run", f"{len(points)} points in one Spark application"
-                             if len(points) > 1 else f"point {points[0].id}")
+    session.console.step_started(first, "run", f"{len(points)} points in one Spark application"
+                                 if len(points) > 1 else f"point {points[0].id}")
     finished = set()
 
     def on_point(outcome) -> None:
@@ -432,48 +436,54 @@ def _run_group(ctx, group: list, record) -> None:
         finished.add(pid)
         record(index_of[pid], "run", pid, outcome.start, "failed" if outcome.error else "done",
                outcome.report, outcome.error, end=outcome.end)
-        ctx.console.point_done(index_of[pid], outcome)
+        session.console.point_done(index_of[pid], outcome)
 
     start = time.time()
     try:
-        builtin.run_group(ctx, points, on_point)
+        return state.fold(stage, StageResult(stack=builtin.run_group(state.for_step(stage, points[0]), points,
+                                                                     on_point)))
     except Exception as e:
         error = str(e) if isinstance(e, SaeError) else f"{type(e).__name__}: {e}"
         for point in points:
             if point.id not in finished:
-                left = [x["repetition"] for x in ctx.ledger.of_point(point.id).values()
+                left = [x["repetition"] for x in session.ledger.of_point(point.id).values()
                         if x["state"] in ("running", "todo")]
-                ctx.ledger.mark(point.id, left, "failed", error=error)
+                session.ledger.mark(point.id, left, "failed", error=error)
                 record(index_of[point.id], "run", point.id, start, "failed", error=error)
         if not isinstance(e, SaeError):
-            raise StepFailed(f"steps {first + 1}-{last + 1} stage run", error, ctx.run.root) from e
+            raise StepFailed(f"steps {first + 1}-{last + 1} stage run", error, session.run.root) from e
+        return state
 
 
-def _step(ctx, index: int, stage: str, point, record) -> None:
-    """Run one stage step (the experiment's own function if it replaces the stage), recording
-    it in the ledger in a finally block. Setup failures stop the run; run failures are
-    recorded per repetition and the next point goes on."""
-    fn = ctx.experiment.stages.get(stage) or STAGES[stage].builtin()
+def _step(state: StageInput, index: int, stage: str, point, record) -> StageInput:
+    """Run one stage step (the experiment's own function if it replaces the stage) on what its
+    entry takes of ``state``, recording it in the ledger in a finally block; returns ``state``
+    with what the step gave. Setup failures stop the run; run failures are recorded per
+    repetition and the next point goes on."""
+    session, entry = state.session, STAGES[stage]
+    fn = session.experiment.stages.get(stage) or entry.builtin()
     where = f"point {point.id}" if point else "run"
-    ctx.console.step_started(index, stage, where)
+    session.console.step_started(index, stage, where)
     start, outcome, error, report = time.time(), "failed", None, None
     try:
-        report = fn(ctx)
-        outcome = "done"
+        result = fn(state.for_step(entry, point))
+        state = state.fold(entry, result)
+        report, outcome = result.report, "done"
+        return state
     except SaeError as e:
         error = str(e)
         if stage == "run":
-            running = [e["repetition"] for e in ctx.ledger.of_point(point.id).values()
+            running = [e["repetition"] for e in session.ledger.of_point(point.id).values()
                        if e["state"] == "running"]
-            ctx.ledger.mark(point.id, running, "failed", error=error)
-            return
-        raise StepFailed(f"{where} stage {stage}", e, ctx.run.root) from None
+            session.ledger.mark(point.id, running, "failed", error=error)
+            return state
+        raise StepFailed(f"{where} stage {stage}", e, session.run.root) from None
     except Exception as e:
         error = f"{type(e).__name__}: {e}"
-        raise StepFailed(f"{where} stage {stage}", error, ctx.run.root) from e
+        raise StepFailed(f"{where} stage {stage}", error, session.run.root) from e
     finally:
         record(index, stage, point.id if point else None, start, outcome, report, error)
-        ctx.console.step_done(index, stage, where, time.time() - start, outcome, report, error)
+        session.console.step_done(index, stage, where, time.time() - start, outcome, report, error)
 
 
 def status(path) -> dict:

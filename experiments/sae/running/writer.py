@@ -17,7 +17,7 @@ from spark_deploy import merged_conf
 
 from ..planning import writers
 from ..planning.writers import Output, Writer, WriteTarget
-from .context import Stack, StageContext, WriteRecord, merge_report
+from .context import Stack, WriteRecord, merge_report
 
 OUTPUT = "/sae-writes"
 """The CephFS directory sae-ceph writes under (``<run>/<point>/r<repetition>``)."""
@@ -39,19 +39,18 @@ class Writes:
     buckets: tuple = ()
 
 
-def build(ctx: StageContext, stack: Stack) -> StageReport:
-    """Each writer a point of the stack writes through, made once per stack into ``stack.writes``;
-    where they write is recorded for ``sae clean`` before any job writes."""
+def build(reservation_name: str, stack: Stack, points: list) -> StageReport:
+    """Each writer one of the stack's ``points`` writes through, made once per stack into
+    ``stack.writes``; where they write is recorded for ``sae clean`` (under the reservation's
+    name) before any job writes."""
     report = StageReport("writers")
-    ctx.connect()   # loads the run's reservation: its name keys the write record
-    points = [p for p in ctx.plan.points if p.stack_key == ctx.point.stack_key]
     for name in dict.fromkeys(p.spec.workload.writer for p in points if p.spec.workload.writer):
         if name not in stack.writes:
             w = writers.get(name)
             module, _, function = w.target.partition(":")
             stack.writes[name] = getattr(importlib.import_module(module), function)(stack, w)
         made = stack.writes[name]
-        WriteRecord.add(ctx.reservation.name, made.cephfs, made.buckets)
+        WriteRecord.add(reservation_name, made.cephfs, made.buckets)
         if made.report is not None:
             merge_report(report, made.report, name)
     return report
