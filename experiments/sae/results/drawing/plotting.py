@@ -178,17 +178,19 @@ def sketching():
 def save(fig, path: Path, note: str | None = None) -> Path:
     """Write ``fig`` to ``path`` and close it (kept inside :func:`keeping_figures`), with ``note``
     (e.g. :data:`SPREAD_RULE`) and the :func:`stamping` text under its panels; legends outside
-    the panels stay in the image. Inside :func:`sketching`, only closes it."""
-    if not _rendering.get():
-        pyplot().close(fig)
-        return path
+    the panels stay in the image. Inside :func:`sketching`, it is only closed (and kept)."""
+    if _rendering.get():
+        _render(fig, path, note)
+    pyplot().close(fig)   # out of pyplot's figure list; the Figure itself still draws
+    if (kept := _kept.get()) is not None:
+        kept.append((path, fig))
+    return path
+
+
+def _render(fig, path: Path, note: str | None) -> None:
     fig.tight_layout()
     lines = [t for t in (note, _stamp.get()) if t]
     if lines:
         fig.text(0.01, 0.0, "\n".join(lines), ha="left", va="top", fontsize="x-small", color="#555555")
     fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.1,
                 metadata={"Source": _stamp.get()} if _stamp.get() else None)
-    pyplot().close(fig)   # out of pyplot's figure list; the Figure itself still draws
-    if (kept := _kept.get()) is not None:
-        kept.append((path, fig))
-    return path
