@@ -17,6 +17,8 @@ from metareserve.providers.local import state_base
 from sae.running.context import StackRecord, WriteRecord
 from sae.running.stages import choose_cluster
 
+from fixtures.sae import FAKE_STAGES
+
 SAE = str(Path(sys.executable).with_name("sae"))
 
 
@@ -49,14 +51,7 @@ def test_choose_cluster(tmp_path, monkeypatch):
 def _fake(path: Path, name: str, nodes: int) -> Path:
     """An experiment that reserves ``nodes`` hosts and runs nothing on them."""
     path.write_text(
-        "from sae import ClusterSpec, Experiment, Sweep\n"
-        "from sae.running import StageResult\n"
-        "def nothing(given):\n    return StageResult()\n"
-        "def fake_run(given):\n"
-        "    ledger, point = given.session.ledger, given.point\n"
-        "    pending = ledger.pending(point.id)\n"
-        "    ledger.mark(point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
-        "    return StageResult()\n"
+        "from sae import ClusterSpec, Experiment, Sweep\n" + FAKE_STAGES +
         f"experiment = Experiment(name={name!r}, cluster=ClusterSpec(nodes={nodes}),\n"
         "    sweep=Sweep(cartesian={'selectivity': [50]}), repetitions=1, warmup=0,\n"
         "    stages={s: nothing for s in ('generate', 'deploy', 'build', 'aggregate')} | {'run': fake_run})\n")
