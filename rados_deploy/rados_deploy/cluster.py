@@ -319,6 +319,13 @@ class CephCluster(Service):
                     if o.get("rc") == 0 else f"unavailable: {(o.get('stderr') or '').strip()[:200]}"}
                 for n, o in r.items()}
 
+    def evict_dead_clients(self) -> list[str]:
+        """End the CephFS sessions of library clients whose process is gone (a killed Spark
+        driver's, :mod:`rados_deploy.sessions`), so that no client needing what they held waits
+        for the MDS to time them out (~60 s); returns them as ``client.<id> (pid <pid> on <node>)``."""
+        from .sessions import evict_dead_clients
+        return [str(s) for evicted in evict_dead_clients(self).values() for s in evicted]
+
     def placement(self, path: str, *, suffixes: tuple[str, ...] = (),
                   stage: str = "ceph placement") -> dict[str, dict]:
         """Where the data under CephFS ``path`` lives: ``{"osd.<id>": {"objects", "bytes", "pgs"}}``

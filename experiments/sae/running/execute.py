@@ -319,11 +319,23 @@ def _application(given: StageInput, points: list, on_point) -> tuple[set[str], s
         recorder.finish(error or f"[{driver} spark-submit] the application ended before this point's "
                                  f"last repetition")
     if not recorder.down:
+        if error and stack.ceph:   # a driver that died keeps its CephFS session, and a next reader waits on it
+            _evict_dead_clients(stack)
         _record_placement(session, stack, points, "after")
     recorder.hand_back(on_point)
     if recorder.down:
         error = f"[{driver} {STAGE}] stopped the application; {recorder.down}"
     return recorder.reached, error
+
+
+def _evict_dead_clients(stack: Stack) -> None:
+    """End the CephFS sessions a dead application left (its driver held the dataset's capabilities:
+    the placement record and the next application's listing would wait ~60 s for the MDS to time
+    them out)."""
+    evicted = stack.ceph.evict_dead_clients()
+    if evicted:
+        say(stack.spark.driver_node, f"{STAGE} sessions", f"evicted the CephFS sessions of dead clients: "
+                                                            f"{', '.join(evicted)}")
 
 
 def _record_placement(session: Session, stack: Stack, points: list, when: str) -> None:
