@@ -20,6 +20,7 @@ import yaml
 import metareserve
 import sae
 from fixtures.processes import kill_all, tree
+from fixtures.sae import FAKE_STAGES
 from metareserve.capacity import online_cpus
 from monitor_deploy import Monitoring, MonitorOptions, read_frame
 from sae.running.execute import SETTLE_MIN
@@ -425,14 +426,7 @@ def test_reserve_and_teardown_without_reservation(tmp_path, own_reservations):
         pytest.skip("local cluster tests need root")
     f = tmp_path / "own.py"
     f.write_text(
-        "from sae import Experiment, Sweep\n"
-        "from sae.running import StageResult\n"
-        "def nothing(given):\n    return StageResult()\n"
-        "def fake_run(given):\n"
-        "    ledger, point = given.session.ledger, given.point\n"
-        "    pending = ledger.pending(point.id)\n"
-        "    ledger.mark(point.id, pending, 'done', timings={r: {'start': 1.0, 'end': 2.0} for r in pending})\n"
-        "    return StageResult()\n"
+        "from sae import Experiment, Sweep\n" + FAKE_STAGES +
         f"experiment = Experiment(name='own{os.getpid() % 10000}', sweep=Sweep(cartesian={{'selectivity': [50]}}),\n"
         "    repetitions=1, warmup=0, stages={s: nothing for s in ('generate', 'deploy', 'build')}\n"
         "    | {'run': fake_run})\n")
