@@ -43,6 +43,9 @@ class Monitoring(Service):
         """Per-node monitoring state (configs, pid files, logs, TSDB, textfile directory)."""
         return self.reservation.node_dir(node, COMPONENT)
 
+    def _pidfile(self, node: Node | str, daemon: str) -> str:
+        return f"{self.node_dir(node)}/{daemon}.pid"
+
     def textfile_dir(self, node: Node | str) -> str:
         """node_exporter's textfile-collector directory on ``node``."""
         return f"{self.node_dir(node)}/textfile"
@@ -135,7 +138,7 @@ class Monitoring(Service):
         if node == self.prometheus_node:
             config_changed = self._write_configs(node, stage)
         for name, argv in self._daemons(node).items():
-            pidfile = f"{d}/{name}.pid"
+            pidfile = self._pidfile(node, name)
             args_changed = self._agent(node, "write_file", f"{d}/{name}.args", json.dumps(argv), stage=stage)
             status = self._agent(node, "daemon_status", pidfile, stage=stage)
             if status["alive"] and args_changed:
@@ -179,6 +182,7 @@ class Monitoring(Service):
         config = {"state_dir": str(accounting.controller_dir), "interval": self.options.vhost_interval,
                   "nodes": [{"name": n.name, "cpu_usage_file": accounting.usage_files[n.name],
                              "capacity": accounting.capacity[n.name],
+                             "agent_pidfiles": [self._pidfile(n, name) for name in self._daemons(n)],
                              "textfile_dir": self.textfile_dir(n)} for n in self.reservation.nodes]}
         vdir.mkdir(parents=True, exist_ok=True)
         changed = node_agent.write_file(str(vdir / "vhost.json"), json.dumps(config, indent=1))
@@ -222,7 +226,7 @@ class Monitoring(Service):
 
         def one(node: Node) -> list[str]:
             return [f"{name} stopped (pid {r['pid']})" for name in self._daemons(node)
-                    if (r := self._agent(node, "stop_daemon", f"{self.node_dir(node)}/{name}.pid",
+                    if (r := self._agent(node, "stop_daemon", self._pidfile(node, name),
                                          stage=report.stage))["stopped"]]
         res = self.cluster.each(one, stage=report.stage)
         if self._vhost_dir is not None:
@@ -259,7 +263,7 @@ class Monitoring(Service):
         report = StageReport("monitor status")
 
         def one(node: Node) -> dict[str, dict]:
-            return {name: self._agent(node, "daemon_status", f"{self.node_dir(node)}/{name}.pid",
+            return {name: self._agent(node, "daemon_status", self._pidfile(node, name),
                                       stage=report.stage) for name in self._daemons(node)}
         res = self.cluster.each(one, stage=report.stage)
         ok = all(st["alive"] for daemons in res.values() for st in daemons.values())

@@ -5,7 +5,11 @@ in every namespace. This small process runs in the root namespace (namespaces ca
 ``/sys/fs/cgroup``) and every ``interval`` seconds writes, per host, into that host's
 node_exporter textfile directory (atomically):
 
-* ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``);
+* ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``)
+  less what the monitoring agents monitor_deploy started on the host (node_exporter, Prometheus)
+  spent: the host's own work, which is what a side's CPU-seconds add up;
+* ``sae_vhost_agent_cpu_seconds_total``: those agents' CPU time (``/proc/<pid>/stat``, the pids
+  from their pid files), restarted agents' kept;
 * ``sae_vhost_cpu_read_time_seconds``: when that CPU time was read (epoch seconds): a scrape sees
   the value written up to ``interval`` earlier, so rates are drawn over the intervals between
   these times, not between scrapes;
@@ -35,6 +39,7 @@ from prometheus_client import CollectorRegistry, write_to_textfile
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+TICK = os.sysconf("SC_CLK_TCK")
 TEXTFILE_NAME = "sae_vhost.prom"
 PROCESS_INTERVAL = 0.5
 """Seconds between two readings of a host's processes (memory, disk I/O: plotted, not windowed)."""
@@ -51,11 +56,41 @@ def _proc_sample(pid: int):
         return None
 
 
+def _cpu_sample(pidfile: str):
+    """((pid, start time), CPU seconds) of the process a pid file names, or None if it is gone."""
+    try:
+        pid = int(Path(pidfile).read_text().split()[0])
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (pid, stat[19]), (int(stat[11]) + int(stat[12])) / TICK
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class AgentCpu:
+    """CPU seconds of the processes some pid files name, summed; an agent restarted (a new pid or
+    start time) keeps its predecessor's seconds, so the sum never falls."""
+
+    def __init__(self, pidfiles=()):
+        self.pidfiles, self.last, self.gone = list(pidfiles), {}, 0.0
+
+    def seconds(self) -> float:
+        for i, pidfile in enumerate(self.pidfiles):
+            sample = _cpu_sample(pidfile)
+            previous = self.last.get(i)
+            if previous and (sample is None or sample[0] != previous[0]):
+                self.gone += previous[1]
+                del self.last[i]
+            if sample:
+                self.last[i] = sample
+        return self.gone + sum(v[1] for v in self.last.values())
+
+
 class HostCollector:
     """Collects one host's counters; remembers I/O of exited processes so counters never fall."""
 
-    def __init__(self, name: str, usage_file: str, procs_file: str, capacity: float):
+    def __init__(self, name: str, usage_file: str, procs_file: str, capacity: float, agent_pidfiles=()):
         self.name, self.usage_file, self.procs_file, self.capacity = name, usage_file, procs_file, capacity
+        self.agents, self.work = AgentCpu(agent_pidfiles), 0.0
         self.live: dict[tuple, tuple[int, int]] = {}
         self.gone = [0, 0]
         self.processes, self.sampled = (0, 0, 0), -PROCESS_INTERVAL
@@ -64,8 +99,11 @@ class HostCollector:
         if time.monotonic() - self.sampled >= PROCESS_INTERVAL:
             self.processes, self.sampled = self._sample_processes(), time.monotonic()
         rss, read, written = self.processes
-        yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup",
-                       cpu_seconds(self.usage_file))
+        agents = self.agents.seconds()   # before the cgroup's, which then holds at least as much of theirs
+        self.work = max(self.work, cpu_seconds(self.usage_file) - agents)   # a counter never falls
+        yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup less its monitoring agents'",
+                       self.work)
+        yield _counter("sae_vhost_agent_cpu_seconds_total", "CPU time of the host's monitoring agents", agents)
         yield _gauge("sae_vhost_cpu_read_time_seconds", "when the CPU time above was read (epoch s)", time.time())
         yield _gauge("sae_vhost_cpu_capacity_cores", "cores the host may use", self.capacity)
         yield _gauge("sae_vhost_memory_rss_bytes", "resident memory of the host's processes", rss)
@@ -112,7 +150,8 @@ def run(config: dict) -> None:
     for h in config["nodes"]:
         registry = CollectorRegistry(auto_describe=False)
         procs = str(Path(h["cpu_usage_file"]).with_name("cgroup.procs"))
-        registry.register(HostCollector(h["name"], h["cpu_usage_file"], procs, h["capacity"]))
+        registry.register(HostCollector(h["name"], h["cpu_usage_file"], procs, h["capacity"],
+                                        h.get("agent_pidfiles", ())))
         hosts.append((registry, Path(h["textfile_dir"]) / TEXTFILE_NAME))
     while Path(config["state_dir"]).is_dir():
         for registry, path in hosts:

@@ -97,3 +97,54 @@ def test_the_cgroup_exporter_reads_cpu_every_round_and_processes_at_most_every_h
     third = values()
     assert third["sae_vhost_memory_rss_bytes"] == 0
     assert third["sae_vhost_disk_read_bytes"] == first["sae_vhost_disk_read_bytes"]   # kept once gone
+
+
+
+def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_restarts(tmp_path):
+    """A host's CPU counter is its cgroup's less what its monitoring agents (pid files) spent,
+    which is counted apart; a restarted or exited agent keeps its seconds, and the host's counter
+    never falls."""
+    import subprocess
+    import sys
+    import time
+    from monitor_deploy import vhost
+    usage, pidfile = tmp_path / "cpu.stat", tmp_path / "node_exporter.pid"
+    burn = "import time\nwhile time.process_time() < 0.3: pass\ntime.sleep(60)"
+
+    def agent():
+        """An agent that spends 0.3 CPU-s, then idles; (process, its CPU-seconds)."""
+        p = subprocess.Popen([sys.executable, "-c", burn])
+        pidfile.write_text(f"{p.pid}\n")
+        while (sample := vhost._cpu_sample(str(pidfile))) is None or sample[1] < 0.25:
+            time.sleep(0.05)
+        time.sleep(0.1)
+        return p, vhost._cpu_sample(str(pidfile))[1]
+
+    def values(cgroup_seconds):
+        usage.write_text(f"usage_usec {round(cgroup_seconds * 1e6)}\n")
+        return {m.name: m.samples[0].value for m in host.collect()}
+
+    host = vhost.HostCollector("node1", str(usage), str(tmp_path / "cgroup.procs"), 1.0, [str(pidfile)])
+    first = values(50.0)   # no agent yet
+    assert (first["sae_vhost_cpu_seconds"], first["sae_vhost_agent_cpu_seconds"]) == (50.0, 0.0)
+    a, a_seconds = agent()
+    b = None
+    try:
+        running = values(51.0 + a_seconds)   # 1 CPU-s of the host's own work, and the agent's
+        assert running["sae_vhost_agent_cpu_seconds"] == pytest.approx(a_seconds)
+        assert running["sae_vhost_cpu_seconds"] == pytest.approx(51.0)
+        a.kill()
+        a.wait()
+        b, b_seconds = agent()   # restarted under the same pid file
+        restarted = values(51.0 + a_seconds + b_seconds)
+        assert restarted["sae_vhost_agent_cpu_seconds"] == pytest.approx(a_seconds + b_seconds)
+        assert restarted["sae_vhost_cpu_seconds"] == pytest.approx(51.0)
+    finally:
+        for p in (a, b):
+            if p:
+                p.kill()
+                p.wait()
+    gone = values(52.0 + a_seconds + b_seconds)
+    assert gone["sae_vhost_agent_cpu_seconds"] == pytest.approx(a_seconds + b_seconds)   # kept once exited
+    assert gone["sae_vhost_cpu_seconds"] == pytest.approx(52.0)
+    assert values(51.5)["sae_vhost_cpu_seconds"] == pytest.approx(52.0)   # never falls
