@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from metareserve.cli_support import FLOAT, INT, FloatRange, Group, handle_errors, verbose_option, writable_dir
+from metareserve.cli_support import FLOAT, INT, FloatRange, Group, IntRange, handle_errors, verbose_option, writable_dir
 from metareserve.errors import UsageError
 
 from .running import runner
@@ -308,6 +308,9 @@ def history(experiment, out, lookback, threshold, html_dir):
 @click.option("--link-rate", metavar="RATE", help="Link between the sides, e.g. 10gbit or unlimited.")
 @click.option("--storage-cores", type=FLOAT, metavar="N", help="Cores of the storage side.")
 @click.option("--compute-cores", type=FLOAT, metavar="N", help="Cores of the compute side.")
+@click.option("--storage-hosts", type=IntRange(min=1), metavar="N", help="Hosts of the storage side.")
+@click.option("--compute-hosts", type=IntRange(min=1), metavar="N",
+              help="Hosts of the compute side (the driver's included).")
 @click.option("--compression", metavar="CODEC", help="Reply compression (one the fitted runs used).")
 @click.option("--shared-cores/--separate-cores", default=None, help="Whether both sides run on the same cores.")
 @click.option("--cluster", metavar="NAME", help="A what-if cluster to start from: thesis (8 + 8 m510 hosts, 10 GbE).")

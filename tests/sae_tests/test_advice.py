@@ -20,9 +20,9 @@ from sae.results.analysis import advice, cost_model
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "advice"
 STORED, REPLY = 30.0, 32.0   # bytes per row stored and per zstd reply row
-TRUTH = {"osd_query": 0.2, "osd_decode_row": 1e-7, "osd_filter_row": 3e-7, "osd_encode_row[zstd]": 3e-7,
-         "osd_send_byte": 1e-9, "client_query[offload]": 0.5, "client_query[no-offload]": 0.6,
-         "client_query[vanilla]": 0.9, "client_decode_byte[zstd]": 1e-8, "client_parquet_row": 4e-7,
+TRUTH = {"osd_host": 0.2, "osd_decode_row": 1e-7, "osd_filter_row": 3e-7, "osd_encode_row[zstd]": 3e-7,
+         "osd_send_byte": 1e-9, "client_host[offload]": 0.5, "client_host[no-offload]": 0.6,
+         "client_host[vanilla]": 0.9, "client_decode_byte[zstd]": 1e-8, "client_parquet_row": 4e-7,
          "client_filter_row": 2e-8, "client_kept_row": 2e-7, "query_s": 0.3, "request_s": 0.01, "overlap": 0.4}
 MIB = 1 << 20
 
@@ -40,9 +40,9 @@ def truth(reader, selectivity, rows, object_size, link_bps):
         osd, filtered, ipc, parquet, spark_filter = rows, rows if reader == "offload" else 0, replied, 0, \
             rows if reader == "no-offload" else 0
         wire = replied * REPLY
-    storage = t["osd_query"] + t["osd_decode_row"] * osd + t["osd_filter_row"] * filtered \
+    storage = t["osd_host"] + t["osd_decode_row"] * osd + t["osd_filter_row"] * filtered \
         + t["osd_encode_row[zstd]"] * ipc + t["osd_send_byte"] * wire
-    compute = t[f"client_query[{reader}]"] + t["client_decode_byte[zstd]"] * ipc * REPLY \
+    compute = t[f"client_host[{reader}]"] + t["client_decode_byte[zstd]"] * ipc * REPLY \
         + t["client_parquet_row"] * parquet + t["client_filter_row"] * spark_filter + t["client_kept_row"] * kept
     cpu, transfer = max(storage, compute, (storage + compute) / 2), 8 * wire / link_bps
     total = t["query_s"] + t["request_s"] * objects + max(cpu, transfer) + t["overlap"] * min(cpu, transfer)
@@ -126,6 +126,9 @@ def test_predictions_follow_the_cluster(model):
     slow = model.predict("offload", config())
     fast = model.predict("offload", config(storage_cores=4, compute_cores=4))
     assert fast.cpu_s == pytest.approx(slow.cpu_s / 4) and fast.storage_cpu_s == slow.storage_cpu_s
+    wide = model.predict("offload", config(storage_hosts=8, compute_hosts=9))   # each host's fixed cost
+    assert wide.storage_cpu_s == pytest.approx(slow.storage_cpu_s + 7 * TRUTH["osd_host"])
+    assert wide.compute_cpu_s == pytest.approx(slow.compute_cpu_s + 8 * TRUTH["client_host[offload]"])
     with pytest.raises(UsageError, match=r"reader auto: not in the fitted runs \(fitted: offload, no-offload, van"):
         model.predict("auto", config())
 
@@ -166,7 +169,7 @@ def test_validation_on_runs_not_fitted_on(model, runs):
 
 
 def test_a_wrong_model_is_caught_by_validation(model, runs):
-    wrong = with_constants(model, **{"client_query[vanilla]": 0.0, "client_parquet_row": 0.0})
+    wrong = with_constants(model, **{"client_host[vanilla]": 0.0, "client_parquet_row": 0.0})
     v = advice.validate(wrong, [runs["b"]])
     assert max(abs(p.error) for p in v.points if p.reader == "vanilla") > 0.3
     assert sum(p.right for p in v.picks) < len(v.picks)
@@ -205,6 +208,7 @@ def test_advise_prints_constants_predictions_crossover_and_validation(runs):
     r = invoke(runs["a"], "--json", "--data", "1GiB", "--cluster", "thesis")
     data = json.loads(r.output)
     assert data["config"]["rows"] == pytest.approx(2 ** 30 / STORED) and data["config"]["storage_cores"] == 64
+    assert (data["config"]["storage_hosts"], data["config"]["compute_hosts"]) == (8, 8)
     assert {c["name"] for c in data["constants"]} == set(TRUTH) and len(data["predictions"]) == 12
     data = json.loads(invoke(runs["a"], "--json", "--link-rate", "unlimited", "--selectivity", 2).output)
     assert data["config"]["link_bps"] is None and [p["transfer_s"] for p in data["predictions"]] == [0, 0, 0]
@@ -221,6 +225,8 @@ def test_advise_prints_constants_predictions_crossover_and_validation(runs):
     (["--object-size", "big"], "--object-size: 'big' is not a size"),
     (["--compression", "lz4"], "--compression lz4: no fitted run replied with lz4 (fitted: zstd)"),
     (["--cluster", "moon"], "--cluster moon: not one of thesis"),
+    (["--storage-hosts", 0], "Invalid value for '--storage-hosts': 0 is not in the range x>=1"),
+    (["--compute-hosts", 2.5], "Invalid value for '--compute-hosts': '2.5' is not a valid integer"),
     (["--rows", 5, "--data", "1GiB"], "--rows and --data both given"),
     (["--validate-on", "NOWHERE"], "not an sae run directory"),
 ])
@@ -306,3 +312,10 @@ def test_real_runs_fitted_on_selectivity_and_bandwidth_predict_objectsize_select
     known = [c for c in v.crossovers if not math.isnan(c.distance)]
     assert [(c.label, c.measured.verdict, c.predicted.verdict) for c in known] == [
         ("object_size=16MiB", "always", "always")]
+
+
+def test_a_host_count_from_python_is_a_whole_number(model):
+    assert advice.asked(model, storage_hosts=8, compute_hosts="9").compute_hosts == 9
+    for bad in (0, 2.5, "x"):
+        with pytest.raises(UsageError, match=f"--compute-hosts {bad}: give a"):
+            advice.asked(model, compute_hosts=bad)

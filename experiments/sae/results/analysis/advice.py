@@ -230,8 +230,8 @@ def crossover_of(g: pd.DataFrame, value: str) -> Crossover:
 
 # ---- advice: predictions for a configuration, the crossover, the validation
 
-CLUSTERS = {"thesis": {"storage_cores": 64.0, "compute_cores": 64.0, "link_rate": "80gbit", "data": "512GiB",
-                       "object_size": "64MiB", "shared_cores": False}}
+CLUSTERS = {"thesis": {"storage_cores": 64.0, "compute_cores": 64.0, "storage_hosts": 8, "compute_hosts": 8,
+                       "link_rate": "80gbit", "data": "512GiB", "object_size": "64MiB", "shared_cores": False}}
 """What-if clusters: the thesis's (8 storage and 8 compute m510 hosts of 8 cores, each host on
 10 GbE: 80 Gbit/s between the sides; 512 GiB scanned per query in 64 MiB objects)."""
 
@@ -301,15 +301,25 @@ def positive(value, option: str) -> float:
     return number
 
 
+def whole_number(value, option: str) -> int:
+    """``value`` as a whole number of 1 or more; UsageError naming ``option`` otherwise."""
+    number = positive(value, option)
+    if number != int(number):
+        raise UsageError(f"{option} {value}: give a whole number of 1 or more")
+    return int(number)
+
+
 def asked(model: Model, *, cluster=None, object_size=None, rows=None, data=None, link_rate=None,
-          storage_cores=None, compute_cores=None, compression=None, shared_cores=None) -> Config:
+          storage_cores=None, compute_cores=None, storage_hosts=None, compute_hosts=None, compression=None,
+          shared_cores=None) -> Config:
     """The configuration asked about: the fitted runs' first point, then the ``cluster``
     preset (:data:`CLUSTERS`), then each option given; UsageError naming a bad option."""
     if cluster is not None and cluster not in CLUSTERS:
         raise UsageError(f"--cluster {cluster}: not one of {', '.join(CLUSTERS)}")
     given = {**CLUSTERS.get(cluster, {}), **{k: v for k, v in dict(
         object_size=object_size, rows=rows, data=data, link_rate=link_rate, storage_cores=storage_cores,
-        compute_cores=compute_cores, compression=compression, shared_cores=shared_cores).items() if v is not None}}
+        compute_cores=compute_cores, storage_hosts=storage_hosts, compute_hosts=compute_hosts,
+        compression=compression, shared_cores=shared_cores).items() if v is not None}}
     if rows is not None and data is not None:
         raise UsageError("--rows and --data both given: give the rows scanned per query or their stored size")
     config = dataclasses.replace(model.reference, links=1)
@@ -326,6 +336,9 @@ def asked(model: Model, *, cluster=None, object_size=None, rows=None, data=None,
     for name in ("storage_cores", "compute_cores"):
         if name in given:
             config = dataclasses.replace(config, **{name: positive(given[name], f"--{name.replace('_', '-')}")})
+    for name in ("storage_hosts", "compute_hosts"):
+        if name in given:
+            config = dataclasses.replace(config, **{name: whole_number(given[name], f"--{name.replace('_', '-')}")})
     if "compression" in given:
         model.shape.reply(given["compression"])
         config = dataclasses.replace(config, compression=given["compression"])

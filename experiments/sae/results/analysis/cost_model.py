@@ -74,7 +74,8 @@ class Config:
     ``rows / links`` rows linked ``links`` times in objects of ``object_size`` bytes, replies
     compressed with ``compression``, ``whole_objects`` (the offload reader answers a 100 % query
     with the objects as stored), each side's cores and the link rate (bits/s, ``inf``: unlimited);
-    ``shared_cores``: both sides run on the same cores."""
+    ``shared_cores``: both sides run on the same cores; each side's hosts (a host on both sides
+    counts on both)."""
 
     selectivity: float
     rows: float
@@ -86,13 +87,16 @@ class Config:
     whole_objects: bool = True
     links: int = 1
     shared_cores: bool = False
+    storage_hosts: int = 1
+    compute_hosts: int = 1
 
     def text(self) -> str:
         link = "unlimited" if math.isinf(self.link_bps) else format_rate(int(self.link_bps))
         return (f"{self.rows:,.0f} rows per query in {format_size(int(self.object_size))} objects"
                 f"{f' (linked {self.links} times)' if self.links > 1 else ''}, {self.compression} replies"
                 f"{'' if self.whole_objects else ', no whole objects'}, storage cores {self.storage_cores:g}, "
-                f"compute cores {self.compute_cores:g}{' (shared)' if self.shared_cores else ''}, link {link}")
+                f"compute cores {self.compute_cores:g}{' (shared)' if self.shared_cores else ''}, link {link}, "
+                f"{self.storage_hosts} storage and {self.compute_hosts} compute host(s)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +131,8 @@ class Volumes:
     filter_rows: float     # rows Spark filters
     kept_rows: float       # rows Spark keeps and processes
     wire_bytes: float      # bytes over the link
+    storage_hosts: float = 1.0
+    compute_hosts: float = 1.0
 
 
 def volumes(reader: str, config: Config, shape: Shape) -> Volumes:
@@ -134,14 +140,14 @@ def volumes(reader: str, config: Config, shape: Shape) -> Volumes:
     rows, kept = config.rows, config.rows * config.selectivity / 100
     stored = rows * shape.stored_bytes_per_row
     objects = config.links * math.ceil(stored / config.links / config.object_size)
-    how = path(reader)
+    how, hosts = path(reader), (config.storage_hosts, config.compute_hosts)
     if how == FILES or (how == PUSHDOWN and config.whole_objects and config.selectivity >= 100):
         return Volumes(reader, config.compression, objects, 0, 0, 0, 0, rows, rows if how == FILES else 0, kept,
-                       stored)
+                       stored, *hosts)
     replied = kept if how == PUSHDOWN else rows
     ipc = replied * shape.reply(config.compression)
     return Volumes(reader, config.compression, objects, rows, rows if how == PUSHDOWN else 0, replied, ipc, 0,
-                   rows if how == SHIP else 0, kept, ipc)
+                   rows if how == SHIP else 0, kept, ipc, *hosts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,7 +167,7 @@ def terms(readers_seen, codecs) -> list[Term]:
     """The model's constants for the readers and reply codecs the runs measured, in fitting order
     (a later term is fitted only where it adds to the earlier ones)."""
     per_codec = lambda c, field: lambda v: getattr(v, field) if v.codec == c else 0.0  # noqa: E731
-    storage = [Term("osd_query", "CPU-s", "the storage side per query", "storage_cpu_s", lambda v: 1.0),
+    storage = [Term("osd_host", "CPU-s", "each storage host per query", "storage_cpu_s", lambda v: v.storage_hosts),
                Term("osd_decode_row", "CPU-s/row", "decoding a row in the OSDs", "storage_cpu_s",
                     lambda v: v.osd_rows),
                Term("osd_filter_row", "CPU-s/row", "filtering a row in the OSDs", "storage_cpu_s",
@@ -170,8 +176,8 @@ def terms(readers_seen, codecs) -> list[Term]:
                       per_codec(c, "ipc_rows")) for c in codecs),
                Term("osd_send_byte", "CPU-s/B", "sending a byte from the OSDs", "storage_cpu_s",
                     lambda v: v.wire_bytes)]
-    compute = [*(Term(f"client_query[{r}]", "CPU-s", f"the compute side per query, {r}", "compute_cpu_s",
-                      (lambda name: lambda v: float(v.reader == name))(r)) for r in readers_seen),
+    compute = [*(Term(f"client_host[{r}]", "CPU-s", f"each compute host per query, {r}", "compute_cpu_s",
+                      (lambda name: lambda v: float(v.reader == name) * v.compute_hosts)(r)) for r in readers_seen),
                *(Term(f"client_decode_byte[{c}]", "CPU-s/B", f"decoding a reply byte, {c}", "compute_cpu_s",
                       per_codec(c, "ipc_bytes")) for c in codecs),
                Term("client_parquet_row", "CPU-s/row", "Spark's Parquet reader per row", "compute_cpu_s",
@@ -436,7 +442,8 @@ def config_of(row) -> Config:
     return Config(float(row["selectivity"]), float(row["rows"]) * links, int(row["object_size"]),
                   float(row["storage_cores"]), float(row["compute_cores"]), float(row["link_bps"]),
                   compression if isinstance(compression, str) else "zstd",
-                  True if whole is None or pd.isna(whole) else bool(whole), links, shared)
+                  True if whole is None or pd.isna(whole) else bool(whole), links, shared,
+                  len(hosts("storage")) or 1, len(hosts("compute")) or 1)
 
 
 # ---- the fit
