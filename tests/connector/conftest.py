@@ -16,6 +16,7 @@ import pytest
 
 from rados_deploy import objclass, remote
 from sae.connector.protocol import decode_request, times_as_integers
+from sae.indexed.build import JAVAC, QUICK
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "tests" / "vectors" / "scan"
@@ -85,19 +86,20 @@ def harness(scan_library):
 
 def _javac(*sources: Path, generated: dict[str, str] | None = None, name: str):
     """The Java ``sources`` (with the ``generated`` ones, path -> text, rendered as the jar build
-    renders them) compiled against Spark's jars and JNA, cached by source hash: ``run(main, *args,
-    **subprocess.run's keywords) -> stdout lines``."""
+    renders them) compiled against Spark's jars and JNA as sae's builds compile (``JAVAC``),
+    cached by source hash: ``run(main, *args, **subprocess.run's keywords) -> stdout lines``, a
+    JVM compiling with C1 only (``QUICK``: these checks run for a second or two)."""
     import pyspark
     classpath = f"{Path(pyspark.__file__).parent / 'jars'}/*:{JNA}"
     texts = {**{f"given/{p.name}": p.read_text() for p in sources}, **(generated or {})}
 
     def build(src: Path, out: Path) -> None:
-        subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", classpath, "-d", str(out),
-                        *(str(src / n) for n in texts)], check=True, capture_output=True)
+        subprocess.run([*JAVAC, "-cp", classpath, "-d", str(out), *(str(src / n) for n in texts)], check=True,
+                       capture_output=True)
     out = _cached(name, texts, build)
 
     def run(main: str, *args: str, **kwargs) -> list[str]:
-        r = subprocess.run(["java", "-cp", f"{out}:{classpath}", main, *args], capture_output=True, text=True,
+        r = subprocess.run(["java", QUICK, "-cp", f"{out}:{classpath}", main, *args], capture_output=True, text=True,
                            check=True, **kwargs)
         return r.stdout.splitlines()
     return run

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from metareserve.errors import UsageError
-from sae.indexed.build import compile_jar, jvm_sources, spark_jars
+import sae.indexed as ix
+from sae.indexed.build import QUICK, compile_jar, spark_jars
 
 pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
 
@@ -51,9 +52,10 @@ def seen(outcomes):
 def test_partition_structures_match_a_model_across_versions_and_merges():
     """IndexModel.java: one partition, no Spark application; keys repeated and null, 40 versions,
     each appended to a random older one (a chain of 12 first, past a merge of the key maps)."""
-    jar = compile_jar([*jvm_sources(), MODEL], "test-model")
-    r = subprocess.run(["java", "-cp", f"{jar}:{spark_jars()}/*", "sae.indexed.IndexModel", "40", "300"],
-                       capture_output=True, text=True, check=True)
+    index = ix.jar()   # the model compiled against the index's classes, not with its sources again
+    model = compile_jar([MODEL], "test-model", classpath=(index,))
+    r = subprocess.run(["java", QUICK, "-cp", f"{model}:{index}:{spark_jars()}/*", "sae.indexed.IndexModel",
+                        "40", "300"], capture_output=True, text=True, check=True)
     lines = dict(line.split(" ", 1) for line in r.stdout.splitlines())
     assert lines == {"long": "ok 41 versions, at most 8 maps", "string": "ok 41 versions, at most 8 maps"}
 

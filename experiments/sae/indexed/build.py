@@ -4,6 +4,7 @@ library reaches the class path; on a cluster, the driver node's: :func:`cluster_
 source digest and Spark version."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -14,6 +15,13 @@ from pathlib import Path
 from metareserve.errors import OperationalError, UsageError
 
 _JVM = Path(__file__).parent / "jvm"
+
+QUICK = "-XX:TieredStopAtLevel=1"
+"""A short-lived JVM compiling with C1 only (sae's ``spark.jit=quick``): a compiler or a check that
+runs for seconds spends about half its CPU in C2 otherwise (javac: 3.8 CPU-s against 1.7)."""
+JAVAC = ("javac", f"-J{QUICK}", "--release", "17", "-nowarn", "-proc:none")
+"""javac as sae's Java builds run it: Java 17 class files, C1 only, and no annotation processing
+(none of the sources has any; looking for processors opens every jar of Spark's class path)."""
 
 
 def cache_dir() -> Path:
@@ -52,17 +60,21 @@ def jar(*, jars: Path | None = None, out_dir: Path | None = None) -> Path:
     return compile_jar(jvm_sources(), "sae-indexed", jars=jars, out_dir=out_dir)
 
 
-def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out_dir: Path | None = None) -> Path:
-    """``sources`` (Java files) compiled with ``javac --release 17`` against the Spark jars in
-    ``jars`` (default :func:`spark_jars`) into ``out_dir/<name>-<digest>.jar`` (default
-    :func:`cache_dir`), the digest of the sources and of Spark's jar names (its and Scala's
-    versions); built only when that jar is missing."""
+def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out_dir: Path | None = None,
+                classpath: tuple[Path, ...] = ()) -> Path:
+    """``sources`` (Java files) compiled with :data:`JAVAC` against the Spark jars in ``jars``
+    (default :func:`spark_jars`) and the jars in ``classpath`` (e.g. :func:`jar`, for classes
+    using the index's) into ``out_dir/<name>-<digest>.jar`` (default :func:`cache_dir`), the
+    digest of the sources, of Spark's jar names (its and Scala's versions) and of ``classpath``'s
+    names (built jars name their digest); built only when that jar is missing, once at a time
+    (processes at the same time wait for the first one's build)."""
     jars = Path(jars) if jars else spark_jars()
     if not any(jars.glob("spark-core_*.jar")):
         raise UsageError(f"indexed build: {jars} holds no spark-core jar; "
                          "give the jars directory of a Spark installation")
     h = _sources_digest(sources)
     h.update("\0".join(sorted(p.name for p in jars.glob("spark-*.jar"))).encode())
+    h.update("\0".join(Path(p).name for p in classpath).encode())
     out = Path(out_dir or cache_dir()) / f"{name}-{h.hexdigest()[:16]}.jar"
     if out.exists():
         return out
@@ -71,12 +83,16 @@ def compile_jar(sources: list[Path], name: str, *, jars: Path | None = None, out
             raise UsageError(f"indexed build: '{tool}' not found; install a JDK 17 "
                              "(./setup.sh installs openjdk-17-jdk-headless)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:   # same disk: atomic rename
-        classes, built = Path(tmp) / "classes", Path(tmp) / out.name
-        _run(["javac", "--release", "17", "-nowarn", "-cp", f"{jars}/*", "-d", str(classes),
-              *map(str, sources)])
-        _run(["jar", "cf", str(built), "-C", str(classes), "."])
-        built.replace(out)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if out.exists():   # built by another process while this one waited
+            return out
+        with tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp:   # same disk: atomic rename
+            classes, built = Path(tmp) / "classes", Path(tmp) / out.name
+            _run([*JAVAC, "-cp", ":".join([f"{jars}/*", *map(str, classpath)]), "-d", str(classes),
+                  *map(str, sources)])
+            _run(["jar", f"-J{QUICK}", "cf", str(built), "-C", str(classes), "."])
+            built.replace(out)
     return out
 
 
