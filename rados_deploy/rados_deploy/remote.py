@@ -214,10 +214,11 @@ def _batch_units(src, names, sources, cpus):
     return units
 
 
-def build_class(root, sources, python, libs, flags):
+def build_class(root, sources, python, libs, flags, cpus=None):
     """Compile ``sources`` ({name: text}) into ``root/<flags["output"]>`` once (flock per build dir;
-    shared disks build once) against the pyarrow of ``python``; copies ``libs`` beside it.
-    Returns whether it built."""
+    shared disks build once) against the pyarrow of ``python``, in as many units at once as
+    ``cpus`` (default: the CPUs this process may use; fewer units parse Arrow's headers fewer
+    times: less CPU, more wall time); copies ``libs`` beside it. Returns whether it built."""
     import fcntl
     os.makedirs(os.path.dirname(root), exist_ok=True)
     with open(root + ".lock", "w") as lock:
@@ -234,7 +235,7 @@ def build_class(root, sources, python, libs, flags):
                                        "print(json.dumps([pyarrow.get_include(), pyarrow.get_library_dirs()[0]]))"],
                                       "pyarrow lookup").strip())
         out = os.path.join(root, flags["output"])
-        units = _batch_units(src, sorted(n for n in sources if n.endswith(".cc")), sources, _usable_cpus())
+        units = _batch_units(src, sorted(n for n in sources if n.endswith(".cc")), sources, cpus or _usable_cpus())
         objects = [os.path.splitext(u)[0] + ".o" for u in units]
         compile_argv = [["g++"] + flags["cxxflags"] + ["-c", "-o", o, u, "-I" + src, "-I" + inc]
                         for u, o in zip(units, objects)]
