@@ -87,19 +87,29 @@ def harness(scan_library):
     return run
 
 
-def _javac(*sources: Path, generated: dict[str, str] | None = None, name: str):
-    """The Java ``sources`` (with the ``generated`` ones, path -> text, rendered as the jar build
-    renders them) compiled against Spark's jars and JNA as sae's builds compile (``JAVAC``),
-    cached by source hash: ``run(main, *args, **subprocess.run's keywords) -> stdout lines``, a
-    JVM compiling with C1 only (``QUICK``: these checks run for a second or two)."""
+CHECKS = [ROOT / "tests" / "connector" / f"{c}.java" for c in ("ProtocolVectors", "OptionsCheck", "PushbackRule",
+                                                                  "WriteCheck")]
+"""The Java checks of the connector's code that need no cluster, each a main class run by a test."""
+CHECKED = [JVM / f"{c}.java" for c in ("Protocol", "Filters", "Options", "ArrowTypes", "Native", "Pushback",
+                                       "ObjectFiles", "Manifest", "CephFiles")]
+"""The data source's sources the checks use."""
+
+
+def _java_checks():
+    """:data:`CHECKS` with :data:`CHECKED` (and the sources the jar build renders:
+    ``sae.connector.spec_java.sources()``) compiled in one javac (sae's builds' ``JAVAC``: a javac
+    costs ~1.5 CPU-s before its first source) against Spark's jars and JNA, cached by source hash:
+    ``run(main, *args, **subprocess.run's keywords) -> stdout lines``, in a JVM compiling with C1
+    only (``QUICK``: these checks run for a second or two)."""
     import pyspark
+    from sae.connector import spec_java
     classpath = f"{Path(pyspark.__file__).parent / 'jars'}/*:{JNA}"
-    texts = {**{f"given/{p.name}": p.read_text() for p in sources}, **(generated or {})}
+    texts = {**{f"given/{p.name}": p.read_text() for p in CHECKS + CHECKED}, **spec_java.sources()}
 
     def build(src: Path, out: Path) -> None:
         subprocess.run([*JAVAC, "-cp", classpath, "-d", str(out), *(str(src / n) for n in texts)], check=True,
                        capture_output=True)
-    out = _cached(name, texts, build)
+    out = _cached("java-checks", texts, build)
 
     def run(main: str, *args: str, **kwargs) -> list[str]:
         r = subprocess.run(["java", QUICK, "-cp", f"{out}:{classpath}", main, *args], capture_output=True, text=True,
@@ -109,34 +119,27 @@ def _javac(*sources: Path, generated: dict[str, str] | None = None, name: str):
 
 
 @pytest.fixture(scope="session")
-def javac():
-    """:func:`_javac`: Java sources compiled once (across sessions and workers) for a test."""
-    return _javac
+def java_checks():
+    """:func:`_java_checks`: the checks compiled once (across sessions and workers)."""
+    return _java_checks()
 
 
 @pytest.fixture(scope="session")
-def java_protocol():
+def java_protocol(java_checks):
     """Runs tests/connector/ProtocolVectors.java (the connector's Java encoder, filter translation
-    and reply decoder, with ProtocolSpec.java rendered from the spec as the jar build does),
-    compiled against Spark's jars (cached by source hash): ``run(*args) -> stdout lines``."""
-    from sae.connector import spec_java
-    run = _javac(ROOT / "tests" / "connector" / "ProtocolVectors.java", JVM / "Protocol.java", JVM / "Filters.java",
-                 generated={spec_java.FILE: spec_java.render()}, name="java-vectors")
-    return lambda *args: run("ProtocolVectors", *args)
+    and reply decoder, with ProtocolSpec.java rendered from the spec as the jar build does):
+    ``run(*args) -> stdout lines``."""
+    return lambda *args: java_checks("ProtocolVectors", *args)
 
 
 @pytest.fixture(scope="session")
-def java_options():
+def java_options(java_checks):
     """The data source's option checks (Options.java, with OptionSpec.java and Mode.java rendered
     as the jar build renders them) run by tests/connector/OptionsCheck.java on option sets:
     ``run(option sets) -> [None (taken) or the refusal]``."""
-    from sae.connector import spec_java
-    run = _javac(ROOT / "tests" / "connector" / "OptionsCheck.java", JVM / "Options.java", JVM / "ArrowTypes.java",
-                 JVM / "Native.java", generated=spec_java.sources(), name="options")
-
     def check(option_sets: list[dict]) -> list[str | None]:
-        lines = run("sae.connector.OptionsCheck",
-                    input="\n".join("\t".join(f"{k}={v}" for k, v in o.items()) for o in option_sets) + "\n")
+        lines = java_checks("sae.connector.OptionsCheck",
+                            input="\n".join("\t".join(f"{k}={v}" for k, v in o.items()) for o in option_sets) + "\n")
         return [None if line == "ok" else line.removeprefix("refused ") for line in lines]
     return check
 

@@ -5,20 +5,16 @@ cost ~3 %, OSDs short of CPU seen in the replies at once, idle ones at the next 
 of another tenant's calls, which both ways wait in, not mistaken for either; and how many objects
 a task keeps back to scan while its pushed replies are awaited."""
 import os
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-JVM = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
 LAG, OBJECTS = 4, 600
 
 
 @pytest.fixture(scope="module")
-def printed(javac) -> dict[str, str]:
+def printed(java_checks) -> dict[str, str]:
     """PushbackRule's lines, by their first word: each scenario's choices, and ``osd-work``."""
-    run = javac(JVM / "Pushback.java", Path(__file__).with_name("PushbackRule.java"), name="pushback")
-    lines = run("sae.connector.PushbackRule", str(LAG), str(OBJECTS), env={**os.environ, "JAVA_TOOL_OPTIONS": ""})
+    lines = java_checks("sae.connector.PushbackRule", str(LAG), str(OBJECTS), env={**os.environ, "JAVA_TOOL_OPTIONS": ""})
     return dict(line.split(" ", 1) for line in lines)
 
 

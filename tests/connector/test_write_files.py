@@ -6,20 +6,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sae.connector import manifest, spec_java
-
-ROOT = Path(__file__).resolve().parents[2]
-JVM = ROOT / "experiments" / "sae" / "connector" / "jvm" / "sae" / "connector"
+from sae.connector import manifest
 
 JOB, OTHER = "a" * 32, "b" * 32
 
 
 @pytest.fixture(scope="module")
-def write_check(javac):
-    run = javac(ROOT / "tests" / "connector" / "WriteCheck.java", *(JVM / f"{c}.java" for c in (
-        "ObjectFiles", "Manifest", "CephFiles", "Native", "Options", "ArrowTypes")),
-        generated=spec_java.sources(), name="write-check")
-    return lambda *args: run("sae.connector.WriteCheck", *args)
+def write_check(java_checks):
+    return lambda *args: java_checks("sae.connector.WriteCheck", *args)
 
 
 def test_rows_roll_into_single_row_group_files_of_one_object(write_check, tmp_path):
