@@ -301,20 +301,32 @@ def counter_gaps(samples: pd.DataFrame, start: float, end: float, nodes, interva
     """Why the counters of ``nodes`` do not fully cover ``start``..``end`` (empty: they do).
 
     Covered means: every counter of every node was scraped at or before ``start`` and at or after
-    ``end``, and never missed more than one scrape in between (a gap of at most 2.5 intervals),
-    e.g. not while Prometheus or an exporter was down."""
+    ``end``, each within 2.5 intervals of it (at most one scrape missed there: the readings at the
+    edges are not spread over a long gap), and in between it either missed no more than one
+    scrape or did not fall across a longer gap: a counter that falls was reset (an exporter
+    restarted) and a gap hides part of it, while one that rose across a gap (Prometheus starved of
+    CPU for a few seconds) still holds everything done in it."""
     gaps = []
     for node in nodes:
         for counter in COUNTERS:
-            t = np.sort(samples.loc[(samples["node"] == node) & (samples["counter"] == counter),
-                                    "timestamp"].unique().astype(float))
+            mine = samples[(samples["node"] == node) & (samples["counter"] == counter)]
+            series = mine.groupby("timestamp")["value"].sum().sort_index()
+            t, v = series.index.to_numpy(float), series.to_numpy(float)
             if not len(t) or t.min() > start or t.max() < end:
                 where = "at all" if not len(t) else "before the start" if t.min() > start else "after the end"
                 gaps.append(f"{node} {counter}: no scrape {where}")
                 continue
-            around = t[(t >= t[t <= start].max()) & (t <= t[t >= end].min())]   # the scrapes spanning it
-            if len(around) > 1 and np.diff(around).max() > 2.5 * interval:
-                gaps.append(f"{node} {counter}: {np.diff(around).max():.1f} s without a scrape")
+            keep = (t >= t[t <= start].max()) & (t <= t[t >= end].min())   # the scrapes spanning it
+            t, v = t[keep], v[keep]
+            if len(t) < 2:
+                continue
+            step, rose = np.diff(t), np.diff(v) >= 0
+            edges = np.zeros(len(step), bool)
+            edges[[0, -1]] = True
+            bad = (step > 2.5 * interval) & (edges | ~rose)
+            if bad.any():
+                gaps.append(f"{node} {counter}: {step[bad].max():.1f} s without a scrape"
+                            f"{'' if edges[bad].any() else ' across which it fell'}")
     return gaps
 
 

@@ -148,3 +148,20 @@ def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_rest
     assert gone["sae_vhost_agent_cpu_seconds"] == pytest.approx(a_seconds + b_seconds)   # kept once exited
     assert gone["sae_vhost_cpu_seconds"] == pytest.approx(52.0)
     assert values(51.5)["sae_vhost_cpu_seconds"] == pytest.approx(52.0)   # never falls
+
+
+def test_a_scrape_gap_inside_a_query_is_partial_only_where_the_counter_fell_or_at_its_edges():
+    """Prometheus starved for 5 s in a long query (17 hosts on 2 cores): the counter rose across
+    the gap, so the query's total is whole; a fall across it (an exporter's reset) hides part of
+    it, and so does a gap at the query's start or end, whose reading would be spread over it."""
+    from monitor_deploy import counter_gaps
+    times = [t for t in np.arange(0.0, 40.0, 1.0) if not 10 < t < 16]   # no scrape in (10, 16)
+
+    def gaps(start, end, fall=False):
+        rows = [(t, "n", counter, "", 100.0 + t - (50 if fall and t >= 16 else 0))
+                for counter in COUNTERS for t in times]
+        return counter_gaps(_samples(rows), start, end, ["n"], 1.0)
+    assert gaps(5.5, 30.5) == []
+    assert gaps(5.5, 30.5, fall=True) == [f"n {c}: 6.0 s without a scrape across which it fell" for c in COUNTERS]
+    assert gaps(11.0, 30.5) == [f"n {c}: 6.0 s without a scrape" for c in COUNTERS]   # at the start
+    assert gaps(5.5, 12.0) == [f"n {c}: 6.0 s without a scrape" for c in COUNTERS]    # at the end
