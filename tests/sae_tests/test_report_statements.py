@@ -37,9 +37,16 @@ def test_every_ratio_has_its_interval(tmp_path):
     assert "6/6" in text
 
 
-def test_summary_ends_with_correctness_and_a_headline_per_selectivity(tmp_path):
-    run = _recorded(tmp_path)
+@pytest.fixture(scope="module")
+def reported(tmp_path_factory):
+    """A recorded run with its report made (the tests below read it, none changes it)."""
+    run = _recorded(tmp_path_factory.mktemp("reported"))
     make_report(run.root)
+    return run
+
+
+def test_summary_ends_with_correctness_and_a_headline_per_selectivity(reported):
+    run = reported
     lines = (run.report / "summary.txt").read_text().splitlines()
     assert lines[-3] == "correctness: every reader returned the same rows and checksum at every point"
     low, high = lines[-2:]
@@ -83,9 +90,8 @@ def test_too_few_repetitions_say_so(tmp_path):
     assert "50.0x (n too small)" in text and "[" not in text.splitlines()[1]
 
 
-def test_index_html_states_headline_readers_correctness_and_description(tmp_path):
-    run = _recorded(tmp_path)
-    make_report(run.root)
+def test_index_html_states_headline_readers_correctness_and_description(reported):
+    run = reported
     html = (run.report / "index.html").read_text()
     assert html.index("At 1 % selectivity offload") < html.index("<h2>Summary")
     assert "A synthetic selectivity sweep" in html
