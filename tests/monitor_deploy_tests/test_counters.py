@@ -100,7 +100,7 @@ def test_the_cgroup_exporter_reads_cpu_every_round_and_processes_at_most_every_h
 
 
 
-def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_restarts(tmp_path):
+def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_restarts(tmp_path, monkeypatch):
     """A host's CPU counter is its cgroup's less what its monitoring agents (pid files) spent,
     which is counted apart; a restarted or exited agent keeps its seconds, and the host's counter
     never falls."""
@@ -122,8 +122,11 @@ def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_rest
 
     def values(cgroup_seconds):
         usage.write_text(f"usage_usec {round(cgroup_seconds * 1e6)}\n")
+        clock[0] += vhost.PROCESS_INTERVAL   # the agents are read with the processes
         return {m.name: m.samples[0].value for m in host.collect()}
 
+    clock = [100.0]
+    monkeypatch.setattr(vhost.time, "monotonic", lambda: clock[0])
     host = vhost.HostCollector("node1", str(usage), str(tmp_path / "cgroup.procs"), 1.0, [str(pidfile)])
     first = values(50.0)   # no agent yet
     assert (first["sae_vhost_cpu_seconds"], first["sae_vhost_agent_cpu_seconds"]) == (50.0, 0.0)
