@@ -11,7 +11,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 GUARDED = """
-import os, subprocess, sys
+import os, subprocess, sys, time
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,7 @@ def test_forks_a_daemon(tmp_path):
     link.symlink_to("/bin/sleep")
     pid = os.fork()   # not through subprocess or posix_spawn either
     if pid == 0:
+        time.sleep(0.3)   # the guard looks while the child is still a copy of the test's process
         os.execv(str(link), [str(link), "600"])
     Path("{pidfile}.3").write_text(str(pid))
 
