@@ -17,18 +17,15 @@ from pathlib import Path
 
 import metareserve
 from metareserve import Layout, node_agent
-from monitor_deploy import METRICS, Monitoring, MonitorOptions
-
-TICK = os.sysconf("SC_CLK_TCK")
+from monitor_deploy import METRICS, Monitoring, MonitorOptions, vhost
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    return vhost.process_cpu(pid)[1]
 
 
 def monitoring_pids(mon: Monitoring) -> list[int]:
-    files = [f"{mon.node_dir(n)}/{d}.pid" for n in mon.reservation.nodes for d in mon._daemons(n)]
+    files = [mon._pidfile(n, d) for n in mon.reservation.nodes for d in mon._daemons(n)]
     return [node_agent.read_pid(f) for f in files + [str(mon._vhost_dir / "vhost.pid")]]
 
 

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from metareserve.providers.cgroups import cpu_seconds
+from metareserve.remote.prelude import read_pid
 from prometheus_client import CollectorRegistry, write_to_textfile
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
@@ -47,10 +48,15 @@ PROCESS_INTERVAL = 0.5
 """Seconds between two readings of a host's processes (memory, disk I/O: plotted, not windowed)."""
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first); OSError if gone."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _proc_sample(pid: int):
     """(start time, rss bytes, read bytes, written bytes) of a process, or None if it is gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        stat = _stat(pid)
         rss = int(stat[21]) * PAGE
         io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
         return stat[19], rss, int(io["read_bytes"]), int(io["write_bytes"])
@@ -58,13 +64,12 @@ def _proc_sample(pid: int):
         return None
 
 
-def _cpu_sample(pidfile: str):
-    """((pid, start time), CPU seconds) of the process a pid file names, or None if it is gone."""
+def process_cpu(pid: int | None):
+    """((pid, start time), CPU seconds: user + system) of a process, or None if it is gone."""
     try:
-        pid = int(Path(pidfile).read_text().split()[0])
-        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        stat = _stat(pid)
         return (pid, stat[19]), (int(stat[11]) + int(stat[12])) / TICK
-    except (OSError, IndexError, ValueError):
+    except (OSError, IndexError, ValueError, TypeError):
         return None
 
 
@@ -77,7 +82,7 @@ class AgentCpu:
 
     def seconds(self) -> float:
         for i, pidfile in enumerate(self.pidfiles):
-            sample = _cpu_sample(pidfile)
+            sample = process_cpu(read_pid(pidfile))
             previous = self.last.get(i)
             if previous and (sample is None or sample[0] != previous[0]):
                 self.gone += previous[1]

@@ -107,6 +107,7 @@ def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_rest
     import subprocess
     import sys
     import time
+    from metareserve.remote.prelude import read_pid
     from monitor_deploy import vhost
     usage, pidfile = tmp_path / "cpu.stat", tmp_path / "node_exporter.pid"
     burn = "import time\nwhile time.process_time() < 0.3: pass\ntime.sleep(60)"
@@ -115,10 +116,10 @@ def test_the_monitoring_agents_cpu_is_left_out_of_the_hosts_and_kept_across_rest
         """An agent that spends 0.3 CPU-s, then idles; (process, its CPU-seconds)."""
         p = subprocess.Popen([sys.executable, "-c", burn])
         pidfile.write_text(f"{p.pid}\n")
-        while (sample := vhost._cpu_sample(str(pidfile))) is None or sample[1] < 0.25:
+        while (sample := vhost.process_cpu(read_pid(pidfile))) is None or sample[1] < 0.25:
             time.sleep(0.05)
         time.sleep(0.1)
-        return p, vhost._cpu_sample(str(pidfile))[1]
+        return p, vhost.process_cpu(read_pid(pidfile))[1]
 
     def values(cgroup_seconds):
         usage.write_text(f"usage_usec {round(cgroup_seconds * 1e6)}\n")

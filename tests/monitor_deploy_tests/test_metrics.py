@@ -132,6 +132,7 @@ def test_the_monitoring_agents_cpu_is_counted_apart_from_each_hosts(mon):
     every host's agents have spent some, node1's the most, no more than /proc says of them now,
     and the host's counter plus its agents' is no more than its cgroup's CPU now (to a few ticks)."""
     from metareserve.providers.cgroups import cpu_seconds
+    from metareserve.remote.prelude import read_pid
     from monitor_deploy import vhost
 
     def per_node(metric):
@@ -141,7 +142,8 @@ def test_the_monitoring_agents_cpu_is_counted_apart_from_each_hosts(mon):
     assert agents["node1"] == max(agents.values()), agents   # Prometheus runs there
     accounting = mon.reservation.cpu_accounting
     for node, spent in agents.items():
-        now = sum(vhost._cpu_sample(mon._pidfile(node, d))[1] for d in mon._daemons(mon.reservation.node(node)))
+        now = sum(vhost.process_cpu(read_pid(mon._pidfile(node, d)))[1]
+                  for d in mon._daemons(mon.reservation.node(node)))
         assert spent <= now + 0.01, (node, spent, now)
         # /proc counts in clock ticks (10 ms), the cgroup in nanoseconds: allow a few ticks
         assert hosts[node] + spent <= cpu_seconds(accounting.usage_files[node]) + 0.05, node
