@@ -253,12 +253,15 @@ class AliasExpansion(yaml.YAMLError):
 
 def load_yaml(text: str) -> Any:
     """``text`` parsed with the safe loader, its aliases' expansion checked before the document
-    is built (:class:`AliasExpansion`); every YAML sae reads goes through here."""
+    is built (:class:`AliasExpansion`); every YAML sae reads goes through here. A document with
+    no ``&`` has no anchor, so no alias, and is not counted."""
     loader = SAFE_LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        if "&" not in text:
+            return loader.construct_document(node)
         distinct, expanded = _node_counts(node)
         if expanded is None:
             raise AliasExpansion("an alias refers to the node that contains it (a loop)")

@@ -237,19 +237,33 @@ def collect_counters(monitoring, t0: float, t1: float, nodes: list[str]) -> pd.D
     return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value", "measured"])
 
 
+def _series_at(t: np.ndarray, v: np.ndarray, times) -> np.ndarray:
+    """One counter series' value at ``times``: linearly interpolated between its samples (held
+    flat outside them; after a reset it continues from the value before it)."""
+    order = np.argsort(t, kind="stable")
+    t, v = t[order], v[order]
+    for i in np.flatnonzero(np.diff(v) < 0):   # a reset
+        v[i + 1:] += v[i]
+    return np.interp(times, t, v)
+
+
+def _series(samples: pd.DataFrame, by: list[str]):
+    """(key, timestamps, values) of each group of ``samples`` by the columns ``by``, as arrays
+    (a window holds dozens of small series: no frame is made per group)."""
+    t, v = samples["timestamp"].to_numpy(dtype=float), samples["value"].to_numpy(dtype=float)
+    for key, rows in samples.groupby(by, sort=False).indices.items():
+        yield key, t[rows], v[rows]
+
+
 def counter_values(samples: pd.DataFrame, times) -> dict[str, dict[str, np.ndarray]]:
     """counter → {node: value at each of ``times``}: each series linearly interpolated between
     its samples (held flat outside them; after a reset it continues from the value before it),
     summed per node. Differences between two times are what the node spent in between."""
     times = np.asarray(times, dtype=float)
     out: dict[str, dict[str, np.ndarray]] = {}
-    for (counter, node, _), g in samples.groupby(["counter", "node", "series"], sort=False):
-        g = g.sort_values("timestamp")
-        t, v = g["timestamp"].to_numpy(), g["value"].to_numpy(dtype=float)
-        for i in np.flatnonzero(np.diff(v) < 0):   # a reset
-            v[i + 1:] += v[i]
+    for (counter, node, _), t, v in _series(samples, ["counter", "node", "series"]):
         node_values = out.setdefault(counter, {})
-        node_values[node] = node_values.get(node, 0.0) + np.interp(times, t, v)
+        node_values[node] = node_values.get(node, 0.0) + _series_at(t, v, times)
     return out
 
 
@@ -283,15 +297,14 @@ def counter_totals(samples: pd.DataFrame, start: float, end: float, *, after: fl
     interpolated at ``start`` and ``end`` shifted by the lag (:func:`counter_values`), so the
     increase spans the activity's own interval."""
     out: dict[str, dict[str, float]] = {}
-    for (counter, node, series), g in samples.groupby(["counter", "node", "series"], sort=False):
-        t = g["timestamp"].to_numpy(dtype=float)
+    for (counter, node, _), t, v in _series(samples, ["counter", "node", "series"]):
         lag = (lags or {}).get(counter, 0.0)
-        a, b = counter_values(g, [start + lag, end + lag])[counter][node]
         lo = t[(t <= start) & (t >= after + lag)] if after is not None else t[:0]
         hi = t[(t >= end + lag) & (t <= before)] if before is not None else t[:0]
         if len(lo) or len(hi):
-            v = counter_values(g, [lo.max() if len(lo) else start, hi.min() if len(hi) else end])
-            a, b = v[counter][node]
+            a, b = _series_at(t, v, [lo.max() if len(lo) else start, hi.min() if len(hi) else end])
+        else:
+            a, b = _series_at(t, v, [start + lag, end + lag])
         out.setdefault(counter, {}).setdefault(node, 0.0)
         out[counter][node] += float(b - a)
     return out
@@ -306,12 +319,13 @@ def counter_gaps(samples: pd.DataFrame, start: float, end: float, nodes, interva
     scrape or did not fall across a longer gap: a counter that falls was reset (an exporter
     restarted) and a gap hides part of it, while one that rose across a gap (Prometheus starved of
     CPU for a few seconds) still holds everything done in it."""
-    gaps = []
+    gaps, empty = [], np.empty(0)
+    scraped = {key: (t, v) for key, t, v in _series(samples, ["node", "counter"])}
     for node in nodes:
         for counter in COUNTERS:
-            mine = samples[(samples["node"] == node) & (samples["counter"] == counter)]
-            series = mine.groupby("timestamp")["value"].sum().sort_index()
-            t, v = series.index.to_numpy(float), series.to_numpy(float)
+            t, v = scraped.get((node, counter), (empty, empty))
+            t, at = np.unique(t, return_inverse=True)   # each scrape's series summed
+            v = np.bincount(at, weights=v, minlength=len(t))
             if not len(t) or t.min() > start or t.max() < end:
                 where = "at all" if not len(t) else "before the start" if t.min() > start else "after the end"
                 gaps.append(f"{node} {counter}: no scrape {where}")

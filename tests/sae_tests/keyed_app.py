@@ -12,9 +12,11 @@ from pyspark.sql import SparkSession
 
 from sae.app import run_points
 
-QUICK = "-XX:TieredStopAtLevel=1"
+QUICK = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 """JVMs compiling with C1 only (sae's ``spark.jit=quick``): a short application's JVMs spend half
-their CPU compiling otherwise, and a local cluster's three JVMs share the test's cores."""
+their CPU compiling otherwise, and a local cluster's three JVMs share the test's cores; and with
+the serial collector: each JVM's heap is small, and G1's threads in three JVMs cost the
+application 58 CPU-s against 66-71 (measured)."""
 
 
 def main(path: str) -> None:

@@ -5,6 +5,8 @@ Providers register under the entry-point group ``metareserve.providers`` and are
 from __future__ import annotations
 
 import abc
+import functools
+import sys
 from importlib.metadata import entry_points
 
 from ..capacity import Capacities
@@ -58,13 +60,25 @@ class Provider(abc.ABC):
         return False
 
 
+@functools.lru_cache(maxsize=8)
+def _registered(path: tuple[str, ...]) -> dict:
+    """Name → entry point of the providers installed on ``path`` (``sys.path``: a distribution
+    added to it is seen; reading every distribution's metadata takes milliseconds, and a
+    reservation's provider is looked up each time one loads)."""
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def _entry_points() -> dict:
+    return _registered(tuple(sys.path))
+
+
 def known() -> list[str]:
-    return sorted(ep.name for ep in entry_points(group=GROUP))
+    return sorted(_entry_points())
 
 
 def get(name: str) -> Provider:
     """The provider registered as ``name``; UsageError naming the known ones otherwise."""
-    eps = {ep.name: ep for ep in entry_points(group=GROUP)}
+    eps = _entry_points()
     if name not in eps:
         raise UsageError(f"unknown provider {name!r} (known: {', '.join(sorted(eps)) or 'none installed'})")
     try:

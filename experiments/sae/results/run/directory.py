@@ -13,7 +13,9 @@ Layout (spec and plan are written first, before any node is touched)::
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import importlib.metadata
 import json
 import math
@@ -38,6 +40,12 @@ from .storage_work import cls_columns, osd_ops
 
 COMPONENTS = ("sae", "metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy",
               "pyspark", "pyarrow", "pandas")
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_run_file(path: str, version: tuple) -> object:
+    """``path`` parsed; ``version`` (inode, times, size) tells a rewritten file from the one cached."""
+    return read_yaml(path, f"run file {Path(path).name}")
 
 
 def versions() -> dict:
@@ -137,7 +145,13 @@ class RunDir:
         os.replace(tmp, path)
 
     def read_yaml(self, path: Path):
-        return read_yaml(path, f"run file {path.name}") if path.exists() else None
+        """The YAML run file at ``path`` (None if there is none), parsed once per version of the
+        file (a report reads plan.yaml hundreds of times; parsing is most of that)."""
+        try:
+            st = Path(path).stat()
+        except FileNotFoundError:
+            return None
+        return copy.deepcopy(_parsed_run_file(str(path), (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)))
 
     def load_plan(self) -> Plan:
         """The run's plan (``plan.yaml``, written before anything ran); UsageError naming the file
