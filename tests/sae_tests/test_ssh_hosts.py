@@ -17,6 +17,7 @@ from click.testing import CliRunner
 import metareserve
 import sae
 from metareserve.errors import UsageError
+from metareserve.layout import Layout
 from monitor_deploy import read_frame
 from metareserve.providers.ssh import load_hosts_file
 from sae.cli import main
@@ -209,6 +210,13 @@ def test_own_local_cluster_hosts_through_the_ssh_provider(lab):
     assert "lab3" in r.output and "unused" not in r.output
 
 
+PAPER_ON_THE_LAB = ["cluster.nodes=3", "spark.worker_cores=1", "spark.worker_memory=2g", "spark.executor_memory=1g",
+                    "ceph.osd_size=4GiB", "data.rows=1000000", "data.object_size=16MiB", "data.link_multiplier=4",
+                    "pause=2"]
+"""The paper profile's sizes set down to the local cluster's hosts, as docs/ssh.md says to for
+hosts smaller than m510 nodes (its store, bluestore, and its scrapes kept)."""
+
+
 def _packages_of_a_run() -> list[str]:
     """The Debian packages sae's deployers install on a run's hosts."""
     from monitor_deploy.deploy import PACKAGES as MONITOR
@@ -221,17 +229,21 @@ def _packages_of_a_run() -> list[str]:
 
 
 def test_sae_run_on_own_hosts_end_to_end(lab):
-    """``sae run --hosts FILE``, as docs/ssh.md tells a user: every stage on the hosts of the file
-    over SSH (install, start, data, build, two readers' queries, metric windows, --teardown), the
-    run recorded under the file's host names, both readers exact. Own hosts reach their mirrors;
-    these namespaces do not, so what sae would install there goes on the package database they
-    share with this machine first (nothing, after the session's other stacks)."""
+    """``sae run --hosts FILE`` with the paper profile on fewer, smaller hosts, as docs/ssh.md tells
+    a user (``cluster.nodes`` and the sizes set down): every stage on the hosts of the file over
+    SSH (install, start, data, build, two readers' queries, metric windows, --teardown), the
+    paper's roles on the file's 3 hosts as docs/ssh.md maps them (one storage host with the OSD,
+    bluestore; the driver beside a worker), the run recorded under the file's host names, both
+    readers exact. Own hosts reach their mirrors; these namespaces do not, so what sae would
+    install there goes on the package database they share with this machine first (nothing,
+    after the session's other stacks)."""
     from metareserve.remote import node_agent
     root, local, path = lab
     missing = node_agent.missing_packages(_packages_of_a_run())
     if missing:
         node_agent.apt_install(missing)
     r = subprocess.run([SAE, "run", SELECTIVITY, "--hosts", path, "--out", root / "out", "--teardown",
+                        "--profile", "paper", *(f"--set={s}" for s in PAPER_ON_THE_LAB),
                         "--set", "sweep.cartesian.selectivity=[10]",
                         "--set", "sweep.cartesian.reader=[offload, vanilla]",
                         "--set", "repetitions=1", "--set", "warmup=0", "--set", "drift=false",
@@ -241,8 +253,15 @@ def test_sae_run_on_own_hosts_end_to_end(lab):
     run = Path(r.stdout.strip().splitlines()[-1])
     res = metareserve.load_reservation(run / "reservation.yaml")
     assert res.provider == "ssh" and [n.name for n in res.nodes] == ["lab1", "lab2", "lab3"]
+    layout = Layout.load(run / "layout.yaml")
+    assert layout.host_roles() == {"lab1": "storage", "lab2": "compute", "lab3": "compute"}
+    assert layout.names("ceph-osd") == ["lab1"] and layout.names("driver") == ["lab2"]
+    assert layout.names("spark-worker") == ["lab2", "lab3"]
     df = sae.load_results(run)
     assert sorted(df.reader) == ["offload", "vanilla"] and not df.warmup.any()
+    plan = yaml.safe_load((run / "plan.yaml").read_text())
+    assert plan["profile"] == "paper" and {p["params"]["ceph"]["store"] for p in plan["points"]} == {"bluestore"}
+    assert (df.hosts == 3).all() and (df.storage_hosts == "lab1").all() and (df.compute_hosts == "lab2,lab3").all()
     assert df.rows_out.nunique() == 1 and df.checksum.nunique() == 1
     scanned = df.rows.iloc[0] * df.link_multiplier.iloc[0]
     assert 0.05 * scanned < df.rows_out.iloc[0] < 0.15 * scanned
