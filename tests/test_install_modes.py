@@ -10,9 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-import pytest
 
-pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy", "experiments")

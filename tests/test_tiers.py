@@ -98,11 +98,3 @@ def test_guard_fails_pure_tests_that_start_or_leave_daemons(tmp_path):
     assert "test_forks_a_daemon left running:" in out and " radosgw;" in out
     assert "test_uses_a_session_fixture_that_starts_a_daemon left running:" in out and " prometheus;" in out
     assert "ask for a cluster fixture" in out
-
-
-def test_long_modules_are_collected_first(tmp_path):
-    for name, mark in (("test_a.py", ""), ("test_b.py", "pytestmark = pytest.mark.long\n"), ("test_c.py", "")):
-        (tmp_path / name).write_text(f"import pytest\n{mark}\ndef test_one():\n    pass\n\ndef test_two():\n    pass\n")
-    r = _pytest("-p", "fixtures.tiers", "--collect-only", "-q", "--strict-markers", cwd=tmp_path)
-    assert [line for line in r.stdout.splitlines() if "::" in line] == [
-        f"test_{m}.py::test_{n}" for m in "bac" for n in ("one", "two")], r.stdout[-3000:]

@@ -19,7 +19,6 @@ from metareserve.errors import UsageError
 import sae.indexed as ix
 from sae.indexed.build import QUICK, compile_jar, spark_jars
 
-pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
 
 SCENARIO = Path(__file__).with_name("scenario.py")
 MODEL = Path(__file__).with_name("IndexModel.java")

@@ -26,7 +26,6 @@ from sae.planning.spec import DataSpec, Experiment, Sweep, Workload
 from sae.running.context import dataset_path
 from sae.running.execute import comparison_key, interleave, keyed_config
 
-pytestmark = pytest.mark.long   # collected first: tests/fixtures/tiers.py
 
 APP = Path(__file__).with_name("keyed_app.py")
 ROWS = 60_000
