@@ -237,14 +237,20 @@ def collect_counters(monitoring, t0: float, t1: float, nodes: list[str]) -> pd.D
     return pd.DataFrame(rows, columns=["timestamp", "node", "counter", "series", "value", "measured"])
 
 
+def continued(values: np.ndarray) -> np.ndarray:
+    """A counter's readings in time order, each reset continued from the value before it (an
+    exporter that restarted counts from 0 again): a copy that never falls across a reset."""
+    v = np.array(values, dtype=float)
+    for i in np.flatnonzero(np.diff(v) < 0):   # a reset
+        v[i + 1:] += v[i]
+    return v
+
+
 def _series_at(t: np.ndarray, v: np.ndarray, times) -> np.ndarray:
     """One counter series' value at ``times``: linearly interpolated between its samples (held
     flat outside them; after a reset it continues from the value before it)."""
     order = np.argsort(t, kind="stable")
-    t, v = t[order], v[order]
-    for i in np.flatnonzero(np.diff(v) < 0):   # a reset
-        v[i + 1:] += v[i]
-    return np.interp(times, t, v)
+    return np.interp(times, t[order], continued(v[order]))
 
 
 def _series(samples: pd.DataFrame, by: list[str]):

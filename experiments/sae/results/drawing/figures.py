@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from monitor_deploy import read_frame
+from monitor_deploy import continued, read_frame
 
 from ..analysis.measured import CONFIG, measured, median_repetitions, stats, varying
 from ..run.directory import RunDir, host_roles
@@ -138,9 +138,7 @@ def host_rates(counters: pd.DataFrame, start: float, end: float, pad: float = 2.
     at = "measured" if "measured" in counters else "timestamp"
     for (counter, node, _), g in counters.groupby(["counter", "node", "series"], sort=False):
         g = g.sort_values(at)
-        t, v = g[at].to_numpy(dtype=float), g["value"].to_numpy(dtype=float)
-        for i in np.flatnonzero(np.diff(v) < 0):   # a reset: continue from the value before it
-            v[i + 1:] += v[i]
+        t, v = g[at].to_numpy(dtype=float), continued(g["value"].to_numpy(dtype=float))
         keep = np.concatenate([[True], np.diff(t) > 0])   # a value served twice: read once
         t, v = t[keep], v[keep]
         rates = np.zeros(len(grid))
