@@ -25,8 +25,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def monitoring_pids(mon: Monitoring) -> list[int]:
-    files = [mon._pidfile(n, d) for n in mon.reservation.nodes for d in mon._daemons(n)]
-    return [node_agent.read_pid(f) for f in files + [str(mon._vhost_dir / "vhost.pid")]]
+    return [node_agent.read_pid(f) for f in mon.pidfiles()]
 
 
 def reference_core(seconds: float) -> float:

@@ -46,6 +46,12 @@ class Monitoring(Service):
     def _pidfile(self, node: Node | str, daemon: str) -> str:
         return f"{self.node_dir(node)}/{daemon}.pid"
 
+    def pidfiles(self) -> list[str]:
+        """The pid files of every process monitoring runs: each node's agents and, on the local
+        cluster, the cgroup exporter (what measuring monitoring's own cost reads)."""
+        files = [self._pidfile(n, d) for n in self.reservation.nodes for d in self._daemons(n)]
+        return files + ([str(self._vhost_dir / "vhost.pid")] if self._vhost_dir is not None else [])
+
     def textfile_dir(self, node: Node | str) -> str:
         """node_exporter's textfile-collector directory on ``node``."""
         return f"{self.node_dir(node)}/textfile"

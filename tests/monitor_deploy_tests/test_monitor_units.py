@@ -77,6 +77,18 @@ def test_generated_config_passes_promtool(tmp_path, provider, monitoring):
     assert ("sae_vhost_cpu_seconds_total" in rules[0]["expr"]) == (provider == "local")
 
 
+def test_pidfiles_name_every_agent_it_starts():
+    """What measuring monitoring's own cost reads: node_exporter on every node, Prometheus on its
+    node; no cgroup exporter off the local cluster."""
+    from monitor_deploy import Monitoring
+    res = reservation()
+    mon = Monitoring(res, Layout.default(res))
+    files = mon.pidfiles()
+    assert [f.rsplit("/", 1)[1] for f in files] == ["node_exporter.pid", "prometheus.pid",
+                                                    "node_exporter.pid", "node_exporter.pid"]
+    assert [f for f in files if f.startswith(mon.node_dir("node1"))] == files[:2]
+
+
 def test_auc_is_simpson_per_node_plus_total():
     t = np.linspace(0, 10, 11)
     data = pd.concat([pd.DataFrame({"timestamp": t, "node": n, "metric": "cpu", "value": v, "unit": "%"})
