@@ -1,8 +1,7 @@
 """Run one configuration of sae's Spark application (sae/app/run_points.py) in Spark's local mode:
 ``python keyed_app.py CONFIG.json``, CONFIG as the controller writes one (its points' ``out``
-file receives the events), plus ``"jar"`` (the indexed cache's), ``"vanilla"`` (the path of
-the dataset's files) and ``"master"`` (``local[2]`` by default; ``local-cluster[...]``: executor
-JVMs of the application's own, running this Python). After the points it writes ``<out>.plans.json``: whether a fresh read of
+file receives the events), plus ``"jar"`` (the indexed cache's) and ``"vanilla"`` (the path of
+the dataset's files). After the points it writes ``<out>.plans.json``: whether a fresh read of
 the files after the points was answered from a cache (it must not be: the cache reader's copy is
 its own). Exits, JVM included, when done."""
 import json
@@ -13,18 +12,17 @@ from pyspark.sql import SparkSession
 from sae.app import run_points
 
 QUICK = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-"""JVMs compiling with C1 only (sae's ``spark.jit=quick``): a short application's JVMs spend half
-their CPU compiling otherwise, and a local cluster's three JVMs share the test's cores; and with
-the serial collector: each JVM's heap is small, and G1's threads in three JVMs cost the
-application 58 CPU-s against 66-71 (measured)."""
+"""The JVM compiling with C1 only (sae's ``spark.jit=quick``): a short application's JVM spends
+half its CPU compiling otherwise; and with the serial collector: the heap is small, and G1's
+threads beside it cost CPU the test's other worker needs."""
 
 
 def main(path: str) -> None:
     cfg = json.loads(open(path).read())
-    spark = (SparkSession.builder.master(cfg.get("master", "local[2]")).appName("sae keyed app")
+    spark = (SparkSession.builder.master("local[2]").appName("sae keyed app")
              .config("spark.jars", cfg["jar"]).config("spark.driver.memory", "2g")
              .config("spark.pyspark.python", sys.executable)
-             .config("spark.driver.extraJavaOptions", QUICK).config("spark.executor.extraJavaOptions", QUICK)
+             .config("spark.driver.extraJavaOptions", QUICK)
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -1,13 +1,12 @@
 """The key queries and the readers that keep the data in memory, in sae's Spark application
-(sae/app/run_points.py with keyed.py), in Spark's ``local-cluster`` mode (a master, a worker and
-two executor JVMs of the application's own, which end with it) in a process of its own that exits
-before the tests assert (tests/sae_tests/keyed_app.py): points planned by sae (lookups, joins,
-a series of joins with appends, a series that loses an executor) for the vanilla reader over
-local Parquet files, the cache and the indexed reader, configured as the controller configures
-them, run by one application. Every reader's answer agrees at every point and, in the series,
-after every append and after the loss; what each reader keeps is recorded. On a cluster (a
-lookup, a join and an append; the indexed cache's jar built on the driver node):
-tests/sae_tests/test_indexed_run.py."""
+(sae/app/run_points.py with keyed.py), in Spark's local mode in a process of its own that exits,
+JVM included, before the tests assert (tests/sae_tests/keyed_app.py): points planned by sae
+(lookups, joins, a series of joins with appends whose rows join the probe) for the vanilla reader
+over local Parquet files, the cache and the indexed reader, configured as the controller
+configures them, run by one application. Every reader's answer agrees at every point and, in the
+series, after every append; what each reader keeps is recorded. On a cluster (lookups, a join, an
+append and a lost executor, which needs executor JVMs a cluster manager replaces; the indexed
+cache's jar built on the driver node): tests/sae_tests/test_indexed_run.py."""
 from __future__ import annotations
 
 import json
@@ -31,17 +30,10 @@ APP = Path(__file__).with_name("keyed_app.py")
 ROWS = 60_000
 READERS = ["vanilla", "cache", "indexed"]
 APPEND = 2000
-LOST_AT = 1
-"""The repetition of the losing series an executor is killed before (of 3)."""
-MASTER = "local-cluster[2,1,1024]"
-"""Two executors of one core and 1 GiB each, in JVMs of their own (one of them to lose)."""
 
 
 def _kept(p: dict) -> bool:
-    """The points of the scenario: two lookups, two joins, a series of joins with appends and one
-    that loses an executor."""
-    if p["lose_executor"] is not None:
-        return p["query"] == "key-join" and p["keys"] == 100 and p["probe"] == 100 and p["append_rows"] == 0
+    """The points of the scenario: two lookups, two joins and a series of joins with appends."""
     if p["query"] == "key-lookup":
         return p["probe"] == 100 and p["append_rows"] == 0
     return p["keys"] == 100 and (p["append_rows"] == 0) != (p["probe"] == 100)
@@ -49,9 +41,9 @@ def _kept(p: dict) -> bool:
 
 EXPERIMENT = Experiment(
     name="keyed", data=DataSpec(rows=ROWS), repetitions=1, warmup=0, workload=Workload(append_every=2),
-    sweep=Sweep(cartesian={"lose_executor": [None, LOST_AT], "query": ["key-lookup", "key-join"], "keys": [1, 100],
-                           "probe": [0.1, 10, 100], "append_rows": [0, APPEND], "reader": READERS},
-                where=_kept, repetitions={"append_rows": {APPEND: 5}, "lose_executor": {LOST_AT: 3}}))
+    sweep=Sweep(cartesian={"query": ["key-lookup", "key-join"], "keys": [1, 100], "probe": [0.1, 10, 100],
+                           "append_rows": [0, APPEND], "reader": READERS},
+                where=_kept, repetitions={"append_rows": {APPEND: 5}}))
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +61,7 @@ def events(tmp_path_factory) -> pd.DataFrame:
                         **keyed_config(p), **w.read_source(dataset_path(p), build=None, mount=str(work)).app_config()})
     out = work / "events.jsonl"
     cfg = {"run_id": "keyed", "out": str(out), "pause": 0, "points": configs, "jar": str(ix.jar()),
-           "vanilla": f"file://{data}", "master": MASTER,
+           "vanilla": f"file://{data}",
            "schedule": interleave(configs, [comparison_key(p) for p in points], EXPERIMENT.warmup)}
     (work / "config.json").write_text(json.dumps(cfg))
     r = subprocess.run([sys.executable, str(APP), str(work / "config.json")], capture_output=True, text=True,
@@ -80,15 +72,14 @@ def events(tmp_path_factory) -> pd.DataFrame:
     ends = [e for e in lines if e["event"] == "point-end"]
     assert len(ends) == len(points) and not [e["error"] for e in ends if e["error"]], r.stderr[-4000:]
     params = {p.id: {"reader": p.spec.workload.reader, "query": p.spec.workload.query, "keys": p.spec.workload.keys,
-                     "probe": p.spec.workload.probe, "append_rows": p.spec.workload.append_rows,
-                     "lose_executor": p.spec.workload.lose_executor} for p in points}
+                     "probe": p.spec.workload.probe, "append_rows": p.spec.workload.append_rows} for p in points}
     df = pd.DataFrame([{**params[e["point"]], **e} for e in lines if e["event"] == "rep"])
     df.attrs["plans"] = json.loads(Path(f"{out}.plans.json").read_text())
     return df
 
 
 def test_every_reader_answers_every_lookup_and_join_alike(events):
-    fixed = events[(events["append_rows"] == 0) & events["lose_executor"].isna()]
+    fixed = events[events["append_rows"] == 0]
     assert len(fixed) == 4 * len(READERS)
     for (query, keys, probe), g in fixed.groupby(["query", "keys", "probe"]):
         assert g[["rows", "checksum"]].drop_duplicates().shape[0] == 1, g[["reader", "rows", "checksum"]]
@@ -123,23 +114,9 @@ def test_each_reader_records_what_it_keeps(events):
     assert (cache["cached_rows"] == ROWS + cache["appended_rows"].fillna(0)).all()
     vanilla = events[events["reader"] == "vanilla"]
     assert vanilla[["index_bytes", "index_build_s"]].isna().all().all()
-    assert events.loc[events["lose_executor"].isna(), "executors"].isna().all()   # counted in a losing series only
+    assert "executors" not in events   # counted in a losing series only
     appended = vanilla[vanilla["appended_rows"] > 0]   # its batches are cached, its base read afresh
     assert (appended["cached_rows"] == appended["appended_rows"]).all() and (appended["cached_bytes"] > 0).all()
-
-
-def test_after_a_lost_executor_every_reader_answers_alike_and_the_cache_is_made_again(events):
-    """Killed before repetition 1 of the comparison, once (by the reader whose query comes first):
-    the replacement is up before that query, every reader's answer stays the same, the cache's
-    lost blocks are missing at the loss and cached again by its query."""
-    lost = events[events["lose_executor"].notna()].sort_values("seq")
-    assert len(lost) == 3 * len(READERS) and (lost["executors"] == 2).all()
-    assert lost[["rows", "checksum"]].drop_duplicates().shape[0] == 1 and lost["rows"].iloc[0] > ROWS / 2
-    killed = lost[lost["executor_lost"].eq(True)]
-    assert len(killed) == 1 and killed["repetition"].iloc[0] == LOST_AT, lost[["reader", "repetition", "executor_lost"]]
-    assert killed["seq"].iloc[0] == lost.loc[lost["repetition"] == LOST_AT, "seq"].min()
-    cache = lost[lost["reader"] == "cache"].set_index("repetition")["cached_bytes"]
-    assert cache[0] == cache[2] > cache[LOST_AT] > 0, cache   # one executor's blocks gone, then made again
 
 
 def test_the_cache_readers_copy_answers_no_other_reader(events):

@@ -45,6 +45,10 @@ def test_values_are_yaml_and_win_over_the_file():
     ("sweep.cartesian.selectivity=5", "give the axis a non-empty list"),
     ("repetitions=1", "--set repetitions=1: experiment 't': warmup must be"),
     ("pause=0.5", "--set pause=0.5: experiment 't' point 0 reader=offload: pause 0.5 s is shorter"),
+    ("sweep.repetitions.reader=5", "--set sweep.repetitions.reader: give {value: repetitions}"),
+    ("sweep.repetitions.colour={1: 3}", "--set sweep.repetitions.colour={1: 3}: experiment 't': sweep repetitions: "
+                                        "'colour' is not an axis of the sweep (axes: reader)"),
+    ("sweep.repetitions.reader={cache: 3}", "sweep repetitions: reader='cache' is not a value of the axis"),
     ("selectivity", "give path.to.field=value"),
     ("workload.selectivity=[1", "is not YAML"),
 ])
@@ -52,6 +56,20 @@ def test_bad_settings_are_refused_in_one_line_naming_the_setting(item, message):
     with pytest.raises(UsageError) as e:
         settings.apply(exp(), settings.parse([item]))
     assert message in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_an_axis_s_counts_are_set_after_the_repetitions_in_any_order():
+    """``repetitions`` drops the sweep's counts; ``sweep.repetitions.AXIS`` set beside it keeps its own."""
+    counted = exp(sweep=Sweep(cartesian={"reader": ["offload", "vanilla"]}, repetitions={"reader": {"vanilla": 6}}))
+    for items in (["repetitions=2", "sweep.repetitions.reader={offload: 4}"],
+                  ["sweep.repetitions.reader={offload: 4}", "repetitions=2"]):
+        e = settings.apply(counted, items)
+        assert (e.repetitions, e.sweep.repetitions) == (2, {"reader": {"offload": 4}}), items
+        assert [e.sweep.repetitions_of(p, e.repetitions) for p in e.sweep.points()] == [4, 2]
+    assert settings.apply(counted, ["sweep.repetitions.reader={}"]).sweep.repetitions == {}
+    r = CliRunner().invoke(main, ["plan", str(EXPERIMENTS / "alleviation.py"), "--set", "repetitions=3",
+                                  "--set", "sweep.repetitions.reader={offload: 5}"])
+    assert r.exit_code == 0 and "x 3-5 repetitions" in r.output, r.output
 
 
 def test_cli_plan_set_and_refusal():

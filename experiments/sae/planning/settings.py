@@ -3,8 +3,9 @@ workload.selectivity=5``, ``sae.run(path, set={...})``).
 
 A setting is ``path=value``: ``path`` a section field (``workload.selectivity``, ``monitor.scrape_interval``),
 an experiment option (``repetitions``, ``warmup``, ``pause``, ``figures``, ``description``, ``drift``) or a
-sweep axis (``sweep.cartesian.selectivity``, ``sweep.zipped.object_size``: its list of values);
-``value`` is read as YAML (``5``, ``1.5``, ``true``, ``zstd``, ``[1, 10]``, ``{node1: "1"}``).
+sweep axis (``sweep.cartesian.selectivity``, ``sweep.zipped.object_size``: its list of values) or an
+axis's repetition counts (``sweep.repetitions.selectivity={100: 6}``: {value: repetitions}, ``{}``
+none; applied after ``repetitions``, which drops the sweep's counts); ``value`` is read as YAML (``5``, ``1.5``, ``true``, ``zstd``, ``[1, 10]``, ``{node1: "1"}``).
 Settings apply after the profile, so they win over it, and the result is validated like the file:
 a bad value is refused in one line naming the setting. A field the sweep varies cannot be set
 (the sweep would replace it); set the axis instead.
@@ -27,6 +28,9 @@ from .spec import SECTIONS, Experiment, axis_target, validate
 OPTIONS = ("repetitions", "warmup", "pause", "figures", "description", "drift")
 """Experiment options a setting may change besides section fields and sweep axes."""
 TUPLES = {"workload.columns", "figures"}
+COUNTS = "sweep.repetitions."
+"""Settings of an axis's repetition counts; applied after every other setting (``repetitions``
+drops the sweep's counts, whatever order the settings came in)."""
 SCOPE = ":"
 """Separates an experiment's name from the path of a setting scoped to it."""
 
@@ -89,7 +93,7 @@ def apply(experiment: Experiment, settings) -> Experiment:
     if not settings:
         return experiment
     changed = experiment
-    for path, value in settings.items():
+    for path, value in sorted(settings.items(), key=lambda kv: kv[0].startswith(COUNTS)):
         changed = _apply_one(changed, path, value)
     try:
         validate(changed)
@@ -114,9 +118,11 @@ def _apply_one(experiment: Experiment, path: str, value) -> Experiment:
         value = tuple(value)
     if head == "sweep":
         kind, _, axis = rest.partition(".")
+        if kind == "repetitions" and axis:
+            return _counts(experiment, axis, value, where)
         if kind not in ("cartesian", "zipped") or not axis:
             raise UsageError(f"{where}: set a sweep axis as sweep.cartesian.AXIS or sweep.zipped.AXIS "
-                             f"(a list of values)")
+                             f"(a list of values), or its counts as sweep.repetitions.AXIS ({{value: repetitions}})")
         try:
             axis_target(axis)
         except UsageError as e:
@@ -152,8 +158,19 @@ def _apply_one(experiment: Experiment, path: str, value) -> Experiment:
             experiment = dataclasses.replace(experiment, sweep=dataclasses.replace(experiment.sweep, repetitions={}))
         return dataclasses.replace(experiment, **{path: value})
     known = [*OPTIONS, *(f"{s}.{f.name}" for s, cls in SECTIONS.items() for f in dataclasses.fields(cls)
-                         if f.name != "offload"), "sweep.cartesian.AXIS", "sweep.zipped.AXIS"]
+                         if f.name != "offload"), "sweep.cartesian.AXIS", "sweep.zipped.AXIS", f"{COUNTS}AXIS"]
     raise UsageError(f"{where}: unknown path (paths: {', '.join(known)})")
+
+
+def _counts(experiment: Experiment, axis: str, value, where: str) -> Experiment:
+    """``experiment`` with the sweep's repetition counts of ``axis`` replaced by ``value``
+    ({value of the axis: repetitions}; ``{}`` removes them); the counts are checked with the plan."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: give {{value: repetitions}}, e.g. --set '{where.removeprefix('--set ')}={{1: 3}}'")
+    counts = {a: t for a, t in experiment.sweep.repetitions.items() if a != axis}
+    if value:
+        counts[axis] = value
+    return dataclasses.replace(experiment, sweep=dataclasses.replace(experiment.sweep, repetitions=counts))
 
 
 def _target(axis: str):
