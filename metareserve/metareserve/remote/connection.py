@@ -75,15 +75,30 @@ def ssh_argv(reservation: Reservation, node: Node) -> list[str]:
     return ["-F", ssh_config_file(reservation, node)]
 
 
-def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
-                             during: str | None = None) -> ConnectError:
-    """Probe ``ssh node python3 -V`` to say why a connection failed (or was lost ``during`` a call)."""
+def probe(reservation: Reservation, node: Node) -> tuple[int, str]:
+    """``ssh node python3 -V``: (its exit code, its stderr)."""
     argv = ["ssh", *ssh_argv(reservation, node), node.host, node.python, "-V"]
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        err, rc = r.stderr, r.returncode
+        return r.returncode, r.stderr
     except subprocess.TimeoutExpired:
-        err, rc = "connection timed out", 255
+        return 255, "connection timed out"
+
+
+def lasting(probed: tuple[int, str]) -> bool:
+    """Whether a :func:`probe` failed for a cause another attempt within seconds meets again: one
+    :data:`_CONNECT_HINTS` names (nothing listening, no such host, no route, packets dropped, the
+    key refused, no python), not a dropped or reset connection."""
+    rc, err = probed
+    low = err.lower()
+    return rc != 0 and (rc == 127 or any(key in low for key, _ in _CONNECT_HINTS))
+
+
+def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
+                             during: str | None = None, probed: tuple[int, str] | None = None) -> ConnectError:
+    """Why a connection failed (or was lost ``during`` a call), from a :func:`probe` (``probed``,
+    else made here)."""
+    rc, err = probed or probe(reservation, node)
     if rc == 0 and during:
         return ConnectError(node.name, stage, f"connection lost during {during}",
                             hint="the node-side process died (killed? out of memory?) or SSH dropped")
@@ -120,8 +135,9 @@ class NodeConnection:
                 return execnet.makegateway(spec)
             except Exception as e:  # execnet raises HostNotFound/EOFError/OSError on connect
                 log.debug("[%s %s] connect attempt %d failed: %s", self.node.name, stage, attempt, e)
-                if attempt == self.retries:
-                    raise classify_connect_failure(self.reservation, self.node, stage) from None
+                probed = probe(self.reservation, self.node)   # execnet keeps ssh's reason to itself
+                if attempt == self.retries or lasting(probed):
+                    raise classify_connect_failure(self.reservation, self.node, stage, probed=probed) from None
                 time.sleep(delay)
                 delay *= 2
 
