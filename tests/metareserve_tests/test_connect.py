@@ -63,7 +63,8 @@ def test_a_failure_the_probe_gets_past_is_tried_again_and_the_connection_answers
     ((255, "ssh: Could not resolve hostname nowhere: Name or service not known"), True),
     ((255, "root@10.0.0.1: Permission denied (publickey)."), True),
     ((127, "bash: python3: command not found"), True),
-    ((255, "connection timed out"), True),
+    ((255, "connection timed out"), False),
+    ((255, "ssh: connect to host 10.0.0.1 port 22: Operation timed out"), False),
     ((255, "kex_exchange_identification: read: Connection reset by peer"), False),
     ((0, ""), False)])
 def test_what_lasts(probed, lasts):

@@ -85,13 +85,17 @@ def probe(reservation: Reservation, node: Node) -> tuple[int, str]:
         return 255, "connection timed out"
 
 
+_PASSING = ("timed out",)
+"""Causes :data:`_CONNECT_HINTS` names that may pass: a loaded host or network answers late."""
+
+
 def lasting(probed: tuple[int, str]) -> bool:
     """Whether a :func:`probe` failed for a cause another attempt within seconds meets again: one
-    :data:`_CONNECT_HINTS` names (nothing listening, no such host, no route, packets dropped, the
-    key refused, no python), not a dropped or reset connection."""
+    :data:`_CONNECT_HINTS` names (nothing listening, no such host, no route, the key refused, no
+    python), not a late answer or a dropped or reset connection."""
     rc, err = probed
     low = err.lower()
-    return rc != 0 and (rc == 127 or any(key in low for key, _ in _CONNECT_HINTS))
+    return rc != 0 and (rc == 127 or any(key in low for key, _ in _CONNECT_HINTS if not key.endswith(_PASSING)))
 
 
 def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
