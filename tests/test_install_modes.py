@@ -30,6 +30,7 @@ def test_suite_passes_after_a_plain_editable_install(tmp_path):
                           capture_output=True, text=True).stdout.strip()
     Path(site, "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--no-index", "--disable-pip-version-check",   # everything is here: no network
                     *[a for p in PACKAGES for a in ("-e", ROOT / p)]], check=True, cwd=tmp_path)
     assert list(Path(site).glob("__editable___*_finder.py")), "pip made path entries, not finders: nothing is checked"
     r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not cluster",
