@@ -4,6 +4,7 @@ may pass (the probe gets through) is tried again after 0.5 and 1 s, and the conn
 answers calls. The retried connection is execnet's local gateway standing in for SSH."""
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import execnet
@@ -32,8 +33,18 @@ def attempts(monkeypatch):
             raise execnet.HostNotFound("127.0.0.1")
         return real("popen")
     monkeypatch.setattr(execnet, "makegateway", makegateway)
-    monkeypatch.setattr(connection.time, "sleep", seen.slept.append)
+    monkeypatch.setattr(connection, "time", Clock(seen.slept))
     return seen
+
+
+class Clock:
+    """The time module for connection.py alone, its sleeps recorded and not slept."""
+
+    def __init__(self, slept: list):
+        self.sleep = slept.append
+
+    def __getattr__(self, name):
+        return getattr(time, name)
 
 
 def test_a_refused_connection_is_named_after_one_attempt(attempts):
