@@ -5,7 +5,8 @@ A setting is ``path=value``: ``path`` a section field (``workload.selectivity``,
 an experiment option (``repetitions``, ``warmup``, ``pause``, ``figures``, ``description``, ``drift``) or a
 sweep axis (``sweep.cartesian.selectivity``, ``sweep.zipped.object_size``: its list of values) or an
 axis's repetition counts (``sweep.repetitions.selectivity={100: 6}``: {value: repetitions}, ``{}``
-none; applied after ``repetitions``, which drops the sweep's counts); ``value`` is read as YAML (``5``, ``1.5``, ``true``, ``zstd``, ``[1, 10]``, ``{node1: "1"}``).
+none; applied after ``repetitions``, which drops the sweep's counts); ``value`` is read as YAML
+(``5``, ``1.5``, ``true``, ``zstd``, ``[1, 10]``, ``{node1: "1"}``).
 Settings apply after the profile, so they win over it, and the result is validated like the file:
 a bad value is refused in one line naming the setting. A field the sweep varies cannot be set
 (the sweep would replace it); set the axis instead.
