@@ -69,7 +69,7 @@ def run(sae_cluster):
     return Path(r.stdout.strip().splitlines()[-1]), start, seconds, stages
 
 
-def kept(df):
+def without_loss(df):
     """The points that lose no executor."""
     return df[df["lose_executor"].isna()]
 
@@ -78,7 +78,7 @@ def test_every_reader_answers_alike_before_and_after_an_append(run, figure):
     run, start, seconds, stages = run
     df = sae.load_results(run)
     first, last = df["start"].astype(float).min(), df["end"].astype(float).max()
-    df = kept(df)
+    df = without_loss(df)
     figure(f"sae run {seconds:.0f} s: " + ", ".join(f"{k} {v:.0f}" for k, v in stages.items())
            + f"; its first query {first - start:.0f} s in, its queries {last - first:.0f} s, after them {start + seconds - last:.0f} s")
     # per reader a lookup of 1 and one of 10,000 keys and a join; per series reader the series
@@ -96,7 +96,7 @@ def test_every_reader_answers_alike_before_and_after_an_append(run, figure):
 
 def test_the_in_memory_readers_record_what_they_hold(run, figure):
     run = run[0]
-    df = kept(sae.load_results(run))
+    df = without_loss(sae.load_results(run))
     appended = df["appended_rows"].fillna(0)
     index, cache = df["reader"] == "indexed", df["reader"] == "cache"
     assert (df.loc[index, "index_bytes"] > 0).all() and (df.loc[index, "cached_bytes"] > df.loc[index, "index_bytes"]).all()
@@ -162,7 +162,7 @@ def test_after_a_lost_executor_every_reader_answers_alike_and_the_cache_is_made_
     lost = df[df["lose_executor"].notna()].sort_values("seq")
     assert set(lost["reader"]) == LOSING and len(lost) == 3 * len(LOSING), lost[["reader", "repetition"]]
     assert lost["executors"].nunique() == 1 and lost["executors"].iloc[0] >= 2, lost["executors"]
-    join = kept(df)
+    join = without_loss(df)
     join = join[(join["query"] == "key-join") & (join["append_rows"] == 0)]
     assert lost[["rows_out", "checksum"]].drop_duplicates().values.tolist() == \
         join[["rows_out", "checksum"]].drop_duplicates().values.tolist()

@@ -6,6 +6,7 @@ import threading
 import time
 from pathlib import Path
 
+from metareserve.remote.prelude import write_file
 from sae.app import EVENT_TAG, run_points
 from sae.planning.loader import load_experiment
 from sae.planning.planner import plan
@@ -17,10 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_serve_loop_takes_its_next_job_and_ends_at_stop_or_when_idle(tmp_path):
     serve = {"dir": str(tmp_path), "idle": 30}
     job = {"run_id": "r", "out": str(tmp_path / "out.jsonl"), "points": []}
-    def submit():   # as the controller writes it (metareserve's write_file): whole, by a rename
-        (tmp_path / "job-1.json.tmp").write_text(json.dumps(job))
-        (tmp_path / "job-1.json.tmp").replace(tmp_path / "job-1.json")
-    threading.Timer(0.3, submit).start()
+    # written as the controller writes it: whole, by a rename
+    threading.Timer(0.3, write_file, (str(tmp_path / "job-1.json"), json.dumps(job))).start()
     assert run_points.next_job(serve, 1, poll=0.05) == job
     (tmp_path / "stop").write_text("")
     t0 = time.time()

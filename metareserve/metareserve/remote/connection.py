@@ -18,16 +18,16 @@ from . import dispatch
 
 log = logging.getLogger("metareserve.remote")
 
-_CONNECT_HINTS = [
-    ("could not resolve hostname", "check the host name in the reservation or ~/.ssh/config"),
-    ("connection refused", "is sshd running on the node? ('metareserve check' tells)"),
-    ("no route to host", "the node is down or unreachable from here"),
-    ("connection timed out", "the node is down or a firewall drops SSH"),
-    ("operation timed out", "the node is down or a firewall drops SSH"),
-    ("permission denied", "the SSH key is not accepted: check user and identity in the reservation"),
-    ("host key verification failed", "the node's host key changed: remove the old one with ssh-keygen -R"),
-    ("command not found", "install python3 on the node"),
-    ("no such file or directory", "install python3 on the node"),
+_CONNECT_HINTS = [   # (in ssh's stderr, the hint, whether another attempt within seconds meets it again)
+    ("could not resolve hostname", "check the host name in the reservation or ~/.ssh/config", True),
+    ("connection refused", "is sshd running on the node? ('metareserve check' tells)", True),
+    ("no route to host", "the node is down or unreachable from here", True),
+    ("connection timed out", "the node is down or a firewall drops SSH", False),   # a loaded host answers late
+    ("operation timed out", "the node is down or a firewall drops SSH", False),
+    ("permission denied", "the SSH key is not accepted: check user and identity in the reservation", True),
+    ("host key verification failed", "the node's host key changed: remove the old one with ssh-keygen -R", True),
+    ("command not found", "install python3 on the node", True),
+    ("no such file or directory", "install python3 on the node", True),
 ]
 
 
@@ -85,17 +85,13 @@ def probe(reservation: Reservation, node: Node) -> tuple[int, str]:
         return 255, "connection timed out"
 
 
-_PASSING = ("timed out",)
-"""Causes :data:`_CONNECT_HINTS` names that may pass: a loaded host or network answers late."""
-
-
 def lasting(probed: tuple[int, str]) -> bool:
-    """Whether a :func:`probe` failed for a cause another attempt within seconds meets again: one
-    :data:`_CONNECT_HINTS` names (nothing listening, no such host, no route, the key refused, no
-    python), not a late answer or a dropped or reset connection."""
+    """Whether a :func:`probe` failed for a cause another attempt within seconds meets again (one
+    :data:`_CONNECT_HINTS` marks so: nothing listening, no such host, no route, the key refused,
+    no python), not a late answer or a dropped or reset connection."""
     rc, err = probed
     low = err.lower()
-    return rc != 0 and (rc == 127 or any(key in low for key, _ in _CONNECT_HINTS if not key.endswith(_PASSING)))
+    return rc != 0 and (rc == 127 or any(key in low for key, _, lasts in _CONNECT_HINTS if lasts))
 
 
 def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
@@ -110,7 +106,7 @@ def classify_connect_failure(reservation: Reservation, node: Node, stage: str,
         return ConnectError(node.name, stage, f"cannot start {node.python} over SSH on {node.host}",
                             stderr_tail=err, hint="check the node's python3")
     low = err.lower()
-    hint = next((h for key, h in _CONNECT_HINTS if key in low), "check 'metareserve check'")
+    hint = next((h for key, h, _ in _CONNECT_HINTS if key in low), "check 'metareserve check'")
     what = f"cannot reach {node.user}@{node.host}:{node.port} over SSH"
     if rc == 127 or "not found" in low:
         what = f"{node.python} is missing on {node.host}"
