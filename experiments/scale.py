@@ -8,7 +8,9 @@ a side with more hosts than cores gives each host an equal share as a CPU quota 
 so wall times are the machine's, not a real cluster's. What does not depend on it leads the
 report: bytes over each side's links, CPU-seconds per side, work and objects per OSD and their
 balance (``placement_imbalance``). The objects are small (4 MiB, about 28 of them) so that 8 OSDs
-each hold some.
+each hold some. Three warm-up repetitions a point: a host's share of a core is small, so its JVMs
+compile the query's code for longer (docs/experiments.md, cluster size: at 17 hosts, after one
+warm-up the JIT compilers still spent about 40 % of offload's compute-side CPU).
 """
 from sae import Experiment, Sweep, Workload, profiles
 from sae.planning.readers import names
@@ -22,7 +24,7 @@ experiment = Experiment(
     sweep=Sweep(cartesian={"cluster.nodes": [3, 5, 9, 17], "selectivity": [100, 1], "reader": names()}),
     warmup=1,
     profiles={
-        "tiny": profiles.tiny(cluster={"cores": "split"}, repetitions=4,
+        "tiny": profiles.tiny(cluster={"cores": "split"}, repetitions=6, warmup=3,
                               data={"rows": 4_000_000, "object_size": "4MiB", "link_multiplier": 1},
                               spark={"executor_memory": "512m", "driver_memory": "768m"}),
         "paper": profiles.paper(sweep=Sweep(cartesian={"cluster.nodes": [5, 9, 17], "selectivity": [100, 1],

@@ -12,8 +12,10 @@ from .metrics import METRICS, NODE_LABEL, source_for
 from .options import MonitorOptions
 
 SLOW_INTERVAL = 5.0
-"""Seconds between scrapes of slow endpoints: Spark's driver/executor servlets answer in
-seconds on a busy 2-core machine, and the Ceph mgr module refreshes its cache every few seconds."""
+"""Seconds between scrapes of slow endpoints: Spark's servlets (master, worker, driver, executors)
+answer in seconds on a busy 2-core machine, and the Ceph mgr module refreshes its cache every few
+seconds. Each scrape costs the JVM serving it: on 17 hosts sharing 2 cores, the eight workers' web
+UI threads spent 4 ms a second each answering 1-s scrapes, counted in their hosts' CPU."""
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("monitor_deploy", "templates"),
                           trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
@@ -54,9 +56,9 @@ def scrape_jobs(reservation: Reservation, layout: Layout, options: MonitorOption
                                           for n in reservation.nodes))]
     master, worker = on("spark-master", o.spark_master_ui_port), on("spark-worker", o.spark_worker_ui_port)
     driver = on("driver", o.driver_ui_port, o.driver_address)
-    jobs += [Job("spark-master", "/metrics/master/prometheus/", master),
-             Job("spark-applications", "/metrics/applications/prometheus/", master),
-             Job("spark-worker", "/metrics/prometheus/", worker),
+    jobs += [Job("spark-master", "/metrics/master/prometheus/", master, slow=True),
+             Job("spark-applications", "/metrics/applications/prometheus/", master, slow=True),
+             Job("spark-worker", "/metrics/prometheus/", worker, slow=True),
              Job("spark-driver", "/metrics/prometheus/", driver, slow=True),
              Job("spark-executors", "/metrics/executors/prometheus/", driver, slow=True),
              Job("ceph-mgr", "/metrics", on("ceph-mgr", o.ceph_mgr_port), honor_labels=True, slow=True)]

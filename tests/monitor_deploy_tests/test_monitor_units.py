@@ -51,6 +51,7 @@ def test_scrape_jobs_follow_layout():
     assert [t.address for t in jobs["spark-worker"].targets] == ["10.0.0.2:8081", "10.0.0.3:8081"]
     assert jobs["spark-executors"].targets[0].address == "10.0.0.99:4040"
     assert jobs["ceph-mgr"].honor_labels and jobs["spark-master"].path == "/metrics/master/prometheus/"
+    assert {name for name, job in jobs.items() if not job.slow} == {"node"}, "every JVM servlet and the mgr are slow"
     only_nodes = {j.name for j in scrape_jobs(res, Layout({"prometheus": ["node1"]}), opts)}
     assert only_nodes == {"node"}
 
