@@ -26,9 +26,10 @@ network traffic to and 8.0x less CPU on the compute cluster."""
 
 
 RATIOS = {"time_x": "total_s", "bytes_x": "compute_rx_bytes", "compute_cpu_x": "compute_cpu_s",
-          "total_cpu_x": "total_cpu_s"}
+          "task_cpu_x": "compute_task_cpu_s", "total_cpu_x": "total_cpu_s"}
 """Summary ratio → the measured column it divides (baseline median / offload median); ``total_cpu_s``
-is each repetition's compute plus storage CPU-seconds (:func:`with_total_cpu`)."""
+is each repetition's compute plus storage CPU-seconds (:func:`with_total_cpu`);
+``compute_task_cpu_s`` Spark's executors' task threads' CPU (a run with event logs)."""
 
 
 def with_total_cpu(df: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +51,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Each offloading reader (``reader``) against each baseline (:mod:`sae.planning.readers`) at each
     selectivity (and other varied parameters): medians over measured repetitions, ratios
     baseline / offload (``time_x``, ``bytes_x``: bytes to the compute side, ``compute_cpu_x``;
-    > 1 means offload spends less) with their 95 % bootstrap intervals (``<ratio>_low``,
+    ``task_cpu_x``: Spark's task threads' CPU, where the run has it; > 1 means offload spends less) with their 95 % bootstrap intervals (``<ratio>_low``,
     ``<ratio>_high``: NaN when a reader has fewer than :data:`statistics.MIN_N` values;
     :mod:`sae.results.analysis.statistics`), the number of measured repetitions of each side
     (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload (the scan query:
@@ -60,7 +61,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     df = with_total_cpu(df)
     keys = varying(df, [c for c in CONFIG if c != "reader"]) + ["selectivity"]
-    values = ["total_s", *[c for c in (*RESOURCES, "total_cpu_s") if c in df]]
+    values = ["total_s", *[c for c in (*RESOURCES, "compute_task_cpu_s", "total_cpu_s") if c in df]]
     data = measured(df).astype({v: float for v in values})
     med = data.groupby(keys + ["reader"], dropna=False)[values].median()
     groups = {_hashable(k): g for k, g in data.groupby(keys + ["reader"], dropna=False)}
@@ -102,13 +103,18 @@ def _num(value, scale=1.0, fmt="{:.2f}") -> str:
 
 
 def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Header and formatted rows of the summary (shared by the text and the HTML table)."""
+    """Header and formatted rows of the summary (shared by the text and the HTML table); Spark's
+    task CPU (``task_cpu_x``) where the run has it."""
     extra = [c for c in s.columns if c in CONFIG and (c != "reader" or s["reader"].nunique() > 1)]
+    tasks = "task_cpu_x" in s and not s["task_cpu_x"].isna().all()
     head = ["sel %", *extra, "baseline", "n off/base", "time s off/base", "time", "compute rx MB off/base", "bytes",
-            "paper", "compute CPU s off/base", "CPU", "paper", "storage CPU s off/base", "total CPU s off/base",
-            "total CPU"]
+            "paper", "compute CPU s off/base", "CPU", "paper",
+            *(["Spark task CPU s off/base", "task CPU"] if tasks else []), "storage CPU s off/base",
+            "total CPU s off/base", "total CPU"]
     rows = []
     for _, r in s.iterrows():
+        task = [f"{_num(r.get('offload_compute_task_cpu_s'))} / {_num(r.get('baseline_compute_task_cpu_s'))}",
+                interval(r, "task_cpu_x").text()] if tasks else []
         rows.append([f"{r['selectivity']:g}", *[str(r[c]) for c in extra], r["baseline"],
                      f"{r.get('n_offload', '-')}/{r.get('n_baseline', '-')}",
                      f"{_num(r['offload_total_s'])} / {_num(r['baseline_total_s'])}", interval(r, "time_x").text(),
@@ -116,7 +122,7 @@ def summary_rows(s: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
                      f"{_num(r.get('baseline_compute_rx_bytes'), 1e6, '{:.1f}')}", interval(r, "bytes_x").text(),
                      _x(r["paper_bytes_x"]),
                      f"{_num(r.get('offload_compute_cpu_s'))} / {_num(r.get('baseline_compute_cpu_s'))}",
-                     interval(r, "compute_cpu_x").text(), _x(r["paper_compute_cpu_x"]),
+                     interval(r, "compute_cpu_x").text(), _x(r["paper_compute_cpu_x"]), *task,
                      f"{_num(r.get('offload_storage_cpu_s'))} / {_num(r.get('baseline_storage_cpu_s'))}",
                      f"{_num(r.get('offload_total_cpu_s'))} / {_num(r.get('baseline_total_cpu_s'))}",
                      interval(r, "total_cpu_x").text() if "total_cpu_x" in r else "-"])

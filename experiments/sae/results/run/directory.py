@@ -35,6 +35,7 @@ from ...planning.capacities import SideFigures
 from ...planning.planner import Plan, PlannedPoint
 from ...planning.spec import SECTIONS, PointSpec
 from . import provenance
+from .eventlog import task_cpu_seconds
 from .ledger import RunLedger
 from .storage_work import cls_columns, osd_ops
 
@@ -367,6 +368,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
     for col in [c for c in RESOURCES if c not in df and "metric_window" in df]:
         df[col] = math.nan   # no complete window at all: the columns are there, empty
     if not df.empty:   # seq: the order the repetitions ran in, over the whole run (interleaved readers)
+        df["compute_task_cpu_s"] = task_cpu_seconds(run.root, df)
         df["seq"] = df["start"].astype(float).rank(method="first").astype(int) - 1
         df = df.sort_values(["order", "repetition"]).reset_index(drop=True)
     return df
@@ -396,6 +398,8 @@ def load_results(path) -> pd.DataFrame:
     running both Spark and a Ceph daemon is on both sides), and from the repetition's Prometheus
     window (counters interpolated at its start and end): ``compute_rx_bytes`` (bytes the compute
     hosts received), ``compute_cpu_s`` and ``storage_cpu_s`` (CPU-seconds of each side's hosts),
+    ``compute_task_cpu_s`` (from Spark's event log, not the window: the executors' task threads'
+    CPU-seconds, the query's own work on the compute side; NaN where the run holds no event log),
     ``storage_tx_bytes`` (bytes the storage hosts sent), ``metric_window`` (``complete``; else
     ``partial``/``missing``/``off`` and those four columns empty), plus ``auc_*`` metric areas;
     ``exclusive``: the run held its cluster's lease (no other run measured beside it);
