@@ -10,7 +10,7 @@ report: bytes over each side's links, CPU-seconds per side, work and objects per
 balance (``placement_imbalance``). The objects are small (4 MiB, about 28 of them) so that 8 OSDs
 each hold some. Three warm-up repetitions a point: a host's share of a core is small, so its JVMs
 compile the query's code for longer (docs/experiments.md, cluster size: at 17 hosts, after one
-warm-up the JIT compilers still spent about 40 % of offload's compute-side CPU).
+warm-up the JIT compilers still spent about a third of offload's compute-side CPU).
 """
 from sae import Experiment, Sweep, Workload, profiles
 from sae.planning.readers import names

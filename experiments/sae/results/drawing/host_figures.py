@@ -16,6 +16,7 @@ plt = pyplot()
 
 PANELS = (("compute_rx_bytes", 1e6, "MB to the compute hosts", True),
           ("compute_cpu_s", 1.0, "compute hosts' CPU-seconds", False),
+          ("compute_task_cpu_s", 1.0, "Spark's task CPU-seconds (the query's own)", False),
           ("storage_cpu_per_osd_s", 1.0, "storage CPU-seconds per OSD", False),
           ("placement_imbalance", 1.0, "objects on the fullest OSD / mean", False),
           ("total_s", 1.0, "query time (s): this machine's, shared cores", False))
@@ -31,7 +32,7 @@ def plot_scale(df: pd.DataFrame, out: Path) -> Path | None:
     hosts = sorted(d["hosts"].unique())
     fig, axes = plt.subplots(1, len(PANELS), figsize=(4 * len(PANELS), 3.8))
     for ax, (col, scale, label, log) in zip(axes, PANELS):
-        if col not in d:
+        if col not in d or d[col].isna().all():   # e.g. task CPU from a run without event logs
             ax.set_visible(False)
             continue
         med = d.groupby(keys + ["hosts"], dropna=False)[col].median().reset_index()
