@@ -290,9 +290,11 @@ def test_tiny_selectivity_end_to_end(env):
     rx = df[df.selectivity == 1].groupby("reader")["compute_rx_bytes"].median()
     assert rx["offload"] * 10 < min(rx["no-offload"], rx["vanilla"]), rx.to_dict()
     # Spark's own task CPU (from the event log): in every repetition, less than the compute hosts'
-    # CPU around it (their JVMs and the driver spend more), and at 1 % offload's tasks do less
-    assert (df["compute_task_cpu_s"] > 0).all() and (df["compute_task_cpu_s"] < df["compute_cpu_s"]).all(), \
-        df[["reader", "compute_task_cpu_s", "compute_cpu_s"]]
+    # CPU around it where its window is complete (their JVMs and the driver spend more), and at 1 %
+    # offload's tasks do less
+    windowed = df[df["compute_cpu_s"].notna()]
+    assert (df["compute_task_cpu_s"] > 0).all() and len(windowed) > len(df) / 2 and \
+        (windowed["compute_task_cpu_s"] < windowed["compute_cpu_s"]).all(), df[["reader", "compute_task_cpu_s", "compute_cpu_s"]]
     tasks = df[(df.selectivity == 1) & ~df.warmup].groupby("reader")["compute_task_cpu_s"].median()
     assert tasks["offload"] < tasks["no-offload"], tasks.to_dict()
     # the default capacities (storage and compute on a core each, 1.25 Gbit/s per core) were put in
