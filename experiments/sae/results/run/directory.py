@@ -367,8 +367,9 @@ def tidy(run: RunDir) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     for col in [c for c in RESOURCES if c not in df and "metric_window" in df]:
         df[col] = math.nan   # no complete window at all: the columns are there, empty
-    if not df.empty:   # seq: the order the repetitions ran in, over the whole run (interleaved readers)
-        df["compute_task_cpu_s"] = task_cpu_seconds(run.root, df)
+    if not df.empty:
+        df["compute_task_cpu_s"] = task_cpu_seconds(run.root, df)   # from the event logs, not the windows
+        # seq: the order the repetitions ran in, over the whole run (interleaved readers)
         df["seq"] = df["start"].astype(float).rank(method="first").astype(int) - 1
         df = df.sort_values(["order", "repetition"]).reset_index(drop=True)
     return df
