@@ -53,10 +53,11 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     baseline / offload (``time_x``, ``bytes_x``: bytes to the compute side, ``compute_cpu_x``,
     ``task_cpu_x``: Spark's task threads' CPU where the run has it; > 1 means offload spends less)
     with their 95 % bootstrap intervals (``<ratio>_low``, ``<ratio>_high``: NaN when a reader has
-    fewer than :data:`statistics.MIN_N` values; :mod:`sae.results.analysis.statistics`), the number of measured repetitions of each side
-    (``n_offload``, ``n_baseline``) and, for offload at 1 % against no-offload (the scan query:
-    the paper's question), the paper's ratios beside them; ``total_cpu_x``: both sides' CPU-seconds
-    (:func:`with_total_cpu`). Empty unless the run has an offloading reader and a baseline."""
+    fewer than :data:`statistics.MIN_N` values; :mod:`sae.results.analysis.statistics`), the
+    number of measured repetitions of each side (``n_offload``, ``n_baseline``) and, for offload
+    at 1 % against no-offload (the scan query: the paper's question), the paper's ratios beside
+    them; ``total_cpu_x``: both sides' CPU-seconds (:func:`with_total_cpu`). Empty unless the run
+    has an offloading reader and a baseline."""
     if "reader" not in df or not set(readers.OFFLOADING) & set(df["reader"]):
         return pd.DataFrame()
     df = with_total_cpu(df)
