@@ -73,8 +73,10 @@ class Monitoring(Service):
     def _daemons(self, node: Node) -> dict[str, list[str]]:
         """Daemon name → argv for ``node``."""
         d, o, addr = self.node_dir(node), self.options, node.cluster_address
+        collectors = [] if o.node_collectors is None else \
+            ["--collector.disable-defaults", *(f"--collector.{name}" for name in o.node_collectors)]
         out = {"node_exporter": ["prometheus-node-exporter", f"--web.listen-address={addr}:{o.node_exporter_port}",
-                                 f"--collector.textfile.directory={self.textfile_dir(node)}"]}
+                                 f"--collector.textfile.directory={self.textfile_dir(node)}", *collectors]}
         if node == self.prometheus_node:
             out["prometheus"] = ["prometheus", f"--config.file={d}/prometheus.yml", f"--storage.tsdb.path={d}/data",
                                  f"--web.listen-address={addr}:{o.prometheus_port}",
@@ -212,13 +214,15 @@ class Monitoring(Service):
                 raise OperationalError(f"[{p.name} {stage}] Prometheus is not ready after {timeout:.0f}s; "
                                        f"see {self.node_dir(p)}/prometheus.log")
             time.sleep(0.3)
-        names = {n.name for n in self.reservation.nodes}
-        while True:  # every node_exporter scraped and stored once: data flows when start returns
-            if {r["metric"].get(NODE_LABEL) for r in self.client.query('up{job="node"} == 1')} >= names:
+        names, seen = {n.name for n in self.reservation.nodes}, set()
+        while True:  # every node_exporter scraped and stored once (not all at one instant: on hosts
+            # of a fraction of a core, scrapes time out now and then): data flows when start returns
+            seen |= {r["metric"].get(NODE_LABEL) for r in self.client.query('up{job="node"} == 1')}
+            if seen >= names:
                 return
             if time.monotonic() > deadline:
                 down = {t["labels"].get(NODE_LABEL): t for t in self.client.targets()
-                        if t["labels"].get("job") == "node" and t["health"] != "up"} or \
+                        if t["labels"].get("job") == "node" and t["labels"].get(NODE_LABEL) not in seen} or \
                     {p.name: {"scrapeUrl": "node targets", "health": "no samples stored"}}
                 node, t = sorted(down.items())[0]
                 raise OperationalError(f"[{node} {stage}] Prometheus cannot scrape node_exporter at "

@@ -113,6 +113,16 @@ def test_every_target_up(mon):
     assert all("targets up" in o.message for o in status.nodes.values())
 
 
+def test_node_exporters_serve_the_collectors_sae_reads_alone(mon):
+    """Every node's node_exporter runs the collectors of ``MonitorOptions.node_collectors``: their
+    series are stored for each node, those of default collectors sae does not read are not."""
+    wanted = {"node_cpu_seconds_total", "node_memory_MemTotal_bytes", "node_network_receive_bytes_total",
+              "node_disk_read_bytes_total", "node_textfile_scrape_error"}
+    for name in wanted:
+        assert {r["metric"][NODE_LABEL] for r in mon.query(name)} == {"node1", "node2", "node3"}, name
+    assert not mon.query('{job="node", __name__=~"node_(netstat|sockstat|timex|filesystem|vmstat)_.*"}')
+
+
 def test_cpu_burn_shows_on_host2_only(mon, burn, tmp_path):
     """The loop's CPU time appears as a rise of node2's CPU area over the window before it,
     and not on node1 or node3 (which may run other daemons of the session: compare rises)."""

@@ -90,6 +90,21 @@ def test_pidfiles_name_every_agent_it_starts():
     assert [f for f in files if f.startswith(mon.node_dir("node1"))] == files[:2]
 
 
+def test_node_exporter_runs_the_collectors_sae_reads():
+    """node_exporter's argv enables ``node_collectors`` alone (node_exporter's defaults for None);
+    a collector name that is not one word is refused when the options are made."""
+    from monitor_deploy import Monitoring
+    from monitor_deploy.options import NODE_COLLECTORS
+    res = reservation()
+    argv = Monitoring(res, Layout.default(res))._daemons(res.nodes[1])["node_exporter"]
+    assert argv[3:] == ["--collector.disable-defaults", *(f"--collector.{c}" for c in NODE_COLLECTORS)]
+    argv = Monitoring(res, Layout.default(res), MonitorOptions(node_collectors=None))._daemons(res.nodes[1])
+    assert not any(a.startswith("--collector.") and "textfile" not in a for a in argv["node_exporter"])
+    for bad in ([], ["cpu", "a b"], "cpu", ["--web.listen-address=0.0.0.0:1"]):
+        with pytest.raises(UsageError, match="node_collectors"):
+            MonitorOptions(node_collectors=bad)
+
+
 def test_auc_is_simpson_per_node_plus_total():
     t = np.linspace(0, 10, 11)
     data = pd.concat([pd.DataFrame({"timestamp": t, "node": n, "metric": "cpu", "value": v, "unit": "%"})
