@@ -80,11 +80,20 @@ class Node:
 class CpuAccounting:
     """Per-host CPU accounting of hosts that share one machine (a local cluster): each node's
     cgroup CPU-usage file (nanoseconds, None where the machine has no such cgroup), each node's
-    declared cores, and a controller-side directory for the exporter that reads them."""
+    declared cores, a controller-side directory for the exporter that reads them, and the local
+    cluster's name."""
 
     usage_files: dict
     capacity: dict
     controller_dir: Path
+    cluster: str
+
+    def exempt(self, pids) -> int:
+        """Move ``pids``, monitoring agents on the hosts, out of their hosts' cgroups: out of the
+        cores, quota and memory declared for the hosts' own work, and out of their CPU time. How many
+        moved (0: all had moved already); run on the controller, as root."""
+        from .providers.local import exempt_agents
+        return exempt_agents(self.cluster, pids)
 
 
 @dataclasses.dataclass
@@ -137,7 +146,7 @@ class Reservation:
         st, caps, machine = self.provider_state, self.capacities, len(online_cpus())
         return CpuAccounting(usage_files={n: s.get("cpu_usage_file") for n, s in st["nodes"].items()},
                              capacity={n: caps.of(n).cores(machine) for n in st["nodes"]},
-                             controller_dir=Path(st["state_dir"]))
+                             controller_dir=Path(st["state_dir"]), cluster=self.name)
 
     @property
     def capacities(self) -> Capacities:

@@ -112,14 +112,20 @@ class Monitoring(Service):
         """Write configs, start (or reload) Prometheus and node_exporters, wait until they answer.
 
         Runs on every node in parallel; Prometheus is reloaded (SIGHUP) when only its
-        configuration changed and restarted when its command line changed.
+        configuration changed and restarted when its command line changed. On a local cluster the
+        agents then leave their hosts' cgroups (:meth:`CpuAccounting.exempt`): they take no share
+        of a host's cores or quota, and none of its CPU time.
         """
         report = StageReport("monitor start")
         self._require_installed(report.stage)
         res = self.cluster.each(lambda n: self._start_node(n, report.stage), stage=report.stage)
         vhost = self._start_vhost()
+        accounting = self.reservation.cpu_accounting
         for n in self.reservation.nodes:
-            actions, running = res[n.name]
+            actions, running, pids = res[n.name]
+            moved = accounting.exempt(pids) if accounting is not None else 0
+            if moved:
+                actions.append(f"{moved} agent(s) moved out of the host's cgroup")
             if vhost and n == self.prometheus_node:
                 actions.append(vhost)
             if actions:
@@ -138,9 +144,9 @@ class Monitoring(Service):
             raise OperationalError(f"[{node} {stage}] {' '.join(pkgs)} not installed "
                                    f"({len(lacking)} node(s)); run 'monitor-deploy install' first")
 
-    def _start_node(self, node: Node, stage: str) -> tuple[list[str], list[str]]:
-        """(actions taken, running daemons) for one node."""
-        d, actions, running = self.node_dir(node), [], []
+    def _start_node(self, node: Node, stage: str) -> tuple[list[str], list[str], list[int]]:
+        """(actions taken, running daemons, their pids) for one node."""
+        d, actions, running, pids = self.node_dir(node), [], [], []
         self._agent(node, "run", ["mkdir", "-p", self.textfile_dir(node), f"{d}/data"], stage=stage)
         config_changed = False
         if node == self.prometheus_node:
@@ -154,12 +160,15 @@ class Monitoring(Service):
             if not status["alive"] or args_changed:
                 pid = self._agent(node, "start_daemon", argv, pidfile, f"{d}/{name}.log", stage=stage)["pid"]
                 actions.append(f"{name} {'restarted' if status['alive'] else 'started'} (pid {pid})")
-            elif name == "prometheus" and config_changed:
+                pids.append(pid)
+                continue
+            pids.append(status["pid"])
+            if name == "prometheus" and config_changed:
                 self._agent(node, "run", ["kill", "-HUP", str(status["pid"])], stage=stage)
                 actions.append(f"prometheus configuration reloaded (pid {status['pid']})")
             else:
                 running.append(f"{name} running (pid {status['pid']})")
-        return actions, running
+        return actions, running, pids
 
     def _write_configs(self, node: Node, stage: str) -> bool:
         d = self.node_dir(node)

@@ -5,9 +5,9 @@ in every namespace. This small process runs in the root namespace (namespaces ca
 ``/sys/fs/cgroup``) and every ``interval`` seconds writes, per host, into that host's
 node_exporter textfile directory (atomically):
 
-* ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``)
-  less what the monitoring agents monitor_deploy started on the host (node_exporter, Prometheus)
-  spent: the host's own work, which is what a side's CPU-seconds add up;
+* ``sae_vhost_cpu_seconds_total``: the host cgroup's CPU time (``cpuacct.usage`` or ``cpu.stat``):
+  the host's own work, which is what a side's CPU-seconds add up (the monitoring agents
+  monitor_deploy starts on the host, node_exporter and Prometheus, leave its cgroup once started);
 * ``sae_vhost_agent_cpu_seconds_total``: those agents' CPU time (``/proc/<pid>/stat``, the pids
   from their pid files), restarted agents' kept;
 * ``sae_vhost_cpu_read_time_seconds``: when that CPU time was read (epoch seconds): a scrape sees
@@ -21,9 +21,7 @@ node_exporter textfile directory (atomically):
 The CPU time is read every round; the processes (memory, disk) and the agents' CPU at most every
 :data:`PROCESS_INTERVAL`, their files being most of a round's cost, so a short ``interval`` keeps
 the CPU counter fresh cheaply (measured at 0.1 s, 3 hosts of 66 processes: 2.6 % of a core, of
-which 1.8 % the processes; a local host has 10-20). The agents' CPU subtracted is then up to
-that old: a few milliseconds of CPU behind (an idle node_exporter uses 0.008 of a core); reading
-it every round would cost a host's round 43-68 us instead of 19 (measured).
+which 1.8 % the processes; a local host has 10-20).
 
 Run as ``python .../monitor_deploy/vhost.py CONFIG.json`` (imports only prometheus-client and metareserve); it exits when the reservation's state
 directory disappears (the cluster was released).
@@ -97,19 +95,17 @@ class HostCollector:
 
     def __init__(self, name: str, usage_file: str, procs_file: str, capacity: float, agent_pidfiles=()):
         self.name, self.usage_file, self.procs_file, self.capacity = name, usage_file, procs_file, capacity
-        self.agents, self.agent_seconds, self.work = AgentCpu(agent_pidfiles), 0.0, 0.0
+        self.agents, self.agent_seconds = AgentCpu(agent_pidfiles), 0.0
         self.live: dict[tuple, tuple[int, int]] = {}
         self.gone = [0, 0]
         self.processes, self.sampled = (0, 0, 0), -PROCESS_INTERVAL
 
     def collect(self):
-        if time.monotonic() - self.sampled >= PROCESS_INTERVAL:   # agents read before the cgroup, which then
-            self.agent_seconds = self.agents.seconds()                # holds at least as much of their CPU
+        if time.monotonic() - self.sampled >= PROCESS_INTERVAL:
+            self.agent_seconds = self.agents.seconds()
             self.processes, self.sampled = self._sample_processes(), time.monotonic()
         rss, read, written = self.processes
-        self.work = max(self.work, cpu_seconds(self.usage_file) - self.agent_seconds)   # a counter never falls
-        yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup less its monitoring agents'",
-                       self.work)
+        yield _counter("sae_vhost_cpu_seconds_total", "CPU time of the host's cgroup", cpu_seconds(self.usage_file))
         yield _counter("sae_vhost_agent_cpu_seconds_total", "CPU time of the host's monitoring agents",
                        self.agent_seconds)
         yield _gauge("sae_vhost_cpu_read_time_seconds", "when the CPU time above was read (epoch s)", time.time())

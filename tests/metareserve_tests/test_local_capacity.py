@@ -15,7 +15,7 @@ import metareserve
 from metareserve import Capacities, Cluster, node_agent
 from metareserve.capacity import online_cpus
 from metareserve.providers import cgroups
-from metareserve.providers.local import hierarchy
+from metareserve.providers.local import agents_cgroup, hierarchy
 
 pytestmark = pytest.mark.skipif(len(online_cpus()) < 2, reason="needs two cores")
 
@@ -65,6 +65,7 @@ def test_declared_capacities_are_enforced_measured_and_released(own_local_cluste
             r = cluster.run(["python3", "-c", "b = bytearray(512 << 20); b[::4096] = b'x' * (len(b) // 4096)"],
                             nodes=["node2"], stage="oom", check=False)["node2"]
             assert r["rc"] in (-9, 137), r
+            _an_exempted_agent_leaves_its_hosts_quota_and_cpu_time(res, cluster)
         assert {c.name: c.declared for c in cal.cores} == {"node1": 1.0, "node2": 0.5}
         assert not cal.warnings(), cal.text()
 
@@ -74,7 +75,9 @@ def test_declared_capacities_are_enforced_measured_and_released(own_local_cluste
         assert _tbf_rate(st["nodes"]["node1"]["veth"]) is None
         again = metareserve.reserve(provider="local", name=res.name, nodes=2, out=res.path, capacities=caps)
         assert again.capacities == caps and _tbf_rate(st["nodes"]["node2"]["veth"]) == 200_000_000
-    # released: no namespace, interface (with its qdiscs) or cgroup of any controller is left
+    # released: no namespace, interface (with its qdiscs) or cgroup of any controller is left,
+    # the monitoring agents' neither
+    assert not any(d.exists() for d in hierarchy(st).dirs(agents_cgroup(res.name)))
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     qdiscs = subprocess.run(["tc", "qdisc", "show"], capture_output=True, text=True).stdout
@@ -84,6 +87,41 @@ def test_declared_capacities_are_enforced_measured_and_released(own_local_cluste
         if hierarchy(st).mode == "v1":
             assert {d.parts[-2] for d in dirs} >= {"cpu", "cpuacct", "cpuset", "memory"}
         assert not any(d.exists() for d in dirs)
+
+
+def _an_exempted_agent_leaves_its_hosts_quota_and_cpu_time(res, cluster):
+    """A busy process on node2 (quota half a core), exempted as a monitoring agent is, leaves every
+    cgroup of node2's for the cluster's agents cgroup: it runs past node2's quota, and node2's CPU
+    time no longer grows with it. Exempting it again moves nothing; a pid not of the cluster's hosts
+    is refused, nothing moved."""
+    h, name = hierarchy(res.provider_state), res.name
+    pidfile = f"{res.node_dir('node2', 'agent-test')}/busy.pid"
+    busy = ["python3", "-c", "while True: pass"]
+    pid = cluster.call(node_agent, "start_daemon", busy, pidfile, pidfile + ".log", nodes=["node2"],
+                       stage="agent")["node2"]["pid"]
+    try:
+        assert pid in cgroups.members_of(h, res.provider_state["nodes"]["node2"]["cgroup"])
+        with pytest.raises(metareserve.errors.UsageError, match=rf"pid\(s\) {os.getpid()} are not processes"):
+            res.cpu_accounting.exempt([pid, os.getpid()])
+        assert pid not in cgroups.members_of(h, agents_cgroup(name))      # nothing moved
+        assert res.cpu_accounting.exempt([pid]) == 1
+        assert res.cpu_accounting.exempt([pid]) == 0                      # idempotent
+        for d in h.dirs(res.provider_state["nodes"]["node2"]["cgroup"]):
+            assert str(pid) not in (d / "cgroup.procs").read_text().split(), d
+        assert all(str(pid) in (d / "cgroup.procs").read_text().split() for d in h.dirs(agents_cgroup(name)))
+        host_before, busy_before, start = _cpu_seconds(res, "node2"), _process_cpu(pid), time.monotonic()
+        time.sleep(3)
+        elapsed = time.monotonic() - start
+        host_rate = (_cpu_seconds(res, "node2") - host_before) / elapsed
+        busy_rate = (_process_cpu(pid) - busy_before) / elapsed
+        assert busy_rate > 0.6 and host_rate < 0.1, (busy_rate, host_rate)   # node2's quota: 0.5
+    finally:
+        os.kill(pid, 9)
+
+
+def _process_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.mark.parametrize("mode", ["v2", "none"])

@@ -137,26 +137,34 @@ def test_cpu_burn_shows_on_host2_only(mon, burn, tmp_path):
 
 
 
-def test_the_monitoring_agents_cpu_is_counted_apart_from_each_hosts(mon):
-    """What node_exporter (and, on node1, Prometheus) spend is counted apart from each host's CPU:
-    every host's agents have spent some, node1's the most, no more than /proc says of them now,
-    and the host's counter plus its agents' is no more than its cgroup's CPU now (to a few ticks)."""
-    from metareserve.providers.cgroups import cpu_seconds
+def test_the_monitoring_agents_run_outside_their_hosts_cgroups_and_are_counted_apart(mon):
+    """node_exporter (and, on node1, Prometheus) left their hosts' cgroups for the cluster's agents
+    cgroup, so a host's quota and CPU time are its own work's; what the agents spend is counted
+    apart: every host's agents have spent some, node1's the most, no more than /proc says of them
+    now, and a host's counter is its cgroup's CPU time (to a few ticks)."""
+    from pathlib import Path
+    from metareserve.providers import cgroups
+    from metareserve.providers.local import agents_cgroup, hierarchy
     from metareserve.remote.prelude import read_pid
     from monitor_deploy import vhost
 
     def per_node(metric):
         return {r["metric"][NODE_LABEL]: float(r["value"][1]) for r in mon.query(f'{metric}{{job="node"}}')}
+    res = mon.reservation
+    accounting, h = res.cpu_accounting, hierarchy(res.provider_state)
+    exempt = cgroups.members_of(h, agents_cgroup(res.name))
+    for node in ("node1", "node2", "node3"):
+        pids = {read_pid(mon._pidfile(node, d)) for d in mon._daemons(res.node(node))}
+        host = {int(p) for p in Path(accounting.usage_files[node]).with_name("cgroup.procs").read_text().split()}
+        assert pids <= exempt and not pids & host, (node, pids, exempt, host)
     agents, hosts = per_node("sae_vhost_agent_cpu_seconds_total"), per_node("sae_vhost_cpu_seconds_total")
     assert set(agents) == set(hosts) == {"node1", "node2", "node3"} and min(agents.values()) > 0, agents
     assert agents["node1"] == max(agents.values()), agents   # Prometheus runs there
-    accounting = mon.reservation.cpu_accounting
     for node, spent in agents.items():
         now = sum(vhost.process_cpu(read_pid(mon._pidfile(node, d)))[1]
-                  for d in mon._daemons(mon.reservation.node(node)))
+                  for d in mon._daemons(res.node(node)))
         assert spent <= now + 0.01, (node, spent, now)
-        # /proc counts in clock ticks (10 ms), the cgroup in nanoseconds: allow a few ticks
-        assert hosts[node] + spent <= cpu_seconds(accounting.usage_files[node]) + 0.05, node
+        assert hosts[node] <= cgroups.cpu_seconds(accounting.usage_files[node]) + 0.05, node
 
 
 def test_transfer_shows_direction(mon, transfer):

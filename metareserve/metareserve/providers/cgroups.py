@@ -270,6 +270,27 @@ def cpu_seconds(usage_file: str) -> float:
     return int(text.strip()) / 1e9
 
 
+def exempt(h: Hierarchy, cgroup: str, pids) -> int:
+    """Move ``pids`` (every thread of each) into ``cgroup``, made first with no limit: out of their
+    hosts' cores, quota and memory limit, and out of their hosts' CPU time. Where cores go by CPU
+    affinity, the processes get every core back. How many moved (0: all there already, or gone)."""
+    pids = {int(p) for p in pids}
+    if h.mode == "none":     # no cgroup: only the host's cores to give back
+        return sum(set_affinity([pid], None) for pid in pids)
+    apply(h, cgroup, HostCapacity())
+    moved = set()
+    for d in h.dirs(cgroup):
+        for pid in pids - {int(p) for p in _read(d / "cgroup.procs").split()}:
+            try:
+                (d / "cgroup.procs").write_text(str(pid))
+                moved.add(pid)
+            except ProcessLookupError:
+                pass     # exited meanwhile
+    if cores_by_affinity(h):
+        set_affinity(pids, None)
+    return len(moved)
+
+
 def members_of(h: Hierarchy, cgroup: str) -> set[int]:
     """The pids in the host's CPU-accounting cgroup (the last of :meth:`Hierarchy.dirs`)."""
     dirs = h.dirs(cgroup)

@@ -2,12 +2,14 @@
 
 Each host gets its own namespace on a private bridge (10.77.K.0/24, K picked free per cluster),
 its own sshd with its own host key and hostname, key login with a generated key, and a CPU
-cgroup (for per-host CPU accounting). Everything lives under ``/var/lib/sae/local/<name>``
-(override with ``$SAE_LOCAL_STATE``).
+cgroup (for per-host CPU accounting). A host's monitoring agents can be moved out of it, into the
+cluster's agents cgroup (:func:`exempt_agents`), where no host's limits or CPU time hold them.
+Everything lives under ``/var/lib/sae/local/<name>`` (override with ``$SAE_LOCAL_STATE``).
 
 Reserving an existing name reattaches: missing pieces (namespace, sshd) are restored, nothing
 else changes; a different node count is refused. ``release`` kills every process of every host
-(by namespace and cgroup), then removes namespaces, bridge, cgroups and the state directory.
+(by namespace and cgroup, the agents' cgroup too), then removes namespaces, bridge, cgroups and
+the state directory.
 """
 from __future__ import annotations
 
@@ -132,7 +134,9 @@ class LocalProvider(Provider):
 
     def _apply(self, res: Reservation, node: Node, cap: HostCapacity) -> bool:
         info = res.provider_state["nodes"][node.name]
-        changed, how = cgroups.apply(hierarchy(res.provider_state), info["cgroup"], cap, pids=_netns_pids(info))
+        h = hierarchy(res.provider_state)
+        agents = cgroups.members_of(h, agents_cgroup(res.name))
+        changed, how = cgroups.apply(h, info["cgroup"], cap, pids=_netns_pids(info) - agents)
         changed |= apply_link(node.name, info["netns"], info["veth"], cap.link_rate)
         enforced = res.provider_state.setdefault("enforced", {})
         if enforced.get(node.name) != how.by:
@@ -267,10 +271,14 @@ class LocalProvider(Provider):
         killed, h = 0, hierarchy(st)
         for name, info in st.get("nodes", {}).items():
             killed += _kill_node_processes(h, info)
+        agents = sorted(cgroups.members_of(h, agents_cgroup(reservation.name)))   # left the namespaces?
+        stop_pids(agents, 0.0, signal.SIGKILL)
+        killed += len(agents)
         for name, info in st.get("nodes", {}).items():
             _sh("ip", "netns", "del", info["netns"], check=False)
             _sh("ip", "link", "del", info["veth"], check=False)
             cgroups.remove(h, info["cgroup"])
+        cgroups.remove(h, agents_cgroup(reservation.name))
         _sh("ip", "link", "del", st["bridge"], check=False)
         shutil.rmtree(sdir, ignore_errors=True)
         return (f"released local cluster {reservation.name!r}: {len(st.get('nodes', {}))} hosts, "
@@ -352,6 +360,32 @@ def _free_subnet_index(base: Path) -> int:
         if k not in used and f"10.77.{k}." not in addrs:
             return k
     raise OperationalError("[local reserve] no free 10.77.K.0/24 subnet left; release old local clusters")
+
+
+def agents_cgroup(name: str) -> str:
+    """The cgroup of local cluster ``name``'s monitoring agents (see :func:`exempt_agents`)."""
+    return f"sae-{name}-agents"
+
+
+def exempt_agents(name: str, pids) -> int:
+    """Move ``pids``, monitoring agents running on hosts of local cluster ``name``, out of their
+    hosts' cgroups into the cluster's agents cgroup: on a real machine they would take a sliver of
+    its cores, not a share of a host's quota, and their CPU, memory and I/O are not the host's work.
+    How many moved (0: all had moved already); UsageError, nothing moved, for a pid that is not a
+    process of the cluster's hosts."""
+    _require_root()
+    _check_name(name)
+    record = state_base() / name / "reservation.yaml"
+    if not record.exists():
+        raise UsageError(f"[local exempt] local cluster {name!r} is not up; reserve it first")
+    st = load_reservation(record).provider_state
+    _check_recorded_names(name, st)
+    h, pids = hierarchy(st), {int(p) for p in pids}
+    ours = cgroups.members_of(h, agents_cgroup(name)).union(*(_node_pids(h, info) for info in st["nodes"].values()))
+    if pids - ours:
+        raise UsageError(f"[local exempt] pid(s) {', '.join(map(str, sorted(pids - ours)))} are not processes of "
+                         f"local cluster {name!r}'s hosts; nothing moved")
+    return cgroups.exempt(h, agents_cgroup(name), pids)
 
 
 def hierarchy(state: dict) -> cgroups.Hierarchy:
