@@ -271,7 +271,7 @@ class LocalProvider(Provider):
         killed, h = 0, hierarchy(st)
         for name, info in st.get("nodes", {}).items():
             killed += _kill_node_processes(h, info)
-        agents = sorted(cgroups.members_of(h, agents_cgroup(reservation.name)))   # left the namespaces?
+        agents = sorted(cgroups.members_of(h, agents_cgroup(reservation.name)))   # none, but for a straggler
         stop_pids(agents, 0.0, signal.SIGKILL)
         killed += len(agents)
         for name, info in st.get("nodes", {}).items():
@@ -380,17 +380,27 @@ def exempt_agents(name: str, pids) -> int:
         raise UsageError(f"[local exempt] local cluster {name!r} is not up; reserve it first")
     st = load_reservation(record).provider_state
     _check_recorded_names(name, st)
-    h, pids = hierarchy(st), {int(p) for p in pids}
-    ours = cgroups.members_of(h, agents_cgroup(name)).union(*(_node_pids(h, info) for info in st["nodes"].values()))
-    if pids - ours:
-        raise UsageError(f"[local exempt] pid(s) {', '.join(map(str, sorted(pids - ours)))} are not processes of "
+    namespaces = {_netns_inode(f"/run/netns/{info['netns']}") for info in st["nodes"].values()} - {None}
+    pids = {int(p) for p in pids if os.path.exists(f"/proc/{int(p)}")}    # one exited meanwhile is left
+    strangers = sorted(p for p in pids if _netns_inode(f"/proc/{p}/ns/net") not in namespaces)
+    if strangers:
+        raise UsageError(f"[local exempt] pid(s) {', '.join(map(str, strangers))} are not processes of "
                          f"local cluster {name!r}'s hosts; nothing moved")
-    return cgroups.exempt(h, agents_cgroup(name), pids)
+    return cgroups.exempt(hierarchy(st), agents_cgroup(name), pids)
 
 
 def hierarchy(state: dict) -> cgroups.Hierarchy:
     """The cgroup hierarchy a local cluster was made on (its record's ``cgroup_mode``)."""
     return cgroups.detect(state.get("cgroup_mode"))
+
+
+def _netns_inode(path: str) -> tuple[int, int] | None:
+    """The network namespace a ``/proc/<pid>/ns/net`` or ``/run/netns/<name>`` file stands for."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _netns_pids(info: dict) -> set[int]:
