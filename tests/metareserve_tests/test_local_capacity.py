@@ -129,7 +129,8 @@ def test_cores_without_a_cpuset_controller_go_by_affinity_and_the_calibration_sa
         own_local_cluster, monkeypatch, mode):
     """The machines a stock Debian or Ubuntu, or a container, give: a cgroup2 hierarchy that may
     hand down no controller (this machine's keeps cpu, cpuset and memory in v1), or no writable
-    cgroup at all. Cores then go by CPU affinity, for real; a quota nothing can enforce is said."""
+    cgroup at all. Cores then go by CPU affinity, for real; a quota nothing can enforce is said; a
+    monitoring agent exempted from its host gets every core back."""
     try:
         h = cgroups.detect(mode)
     except metareserve.errors.UsageError as e:
@@ -172,3 +173,18 @@ def test_cores_without_a_cpuset_controller_go_by_affinity_and_the_calibration_sa
         metareserve.shape(res, Capacities.parse(["node1", "node2"], cpus=["node1=1", "node2=1"]))
         if affinity:
             assert os.sched_getaffinity(sshd) == {1}
+        # a monitoring agent exempted gets every core back (on v2, in the cluster's agents cgroup),
+        # and a reshape of its host leaves it there (without cgroups it would pin it again)
+        with Cluster(res) as cluster:
+            pidfile = f"{res.node_dir('node1', 'agent-test')}/sleep.pid"
+            pid = cluster.call(node_agent, "start_daemon", ["sleep", "600"], pidfile, pidfile + ".log",
+                               nodes=["node1"], stage="agent")["node1"]["pid"]
+        try:
+            assert res.cpu_accounting.exempt([pid]) == 1 and res.cpu_accounting.exempt([pid]) == 0
+            assert os.sched_getaffinity(pid) == set(online_cpus())
+            if mode == "v2":
+                assert pid in cgroups.members_of(h, agents_cgroup(res.name))
+                metareserve.shape(res, Capacities.parse(["node1", "node2"], cpus=["node1=0", "node2=1"]))
+                assert os.sched_getaffinity(pid) == set(online_cpus())
+        finally:
+            os.kill(pid, 9)

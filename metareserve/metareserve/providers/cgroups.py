@@ -273,7 +273,8 @@ def cpu_seconds(usage_file: str) -> float:
 def exempt(h: Hierarchy, cgroup: str, pids) -> int:
     """Move ``pids`` (every thread of each) into ``cgroup``, made first with no limit: out of their
     hosts' cores, quota and memory limit, and out of their hosts' CPU time. Where cores go by CPU
-    affinity, the processes get every core back. How many moved (0: all there already, or gone)."""
+    affinity, the processes get every core back (with no cgroup at all, a later reshape of their host
+    pins them again: nothing records them). How many moved (0: all there already, or gone)."""
     pids = {int(p) for p in pids}
     if h.mode == "none":     # no cgroup: only the host's cores to give back
         return sum(set_affinity([pid], None) for pid in pids)
