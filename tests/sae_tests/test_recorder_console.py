@@ -44,7 +44,7 @@ def test_recorder_records_each_repetition_once_and_fails_the_interrupted_point(t
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(e) + "\n" for e in events))
     handed = []
-    with Recorder(StageInput(session, stack=stack), [p.point(x) for x in p.order]) as rec:
+    with Recorder(StageInput(session, stack=stack), [p.point(x) for x in p.order], "s1-1-test") as rec:
         for e in events:
             rec.line(TAG + json.dumps(e))
         rec.line("26/11/22 INFO SparkContext: Running Spark version 4.0")   # Spark's own: DEBUG only
@@ -74,7 +74,7 @@ def test_points_are_handed_back_in_the_plans_order_whatever_order_they_ended_in(
         [_rep(x, r, 10 * r + i) for r in range(3) for i, x in enumerate((c, a, b))] + \
         [{"event": "point-end", "point": x, "error": None} for x in (c, a, b)]
     handed = []
-    with Recorder(StageInput(session, stack=stack), [p.point(x) for x in p.order]) as rec:
+    with Recorder(StageInput(session, stack=stack), [p.point(x) for x in p.order], "s1-1-test") as rec:
         for e in events:
             rec.line(TAG + json.dumps(e))
         rec.finish("ended")

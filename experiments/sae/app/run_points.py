@@ -4,7 +4,7 @@ parameters in turn.
 
 Submitted by the sae runner with one argument, a JSON object::
 
-    {"run_id", "out": "<jsonl path>", "pause": 1.0,
+    {"run_id", "out": "<jsonl path>", "pause": 1.0, "idle_window": 5.0,
      "schedule": [["<point>", "prewarm" | "rep", 0], ...] (absent: each point's in turn),
      "points": [{"point", "reps": [0, 1, 2], "prewarm": 0,
                  "format": "sae-ceph" | "parquet" | "csv", "path": "...", "options": {...}, "register": ["mod:fn"],
@@ -44,7 +44,9 @@ in the application's order. Events go to stdout prefixed ``sae-rep`` (the runner
 point begins), ``start`` (a query begins), ``rep`` (repetition, start/end epoch, init and compute
 seconds, rows, checksum; ``prewarm`` extra queries are ``"discarded": true``), ``point-end``
 (after the point's last query, with ``error`` when a query of the point raised: its remaining
-queries are skipped, the other points still run).
+queries are skipped, the other points still run), ``idle`` (with ``"idle_window": <seconds>``: after the
+last query, a pause, then that long with no query; its start and end: the controller reads each
+host's CPU while the application's processes are up and idle).
 ``pause`` seconds separate consecutive queries, across points too, and precede the first (the
 controller reads the OSDs' counters in these pauses). With ``"settle": {"url": <Prometheus>,
 "read_by": [<PromQL>, ...], "min": 0.25}`` (monitoring on) a pause ends as soon as every
@@ -250,6 +252,11 @@ def run_job(spark, cfg, registered, job=0, memory=None):
         for pid in [p for p in points if p not in started]:   # a point with nothing to run
             emit(out, {"event": "point", "point": pid, "time": time.time()})
             emit(out, {"event": "point-end", "point": pid, "time": time.time(), "error": None})
+        if cfg.get("idle_window") and started:
+            settle(cfg, first=False)
+            start = time.time()
+            time.sleep(cfg["idle_window"])
+            emit(out, {"event": "idle", "start": start, "end": time.time()})
 
 
 def next_job(serve, n, poll=0.1):

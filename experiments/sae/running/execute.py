@@ -255,6 +255,19 @@ def settle_config(stack: Stack) -> dict:
     return {"settle": {"url": stack.monitoring.url, "read_by": stack.monitoring.read_by(), "min": SETTLE_MIN}}
 
 
+IDLE_SCRAPES = 5
+"""How many scrape intervals an application's idle window lasts (sae/app/run_points.py, ``idle``)."""
+
+
+def idle_config(stack: Stack) -> dict:
+    """With monitoring, the application ends with an idle window of :data:`IDLE_SCRAPES` scrape
+    intervals: its processes up, no query running (what each host's CPU costs per second beside
+    the queries' work: ``compute_idle_cpu_rate``, ``storage_idle_cpu_rate``); none without."""
+    if stack.monitoring is None:
+        return {}
+    return {"idle_window": IDLE_SCRAPES * stack.monitoring.options.interval_seconds}
+
+
 def _application(given: StageInput, points: list, on_point) -> tuple[set[str], str | None]:
     """One spark-submit for ``points``; returns the ids of the points the application reached
     and spark-submit's error (None if it exited 0)."""
@@ -284,10 +297,10 @@ def _application(given: StageInput, points: list, on_point) -> tuple[set[str], s
         warm.add(reader_of(p))
     cfg = {"run_id": rd.root.name, "out": remote_out, "pause": session.experiment.pause, "points": configs,
            "schedule": interleave(configs, [comparison_key(p) for p in points], session.experiment.warmup),
-           **settle_config(stack)}
+           **settle_config(stack), **idle_config(stack)}
     ops = OpsRecorder(stack.ceph, rd.raw / f"{tag}.ceph.jsonl", by_type=any(p.spec.workload.writer for p in points)) \
         if stack.ceph else None
-    recorder = Recorder(given, points, ops=ops, tenants=_tenants(given, points[0]))
+    recorder = Recorder(given, points, tag, ops=ops, tenants=_tenants(given, points[0]))
 
     def named() -> str:   # what the application's command lines name
         return (shared.text if shared is not None else None) or remote_out
@@ -411,9 +424,10 @@ class Recorder:
     query is in wait in ``closed`` for their windows to be exported.
     """
 
-    def __init__(self, given: StageInput, points: list, ops: OpsRecorder | None = None,
+    def __init__(self, given: StageInput, points: list, tag: str, ops: OpsRecorder | None = None,
                  tenants: list[Tenant] = ()):
-        self.session, self.hosts, self.stack = given.session, given.hosts, given.stack
+        self.session, self.hosts, self.stack, self.tag = given.session, given.hosts, given.stack, tag
+        self.idle: dict | None = None    # the application's idle window (its ``idle`` event)
         self.ops, self.tenants = ops, list(tenants)
         self.points = {p.id: p for p in points}
         self.driver = self.stack.spark.driver_node
@@ -488,6 +502,9 @@ class Recorder:
         kind, pid = event.get("event"), event.get("point")
         ledger = self.session.ledger
         closed = {c[0].id for c in self.closed}
+        if kind == "idle":
+            self.idle = event
+            return
         if kind == "finish":
             for pid in [p for p in self.points if p in self.reached and p not in closed]:
                 self._close(pid, event["error"])
@@ -538,6 +555,11 @@ class Recorder:
             self.session.ledger.record_aucs(point.id, aucs)
             _hand_back(on_point, self.stack, point, start, end, bool(timings),
                        f"{len(timings)} of {len(timings) + len(missing)} repetitions done", error)
+        if self.idle is not None and self.stack.monitoring is not None:
+            result = _export(self.stack.monitoring, [(self.idle["start"], self.idle["end"],
+                                                      self.session.run.idle_window(self.tag))])[0]
+            if isinstance(result, SaeError):
+                node_log(None, f"{STAGE} metrics", f"application {self.tag}'s idle window: {result}", logging.WARNING)
 
     def _publish(self) -> None:
         while (event := self.marks.get()) is not None:
@@ -609,13 +631,9 @@ def export_windows(session: Session, monitoring, points: list[tuple]) -> list[di
     repetition → areas under the curves."""
     if monitoring is None or not any(timings for _, timings in points):
         return [{} for _ in points]
-    pad = monitoring.options.interval_seconds
-    wait = max(t["end"] for _, timings in points for t in timings.values()) + 2 * pad - time.time()
-    if wait > 0:
-        time.sleep(wait)
     windows = [(point, rep, timings[rep]) for point, timings in points for rep in sorted(timings)]
-    results = monitoring.export_many([(t["start"] - pad, t["end"] + pad, session.run.metrics / point.id / f"rep{rep}")
-                                      for point, rep, t in windows], overwrite=True, plots=False)
+    results = _export(monitoring, [(t["start"], t["end"], session.run.metrics / point.id / f"rep{rep}")
+                                   for point, rep, t in windows])
     aucs = {point.id: {} for point, _ in points}
     for (point, rep, _), result in zip(windows, results):
         if isinstance(result, SaeError):
@@ -624,3 +642,15 @@ def export_windows(session: Session, monitoring, points: list[tuple]) -> list[di
         aucs[point.id][rep] = {f"{metric}_{node}": round(v, 6) for metric, nodes in result.auc_dict.items()
                                for node, v in nodes.items()}
     return [aucs[point.id] for point, _ in points]
+
+
+def _export(monitoring, windows: list[tuple]) -> list:
+    """Export ``(start, end, directory)`` windows, each padded by one scrape interval, once
+    Prometheus has scraped past the last of them (monitor_deploy's ``export_many``: a result or
+    the SaeError of each)."""
+    pad = monitoring.options.interval_seconds
+    wait = max(end for _, end, _ in windows) + 2 * pad - time.time()
+    if wait > 0:
+        time.sleep(wait)
+    return monitoring.export_many([(start - pad, end + pad, out) for start, end, out in windows],
+                                  overwrite=True, plots=False)

@@ -7,6 +7,7 @@ Layout (spec and plan are written first, before any node is touched)::
         raw/<point>-a<attempt>.jsonl     per-repetition timings as the Spark application wrote them
         logs/<point>-a<attempt>/         driver log, spark-submit output
         metrics/<point>/rep<k>/          Prometheus window of each repetition (series, AUCs, raw counters)
+        metrics/idle/<application>/      Prometheus window of each application's idle window (after its queries)
         results.parquet                  one row per point × repetition (done ones)
         report/                          index.html (one self-contained page), summary.txt/.csv, *.png
     <out>/<experiment>/latest -> the newest run directory
@@ -37,7 +38,7 @@ from ...planning.spec import SECTIONS, PointSpec
 from . import provenance
 from .eventlog import task_cpu_seconds
 from .ledger import RunLedger
-from .storage_work import cls_columns, osd_ops
+from .storage_work import cls_columns, json_lines, osd_ops
 
 COMPONENTS = ("sae", "metareserve", "spark_deploy", "rados_deploy", "data_deploy", "monitor_deploy",
               "pyspark", "pyarrow", "pandas")
@@ -93,6 +94,10 @@ class RunDir:
         """What the OSD index the point's reader probes holds, per object (its column; each
         object's rows, bytes and build seconds), as the build stage found it."""
         return self.root / "osd_index" / f"{point_id}.json"
+    def idle_window(self, application: str) -> Path:
+        """The Prometheus window of ``application``'s idle window (its raw file's name without
+        ``.jsonl``; sae.app.run_points, ``idle``): its processes up, no query running."""
+        return self.root / "metrics" / "idle" / application
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
@@ -264,6 +269,36 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
                for col, (side, counter) in RESOURCES.items()}}
 
 
+def idle_rates(run: RunDir, roles: dict[str, dict[str, str]]) -> dict[str, dict]:
+    """Point → ``compute_idle_cpu_rate`` and ``storage_idle_cpu_rate``: the CPU-seconds per second
+    of each of the side's hosts, on average, during the idle window of the application that ran
+    the point's repetitions (sae.app.run_points, ``idle``: its processes up, no query running);
+    a point run by several applications (a resume) takes the last one's. Nothing for a point
+    whose application recorded no complete idle window."""
+    out = {}
+    for log in sorted(run.raw.glob("*.jsonl")):
+        if log.name.endswith(".ceph.jsonl"):
+            continue
+        events = json_lines(log)
+        idle = next((e for e in events if e.get("event") == "idle"), None)
+        window = run.idle_window(log.stem)
+        if idle is None or not (window / "counters.parquet").exists():
+            continue
+        meta = json.loads((window / "window.json").read_text())
+        samples = read_frame(window / "counters.parquet")
+        points = [pid for pid in dict.fromkeys(e["point"] for e in events if e.get("event") == "rep") if pid in roles]
+        nodes = sorted({n for pid in points for n in roles[pid]})
+        if not points or counter_gaps(samples, idle["start"], idle["end"], nodes, meta.get("step", 1.0)):
+            continue
+        cpu = counter_totals(samples, idle["start"], idle["end"], lags=meta.get("counter_lags")).get("cpu_seconds", {})
+        seconds = idle["end"] - idle["start"]
+        for pid in points:
+            sides = {side: [n for n, r in roles[pid].items() if r in SIDES[side]] for side in SIDES}
+            out[pid] = {f"{side}_idle_cpu_rate": sum(cpu.get(n, 0.0) for n in hosts) / (len(hosts) * seconds)
+                        for side, hosts in sides.items() if hosts}
+    return out
+
+
 def _imbalance(objects: dict) -> float:
     """The most objects an OSD held over the mean per OSD (1: even)."""
     mean = sum(objects.values()) / len(objects) if objects else 0
@@ -329,6 +364,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
     sides = {key: dataclasses.asdict(SideFigures.of(run.read_yaml(run.capacities(key))))
              for key in {p.shape_key for p in points.values()}}
     around = neighbours(ledger.entries.values())
+    idle = idle_rates(run, roles)
     ops = osd_ops(run.raw)
     exclusive = (run.root / "lease.yaml").exists()
     rows = []
@@ -358,6 +394,7 @@ def tidy(run: RunDir) -> pd.DataFrame:
             busy = TENANT_TOUCHED if p.spec.cluster.second_tenant else ()
             row.update(side_resources(window, e["start"], e["end"], roles[e["point"]], after=after, before=before,
                                       busy=busy))
+        row.update(idle.get(e["point"], {}))
         row.update({f"auc_{k}": v for k, v in (e.get("auc") or {}).items()})
         row.update(placement_columns(run.placement(e["point"]), p.spec.cluster.nodes))
         row.update(osd_index_columns(run.osd_index(e["point"])))
@@ -403,6 +440,8 @@ def load_results(path) -> pd.DataFrame:
     CPU-seconds, the query's own work on the compute side; NaN where the run holds no event log),
     ``storage_tx_bytes`` (bytes the storage hosts sent), ``metric_window`` (``complete``; else
     ``partial``/``missing``/``off`` and those four columns empty), plus ``auc_*`` metric areas;
+    ``compute_idle_cpu_rate``/``storage_idle_cpu_rate`` (CPU-seconds per second of a side's
+    host while its application was up and idle: :func:`idle_rates`);
     ``exclusive``: the run held its cluster's lease (no other run measured beside it);
     ``compute_cores_declared``/``_measured``, ``storage_cores_declared``/``_measured`` (each
     side's cores, spinning together) and ``link_rate_declared_bps``/``_measured_bps`` (storage →
