@@ -298,6 +298,12 @@ def test_tiny_selectivity_end_to_end(env):
         windowed[["reader", "compute_task_cpu_s", "compute_cpu_s"]]
     tasks = df[(df.selectivity == 1) & ~df.warmup].groupby("reader")["compute_task_cpu_s"].median()
     assert tasks["offload"] < tasks["no-offload"], tasks.to_dict()
+    # the application's idle window (after its queries): each side's hosts spent CPU in it, a small
+    # share of a core per host, recorded beside every row of its points
+    assert len(list((run / "metrics" / "idle").glob("*/counters.parquet"))) >= 1
+    for side in ("compute", "storage"):
+        rate = df[f"{side}_idle_cpu_rate"]
+        assert rate.notna().all() and rate.between(1e-4, 0.5).all(), (side, rate.describe())
     # the default capacities (storage and compute on a core each, 1.25 Gbit/s per core) were put in
     # force and measured: declared and measured in every row, the link within 15 % of its rate
     cores = len(online_cpus())
