@@ -15,7 +15,7 @@ from sae.planning import capacities, machine
 from sae.planning.spec import ClusterSpec
 from sae.results.drawing.axis_figures import plot_autoscaler
 from sae.results.drawing.host_figures import plot_scale
-from sae.results.run.directory import placement_columns
+from sae.results.run.directory import placement_columns, plain_hosts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,6 +32,14 @@ def test_split_gives_each_host_its_share_of_its_sides_cores_as_a_quota():
     three = capacities.resolve(ClusterSpec(nodes=3, cores="split"),
                                capacities.sides_of(machine.layout(3, None).host_roles(), names[:3]), names[:3])
     assert three.of("node1").cpu_quota is None and three.of("node2").cpu_quota == 0.5
+
+
+def test_plain_hosts_run_only_an_executor_or_an_osd():
+    """What the idle window's per-host rate is taken over (results' ``*_idle_cpu_rate``)."""
+    three, seventeen = plain_hosts(machine.layout(3, None)), plain_hosts(machine.layout(17, None))
+    assert three == {"compute": {"node3"}, "storage": set()}   # node2: the driver; node1: the monitors
+    assert seventeen == {"compute": {f"node{i}" for i in range(10, 18)}, "storage": {f"node{i}" for i in range(2, 9)}}
+    assert plain_hosts(None) == {"compute": set(), "storage": set()}
 
 
 def test_the_scale_experiment_plans_a_stack_per_size_and_the_memory_of_the_largest():

@@ -8,7 +8,8 @@ the OSDs decode and filter, rows encoded into replies, bytes over the link, rows
 reader decodes, rows Spark filters and keeps, objects requested (:func:`volumes`; how each reader
 reads is defined once, in :mod:`sae.planning.readers`). The **constants** turn volumes into work:
 the storage side's and the compute side's CPU-seconds (two linear fits on ``storage_cpu_s`` and
-``compute_cpu_s``), then the query's time (a third fit on ``total_s``)::
+``compute_cpu_s``, each beside what the side's hosts cost per second the query lasts, measured in
+the runs' idle windows: ``*_idle_cpu_rate``), then the query's time (a third fit on ``total_s``)::
 
     cpu      = max(W_storage / C_storage, W_compute / C_compute, (W_storage + W_compute) / C_pool)
     transfer = bytes over the link / link rate
@@ -17,7 +18,9 @@ the storage side's and the compute side's CPU-seconds (two linear fits on ``stor
 Every fit is a bounded linear least squares (:func:`scipy.optimize.lsq_linear`, every constant
 non-negative, ``overlap`` at most 1) over per-point medians of measured repetitions (warm-ups, the
 drift check and the first, cold query of a Spark application left out). A constant whose column
-the runs never exercise, or cannot tell apart from the others, is not fitted (0) and named.
+the runs never exercise, or cannot tell apart from the others, is not fitted (0) and named. As the
+hosts' cost per second makes a side's work depend on the query's time, a prediction solves the
+two together (:meth:`Model.predict`).
 """
 from __future__ import annotations
 
@@ -53,6 +56,8 @@ def _path_of(reader: readers.Reader) -> str | None:
 
 PATHS = {name: path for name, reader in readers.READERS.items() if (path := _path_of(reader))}
 """The readers the model covers and how each reads (:func:`_path_of`)."""
+PREDICT_ROUNDS = 200
+"""Rounds :meth:`Model.predict` solves a query's time and work in before it gives up."""
 GRID = 991
 """Selectivities the crossover search evaluates between its bounds (then refined by bisection)."""
 
@@ -133,27 +138,30 @@ class Volumes:
     wire_bytes: float      # bytes over the link
     storage_hosts: float = 1.0
     compute_hosts: float = 1.0
+    seconds: float = 0.0   # the query's time (measured, or predicted: Model.predict)
 
 
-def volumes(reader: str, config: Config, shape: Shape) -> Volumes:
-    """The volumes of one query of ``reader`` at ``config``."""
+def volumes(reader: str, config: Config, shape: Shape, seconds: float = 0.0) -> Volumes:
+    """The volumes of one query of ``reader`` at ``config`` lasting ``seconds``."""
     rows, kept = config.rows, config.rows * config.selectivity / 100
     stored = rows * shape.stored_bytes_per_row
     objects = config.links * math.ceil(stored / config.links / config.object_size)
     how, hosts = path(reader), (config.storage_hosts, config.compute_hosts)
     if how == FILES or (how == PUSHDOWN and config.whole_objects and config.selectivity >= 100):
         return Volumes(reader, config.compression, objects, 0, 0, 0, 0, rows, rows if how == FILES else 0, kept,
-                       stored, *hosts)
+                       stored, *hosts, seconds)
     replied = kept if how == PUSHDOWN else rows
     ipc = replied * shape.reply(config.compression)
     return Volumes(reader, config.compression, objects, rows, rows if how == PUSHDOWN else 0, replied, ipc, 0,
-                   rows if how == SHIP else 0, kept, ipc, *hosts)
+                   rows if how == SHIP else 0, kept, ipc, *hosts, seconds)
 
 
 @dataclasses.dataclass(frozen=True)
 class Term:
     """One constant of the model: ``name``, ``unit``, what it costs, the measured column it is
-    fitted on (``target``), its volume (a function of :class:`Volumes`) and its upper bound."""
+    fitted on (``target``), its volume (a function of :class:`Volumes`) and its upper bound;
+    ``measured``: the results column that gives its value instead of a fit (median over the
+    points)."""
 
     name: str
     unit: str
@@ -161,13 +169,18 @@ class Term:
     target: str
     volume: object = dataclasses.field(repr=False, compare=False)
     upper: float = math.inf
+    measured: str = ""
 
 
 def terms(readers_seen, codecs) -> list[Term]:
     """The model's constants for the readers and reply codecs the runs measured, in fitting order
     (a later term is fitted only where it adds to the earlier ones)."""
     per_codec = lambda c, field: lambda v: getattr(v, field) if v.codec == c else 0.0  # noqa: E731
-    storage = [Term("osd_host", "CPU-s", "each storage host per query", "storage_cpu_s", lambda v: v.storage_hosts),
+    storage = [Term("osd_services_s", "CPU-s/s", "the storage side's services' host per second of the query, idle",
+                    "storage_cpu_s", lambda v: v.seconds, measured="storage_idle_services_cpu_rate"),
+               Term("osd_host_s", "CPU-s/host-s", "each further storage host (an OSD) per second of the query, idle",
+                    "storage_cpu_s", lambda v: (v.storage_hosts - 1) * v.seconds, measured="storage_idle_cpu_rate"),
+               Term("osd_query", "CPU-s", "the storage side per query", "storage_cpu_s", lambda v: 1.0),
                Term("osd_decode_row", "CPU-s/row", "decoding a row in the OSDs", "storage_cpu_s",
                     lambda v: v.osd_rows),
                Term("osd_filter_row", "CPU-s/row", "filtering a row in the OSDs", "storage_cpu_s",
@@ -176,8 +189,12 @@ def terms(readers_seen, codecs) -> list[Term]:
                       per_codec(c, "ipc_rows")) for c in codecs),
                Term("osd_send_byte", "CPU-s/B", "sending a byte from the OSDs", "storage_cpu_s",
                     lambda v: v.wire_bytes)]
-    compute = [*(Term(f"client_host[{r}]", "CPU-s", f"each compute host per query, {r}", "compute_cpu_s",
-                      (lambda name: lambda v: float(v.reader == name) * v.compute_hosts)(r)) for r in readers_seen),
+    compute = [Term("client_services_s", "CPU-s/s", "the driver's host per second of the query, idle", "compute_cpu_s",
+                    lambda v: v.seconds, measured="compute_idle_services_cpu_rate"),
+               Term("client_host_s", "CPU-s/host-s", "each further compute host (an executor) per second of the query, "
+                    "idle", "compute_cpu_s", lambda v: (v.compute_hosts - 1) * v.seconds, measured="compute_idle_cpu_rate"),
+               *(Term(f"client_query[{r}]", "CPU-s", f"the compute side per query, {r}", "compute_cpu_s",
+                      (lambda name: lambda v: float(v.reader == name))(r)) for r in readers_seen),
                *(Term(f"client_decode_byte[{c}]", "CPU-s/B", f"decoding a reply byte, {c}", "compute_cpu_s",
                       per_codec(c, "ipc_bytes")) for c in codecs),
                Term("client_parquet_row", "CPU-s/row", "Spark's Parquet reader per row", "compute_cpu_s",
@@ -297,15 +314,24 @@ class Model:
         return sum(self.value(t.name) * t.volume(v) for t in self.terms if t.target == target)
 
     def predict(self, reader: str, config: Config) -> Prediction:
-        """``reader``'s query at ``config``; UsageError for a reader the model was not fitted for."""
+        """``reader``'s query at ``config``: its time and each side's work, which the hosts' cost per
+        second makes depend on each other, solved together (the time from none, then again with
+        each side's work at the time before, until it stops changing: the hosts' cost per second
+        adds less than a second of time per second). UsageError for a reader the model was not
+        fitted for, or where the hosts' cost per second alone takes all their cores."""
         if reader not in self.readers:
             raise UsageError(f"reader {reader}: not in the fitted runs (fitted: {', '.join(self.readers)})")
-        v = volumes(reader, config, self.shape)
-        storage, compute = self.work(v, "storage_cpu_s"), self.work(v, "compute_cpu_s")
-        cpu, transfer = bottlenecks(storage, compute, v.wire_bytes, config)
-        time = (self.value("query_s") + self.value("request_s") * v.objects / config.compute_cores
-                + max(cpu, transfer) + self.value("overlap") * min(cpu, transfer))
-        return Prediction(reader, config, time, cpu, transfer, storage, compute, v.wire_bytes)
+        v, time = volumes(reader, config, self.shape), 0.0
+        for _ in range(PREDICT_ROUNDS):
+            v = dataclasses.replace(v, seconds=time)
+            storage, compute = self.work(v, "storage_cpu_s"), self.work(v, "compute_cpu_s")
+            cpu, transfer = bottlenecks(storage, compute, v.wire_bytes, config)
+            time, before = (self.value("query_s") + self.value("request_s") * v.objects / config.compute_cores
+                            + max(cpu, transfer) + self.value("overlap") * min(cpu, transfer)), time
+            if abs(time - before) <= 1e-6 * time:
+                return Prediction(reader, config, time, cpu, transfer, storage, compute, v.wire_bytes)
+        raise UsageError(f"{config.text()}: the hosts' own CPU per second (osd_host_s, client_host_s and the services') "
+                         f"takes every core; no prediction")
 
     def crossover(self, config: Config, among=None, low: float = 1.0, high: float = 100.0) -> Crossover:
         """Where the first offloading reader of ``among`` (default: the fitted readers) stops beating
@@ -354,7 +380,8 @@ def bottlenecks(storage: float, compute: float, wire_bytes: float, config: Confi
 PARAMS = ("reader", "selectivity", "rows", "link_multiplier", "copy_multiplier", "object_size", "compression",
           "whole_objects", "link_rate", "cluster_cores", "storage_hosts", "compute_hosts")
 MEASURES = ("total_s", "storage_cpu_s", "compute_cpu_s", "cls_read_bytes", "cls_rows_in", "cls_reply_bytes",
-            "cls_rows_out", "cls_whole_objects", "compute_rx_bytes")
+            "cls_rows_out", "cls_whole_objects", "compute_rx_bytes", "storage_idle_cpu_rate", "compute_idle_cpu_rate",
+            "storage_idle_services_cpu_rate", "compute_idle_services_cpu_rate")
 CAPACITIES = {"storage_cores": ("storage_cores_measured", "storage_cores_declared"),
               "compute_cores": ("compute_cores_measured", "compute_cores_declared"),
               "link_bps": ("link_rate_measured_bps", "link_rate_declared_bps")}
@@ -521,20 +548,34 @@ def fit_observations(data: pd.DataFrame, left_out=()) -> Model:
     codecs = sorted(set(data.loc[connector, "compression"].dropna()) & {c for c, _ in shape.reply_bytes_per_row})
     data = data[~connector | data["compression"].isin(codecs)]
     configs = [config_of(row) for _, row in data.iterrows()]
-    vols = [volumes(r, c, shape) for r, c in zip(data["reader"], configs)]
+    vols = [volumes(r, c, shape, s) for r, c, s in zip(data["reader"], configs, data["total_s"].astype(float))]
     all_terms = terms(seen, codecs)
-    constants, values = [], {}
+    constants = []
     for target in ("storage_cpu_s", "compute_cpu_s"):
-        ts = [t for t in all_terms if t.target == target]
+        measured = [_measured(t, data) for t in all_terms if t.target == target and t.measured]
+        ts = [t for t in all_terms if t.target == target and not t.measured]
         known = data[target].notna().to_numpy() if target in data else np.zeros(len(data), bool)
         design = np.array([[t.volume(v) for t in ts] for v, k in zip(vols, known) if k]).reshape(-1, len(ts))
-        got, why = solve(design, data.loc[known, target].to_numpy(float), [t.name for t in ts], [t.upper for t in ts])
-        values.update(got)
+        beside = np.array([sum(c.value * t.volume(v) for t, c in measured) for v, k in zip(vols, known) if k])
+        got, why = solve(design, data.loc[known, target].to_numpy(float) - beside.reshape(-1),
+                         [t.name for t in ts], [t.upper for t in ts])
+        constants += [c for _, c in measured]
         constants += [Constant(t.name, got[t.name], t.unit, t.what, t.name not in why, why.get(t.name, ""))
                       for t in ts]
     partial = Model(shape, tuple(constants), tuple(seen), runs, len(data), tuple(left_out), configs[0],
                     tuple(all_terms))
     return fit_time(partial, data, configs, vols)
+
+
+def _measured(term: Term, data: pd.DataFrame) -> tuple[Term, Constant]:
+    """``term`` and its constant: the median of its ``measured`` column over the points that
+    recorded it, else not fitted (0)."""
+    values = pd.to_numeric(data[term.measured], errors="coerce").dropna() if term.measured in data else pd.Series()
+    if values.empty:
+        return term, Constant(term.name, 0.0, term.unit, term.what, False,
+                              f"the runs recorded no {term.measured} (an application's idle window, with monitoring; "
+                              f"a host running only the side's executor or OSD)")
+    return term, Constant(term.name, float(values.median()), term.unit, f"{term.what}, measured", True)
 
 
 def fit_time(partial: Model, data: pd.DataFrame, configs, vols) -> Model:

@@ -219,22 +219,43 @@ RESOURCES = {"compute_rx_bytes": ("compute", "net_rx_bytes"), "compute_cpu_s": (
 """Result column → (side, counter) summed over that side's hosts during each repetition."""
 
 
-def host_roles(run: RunDir, point: PlannedPoint) -> dict[str, str]:
-    """Node → ``compute``/``storage``/``both`` for a planned point: its explicit layout, else its
-    stack's layout as distributed (``layouts/``; runs before it: ``layout.yaml`` for the first
-    stack), else the default layout on the
-    run's reservation cut to the point's node count."""
+def point_layout(run: RunDir, point: PlannedPoint) -> Layout | None:
+    """A planned point's layout: its explicit one, else its stack's as distributed (``layouts/``;
+    runs before it: ``layout.yaml`` for the first stack), else the default layout on the run's
+    reservation cut to the point's node count; None without a reservation."""
     roles = point.spec.cluster.layout
     if roles:
-        return Layout.from_dict({"roles": roles}).host_roles()
+        return Layout.from_dict({"roles": roles})
     if run.stack_layout(point.stack_key).exists():
-        return Layout.load(run.stack_layout(point.stack_key)).host_roles()
+        return Layout.load(run.stack_layout(point.stack_key))
     if run.layout.exists() and point.stack_key == run.load_plan().points[0].stack_key:
-        return Layout.load(run.layout).host_roles()
+        return Layout.load(run.layout)
     if not run.reservation.exists():
-        return {}
+        return None
     res = load_reservation(run.reservation)
-    return Layout.default(dataclasses.replace(res, nodes=res.nodes[:point.spec.cluster.nodes])).host_roles()
+    return Layout.default(dataclasses.replace(res, nodes=res.nodes[:point.spec.cluster.nodes]))
+
+
+def host_roles(run: RunDir, point: PlannedPoint) -> dict[str, str]:
+    """Node → ``compute``/``storage``/``both`` for a planned point (:func:`point_layout`)."""
+    layout = point_layout(run, point)
+    return layout.host_roles() if layout is not None else {}
+
+
+PLAIN = {"compute": ({"spark-worker"}, {"spark-master", "spark-worker", "driver"}),
+         "storage": ({"ceph-osd"}, {"ceph-mon", "ceph-mgr", "ceph-osd", "ceph-mds", "ceph-rgw"})}
+"""Side → (the roles of a plain host, the side's roles): a plain host runs only the daemon a side
+adds a host for (an executor's worker; an OSD), the side's other hosts also its services (the
+driver and master; the monitors, managers, metadata servers)."""
+
+
+def plain_hosts(layout: Layout | None) -> dict[str, set[str]]:
+    """Side → its plain hosts (:data:`PLAIN`): nodes of that side only, running only its plain role."""
+    if layout is None:
+        return {side: set() for side in PLAIN}
+    sides = layout.host_roles()
+    return {side: {n for n, r in sides.items() if r == side and set(layout.roles_of(n)) & mine == plain}
+            for side, (plain, mine) in PLAIN.items()}
 
 
 TENANT_TOUCHED = ("storage_cpu_s",)
@@ -269,12 +290,14 @@ def side_resources(window: Path, start: float, end: float, roles: dict[str, str]
                for col, (side, counter) in RESOURCES.items()}}
 
 
-def idle_rates(run: RunDir, roles: dict[str, dict[str, str]]) -> dict[str, dict]:
-    """Point → ``compute_idle_cpu_rate`` and ``storage_idle_cpu_rate``: the CPU-seconds per second
-    of each of the side's hosts, on average, during the idle window of the application that ran
-    the point's repetitions (sae.app.run_points, ``idle``: its processes up, no query running);
-    a point run by several applications (a resume) takes the last one's. Nothing for a point
-    whose application recorded no complete idle window."""
+def idle_rates(run: RunDir, roles: dict[str, dict[str, str]], plain: dict[str, dict[str, set]]) -> dict[str, dict]:
+    """Point → each side's CPU-seconds per second during the idle window of the application that
+    ran the point's repetitions (sae.app.run_points, ``idle``: its processes up, no query
+    running): ``<side>_idle_cpu_rate``, per plain host on average (``plain``: point → side → its
+    hosts, :func:`plain_hosts`; absent for a side without one), and
+    ``<side>_idle_services_cpu_rate``, its other hosts summed. A point run by several
+    applications (a resume) takes the last one's; nothing for a point whose application recorded
+    no complete idle window."""
     out = {}
     for log in sorted(run.raw.glob("*.jsonl")):
         if log.name.endswith(".ceph.jsonl"):
@@ -292,10 +315,15 @@ def idle_rates(run: RunDir, roles: dict[str, dict[str, str]]) -> dict[str, dict]
             continue
         cpu = counter_totals(samples, idle["start"], idle["end"], lags=meta.get("counter_lags")).get("cpu_seconds", {})
         seconds = idle["end"] - idle["start"]
+        rate = lambda hosts: sum(cpu.get(n, 0.0) for n in hosts) / seconds  # noqa: E731
         for pid in points:
-            sides = {side: [n for n, r in roles[pid].items() if r in SIDES[side]] for side in SIDES}
-            out[pid] = {f"{side}_idle_cpu_rate": sum(cpu.get(n, 0.0) for n in hosts) / (len(hosts) * seconds)
-                        for side, hosts in sides.items() if hosts}
+            out[pid] = {}
+            for side in SIDES:
+                mine, flat = [n for n, r in roles[pid].items() if r in SIDES[side]], plain[pid][side]
+                if flat:
+                    out[pid][f"{side}_idle_cpu_rate"] = rate(flat) / len(flat)
+                if mine:
+                    out[pid][f"{side}_idle_services_cpu_rate"] = rate(set(mine) - flat)
     return out
 
 
@@ -360,11 +388,12 @@ def tidy(run: RunDir) -> pd.DataFrame:
     plan = run.load_plan()
     points = {p.id: p for p in plan.points}
     order = {pid: i for i, pid in enumerate(plan.order)}
-    roles = {pid: host_roles(run, p) for pid, p in points.items()}
+    layouts = {pid: point_layout(run, p) for pid, p in points.items()}
+    roles = {pid: layout.host_roles() if layout is not None else {} for pid, layout in layouts.items()}
     sides = {key: dataclasses.asdict(SideFigures.of(run.read_yaml(run.capacities(key))))
              for key in {p.shape_key for p in points.values()}}
     around = neighbours(ledger.entries.values())
-    idle = idle_rates(run, roles)
+    idle = idle_rates(run, roles, {pid: plain_hosts(layout) for pid, layout in layouts.items()})
     ops = osd_ops(run.raw)
     exclusive = (run.root / "lease.yaml").exists()
     rows = []
@@ -441,7 +470,8 @@ def load_results(path) -> pd.DataFrame:
     ``storage_tx_bytes`` (bytes the storage hosts sent), ``metric_window`` (``complete``; else
     ``partial``/``missing``/``off`` and those four columns empty), plus ``auc_*`` metric areas;
     ``compute_idle_cpu_rate``/``storage_idle_cpu_rate`` (CPU-seconds per second of a side's
-    host while its application was up and idle: :func:`idle_rates`);
+    plain host while its application was up and idle) and ``..._idle_services_cpu_rate`` (its
+    other hosts': :func:`idle_rates`);
     ``exclusive``: the run held its cluster's lease (no other run measured beside it);
     ``compute_cores_declared``/``_measured``, ``storage_cores_declared``/``_measured`` (each
     side's cores, spinning together) and ``link_rate_declared_bps``/``_measured_bps`` (storage →
