@@ -15,7 +15,7 @@ import metareserve
 from metareserve import Cluster, errors
 
 pytest_plugins = ["fixtures.tiers", "fixtures.cluster", "fixtures.ceph", "fixtures.spark", "fixtures.monitor",
-                  "fixtures.data", "fixtures.sae"]
+                  "fixtures.data", "fixtures.sae", "fixtures.order"]
 
 FIGURES: list[str] = []
 
