@@ -570,7 +570,7 @@ def fit_observations(data: pd.DataFrame, left_out=()) -> Model:
 def _measured(term: Term, data: pd.DataFrame) -> tuple[Term, Constant]:
     """``term`` and its constant: the median of its ``measured`` column over the points that
     recorded it, else not fitted (0)."""
-    values = pd.to_numeric(data[term.measured], errors="coerce").dropna() if term.measured in data else pd.Series()
+    values = pd.to_numeric(data[term.measured], errors="coerce").dropna() if term.measured in data else pd.Series(dtype=float)
     if values.empty:
         return term, Constant(term.name, 0.0, term.unit, term.what, False,
                               f"the runs recorded no {term.measured} (an application's idle window, with monitoring; "

@@ -94,10 +94,12 @@ class RunDir:
         """What the OSD index the point's reader probes holds, per object (its column; each
         object's rows, bytes and build seconds), as the build stage found it."""
         return self.root / "osd_index" / f"{point_id}.json"
+
     def idle_window(self, application: str) -> Path:
         """The Prometheus window of ``application``'s idle window (its raw file's name without
         ``.jsonl``; sae.app.run_points, ``idle``): its processes up, no query running."""
-        return self.root / "metrics" / "idle" / application
+        return self.metrics / "idle" / application
+
     raw = property(lambda self: self.root / "raw")
     logs = property(lambda self: self.root / "logs")
     metrics = property(lambda self: self.root / "metrics")
