@@ -162,10 +162,15 @@ def validate(model: Model, paths) -> Validation:
     configuration and the crossover per configuration less the selectivity."""
     paths = list(paths)
     data, left = observations(paths)
+    return validate_observations(model, data, left, f"--validate-on {', '.join(map(str, paths))}")
+
+
+def validate_observations(model: Model, data: pd.DataFrame, left=(), where: str = "validation") -> Validation:
+    """:func:`validate` on per-point observations (cost_model's ``observations`` frame, e.g. some
+    of a run's points); UsageError naming ``where`` when none is of a fitted reader."""
     data = data[data["reader"].isin(model.readers)] if not data.empty else data
     if data.empty:
-        raise UsageError(f"--validate-on {', '.join(map(str, paths))}: no point of a fitted reader "
-                         f"({', '.join(model.readers)}) to predict")
+        raise UsageError(f"{where}: no point of a fitted reader ({', '.join(model.readers)}) to predict")
     configs = [config_of(row) for _, row in data.iterrows()]
     predictions = [model.predict(r, c) for r, c in zip(data["reader"], configs)]
     data = data.assign(predicted=[p.time_s for p in predictions], config=configs)
