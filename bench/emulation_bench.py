@@ -84,9 +84,7 @@ def analyse(run: Path) -> bool:
             aims.append((f"{sel:g} %: {what} ratio sides {sides:.2f}x vs shared {shared:.2f}x within 20 %",
                          abs(sides / shared - 1) <= 0.2))
     print()
-    for text, ok in aims:
-        print(f"{'met ' if ok else 'MISS'} {text}")
-    return all(ok for _, ok in aims)
+    return one_run.aims_met(aims)
 
 
 def _rate(bps) -> str:

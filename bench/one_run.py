@@ -29,3 +29,10 @@ def main(args, analyse, run, prefix: str) -> None:
     out = Path(args.out or tempfile.mkdtemp(prefix=prefix))
     out.mkdir(parents=True, exist_ok=True)
     sys.exit(0 if analyse(run(out)) else 1)
+
+
+def aims_met(aims: list[tuple[str, bool]]) -> bool:
+    """Print each aim (its text, met or MISS); True when every one is met."""
+    for text, ok in aims:
+        print(f"{'met ' if ok else 'MISS'} {text}")
+    return all(ok for _, ok in aims)
