@@ -329,6 +329,13 @@ def test_real_runs_fitted_on_selectivity_and_bandwidth_predict_objectsize_select
         ("object_size=16MiB", "always", "always")]
 
 
+def test_hosts_whose_own_cost_per_second_takes_every_core_get_no_prediction(model):
+    busy = with_constants(model, client_host_s=0.5)   # 8 further hosts at half a core each, on one core
+    assert busy.predict("offload", config(compute_hosts=2)).compute_cpu_s > model.predict("offload", config()).compute_cpu_s
+    with pytest.raises(UsageError, match=r"9 compute host\(s\): the hosts' own CPU per second .* takes every core"):
+        busy.predict("offload", config(compute_hosts=9))
+
+
 def test_a_host_count_from_python_is_a_whole_number(model):
     assert advice.asked(model, storage_hosts=8, compute_hosts="9").compute_hosts == 9
     for bad in (0, 2.5, "x"):
