@@ -64,7 +64,7 @@ def analyse(run: Path) -> bool:
         f"{hosts} hosts " + ", ".join(f"{c} {g[c].median():.4f}" for c in IDLE if c in g and g[c].notna().any())
         for hosts, g in df.groupby("hosts")))
     data, _ = cost_model.observations([run])
-    sizes = data["storage_hosts"].str.count(",") + data["compute_hosts"].str.count(",") + 2
+    sizes = data["point"].map(df.groupby("point")["hosts"].first())
     model = cost_model.fit_observations(data[sizes == 3])
     large = data[sizes == 17]
     v = advice.validate_observations(model, large)
